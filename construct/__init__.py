@@ -1,0 +1,1 @@
+"""The curated Construct pattern library: markdown files shipped in the wheel."""

@@ -1,0 +1,44 @@
+"""git-neo: git-native, team-shared, self-correcting memory for AI-assisted coding.
+
+The public API (DESIGN.md §11) is imported lazily so that ``import neo_git`` and
+``git neo -h`` stay instant; numpy and pygit2 load on first use of the store.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "FactStore", "Fact", "FactMetadata", "FactKind", "FactScope", "ContextResult",
+    "NeoError", "FactNotFound", "InvalidFact", "__version__",
+]
+
+_LAZY = {
+    "FactStore": "neo_git.store",
+    "Fact": "neo_git.facts",
+    "FactMetadata": "neo_git.facts",
+    "FactKind": "neo_git.facts",
+    "FactScope": "neo_git.facts",
+    "ContextResult": "neo_git.recall",
+    "NeoError": "neo_git.errors",
+    "FactNotFound": "neo_git.errors",
+    "InvalidFact": "neo_git.errors",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from neo_git.errors import FactNotFound, InvalidFact, NeoError
+    from neo_git.facts import Fact, FactKind, FactMetadata, FactScope
+    from neo_git.recall import ContextResult
+    from neo_git.store import FactStore
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'neo_git' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

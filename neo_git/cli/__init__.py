@@ -1,0 +1,79 @@
+"""`git neo` command line: parse, call one library function, print.
+
+Exit codes: 0 ok, 1 the user can fix it (``fatal:`` + ``hint:``), 2 usage,
+3 a bug (traceback saved under ``.git/neo/``), 130 interrupted.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Sequence
+
+from neo_git.cli.parser import COMMANDS, build_parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run `git neo` with *argv* (without the program name); return the exit code."""
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: -h exits 0, bad usage exits 2
+        return int(exc.code or 0)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    if args.command == "help":
+        return _help(parser, args.topic)
+    if args.chdir:
+        try:
+            os.chdir(args.chdir)
+        except OSError as exc:
+            return _fatal(f"cannot change to '{args.chdir}': {exc.strerror}", None)
+
+    from neo_git.errors import NeoError
+
+    module_name, func_name = COMMANDS[args.command].split(":")
+    try:
+        module = importlib.import_module(f"neo_git.cli.{module_name}")
+        return int(getattr(module, func_name)(args) or 0)
+    except NeoError as exc:
+        return _fatal(exc.message, exc.hint)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # `git neo list | head`: the reader left; not an error worth a traceback.
+        sys.stderr.close()
+        return 0
+    except Exception:  # noqa: BLE001 - every other exception is a bug: save it, exit 3
+        from neo_git.cli.crash import report_bug
+
+        return report_bug(argv)
+
+
+def _fatal(message: str, hint: str | None) -> int:
+    print(f"fatal: {message}", file=sys.stderr)
+    if hint:
+        print(f"hint: {hint}", file=sys.stderr)
+    return 1
+
+
+def _help(parser, topic: str | None) -> int:
+    if topic is None:
+        parser.print_help()
+        return 0
+    if topic not in COMMANDS:
+        return _fatal(f"no such command '{topic}'", "`git neo help` lists the commands")
+    parser.parse_args([topic, "-h"])  # prints the command's help, raises SystemExit(0)
+    return 0
+
+
+def run() -> None:  # console-script entry point
+    """Entry point of the `git-neo` executable."""
+    try:
+        code = main()
+    except SystemExit as exc:  # `help TOPIC` prints through argparse
+        code = int(exc.code or 0)
+    sys.exit(code)

@@ -1,0 +1,110 @@
+"""Test isolation: every test gets its own HOME, NEO_HOME and git config, a fixed
+identity, and no network beyond loopback."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Ada Tester",
+    "GIT_AUTHOR_EMAIL": "ada@example.com",
+    "GIT_COMMITTER_NAME": "Ada Tester",
+    "GIT_COMMITTER_EMAIL": "ada@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_TERMINAL_PROMPT": "0",
+    "HF_HUB_OFFLINE": "1",
+    "NEO_EMBEDDER": "",
+}
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory, monkeypatch):
+    """A fresh HOME / NEO_HOME / global git config per test, fixed identity."""
+    home = tmp_path_factory.mktemp("home")
+    gitconfig = home / ".gitconfig"
+    gitconfig.write_text(
+        "[user]\n\tname = Ada Tester\n\temail = ada@example.com\n"
+        "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("NEO_HOME", str(home / ".neo"))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    for key, value in GIT_ENV.items():
+        if value:
+            monkeypatch.setenv(key, value)
+        else:
+            monkeypatch.delenv(key, raising=False)
+    monkeypatch.delenv("NEO_DISABLE", raising=False)
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    monkeypatch.delenv("GIT_INDEX_FILE", raising=False)
+    monkeypatch.delenv("GIT_WORK_TREE", raising=False)
+    yield home
+
+
+_real_connect = socket.socket.connect
+
+
+def _loopback_only(self, address):
+    host = address[0] if isinstance(address, tuple) else address
+    if isinstance(host, str) and host not in ("127.0.0.1", "::1", "localhost") and not host.startswith("/"):
+        raise OSError(f"test tried to reach the network: {address!r}")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def no_network():
+    """Block outbound sockets except loopback and unix sockets for the whole session."""
+    socket.socket.connect = _loopback_only
+    yield
+    socket.socket.connect = _real_connect
+
+
+def git(cwd: Path | str, *args: str, check: bool = True, env: dict | None = None) -> str:
+    """Run the real git command in *cwd*; return stdout."""
+    full_env = {**os.environ, **(env or {})}
+    proc = subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=60,
+        stdin=subprocess.DEVNULL, env=full_env,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
+    return proc.stdout
+
+
+def commit_files(repo: Path, files: dict[str, str | bytes | None], message: str = "change") -> str:
+    """Write (or delete, for None) files in *repo*, commit them, return the commit id."""
+    for name, content in files.items():
+        path = repo / name
+        if content is None:
+            git(repo, "rm", "-q", "--", name)
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+        git(repo, "add", "--", name)
+    git(repo, "commit", "-q", "--allow-empty", "-m", message)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+@pytest.fixture
+def git_repo(tmp_path) -> Path:
+    """An empty throwaway repository (no commits yet) with branch main."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    return repo
+
+
+@pytest.fixture
+def repo_with_commit(git_repo) -> Path:
+    """A repository with one commit (README.md)."""
+    commit_files(git_repo, {"README.md": "hello\n"}, "initial")
+    return git_repo
