@@ -1,0 +1,144 @@
+"""Embedders: the `Embedder` protocol, a literal registry, and how the default is chosen.
+
+Importing this package is cheap (no numpy, no fastembed): the CLI imports it
+on every command that might embed. The vector cache lives in `cache.py`.
+
+Choosing an embedder (`get_embedder(None)`): ``$NEO_EMBEDDER``, else
+``git config neo.embedder``, else "auto" — fastembed when the package is
+installed *and* its default model is already in the local cache, otherwise the
+built-in hash embedder. "auto" never touches the network.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence, runtime_checkable
+
+from neo_git.errors import NeoError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+    import pygit2
+
+__all__ = [
+    "EMBEDDERS",
+    "Embedder",
+    "HashEmbedder",
+    "VectorCache",
+    "auto_choice",
+    "configured_name",
+    "get_embedder",
+]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit vectors; `id` names the vector space (it keys the cache)."""
+
+    id: str                     # stable and versioned: "hash-v1-512", "fastembed:<model>"
+    dim: int
+    supersede_threshold: float  # cosine above which a same-scope, same-kind fact is superseded
+
+    def embed(self, texts: Sequence[str]) -> "np.ndarray":
+        """Shape (len(texts), dim), float32, rows L2-normalised (a zero row for empty text)."""
+        ...
+
+
+def _make_hash(model: str | None = None) -> Embedder:
+    from neo_git.embed.hashing import HashEmbedder
+
+    if model:
+        raise NeoError(f"the hash embedder has no models (got 'hash:{model}')", "use plain 'hash'")
+    return HashEmbedder()
+
+
+def _make_fastembed(model: str | None = None) -> Embedder:
+    from neo_git.embed.fastembed_model import FastEmbedEmbedder
+
+    return FastEmbedEmbedder(model)
+
+
+# name -> factory(model or None). Keep it a literal dict: `git neo model status`
+# and the error for an unknown name list these keys.
+EMBEDDERS: dict[str, Callable[[str | None], Embedder]] = {
+    "hash": _make_hash,
+    "fastembed": _make_fastembed,
+}
+
+CONFIG_KEY = "neo.embedder"
+ENV_VAR = "NEO_EMBEDDER"
+
+
+def get_embedder(name: "str | Embedder | None" = None, *, repo: "pygit2.Repository | None" = None) -> Embedder:
+    """The embedder for *name*: an instance as is, "hash", "fastembed[:<model>]", "auto", or None for the configured one."""
+    if name is not None and not isinstance(name, str):
+        if isinstance(name, Embedder):
+            return name
+        raise TypeError(f"get_embedder() wants a name or an Embedder, not {type(name).__name__}")
+    if name is None:
+        name = configured_name(repo)
+    name = name.strip()
+    if name in ("", "auto"):
+        name = auto_choice()[0]
+    base, _, model = name.partition(":")
+    factory = EMBEDDERS.get(base.strip().lower())
+    if factory is None:
+        valid = ", ".join([*EMBEDDERS, "auto"])
+        raise NeoError(
+            f"unknown embedder '{name}' (valid: {valid})",
+            f"set one with `git config --global {CONFIG_KEY} hash` or ${ENV_VAR}; "
+            "'fastembed:<model>' picks a fastembed model",
+        )
+    return factory(model.strip() or None)
+
+
+def configured_name(repo: "pygit2.Repository | None" = None) -> str:
+    """The embedder name from $NEO_EMBEDDER, else git config neo.embedder, else "auto"."""
+    env = os.environ.get(ENV_VAR, "").strip()
+    if env:
+        return env
+    if repo is not None:
+        try:
+            value = repo.config[CONFIG_KEY]
+        except KeyError:
+            value = ""
+        except Exception:  # noqa: BLE001 - an unreadable config means "not configured"
+            value = ""
+        return value.strip() or "auto"
+    return _git_config_get(CONFIG_KEY) or "auto"
+
+
+def _git_config_get(key: str) -> str:
+    """`git config --get KEY` (repository config if run inside one, else global), "" if unset."""
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+    try:
+        proc = subprocess.run(
+            ["git", "config", "--get", key], capture_output=True, text=True, timeout=5,
+            stdin=subprocess.DEVNULL, env=env,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def auto_choice() -> tuple[str, str]:
+    """(name, reason) of what "auto" picks; offline and cheap when fastembed is absent."""
+    from neo_git.embed import fastembed_model as fm
+
+    if not fm.package_available():
+        return "hash", "fastembed is not installed"
+    if not fm.model_cached(fm.DEFAULT_MODEL):
+        return "hash", f"fastembed is installed but {fm.DEFAULT_MODEL} is not in {fm.models_dir()}"
+    return "fastembed", f"fastembed is installed and {fm.DEFAULT_MODEL} is cached"
+
+
+def __getattr__(name: str):  # lazy re-exports keep `import neo_git.embed` numpy-free
+    if name == "HashEmbedder":
+        from neo_git.embed.hashing import HashEmbedder
+
+        return HashEmbedder
+    if name == "VectorCache":
+        from neo_git.embed.cache import VectorCache
+
+        return VectorCache
+    raise AttributeError(f"module 'neo_git.embed' has no attribute {name!r}")

@@ -1,0 +1,188 @@
+"""The optional neural embedder, through the `fastembed` package (ONNX, CPU).
+
+Named ``fastembed_model`` so that ``import fastembed`` inside it finds the
+package, not this module. Everything heavy is imported lazily.
+
+Models live under ``neo_home()/"models"``. Outside `pull()` the model is loaded
+from that cache only: ``HF_HUB_OFFLINE=1`` is set before fastembed (and through
+it huggingface_hub, which reads the variable once at import) is imported, and
+``local_files_only=True`` is passed, so a missing model fails in well under a
+second instead of fastembed's download retries (3 tries, 3 s and 9 s sleeps).
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator, Sequence
+
+from neo_git.errors import NeoError
+from neo_git.identity import neo_home
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+DEFAULT_MODEL = "jinaai/jina-embeddings-v2-base-code"
+SUPERSEDE_THRESHOLD = 0.85
+INSTALL_HINT = "pip install 'git-neo[fastembed]'"
+# Dimensions of the models we name in docs, so that status and the vector cache
+# need not import fastembed (≈0.5 s) to learn them.
+KNOWN_DIMS = {
+    "jinaai/jina-embeddings-v2-base-code": 768,
+    "BAAI/bge-small-en-v1.5": 384,
+    "sentence-transformers/all-MiniLM-L6-v2": 384,
+}
+
+
+def models_dir() -> Path:
+    """Where fastembed models are cached: `neo_home()/models`."""
+    return neo_home() / "models"
+
+
+def package_available() -> bool:
+    """Is the fastembed package importable? (Looks it up without importing it.)"""
+    try:
+        return importlib.util.find_spec("fastembed") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def model_cached(model: str = DEFAULT_MODEL, cache_dir: Path | None = None) -> bool:
+    """Is *model* in the local cache? Checks the files, imports nothing."""
+    root = cache_dir or models_dir()
+    org, _, name = model.rpartition("/")
+    # huggingface_hub's layout, which fastembed >= 0.3 uses for hub-hosted models;
+    # some models are re-hosted (e.g. under Qdrant/ or Xenova/), so accept any
+    # repository folder ending in the model's name.
+    hub_dirs = [root / f"models--{org.replace('/', '--')}--{name}"] if org else []
+    if root.is_dir():
+        hub_dirs += [p for p in root.glob(f"models--*--{name}*") if p not in hub_dirs]
+    for repo_dir in hub_dirs:
+        if any(repo_dir.glob("snapshots/*/**/*.onnx")):
+            return True
+    legacy = root / f"fast-{name}"  # fastembed's old tar.gz layout
+    return legacy.is_dir() and any(legacy.rglob("*.onnx"))
+
+
+@contextlib.contextmanager
+def _quiet_fastembed() -> Iterator[None]:
+    """fastembed logs every failed lookup through loguru at ERROR; we raise our own error."""
+    try:
+        from loguru import logger
+    except ImportError:  # pragma: no cover - loguru is a fastembed dependency
+        yield
+        return
+    logger.disable("fastembed")
+    try:
+        yield
+    finally:
+        logger.enable("fastembed")
+
+
+def _import_text_embedding(offline: bool = True):
+    if not package_available():
+        raise NeoError("the fastembed package is not installed", INSTALL_HINT)
+    if offline:
+        # huggingface_hub reads this once, when it is first imported.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        from fastembed import TextEmbedding
+    except Exception as exc:  # noqa: BLE001 - a broken install is the user's to fix
+        raise NeoError(f"cannot import fastembed: {exc}", f"reinstall it: {INSTALL_HINT}") from exc
+    return TextEmbedding
+
+
+def model_dim(model: str) -> int:
+    """Output dimension of a fastembed model (imports fastembed for unknown models)."""
+    if model in KNOWN_DIMS:
+        return KNOWN_DIMS[model]
+    TextEmbedding = _import_text_embedding()
+    for info in TextEmbedding.list_supported_models():
+        if info.get("model") == model:
+            return int(info["dim"])
+    raise NeoError(
+        f"fastembed does not know the model '{model}'",
+        "see fastembed's TextEmbedding.list_supported_models() for the names it supports",
+    )
+
+
+class FastEmbedEmbedder:
+    """Neural embeddings from a locally cached fastembed model (no network)."""
+
+    supersede_threshold = SUPERSEDE_THRESHOLD
+
+    def __init__(self, model: str | None = None, *, cache_dir: Path | None = None) -> None:
+        self.model = model or DEFAULT_MODEL
+        self.cache_dir = cache_dir or models_dir()
+        self.id = f"fastembed:{self.model}"
+        if not package_available():
+            raise NeoError("the fastembed package is not installed", INSTALL_HINT)
+        if not model_cached(self.model, self.cache_dir):
+            raise NeoError(
+                f"the embedding model {self.model} is not in the local cache ({self.cache_dir})",
+                f"download it once with `git neo model pull {self.model}`, or use the built-in "
+                "embedder: `git config --global neo.embedder hash`",
+            )
+        self.dim = model_dim(self.model)
+        self._model = None
+
+    def __repr__(self) -> str:
+        return f"FastEmbedEmbedder(model={self.model!r})"
+
+    def _load(self):
+        if self._model is None:
+            TextEmbedding = _import_text_embedding(offline=True)
+            try:
+                with _quiet_fastembed():
+                    self._model = TextEmbedding(self.model, cache_dir=str(self.cache_dir), local_files_only=True)
+            except Exception as exc:  # noqa: BLE001 - fastembed raises ValueError/OSError/onnx errors
+                raise NeoError(
+                    f"cannot load the embedding model {self.model} from {self.cache_dir}: {exc}",
+                    f"download it again with `git neo model pull {self.model}`",
+                ) from exc
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> "np.ndarray":
+        """Vectors for *texts*: (n, dim) float32, L2-normalised; empty text gives a zero row."""
+        import numpy as np
+
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts, not one string")
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        todo = [i for i, t in enumerate(texts) if t.strip()]
+        if todo:
+            model = self._load()
+            vectors = np.asarray(list(model.embed([texts[i] for i in todo])), dtype=np.float32)
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            np.divide(vectors, norms, out=vectors, where=norms > 0)
+            out[todo] = vectors
+        return out
+
+
+def pull(model: str | None = None, cache_dir: Path | None = None) -> Path:
+    """Download *model* into the local cache (the one place that uses the network)."""
+    model = model or DEFAULT_MODEL
+    cache_dir = cache_dir or models_dir()
+    if not package_available():
+        raise NeoError("the fastembed package is not installed", INSTALL_HINT)
+    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "TRUE", "YES", "ON"}
+    if offline:
+        raise NeoError(
+            f"cannot download {model}: HF_HUB_OFFLINE is set",
+            "unset HF_HUB_OFFLINE and run `git neo model pull` again",
+        )
+    TextEmbedding = _import_text_embedding(offline=False)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        with _quiet_fastembed():
+            TextEmbedding(model, cache_dir=str(cache_dir))
+    except Exception as exc:  # noqa: BLE001 - network, hub and unknown-model errors alike
+        raise NeoError(
+            f"could not download {model}: {exc}",
+            "check the network connection (the model comes from Hugging Face), "
+            "or keep using the built-in embedder: `git config --global neo.embedder hash`",
+        ) from exc
+    if not model_cached(model, cache_dir):
+        raise NeoError(f"downloaded {model} but cannot find it in {cache_dir}", "run the pull again")
+    return cache_dir

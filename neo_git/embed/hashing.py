@@ -1,0 +1,213 @@
+"""The built-in embedder: signed feature hashing of identifier-aware tokens.
+
+No model, no network, numpy only, and the same vector for the same text on
+every machine: bucket and sign come from ``blake2b`` of the feature (Python's
+``hash()`` is salted per process, so it would not do).
+
+Features of a text, each hashed into one of ``dim`` buckets with a sign:
+
+* word features: identifiers split at ``camelCase``/``snake_case``/``kebab-case``/
+  dotted-path boundaries, lower-cased, stopwords dropped, lightly stemmed;
+  numbers stay tokens so "10 s" and "30 s" differ a little;
+* the whole identifier (``parse_config``) as one more feature, so an exact
+  identifier match counts for more than two loose words;
+* character 3-grams of every word at a lower weight, for word-form changes the
+  stemmer misses;
+* the words of the first line again, under their own namespace, when the text
+  has more than one line: the store embeds ``subject + "\\n" + body``, and two
+  facts about the same subject are the ones that may supersede each other.
+
+Term frequency is sublinear (``1 + log tf``) and rows are L2-normalised, so the
+dot product of two rows is their cosine.
+"""
+from __future__ import annotations
+
+import math
+import re
+from hashlib import blake2b
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+# Bumping VERSION changes `id`, which keys the vector cache: change it whenever a
+# change here would give any text a different vector.
+VERSION = 1
+DEFAULT_DIM = 512
+
+# Calibrated on StateBench train (benchmarks/statebench_eval.py), cosine of
+# `subject + "\n" + body` texts; see that script for the sweep and dev check.
+DEFAULT_SUPERSEDE_THRESHOLD = 0.5
+
+WORD_WEIGHT = 1.0
+IDENT_WEIGHT = 0.8      # the whole multi-part identifier, on top of its parts
+NGRAM_WEIGHT = 0.25     # each character 3-gram
+SUBJECT_WEIGHT = 1.0    # each first-line word, repeated in its own namespace
+
+STOPWORDS = frozenset("""
+a an and are as at be been being but by can could did do does doing for from
+had has have having he her here hers him his how i if in into is it its itself
+just me more most my of on once only or our ours out over own same she should
+so some such than that the their theirs them then there these they this those
+through to too under until up very was we were what when where which while who
+whom why will with would you your yours all any both each few other also
+we'll we're it's let's via per
+""".split())
+
+# A word: letters/digits/underscore runs joined by . - / : (dotted paths, kebab-case, urls).
+_WORD = re.compile(r"\w+(?:[.\-/:]\w+)*", re.UNICODE)
+# camelCase / PascalCase / acronym / digit boundaries inside one part.
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+(?:\.\d+)?|[^\W\d_]+", re.UNICODE)
+_SEPARATORS = re.compile(r"[._\-/:]+")
+
+
+def split_identifier(token: str) -> list[str]:
+    """`parseHTTPConfig_v2` -> ["parse", "http", "config", "v", "2"] (lower-cased parts)."""
+    parts: list[str] = []
+    for chunk in _SEPARATORS.split(token):
+        if not chunk:
+            continue
+        pieces = _CAMEL.findall(chunk) if chunk.isascii() else [chunk]
+        parts.extend(p.lower() for p in pieces if p)
+    return parts
+
+
+def stem(word: str) -> str:
+    """Light suffix stripping (plural -s, -ing, -ed) so "caches"/"caching"/"cached" meet."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("sses"):
+        return word[:-2]
+    for suffix in ("ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            base = word[: -len(suffix)]
+            if len(base) >= 4 and base[-1] == base[-2] and base[-1] not in "aeiouls":
+                base = base[:-1]  # stopped -> stop, running -> run
+            elif base.endswith(("at", "iz", "bl")) or (suffix == "ed" and base.endswith("us")):
+                base += "e"  # created -> create, used -> use
+            return base
+    if word.endswith("es") and word[-3] in "sxz" or word.endswith(("ches", "shes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def tokens(text: str) -> list[str]:
+    """The word features of *text*: split, lower-cased, stemmed, stopwords dropped."""
+    out: list[str] = []
+    for raw in _WORD.findall(text):
+        for part in split_identifier(raw):
+            if part not in STOPWORDS:
+                out.append(stem(part))
+    return out
+
+
+def _bucket(feature: str, dim: int) -> tuple[int, float]:
+    digest = int.from_bytes(blake2b(feature.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+    return digest % dim, (1.0 if (digest >> 63) & 1 else -1.0)
+
+
+class HashEmbedder:
+    """Deterministic, dependency-free text embedder (feature hashing)."""
+
+    def __init__(self, dim: int = DEFAULT_DIM, supersede_threshold: float = DEFAULT_SUPERSEDE_THRESHOLD) -> None:
+        if dim < 16:
+            raise ValueError("dim must be at least 16")
+        self.dim = dim
+        self.supersede_threshold = supersede_threshold
+        self.id = f"hash-v{VERSION}-{dim}"
+        # raw word -> its hashed features; words repeat a lot across facts, so
+        # most of the per-text work becomes dict look-ups.
+        self._word_cache: dict[str, tuple[tuple[int, float], ...]] = {}
+        self._subject_cache: dict[str, tuple[tuple[int, float], ...]] = {}
+
+    def __repr__(self) -> str:
+        return f"HashEmbedder(id={self.id!r}, supersede_threshold={self.supersede_threshold})"
+
+    # -- features -------------------------------------------------------------
+
+    def _features_of_word(self, raw: str) -> tuple[tuple[int, float], ...]:
+        """(bucket, signed weight) pairs for one raw word as it appears in the text."""
+        cached = self._word_cache.get(raw)
+        if cached is not None:
+            return cached
+        weights: dict[int, float] = {}
+
+        def add(feature: str, weight: float) -> None:
+            index, sign = _bucket(feature, self.dim)
+            weights[index] = weights.get(index, 0.0) + sign * weight
+
+        parts = [p for p in split_identifier(raw) if p not in STOPWORDS]
+        for part in parts:
+            word = stem(part)
+            add("w:" + word, WORD_WEIGHT)
+            padded = f"<{word}>"
+            if len(padded) > 4:
+                for i in range(len(padded) - 2):
+                    add("g:" + padded[i:i + 3], NGRAM_WEIGHT)
+        if len(parts) > 1:
+            add("i:" + "_".join(parts), IDENT_WEIGHT)
+        result = tuple(weights.items())
+        if len(self._word_cache) < 200_000:
+            self._word_cache[raw] = result
+        return result
+
+    def _features_of_subject_word(self, raw: str) -> tuple[tuple[int, float], ...]:
+        cached = self._subject_cache.get(raw)
+        if cached is not None:
+            return cached
+        weights: dict[int, float] = {}
+        for part in split_identifier(raw):
+            if part not in STOPWORDS:
+                index, sign = _bucket("s:" + stem(part), self.dim)
+                weights[index] = weights.get(index, 0.0) + sign * SUBJECT_WEIGHT
+        result = tuple(weights.items())
+        if len(self._subject_cache) < 200_000:
+            self._subject_cache[raw] = result
+        return result
+
+    def _row(self, text: str) -> dict[int, float]:
+        counts: dict[str, int] = {}
+        for raw in _WORD.findall(text):
+            counts[raw] = counts.get(raw, 0) + 1
+        row: dict[int, float] = {}
+        for raw, count in counts.items():
+            tf = 1.0 + math.log(count)
+            for index, weight in self._features_of_word(raw):
+                row[index] = row.get(index, 0.0) + tf * weight
+        first, newline, _rest = text.partition("\n")
+        if newline and first.strip():
+            for raw in set(_WORD.findall(first)):
+                for index, weight in self._features_of_subject_word(raw):
+                    row[index] = row.get(index, 0.0) + weight
+        return row
+
+    # -- public ---------------------------------------------------------------
+
+    def embed(self, texts: Sequence[str]) -> "np.ndarray":
+        """Vectors for *texts*: shape (n, dim), float32, rows L2-normalised (zero for empty text)."""
+        import numpy as np
+
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts, not one string")
+        rows: list[int] = []
+        cols: list[int] = []
+        vals: list[float] = []
+        for r, text in enumerate(texts):
+            row = self._row(text)
+            rows.extend([r] * len(row))
+            cols.extend(row.keys())
+            vals.extend(row.values())
+        n = len(texts)
+        flat = np.bincount(
+            np.asarray(rows, dtype=np.int64) * self.dim + np.asarray(cols, dtype=np.int64),
+            weights=np.asarray(vals, dtype=np.float64),
+            minlength=n * self.dim,
+        )
+        out = flat.reshape(n, self.dim)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        np.divide(out, norms, out=out, where=norms > 0)
+        return out.astype(np.float32)
