@@ -1,0 +1,106 @@
+"""Python: dotted module names and relative imports -> repository .py/.pyi files.
+
+Semantics follow grimp (the reference for "does this package have a cycle"):
+`import a.b.c` is an edge to a/b/c only, not to the parent packages a/__init__.py
+and a/b/__init__.py that Python also executes - counting those would put every
+`__init__` that imports its own submodules into a cycle with each of them. A name
+that is not a module falls back one level (`from a.b import Thing` -> a/b;
+`import a.b.missing` -> a/b), again as grimp does.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+from neo_git.health.model import FileMetrics, ImportGraph, ImportRef
+from neo_git.health.resolvers import Reader, ancestors, join, make_graph, parent_dir
+
+INIT_NAMES = ("__init__.py", "__init__.pyi")
+
+
+def resolve(files: Mapping[str, FileMetrics], read: Reader) -> ImportGraph:
+    """Edges between the Python files of one snapshot (TYPE_CHECKING ones kept apart)."""
+    index = _ModuleIndex(set(files))
+    edges: dict[str, set[str]] = {}
+    type_checking: dict[str, set[str]] = {}
+    for path, metrics in files.items():
+        edges[path] = set()
+        for ref in metrics.imports:
+            targets = index.resolve(path, ref)
+            bucket = type_checking if ref.type_checking else edges
+            bucket.setdefault(path, set()).update(targets)
+    return make_graph(edges, {p: files[p].language for p in files}, type_checking)
+
+
+class _ModuleIndex:
+    """Which dotted names exist as files, under which source roots."""
+
+    def __init__(self, paths: set[str]) -> None:
+        self.paths = paths
+        packages = {parent_dir(p) for p in paths if p.rsplit("/", 1)[-1] in INIT_NAMES}
+        roots = {""}
+        for package in packages:
+            if package and parent_dir(package) not in packages:
+                roots.add(parent_dir(package))       # parent of a top-level package
+        for path in paths:
+            for directory in ancestors(parent_dir(path)):
+                if directory.rsplit("/", 1)[-1] == "src":
+                    roots.add(directory)             # src/ layout, even for namespace packages
+        self.packages = packages
+        self.roots = sorted(roots, key=lambda r: (r.count("/") + bool(r), r))
+
+    def module_file(self, directory: str | None, parts: list[str]) -> str | None:
+        """The file for module `parts` under `directory`: .py, .pyi, or package __init__."""
+        if directory is None or not all(parts):
+            return None
+        base = join(directory, *parts) if parts else directory
+        if base is None:
+            return None
+        candidates = [base + "/" + name if base else name for name in INIT_NAMES]
+        if parts:
+            candidates = [base + ".py", base + ".pyi"] + candidates
+        return next((c for c in candidates if c in self.paths), None)
+
+    def roots_for(self, importer: str) -> list[str]:
+        """Source roots in lookup order: the script's own directory, then enclosing roots."""
+        own = parent_dir(importer)
+        enclosing = set(ancestors(own))
+        ordered = [own] if own not in self.packages else []
+        ordered += sorted((r for r in self.roots if r in enclosing), key=len, reverse=True)
+        ordered += [r for r in self.roots if r not in enclosing]
+        return list(dict.fromkeys(ordered))
+
+    def resolve(self, importer: str, ref: ImportRef) -> set[str]:
+        """Repository files that one import statement refers to."""
+        parts = ref.target.split(".") if ref.target else []
+        if ref.level > 0:
+            base: str | None = parent_dir(importer)
+            for _ in range(ref.level - 1):
+                base = join(base, "..") if base else None
+            bases = [base] if base is not None else []
+        else:
+            bases = self.roots_for(importer)
+        if ref.names:
+            groups = [
+                [parts] if name == "*" else [parts + name.split("."), parts]
+                for name in ref.names
+            ]
+        elif ref.kind == "from":
+            groups = [[parts]]                      # `from x import *` as parsed: names ()
+        else:
+            groups = [[parts, parts[:-1]]] if parts else []
+        found: set[str] = set()
+        for candidates in groups:
+            hit = self._first(bases, candidates, relative=ref.level > 0)
+            if hit is not None:
+                found.add(hit)
+        return found
+
+    def _first(self, bases: list, candidates: list[list[str]], relative: bool) -> str | None:
+        for parts in candidates:
+            if not parts and not relative:
+                continue                          # `import a` never falls back to a root
+            for base in bases:
+                hit = self.module_file(base, parts)
+                if hit is not None:
+                    return hit
+        return None
