@@ -1,0 +1,271 @@
+"""Calibrate an embedder's supersession threshold on StateBench (train) and check it on dev.
+
+    python benchmarks/statebench_eval.py [--embedder hash] [--data DIR] [--text all|key|subject|value]
+
+Offline, a few seconds with the hash embedder. For every timeline of the
+`supersession`, `supersession_detection` and `repair_propagation` tracks the
+state writes are taken in order (initial persistent facts first). Each new
+write is compared with every older write still valid at that point; the pair
+is positive when the data says the new write `supersedes` the old one (by id
+or by key), negative otherwise.
+
+Two views are reported:
+
+* pairs — every (new, older valid) pair classified by ``cosine >= threshold``;
+* store — what the fact store does (DESIGN §4): each new write supersedes its
+  single most similar valid write if that cosine reaches the threshold. Edges
+  it creates are compared with the data's `supersedes` edges. The
+  false-supersession rate is wrongly retired facts per new write. Decisions
+  are independent: the valid set follows the data, not earlier mistakes.
+
+The threshold is chosen on train by F1 and by F0.5 (precision-weighted:
+retiring a good fact hurts more than missing a supersession) in the store
+view, then evaluated on dev.
+
+Texts (the fact store embeds ``subject + "\\n" + body``):
+
+* key      ``"<key>\\n<value>"`` with the raw key. Superseding writes mostly
+           reuse the key with a suffix (`meeting_location` → `meeting_location_v2`),
+           which makes this view easy.
+* subject  ``"<humanised key>\\n<value>"``: the key with its `_v2`/`_corrected`
+           suffix removed and underscores turned into spaces — the subject a
+           person would give the fact. Positives then share the subject, as they
+           would in the store when someone restates a fact.
+* value    ``"<value>"`` only: the hard case, no subject to go by.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from neo_git.embed import get_embedder  # noqa: E402
+
+TRACKS = ("supersession", "supersession_detection", "repair_propagation")
+DEFAULT_DATA = ROOT.parent / "shared" / "eval" / "statebench"
+TEXT_VIEWS = ("key", "subject", "value")
+THRESHOLDS = [round(x, 2) for x in np.arange(0.20, 0.96, 0.01)]
+
+# Sanity pairs from the brief: same subject, paraphrased body → must supersede;
+# different subject and topic → must not.
+MUST_SUPERSEDE = [
+    ("HTTP client\nWe use httpx with a 10 s timeout for all outbound calls.",
+     "HTTP client\nAll outbound HTTP goes through httpx, timeout 30 s."),
+]
+MUST_NOT_SUPERSEDE = [
+    ("No network calls in hooks\nPost-commit work must never touch the network.",
+     "HTTP client\nAll outbound HTTP goes through httpx, timeout 30 s."),
+]
+
+
+@dataclass
+class Write:
+    id: str
+    key: str
+    value: str
+
+
+@dataclass
+class Step:
+    """One new write and the writes that were valid when it arrived."""
+
+    new: Write
+    candidates: list[Write]
+    target: int | None  # index into candidates of the write it supersedes, or None
+
+
+_SUFFIX = re.compile(r"(?:_v\d+|_corrected|_updated|_new|_old)+$")
+
+
+def humanise(key: str) -> str:
+    """`meeting_location_v2` → `meeting location`."""
+    return _SUFFIX.sub("", key).replace("_", " ").strip()
+
+
+def text_of(write: Write, view: str) -> str:
+    if view == "key":
+        return f"{write.key}\n{write.value}"
+    if view == "subject":
+        return f"{humanise(write.key)}\n{write.value}"
+    return write.value
+
+
+def load_steps(path: Path, tracks=TRACKS) -> list[Step]:
+    """The (new write, valid older writes, target) steps of every timeline in *tracks*."""
+    steps: list[Step] = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            timeline = json.loads(line)
+            if tracks and timeline.get("track") not in tracks:
+                continue
+            valid: list[Write] = [
+                Write(str(f.get("id")), str(f.get("key")), str(f.get("value")))
+                for f in timeline.get("initial_state", {}).get("persistent_facts", [])
+                if f.get("is_valid", True)
+            ]
+            for event in timeline.get("events", []):
+                if event.get("type") not in ("state_write", "supersession"):
+                    continue
+                for w in event.get("writes", []):
+                    new = Write(str(w.get("id")), str(w.get("key")), str(w.get("value")))
+                    target = None
+                    ref = w.get("supersedes")
+                    if ref:
+                        # A pointer names a key or an id; ids repeat ("W-AUTO"), so a key
+                        # match wins, then the newest valid write with that id.
+                        for attr in ("key", "id"):
+                            hits = [i for i, c in enumerate(valid) if getattr(c, attr) == ref]
+                            if hits:
+                                target = hits[-1]
+                                break
+                    if valid:
+                        steps.append(Step(new, list(valid), target))
+                    if target is not None:
+                        del valid[target]
+                    valid.append(new)
+    return steps
+
+
+def similarities(embedder, steps: list[Step], view: str) -> list[np.ndarray]:
+    """Per step, the cosine of the new write with each candidate."""
+    texts: dict[str, int] = {}
+    for step in steps:
+        for w in (step.new, *step.candidates):
+            texts.setdefault(text_of(w, view), len(texts))
+    vectors = embedder.embed(list(texts))
+    out = []
+    for step in steps:
+        new = vectors[texts[text_of(step.new, view)]]
+        cands = vectors[[texts[text_of(c, view)] for c in step.candidates]]
+        out.append(cands @ new)
+    return out
+
+
+def f_beta(p: float, r: float, beta: float) -> float:
+    if p == 0 and r == 0:
+        return 0.0
+    b2 = beta * beta
+    return (1 + b2) * p * r / (b2 * p + r)
+
+
+def metrics(steps: list[Step], sims: list[np.ndarray], threshold: float) -> dict:
+    """Pair and store metrics at one threshold."""
+    tp = fp = fn = 0          # pairs
+    stp = sfp = sfn = 0       # store edges
+    for step, sim in zip(steps, sims):
+        for i, s in enumerate(sim):
+            pos = i == step.target
+            hit = s >= threshold
+            tp += pos and hit
+            fp += (not pos) and hit
+            fn += pos and not hit
+        best = int(np.argmax(sim))
+        chosen = best if sim[best] >= threshold else None
+        if chosen is not None and chosen == step.target:
+            stp += 1
+        else:
+            sfp += chosen is not None
+            sfn += step.target is not None
+    res = {}
+    for prefix, (a, b, c) in (("pair", (tp, fp, fn)), ("store", (stp, sfp, sfn))):
+        p = a / (a + b) if a + b else 1.0
+        r = a / (a + c) if a + c else 0.0
+        res.update({f"{prefix}_p": p, f"{prefix}_r": r, f"{prefix}_f1": f_beta(p, r, 1), f"{prefix}_f05": f_beta(p, r, 0.5)})
+    res["false_supersession_rate"] = sfp / len(steps) if steps else 0.0
+    res["wrongly_retired"] = sfp
+    res["steps"] = len(steps)
+    res["positives"] = sum(s.target is not None for s in steps)
+    return res
+
+
+def choose(steps, sims, key: str) -> tuple[float, dict]:
+    """The threshold maximising *key* on these steps (ties → the higher, safer threshold)."""
+    best_t, best = THRESHOLDS[0], None
+    for t in THRESHOLDS:
+        m = metrics(steps, sims, t)
+        if best is None or m[key] >= best[key] - 1e-12:
+            best_t, best = t, m
+    return best_t, best
+
+
+def row(label: str, m: dict) -> str:
+    return (f"{label:<22} {m['pair_p']:6.3f} {m['pair_r']:6.3f} {m['pair_f1']:6.3f} | "
+            f"{m['store_p']:6.3f} {m['store_r']:6.3f} {m['store_f1']:6.3f} {m['store_f05']:6.3f} "
+            f"{m['false_supersession_rate']:7.3f}")
+
+
+HEADER = (f"{'':<22} {'pairP':>6} {'pairR':>6} {'pairF1':>6} | {'P':>6} {'R':>6} {'F1':>6} {'F0.5':>6} {'FSR':>7}")
+
+
+def sanity(embedder, threshold: float) -> list[str]:
+    lines = []
+    for (a, b), want in [(p, True) for p in MUST_SUPERSEDE] + [(p, False) for p in MUST_NOT_SUPERSEDE]:
+        v = embedder.embed([a, b])
+        cos = float(v[0] @ v[1])
+        ok = (cos >= threshold) == want
+        lines.append(f"  {'ok ' if ok else 'BAD'} cos={cos:.3f} {'supersede' if want else 'keep both'}: "
+                     f"{a.splitlines()[0]!r} vs {b.splitlines()[0]!r}")
+    return lines
+
+
+def run(embedder_name: str, data: Path, views, sweep: bool, tracks) -> int:
+    embedder = get_embedder(embedder_name)
+    started = time.perf_counter()
+    train = load_steps(data / "train.jsonl", tracks)
+    dev = load_steps(data / "dev.jsonl", tracks)
+    print(f"embedder {embedder.id} (current supersede_threshold {embedder.supersede_threshold})")
+    print(f"tracks: {', '.join(tracks) if tracks else 'all'}")
+    print(f"train: {len(train)} new writes ({sum(s.target is not None for s in train)} supersede), "
+          f"{sum(len(s.candidates) for s in train)} pairs; dev: {len(dev)} new writes "
+          f"({sum(s.target is not None for s in dev)} supersede), {sum(len(s.candidates) for s in dev)} pairs")
+    print("P/R/F1 = store view (best match above threshold supersedes); FSR = wrongly retired facts per new write\n")
+    for view in views:
+        tr_sims = similarities(embedder, train, view)
+        dev_sims = similarities(embedder, dev, view)
+        print(f"== text view: {view}")
+        if sweep:
+            print(f"{'train threshold':<22}" + HEADER[22:])
+            for t in THRESHOLDS[::5]:
+                print(row(f"  {t:.2f}", metrics(train, tr_sims, t)))
+        print(HEADER)
+        for key, name in (("store_f1", "F1"), ("store_f05", "F0.5")):
+            t, m = choose(train, tr_sims, key)
+            print(row(f"best {name} train @{t:.2f}", m))
+            print(row(f"     {name} dev   @{t:.2f}", metrics(dev, dev_sims, t)))
+        m = metrics(train, tr_sims, embedder.supersede_threshold)
+        print(row(f"current train @{embedder.supersede_threshold:.2f}", m))
+        print(row(f"current dev   @{embedder.supersede_threshold:.2f}", metrics(dev, dev_sims, embedder.supersede_threshold)))
+        print()
+    print(f"sanity pairs at the current threshold {embedder.supersede_threshold}:")
+    print("\n".join(sanity(embedder, embedder.supersede_threshold)))
+    print(f"\n{time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--embedder", default="hash")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--text", choices=("all", *TEXT_VIEWS), default="all")
+    parser.add_argument("--no-sweep", action="store_true", help="skip the threshold sweep table")
+    parser.add_argument("--all-tracks", action="store_true", help="use every track, not only the supersession ones")
+    args = parser.parse_args(argv)
+    views = TEXT_VIEWS if args.text == "all" else (args.text,)
+    if not (args.data / "train.jsonl").is_file():
+        print(f"no StateBench data in {args.data} (use --data)", file=sys.stderr)
+        return 1
+    return run(args.embedder, args.data, views, not args.no_sweep, () if args.all_tracks else TRACKS)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
