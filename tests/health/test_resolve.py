@@ -372,3 +372,16 @@ def test_read_errors_count_as_missing_files():
         raise KeyError(path)
     files = {"a/a.go": FileMetrics("a/a.go", "go", 1, 0, 0, (ImportRef("example.com/m/b"),), "a")}
     assert build_import_graph(files, read).edges == {"a": frozenset()}
+
+
+def test_rust_module_shared_by_lib_and_main_resolves_in_both_crates():
+    repo = {
+        "Cargo.toml": CARGO,
+        "src/lib.rs": "mod util;\n",
+        "src/main.rs": "mod util;\nmod cli;\n",
+        "src/util.rs": "pub fn f() {}\n",
+        "src/cli.rs": "use crate::util::f;\n",
+    }
+    graph = graph_of(repo)
+    assert graph.edges["src/cli.rs"] == {"src/util.rs"}
+    assert graph.edges["src/main.rs"] == {"src/util.rs", "src/cli.rs"}

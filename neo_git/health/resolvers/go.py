@@ -4,7 +4,8 @@ Nodes are package directories ("." for the repository root), because Go forbids
 and detects cycles between packages, not files. `_test.go` files are left out of
 the package graph: an external test package (`package foo_test`) may import
 packages that import `foo`, which is legal Go and not a cycle. Files under
-`testdata/` and `vendor/` are not packages of this repository either.
+`testdata/`, `vendor/`, or a name starting with "." or "_" are not packages of
+this repository either (the go tool skips them).
 Nested modules are honoured: the longest module path that prefixes an import wins.
 """
 from __future__ import annotations
@@ -21,8 +22,10 @@ _MODULE_LINE = re.compile(r'^\s*module\s+"?([^\s"/][^\s"]*)"?\s*(?://.*)?$', re.
 def package_of(path: str) -> str | None:
     """The package node a .go file belongs to, or None if it is outside the graph."""
     parts = path.split("/")
-    if path.endswith("_test.go") or "testdata" in parts[:-1] or "vendor" in parts[:-1]:
-        return None
+    if path.endswith("_test.go") or any(
+        part in ("testdata", "vendor") or part[:1] in (".", "_") for part in parts
+    ):
+        return None   # the go tool ignores testdata/, vendored code, and ./_ prefixed names
     return parent_dir(path) or "."
 
 

@@ -46,6 +46,7 @@ class _ModuleIndex:
                 if directory.rsplit("/", 1)[-1] == "src":
                     roots.add(directory)             # src/ layout, even for namespace packages
         self.packages = packages
+        self._roots_cache: dict[str, list[str]] = {}
         self.roots = sorted(roots, key=lambda r: (r.count("/") + bool(r), r))
 
     def module_file(self, directory: str | None, parts: list[str]) -> str | None:
@@ -63,6 +64,11 @@ class _ModuleIndex:
     def roots_for(self, importer: str) -> list[str]:
         """Source roots in lookup order: the script's own directory, then enclosing roots."""
         own = parent_dir(importer)
+        if own not in self._roots_cache:
+            self._roots_cache[own] = self._roots_for_dir(own)
+        return self._roots_cache[own]
+
+    def _roots_for_dir(self, own: str) -> list[str]:
         enclosing = set(ancestors(own))
         ordered = [own] if own not in self.packages else []
         ordered += sorted((r for r in self.roots if r in enclosing), key=len, reverse=True)

@@ -111,23 +111,28 @@ class _ModuleTree:
         return None
 
     def walk(self, root: str, files: Mapping[str, FileMetrics]) -> None:
-        """Assign module paths to every file reachable from `root` through `mod` items."""
-        if root in self.context:
+        """Map the module tree of the crate rooted at `root` through its `mod` items.
+
+        A file reached from two crates (lib.rs and main.rs both `mod util;`) is in
+        both module maps; its own `use` paths resolve in the first crate that reached it.
+        """
+        if root in self.modules:
             return
-        modules = self.modules.setdefault(root, {(): root})
-        self.context[root] = (root, ())
-        queue = [root]
+        modules = self.modules[root] = {(): root}
+        self.context.setdefault(root, (root, ()))
+        queue = [(root, ())]
+        seen = {root}
         while queue:
-            current = queue.pop(0)
-            module = self.context[current][1]
+            current, module = queue.pop(0)
             for ref in files[current].imports:
                 if ref.kind != "mod":
                     continue
                 child = self.child_file(current, ref.target)
-                if child is not None and child not in self.context:
-                    self.context[child] = (root, module + (ref.target,))
+                if child is not None and child not in seen:
+                    seen.add(child)
                     modules[module + (ref.target,)] = child
-                    queue.append(child)
+                    self.context.setdefault(child, (root, module + (ref.target,)))
+                    queue.append((child, module + (ref.target,)))
 
     def resolve_use(self, path: str, target: str) -> str | None:
         """The module file a `use` path lands in (longest module prefix), or None."""
