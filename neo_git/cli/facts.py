@@ -1,0 +1,134 @@
+"""`git neo init | add | list | show | recall | why | history | restore`."""
+from __future__ import annotations
+
+import argparse
+
+from neo_git.cli.output import fact_block, fact_line, print_json, warn
+
+
+def _store():
+    from neo_git.store import FactStore
+
+    return FactStore.open(".")
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    """Set up refs/neo/facts (with a reflog) and .git/neo/."""
+    store = _store()
+    info = store.init()
+    if args.json:
+        print_json(info)
+    elif info["created"]:
+        print(f"Initialized git-neo: {info['ref']} (project {info['project_id']}, org {info['org_id']})")
+    else:
+        print(f"git-neo is already set up here: {info['ref']} (project {info['project_id']})")
+    return 0
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    """Add a fact; report a supersession or a duplicate."""
+    store = _store()
+    result = store.add_detailed(args.subject, args.body, kind=args.kind, scope=args.scope, tags=args.tags,
+                                depends_on=args.depends_on, supersedes=args.supersedes,
+                                confidence=args.confidence)
+    warn(store.warnings)
+    superseded = result.superseded.id if result.superseded else None
+    if args.json:
+        print_json({"id": result.fact.id, "superseded": superseded, "duplicate": result.duplicate,
+                    "flagged": list(result.flagged), "evicted": list(result.evicted)})
+        return 0
+    if result.duplicate:
+        print(f"{result.fact.id} already says this; nothing added")
+        return 0
+    print(f"added {result.fact.kind.value} {result.fact.id}: {result.fact.subject}")
+    if superseded:
+        print(f"  supersedes {superseded} (see `git neo why {superseded}`)")
+    for fid in result.flagged:
+        print(f"  {fid} depends on it and is flagged for review")
+    for fid in result.evicted:
+        print(f"  {fid} evicted: the {result.fact.scope.value} scope is over its cap")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """List facts of every (or one) scope."""
+    store = _store()
+    facts = store.list(scope=args.scope, kind=args.kind, include_invalid=args.all)
+    warn(store.warnings)
+    if args.json:
+        print_json([f.to_dict() for f in facts])
+    else:
+        for fact in facts:
+            print(fact_line(fact))
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Show one fact."""
+    fact = _store().get(args.id)
+    if args.json:
+        print_json(fact.to_dict())
+    else:
+        print(fact_block(fact))
+    return 0
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    """The layered context for a question."""
+    store = _store()
+    result = store.recall(args.query, k=args.k, max_tokens=args.max_tokens)
+    warn(store.warnings)
+    if args.json:
+        print_json(result.to_dict())
+        return 0
+    sections = (("Constraints", result.constraints), ("Relevant facts", result.valid_facts),
+                ("Known unknowns", result.known_unknowns), ("Changed (no longer true)", result.invalidated))
+    for title, facts in sections:
+        if not facts:
+            continue
+        print(f"{title}:")
+        for fact in facts:
+            score = result.scores.get(fact.id)
+            prefix = f"  [{score:.2f}] " if score is not None else "  "
+            print(f"{prefix}{fact.subject} ({fact.kind.value}, {fact.scope.value}, {fact.id[:8]})")
+            if fact.body:
+                print(f"      {fact.body.splitlines()[0][:200]}")
+            if fact.superseded_by:
+                print(f"      → now: {fact.superseded_by[:8]}")
+    env = result.environment
+    where = env.get("branch") or ("detached " + (env.get("head") or "")) if env else ""
+    print(f"({result.tokens} of {result.max_tokens} tokens; {where})")
+    return 0
+
+
+def cmd_why(args: argparse.Namespace) -> int:
+    """Explain a fact's state."""
+    info = _store().why(args.id)
+    if args.json:
+        print_json(info)
+    else:
+        print(info["explanation"])
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    """The supersession chain, oldest first."""
+    chain = _store().history(args.id)
+    if args.json:
+        print_json([f.to_dict() for f in chain])
+        return 0
+    for fact in chain:
+        state = "valid" if fact.is_valid else "superseded" if fact.superseded_by else "invalid"
+        print(f"{fact.metadata.created_at}  {fact.id}  {state:<10}  {fact.metadata.author}")
+        print(f"    {fact.subject}" + (f": {fact.body.splitlines()[0][:160]}" if fact.body else ""))
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    """Make an invalidated fact valid again."""
+    fact = _store().restore(args.id)
+    if args.json:
+        print_json(fact.to_dict())
+    else:
+        print(f"restored {fact.id}: {fact.subject}")
+    return 0

@@ -1,0 +1,48 @@
+"""Printing helpers shared by the commands: JSON, fact lines, warnings."""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Iterable
+
+
+def print_json(value: Any) -> None:
+    """Pretty, stable JSON on stdout."""
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+
+
+def warn(lines: Iterable[str]) -> None:
+    """`warning: …` lines on stderr."""
+    for line in lines:
+        print(f"warning: {line}", file=sys.stderr)
+
+
+def fact_line(fact) -> str:
+    """One line per fact: id, kind, scope, state, subject."""
+    state = "" if fact.is_valid else f" [superseded by {fact.superseded_by[:8]}]" if fact.superseded_by \
+        else " [invalid]"
+    review = " [needs review]" if fact.needs_review else ""
+    return f"{fact.id}  {fact.kind.value:<13} {fact.scope.value:<8} {fact.subject}{state}{review}"
+
+
+def fact_block(fact) -> str:
+    """A fact in full, for `show`."""
+    meta = fact.metadata
+    lines = [
+        f"fact {fact.id}",
+        f"Kind:       {fact.kind.value}",
+        f"Scope:      {fact.scope.value}",
+        f"State:      {'valid' if fact.is_valid else 'not valid'}" + (" (needs review)" if fact.needs_review else ""),
+        f"Author:     {meta.author}",
+        f"Created:    {meta.created_at}",
+        f"Confidence: {meta.confidence:.2f}   successes: {meta.success_count}   accessed: {meta.access_count}",
+    ]
+    for label, value in (("Supersedes", fact.supersedes), ("Superseded by", fact.superseded_by),
+                         ("Depends on", ", ".join(fact.depends_on)), ("Tags", ", ".join(fact.tags)),
+                         ("Source file", meta.source_file)):
+        if value:
+            lines.append(f"{label + ':':<12}{value}")
+    lines += ["", f"    {fact.subject}"]
+    if fact.body:
+        lines += [""] + [f"    {line}" for line in fact.body.splitlines()]
+    return "\n".join(lines)

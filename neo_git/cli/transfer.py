@@ -1,0 +1,40 @@
+"""`git neo import FILE` and `git neo export [FILE]`."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from neo_git.cli.output import print_json
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Import a Neo v2.0 facts file."""
+    from neo_git.store import FactStore
+    from neo_git.transfer import import_file
+
+    summary = import_file(FactStore.open("."), args.file, scope=args.scope)
+    if args.json:
+        print_json(summary)
+        return 0
+    added = ", ".join(f"{n} {scope}" for scope, n in summary["added"].items() if n) or "nothing new"
+    print(f"imported {summary['read']} facts from {summary['file']}: {added}"
+          f" ({summary['skipped_existing']} already present; embeddings: {summary['embeddings']})")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write facts as a Neo v2.0 file (stdout by default)."""
+    from neo_git.fileio import atomic_write
+    from neo_git.store import FactStore
+    from neo_git.transfer import export_envelope
+
+    envelope = export_envelope(FactStore.open("."), scope=args.scope, include_invalid=args.all)
+    text = json.dumps(envelope, indent=2, ensure_ascii=False) + "\n"
+    if args.file == "-":
+        sys.stdout.write(text)
+    else:
+        atomic_write(Path(args.file), text.encode("utf-8"))
+        print(f"wrote {len(envelope['facts'])} facts to {args.file}", file=sys.stderr)
+    return 0

@@ -1,0 +1,286 @@
+"""The fact: typed, scoped, supersession-aware, with canonical JSON (DESIGN.md §2).
+
+`Fact.to_dict()` is exactly what is stored on `refs/neo/facts` and in `~/.neo`;
+`canonical_json()` gives the bytes (sorted keys, UTF-8, trailing newline), so
+the same fact always has the same blob id. `Fact.from_dict()` validates input
+from anywhere (a teammate's push, an imported file) and raises `InvalidFact`.
+"""
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Any, Iterable, Mapping
+
+from neo_git.errors import InvalidFact
+
+SCHEMA_VERSION = 1
+MAX_SUBJECT_CHARS = 200
+MAX_BODY_CHARS = 16_384
+MAX_TAGS = 32
+MAX_TAG_CHARS = 64
+MAX_SOURCE_PROMPT_CHARS = 200
+_ID = re.compile(r"^[0-9a-f]{16}$")
+_TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")
+
+
+class FactKind(str, Enum):
+    CONSTRAINT = "constraint"
+    ARCHITECTURE = "architecture"
+    PATTERN = "pattern"
+    REVIEW = "review"
+    DECISION = "decision"
+    KNOWN_UNKNOWN = "known_unknown"
+    FAILURE = "failure"
+
+
+class FactScope(str, Enum):
+    GLOBAL = "global"
+    ORG = "org"
+    PROJECT = "project"
+    SESSION = "session"
+
+
+PROVENANCES = ("structural", "inferred", "observed")
+PROTECTED_TAGS = frozenset({"seed", "community", "synthesized"})
+SCOPE_ORDER = (FactScope.GLOBAL, FactScope.ORG, FactScope.PROJECT, FactScope.SESSION)
+
+
+def now_iso() -> str:
+    """The current time as ISO 8601 UTC, second precision."""
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+
+
+def new_fact_id() -> str:
+    """16 random hex digits."""
+    return secrets.token_hex(8)
+
+
+def parse_kind(value: Any) -> FactKind:
+    """A FactKind from its name, or InvalidFact listing the valid ones."""
+    try:
+        return FactKind(value)
+    except ValueError:
+        valid = ", ".join(k.value for k in FactKind)
+        raise InvalidFact(f"invalid kind '{value}'", f"use one of: {valid}") from None
+
+
+def parse_scope(value: Any) -> FactScope:
+    """A FactScope from its name, or InvalidFact listing the valid ones."""
+    try:
+        return FactScope(value)
+    except ValueError:
+        valid = ", ".join(s.value for s in FactScope)
+        raise InvalidFact(f"invalid scope '{value}'", f"use one of: {valid}") from None
+
+
+def check_text(name: str, value: Any, limit: int, *, required: bool = False) -> str:
+    """Validate a text field: a str, valid Unicode (no lone surrogates), within *limit*."""
+    if not isinstance(value, str):
+        raise InvalidFact(f"{name} must be text, not {type(value).__name__}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidFact(f"{name} is not valid UTF-8",
+                          "re-encode the text as UTF-8 (e.g. with iconv) and try again") from None
+    if "\x00" in value:
+        raise InvalidFact(f"{name} contains a NUL byte")
+    if required and not value.strip():
+        raise InvalidFact(f"{name} is empty", f"give the fact a short {name}")
+    if len(value) > limit:
+        raise InvalidFact(f"{name} is too long ({len(value):,} characters, at most {limit:,})",
+                          "facts are short statements; link to a file for the details")
+    return value
+
+
+def check_id(value: Any, what: str = "id") -> str:
+    """A 16-hex fact id, or InvalidFact."""
+    if not isinstance(value, str) or not _ID.match(value):
+        raise InvalidFact(f"invalid {what} {value!r}", "fact ids are 16 lower-case hex digits")
+    return value
+
+
+def _check_tags(tags: Iterable[Any]) -> tuple[str, ...]:
+    out = []
+    for tag in tags:
+        if not isinstance(tag, str) or not _TAG.match(tag) or len(tag) > MAX_TAG_CHARS:
+            raise InvalidFact(f"invalid tag {tag!r}", "tags are short words: letters, digits, . _ : / -")
+        if tag not in out:
+            out.append(tag)
+    if len(out) > MAX_TAGS:
+        raise InvalidFact(f"too many tags ({len(out)}, at most {MAX_TAGS})")
+    return tuple(out)
+
+
+def _opt_str(data: Mapping, key: str, limit: int = 4096) -> str | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    return check_text(key, value, limit)
+
+
+def _number(data: Mapping, key: str, default: float, lo: float, hi: float) -> float:
+    value = data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise InvalidFact(f"{key} must be a number, not {value!r}")
+    if not lo <= value <= hi:
+        raise InvalidFact(f"{key} must be between {lo} and {hi}, not {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class FactMetadata:
+    """Bookkeeping that travels with a fact."""
+
+    created_at: str = field(default_factory=now_iso)
+    last_accessed: str | None = None
+    access_count: int = 0
+    source_file: str | None = None
+    source_prompt: str | None = None
+    confidence: float = 0.5
+    success_count: int = 0
+    provenance: str = "observed"
+    author: str = "unknown"
+    # Why the fact is no longer valid: {"reason": "superseded"|"evicted"|"invalidated",
+    # "at", "by", "similarity", "threshold", "embedder", "detail"}; None while valid.
+    invalidation: dict | None = None
+
+    def to_dict(self) -> dict:
+        """Plain JSON form."""
+        return {
+            "created_at": self.created_at, "last_accessed": self.last_accessed,
+            "access_count": self.access_count, "source_file": self.source_file,
+            "source_prompt": self.source_prompt, "confidence": self.confidence,
+            "success_count": self.success_count, "provenance": self.provenance,
+            "author": self.author, "invalidation": self.invalidation,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "FactMetadata":
+        """Validate and build; unknown keys are ignored."""
+        if data is None:
+            data = {}
+        if not isinstance(data, Mapping):
+            raise InvalidFact("metadata must be an object")
+        provenance = data.get("provenance", "observed")
+        if provenance not in PROVENANCES:
+            raise InvalidFact(f"invalid provenance {provenance!r}", f"use one of: {', '.join(PROVENANCES)}")
+        prompt = data.get("source_prompt")
+        if isinstance(prompt, str):
+            prompt = prompt[:MAX_SOURCE_PROMPT_CHARS]
+        invalidation = data.get("invalidation")
+        if invalidation is not None and not isinstance(invalidation, Mapping):
+            raise InvalidFact("metadata.invalidation must be an object or null")
+        return cls(
+            created_at=_opt_str(data, "created_at", 64) or now_iso(),
+            last_accessed=_opt_str(data, "last_accessed", 64),
+            access_count=int(_number(data, "access_count", 0, 0, 2**53)),
+            source_file=_opt_str(data, "source_file", 4096),
+            source_prompt=None if prompt is None else check_text("source_prompt", prompt, MAX_SOURCE_PROMPT_CHARS),
+            confidence=float(_number(data, "confidence", 0.5, 0.0, 1.0)),
+            success_count=int(_number(data, "success_count", 0, 0, 2**53)),
+            provenance=provenance,
+            author=_opt_str(data, "author", 512) or "unknown",
+            invalidation=dict(invalidation) if invalidation else None,
+        )
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One statement about a codebase, its kind, scope and place in the supersession chain."""
+
+    id: str
+    subject: str
+    body: str
+    kind: FactKind
+    scope: FactScope
+    org_id: str | None = None
+    project_id: str | None = None
+    is_valid: bool = True
+    superseded_by: str | None = None
+    supersedes: str | None = None
+    depends_on: tuple[str, ...] = ()
+    needs_review: bool = False
+    tags: tuple[str, ...] = ()
+    metadata: FactMetadata = field(default_factory=FactMetadata)
+
+    @property
+    def text(self) -> str:
+        """What is embedded and counted for the token budget."""
+        return f"{self.subject}\n{self.body}" if self.body else self.subject
+
+    @property
+    def tokens(self) -> int:
+        """Approximate size in tokens (len/4, at least 1)."""
+        return max(1, (len(self.subject) + len(self.body) + 1) // 4)
+
+    @property
+    def is_protected(self) -> bool:
+        """Constraints and seed/community/synthesized facts are never evicted by caps."""
+        return self.kind is FactKind.CONSTRAINT or bool(PROTECTED_TAGS.intersection(self.tags))
+
+    def evolve(self, **changes: Any) -> "Fact":
+        """A copy with *changes*; `metadata` may be given as a dict of metadata changes."""
+        meta = changes.pop("metadata", None)
+        if isinstance(meta, Mapping):
+            changes["metadata"] = replace(self.metadata, **meta)
+        elif meta is not None:
+            changes["metadata"] = meta
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        """Exactly the JSON stored on the ref."""
+        return {
+            "id": self.id, "subject": self.subject, "body": self.body,
+            "kind": self.kind.value, "scope": self.scope.value,
+            "org_id": self.org_id, "project_id": self.project_id,
+            "is_valid": self.is_valid, "superseded_by": self.superseded_by,
+            "supersedes": self.supersedes, "depends_on": list(self.depends_on),
+            "needs_review": self.needs_review, "tags": list(self.tags),
+            "metadata": self.metadata.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "Fact":
+        """Validate untrusted input and build a Fact (raises InvalidFact)."""
+        if not isinstance(data, Mapping):
+            raise InvalidFact(f"a fact must be a JSON object, not {type(data).__name__}")
+        depends = data.get("depends_on") or []
+        tags = data.get("tags") or []
+        if not isinstance(depends, list) or not isinstance(tags, list):
+            raise InvalidFact("depends_on and tags must be lists")
+        fact_id = check_id(data.get("id"))
+        return cls(
+            id=fact_id,
+            subject=check_text("subject", data.get("subject"), MAX_SUBJECT_CHARS, required=True),
+            body=check_text("body", data.get("body") or "", MAX_BODY_CHARS),
+            kind=parse_kind(data.get("kind")),
+            scope=parse_scope(data.get("scope")),
+            org_id=_opt_str(data, "org_id", 256),
+            project_id=_opt_str(data, "project_id", 256),
+            is_valid=bool(data.get("is_valid", True)),
+            superseded_by=None if data.get("superseded_by") is None else check_id(data["superseded_by"], "superseded_by"),
+            supersedes=None if data.get("supersedes") is None else check_id(data["supersedes"], "supersedes"),
+            depends_on=tuple(dict.fromkeys(check_id(d, "depends_on id") for d in depends)),
+            needs_review=bool(data.get("needs_review", False)),
+            tags=_check_tags(tags),
+            metadata=FactMetadata.from_dict(data.get("metadata")),
+        )
+
+
+def canonical_json(fact: Fact) -> bytes:
+    """The stored form: sorted keys, 2-space indent, UTF-8, trailing newline."""
+    return (json.dumps(fact.to_dict(), sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def fact_from_json(data: bytes | str, origin: str = "fact") -> Fact:
+    """Parse and validate one stored fact; InvalidFact names *origin* on failure."""
+    try:
+        return Fact.from_dict(json.loads(data))
+    except InvalidFact as exc:
+        raise InvalidFact(f"{origin}: {exc.message}", exc.hint) from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidFact(f"{origin}: not valid JSON ({exc})") from None

@@ -1,0 +1,61 @@
+"""Access bookkeeping, kept local: `.git/neo/access.json`.
+
+Recall counts every fact it returns once per request. Writing those counts to
+the shared ref would add a commit (and a merge conflict for teammates) per
+question, so they live beside the repository instead and are laid over the
+stored facts when read: {fact id: [access count, last accessed]}.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable
+
+from neo_git.facts import Fact, now_iso
+from neo_git.fileio import atomic_write, locked
+
+
+class AccessLog:
+    """Per-repository access counts, safe for concurrent processes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._lock = self.path.with_name(self.path.name + ".lock")
+        self._cache: dict[str, list] | None = None
+
+    def _read(self) -> dict[str, list]:
+        try:
+            data = json.loads(self.path.read_bytes())
+        except (FileNotFoundError, ValueError, UnicodeDecodeError):
+            return {}  # derived, local data: a broken file just restarts the counts
+        if not isinstance(data, dict):
+            return {}
+        return {k: v for k, v in data.items() if isinstance(v, list) and len(v) == 2 and isinstance(v[0], int)}
+
+    def counts(self) -> dict[str, list]:
+        """{fact id: [count, last_accessed]} (read once per process, refreshed after writes)."""
+        if self._cache is None:
+            self._cache = self._read()
+        return self._cache
+
+    def record(self, fact_ids: Iterable[str]) -> None:
+        """Count one access for each id (duplicates in one request count once)."""
+        ids = set(fact_ids)
+        if not ids:
+            return
+        stamp = now_iso()
+        with locked(self._lock):
+            data = self._read()
+            for fact_id in ids:
+                count = data.get(fact_id, [0, None])[0]
+                data[fact_id] = [count + 1, stamp]
+            atomic_write(self.path, (json.dumps(data, sort_keys=True) + "\n").encode("utf-8"))
+        self._cache = data
+
+    def apply(self, fact: Fact) -> Fact:
+        """*fact* with the local access count added to the stored one."""
+        entry = self.counts().get(fact.id)
+        if not entry:
+            return fact
+        last = max(filter(None, (fact.metadata.last_accessed, entry[1])), default=None)
+        return fact.evolve(metadata={"access_count": fact.metadata.access_count + entry[0], "last_accessed": last})

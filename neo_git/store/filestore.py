@@ -1,0 +1,101 @@
+"""Global, org and session scope: a JSON file in Neo's v2.0 envelope.
+
+`{"version": "2.0", "facts": [...]}` in `~/.neo/facts/facts_global.json`,
+`facts_org_<org>.json`, and `.git/neo/session.json` per worktree. Every write
+happens under an exclusive lock, re-reads the file and applies the change to
+what is there now (merge-on-save), then replaces the file atomically. Entries
+that fail validation are carried through untouched; a file that is not JSON
+is moved aside and reported, never overwritten.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from neo_git.errors import CorruptStore, InvalidFact
+from neo_git.facts import Fact
+from neo_git.fileio import atomic_write, locked
+from neo_git.store.base import Change, LoadedScope, Transaction
+
+ENVELOPE_VERSION = "2.0"
+
+
+class FileStore:
+    """One facts file, safe for several processes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.description = str(self.path)
+        self._lock_path = self.path.with_name(self.path.name + ".lock")
+
+    def load(self) -> LoadedScope:
+        """Read the file (a missing file is an empty scope)."""
+        facts, _raw_invalid, warnings = self._read(have_lock=False)
+        return LoadedScope(facts, warnings)
+
+    def transact(self, body: Transaction) -> Change | None:
+        """Apply *body* to the current contents under the lock and save atomically."""
+        with locked(self._lock_path):
+            facts, raw_invalid, _ = self._read(have_lock=True)
+            change = body(dict(facts))
+            if change is None or not change.facts:
+                return change
+            for fact in change.facts:
+                facts[fact.id] = fact
+            self._write(facts, raw_invalid)
+            return change
+
+    # --- file format ---------------------------------------------------------------
+
+    def _read(self, have_lock: bool) -> tuple[dict[str, Fact], list, list[str]]:
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return {}, [], []
+        except IsADirectoryError:
+            raise CorruptStore(f"{self.path} is a directory, not a facts file") from None
+        try:
+            envelope = json.loads(data)
+            if isinstance(envelope, list):  # a bare list of facts: accept, rewrite as envelope
+                envelope = {"version": ENVELOPE_VERSION, "facts": envelope}
+            if not isinstance(envelope, dict) or not isinstance(envelope.get("facts"), list):
+                raise ValueError('expected {"version": "2.0", "facts": [...]}')
+        except (ValueError, UnicodeDecodeError) as exc:
+            aside = self._move_aside(data, have_lock)
+            raise CorruptStore(
+                f"{self.path} is not a valid facts file ({exc}); moved it to {aside}",
+                f"fix the JSON and move it back, or `git neo import {aside}`; nothing was overwritten",
+            ) from None
+        facts: dict[str, Fact] = {}
+        raw_invalid: list = []
+        warnings: list[str] = []
+        for index, raw in enumerate(envelope["facts"]):
+            try:
+                fact = Fact.from_dict(raw)
+            except InvalidFact as exc:
+                raw_invalid.append(raw)
+                warnings.append(f"{self.path}: fact #{index} skipped: {exc.message}")
+                continue
+            facts[fact.id] = fact
+        return facts, raw_invalid, warnings
+
+    def _write(self, facts: dict[str, Fact], raw_invalid: list) -> None:
+        ordered = sorted(facts.values(), key=lambda f: (f.metadata.created_at, f.id))
+        envelope = {"version": ENVELOPE_VERSION, "facts": [f.to_dict() for f in ordered] + raw_invalid}
+        data = json.dumps(envelope, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+        atomic_write(self.path, data.encode("utf-8"))
+
+    def _move_aside(self, seen: bytes, have_lock: bool) -> Path:
+        """Rename the unreadable file out of the way, unless someone replaced it meanwhile."""
+        aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+        if not have_lock:
+            with locked(self._lock_path):
+                return self._move_aside(seen, have_lock=True)
+        try:
+            if self.path.read_bytes() == seen:
+                os.replace(self.path, aside)
+        except FileNotFoundError:
+            pass  # another process moved it aside first
+        return aside

@@ -1,0 +1,219 @@
+"""Project scope on `refs/neo/facts`: a commit chain that is never checked out.
+
+Tree: `meta.json` plus `facts/<id[0:2]>/<id>.json`, one canonical JSON blob per
+fact. Each change is one commit built with pygit2 tree builders (never the
+user's index or work tree) and published by compare-and-swap on the ref,
+retried a bounded number of times when another writer got there first.
+Only the 2-hex subtree that holds a changed fact is rewritten, so a write costs
+the same whatever the number of stored facts.
+"""
+from __future__ import annotations
+
+import json
+import random
+import time
+from pathlib import Path
+
+import pygit2
+
+from neo_git.errors import CorruptStore, InvalidFact, NeoError
+from neo_git.facts import SCHEMA_VERSION, Fact, canonical_json, fact_from_json
+from neo_git.store.base import Change, LoadedScope, Transaction
+
+FACTS_REF = "refs/neo/facts"
+MAX_ATTEMPTS = 60
+_BLOB = pygit2.enums.FileMode.BLOB
+_TREE = pygit2.enums.FileMode.TREE
+
+
+def fact_path(fact_id: str) -> str:
+    """Path of a fact's blob inside the facts tree."""
+    return f"facts/{fact_id[:2]}/{fact_id}.json"
+
+
+def ensure_reflog(common_dir: Path, ref: str = FACTS_REF) -> None:
+    """Create the ref's reflog file: git and libgit2 append to a reflog that exists,
+    so the ref gets a history without touching `core.logAllRefUpdates`."""
+    log = Path(common_dir) / "logs" / ref
+    if not log.exists():
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.touch()
+
+
+class RefStore:
+    """Facts of one repository's project scope, stored on a git ref."""
+
+    def __init__(self, repo: pygit2.Repository, common_dir: Path, signature: pygit2.Signature,
+                 project_id: str | None = None, ref: str = FACTS_REF) -> None:
+        self.repo = repo
+        self.ref = ref
+        self.description = ref
+        self.common_dir = Path(common_dir)
+        self.signature = signature
+        self.project_id = project_id
+        # prefix -> (subtree id, {fact id: Fact}); lets a reload parse only changed subtrees.
+        self._subtrees: dict[str, tuple[pygit2.Oid, dict[str, Fact]]] = {}
+        self._warnings: dict[str, list[str]] = {}
+        self._loaded_tip: pygit2.Oid | None = None
+        self._loaded: dict[str, Fact] = {}
+
+    # --- reading -------------------------------------------------------------------
+
+    def tip(self) -> pygit2.Oid | None:
+        """The commit the ref points at, or None before the first fact."""
+        try:
+            return self.repo.references[self.ref].resolve().target
+        except KeyError:
+            return None
+
+    def load(self) -> LoadedScope:
+        """All facts at the current tip (cached; only changed subtrees are re-read)."""
+        facts = self._load_at(self.tip())
+        return LoadedScope(dict(facts), [w for ws in self._warnings.values() for w in ws])
+
+    def meta(self) -> dict:
+        """`meta.json` at the tip ({} before the first write)."""
+        tip = self.tip()
+        if tip is None:
+            return {}
+        tree = self._commit(tip).tree
+        if "meta.json" not in tree:
+            return {}
+        try:
+            data = json.loads(self.repo[tree["meta.json"].id].data)
+        except ValueError:
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _commit(self, oid: pygit2.Oid) -> pygit2.Commit:
+        obj = self.repo[oid]
+        if not isinstance(obj, pygit2.Commit):
+            raise CorruptStore(f"{self.ref} does not point at a commit",
+                               f"inspect it with `git log {self.ref}`; nothing was changed")
+        return obj
+
+    def _load_at(self, tip: pygit2.Oid | None) -> dict[str, Fact]:
+        if tip == self._loaded_tip and tip is not None:
+            return self._loaded
+        if tip is None:
+            self._subtrees, self._warnings, self._loaded = {}, {}, {}
+            self._loaded_tip = None
+            return self._loaded
+        tree = self._commit(tip).tree
+        facts_tree = self.repo[tree["facts"].id] if "facts" in tree else None
+        subtrees: dict[str, tuple[pygit2.Oid, dict[str, Fact]]] = {}
+        warnings: dict[str, list[str]] = {}
+        if isinstance(facts_tree, pygit2.Tree):
+            for entry in facts_tree:
+                cached = self._subtrees.get(entry.name)
+                if cached and cached[0] == entry.id:
+                    subtrees[entry.name] = cached
+                    if entry.name in self._warnings:
+                        warnings[entry.name] = self._warnings[entry.name]
+                    continue
+                subtrees[entry.name] = (entry.id, self._read_subtree(entry, warnings))
+        merged: dict[str, Fact] = {}
+        for _, facts in subtrees.values():
+            merged.update(facts)
+        self._subtrees, self._warnings, self._loaded, self._loaded_tip = subtrees, warnings, merged, tip
+        return merged
+
+    def _read_subtree(self, entry: pygit2.Object, warnings: dict[str, list[str]]) -> dict[str, Fact]:
+        facts: dict[str, Fact] = {}
+        subtree = self.repo[entry.id]
+        if not isinstance(subtree, pygit2.Tree):
+            warnings.setdefault(entry.name, []).append(f"{self.ref}:facts/{entry.name} is not a folder; skipped")
+            return facts
+        for blob_entry in subtree:
+            origin = f"{self.ref}:facts/{entry.name}/{blob_entry.name}"
+            try:
+                blob = self.repo[blob_entry.id]
+                if not isinstance(blob, pygit2.Blob):
+                    raise InvalidFact(f"{origin}: not a file")
+                fact = fact_from_json(blob.data, origin)
+                if f"{fact.id}.json" != blob_entry.name:
+                    raise InvalidFact(f"{origin}: holds fact {fact.id}, not the one its name says")
+            except InvalidFact as exc:
+                # A teammate's malformed fact: skip it, keep it on the ref untouched.
+                warnings.setdefault(entry.name, []).append(f"{exc.message}; skipped")
+                continue
+            facts[fact.id] = fact
+        return facts
+
+    # --- writing -------------------------------------------------------------------
+
+    def transact(self, body: Transaction) -> Change | None:
+        """Run *body* on the facts at the tip and publish its change by CAS, retrying."""
+        ensure_reflog(self.common_dir, self.ref)
+        delay = 0.002
+        for _attempt in range(MAX_ATTEMPTS):
+            tip = self.tip()
+            facts = self._load_at(tip)
+            change = body(dict(facts))
+            if change is None or not change.facts:
+                return change
+            commit_id = self._write_commit(tip, change)
+            if self._compare_and_swap(tip, commit_id, change.message):
+                return change
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 1.6, 0.1)
+        raise NeoError(f"could not update {self.ref}: it kept moving ({MAX_ATTEMPTS} attempts)",
+                       "many writers at once; try again")
+
+    def initialize(self) -> bool:
+        """Create the ref with a first commit holding only meta.json; False if it exists."""
+        ensure_reflog(self.common_dir, self.ref)
+        if self.tip() is not None:
+            return False
+        builder = self.repo.TreeBuilder()
+        builder.insert("meta.json", self._meta_blob(), _BLOB)
+        commit = self.repo.create_commit(None, self.signature, self.signature, "init git-neo facts\n",
+                                         builder.write(), [])
+        return self._compare_and_swap(None, commit, "init git-neo facts")
+
+    def _write_commit(self, tip: pygit2.Oid | None, change: Change) -> pygit2.Oid:
+        repo = self.repo
+        root = self._commit(tip).tree if tip is not None else None
+        facts_tree = repo[root["facts"].id] if root is not None and "facts" in root else None
+        facts_builder = repo.TreeBuilder(facts_tree) if isinstance(facts_tree, pygit2.Tree) else repo.TreeBuilder()
+        by_prefix: dict[str, list[Fact]] = {}
+        for fact in change.facts:
+            by_prefix.setdefault(fact.id[:2], []).append(fact)
+        for prefix, facts in by_prefix.items():
+            existing = facts_tree[prefix] if isinstance(facts_tree, pygit2.Tree) and prefix in facts_tree else None
+            existing = repo[existing.id] if existing is not None else None
+            builder = repo.TreeBuilder(existing) if isinstance(existing, pygit2.Tree) else repo.TreeBuilder()
+            for fact in facts:
+                builder.insert(f"{fact.id}.json", repo.create_blob(canonical_json(fact)), _BLOB)
+            facts_builder.insert(prefix, builder.write(), _TREE)
+        root_builder = repo.TreeBuilder(root) if root is not None else repo.TreeBuilder()
+        root_builder.insert("facts", facts_builder.write(), _TREE)
+        if root is None or "meta.json" not in root:
+            root_builder.insert("meta.json", self._meta_blob(), _BLOB)
+        message = change.message + ("\n\n" + "\n".join(change.details) if change.details else "") + "\n"
+        parents = [tip] if tip is not None else []
+        return repo.create_commit(None, self.signature, self.signature, message, root_builder.write(), parents)
+
+    def _meta_blob(self) -> pygit2.Oid:
+        meta = {"schema_version": SCHEMA_VERSION, "project_id": self.project_id}
+        return self.repo.create_blob(json.dumps(meta, sort_keys=True, indent=2) + "\n")
+
+    def _compare_and_swap(self, expected: pygit2.Oid | None, new: pygit2.Oid, message: str) -> bool:
+        reflog_message = f"neo: {message}"[:200]
+        try:
+            if expected is None:
+                self.repo.create_reference_direct(self.ref, new, False, message=reflog_message)
+                return True
+            ref = self.repo.references[self.ref]
+            if ref.target != expected:
+                return False
+            # libgit2 re-checks the old value under the ref's lock file: this is the CAS.
+            ref.set_target(new, reflog_message)
+            return True
+        except (pygit2.AlreadyExistsError, KeyError):
+            return False
+        except pygit2.GitError as exc:
+            text = str(exc)
+            if "does not match" in text or "lock" in text or "exists" in text:
+                return False
+            raise

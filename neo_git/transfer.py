@@ -1,0 +1,129 @@
+"""Neo v2.0 facts files: `{"version": "2.0", "facts": [...]}` in, and out.
+
+Import is all-or-nothing: every entry is validated first and one bad entry
+stops the import with its position and reason, so a half-imported file never
+happens. Ids are kept, so importing the same file twice adds nothing. Inline
+`embedding` arrays are derived data: used to warm the vector cache when they
+match the active embedder's space, otherwise ignored.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from neo_git.errors import InvalidFact, NeoError
+from neo_git.facts import SCOPE_ORDER, Fact, FactScope, new_fact_id, parse_scope
+from neo_git.redact import redact
+from neo_git.store.base import Change
+from neo_git.store.filestore import ENVELOPE_VERSION
+
+if TYPE_CHECKING:  # pragma: no cover
+    from neo_git.store import FactStore
+
+MAX_IMPORT_BYTES = 512 * 1024 * 1024
+NEO_EMBEDDING_MODEL = "fastembed:jinaai/jina-embeddings-v2-base-code"
+
+
+def read_envelope(path: Path) -> list:
+    """The `facts` list of a Neo v2.0 file (or a bare list), with clear errors."""
+    try:
+        if path.stat().st_size > MAX_IMPORT_BYTES:
+            raise NeoError(f"{path} is larger than {MAX_IMPORT_BYTES >> 20} MiB", "split it first")
+        data = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise NeoError(f"no such file: {path}") from None
+    except IsADirectoryError:
+        raise NeoError(f"{path} is a directory, not a facts file") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise NeoError(f"{path} is not valid JSON ({exc})", 'expected {"version": "2.0", "facts": [...]}') from None
+    if isinstance(data, dict) and isinstance(data.get("facts"), list):
+        version = str(data.get("version", ENVELOPE_VERSION))
+        if not version.startswith("2."):
+            raise NeoError(f"{path} is a Neo v{version} file; only v2.x is supported")
+        return data["facts"]
+    if isinstance(data, list):
+        return data
+    raise NeoError(f"{path} is not a facts file", 'expected {"version": "2.0", "facts": [...]}')
+
+
+def _normalise(raw: Any, scope: FactScope | None) -> tuple[Fact, list | None]:
+    """A Fact from one Neo entry (lenient about missing optional fields), and its embedding."""
+    if not isinstance(raw, dict):
+        raise InvalidFact(f"expected an object, got {type(raw).__name__}")
+    entry = dict(raw)
+    embedding = entry.pop("embedding", None)
+    entry.setdefault("id", new_fact_id())
+    if not entry.get("subject") and isinstance(entry.get("body"), str):
+        entry["subject"] = entry["body"].strip().splitlines()[0][:120] if entry["body"].strip() else ""
+    meta = entry.get("metadata") if isinstance(entry.get("metadata"), dict) else {}
+    for key in ("created_at", "last_accessed", "access_count", "source_file", "source_prompt",
+                "confidence", "success_count", "provenance", "author"):
+        if key in entry and key not in meta:  # flat Neo layouts keep these at the top level
+            meta[key] = entry.pop(key)
+    entry["metadata"] = meta
+    if scope is not None:
+        entry["scope"] = scope.value
+    fact = Fact.from_dict(entry)
+    fact = fact.evolve(subject=redact(fact.subject), body=redact(fact.body))
+    return fact, embedding if isinstance(embedding, list) else None
+
+
+def import_file(store: "FactStore", path: str | Path, scope: str | None = None) -> dict:
+    """Import every fact of a Neo v2.0 file; returns counts per scope."""
+    path = Path(path)
+    entries = read_envelope(path)
+    target = parse_scope(scope) if scope else None
+    parsed: list[tuple[Fact, list | None]] = []
+    for index, raw in enumerate(entries):
+        try:
+            parsed.append(_normalise(raw, target))
+        except InvalidFact as exc:
+            raise NeoError(f"{path}: fact #{index}: {exc.message}; nothing was imported", exc.hint) from None
+    summary: dict[str, Any] = {"file": str(path), "read": len(parsed), "added": {}, "skipped_existing": 0,
+                               "embeddings": "none"}
+    # Ids are unique across scopes: an id already stored anywhere is skipped.
+    elsewhere = {f.id for f in store.list(include_invalid=True)}
+    for fact_scope in SCOPE_ORDER:
+        batch = [f for f, _ in parsed if f.scope is fact_scope]
+        summary["skipped_existing"] += sum(1 for f in batch if f.id in elsewhere)
+        batch = [f for f in batch if f.id not in elsewhere]
+        if not batch:
+            continue
+        added: list[Fact] = []
+
+        def body(facts: dict[str, Fact], batch=batch, added=added) -> Change | None:
+            added[:] = [f for f in batch if f.id not in facts]
+            if not added:
+                return None
+            return Change(tuple(added), f"import {len(added)} {fact_scope.value} facts from {path.name}")
+
+        store.backends[fact_scope].transact(body)
+        summary["added"][fact_scope.value] = len(added)
+        summary["skipped_existing"] += len(batch) - len(added)
+    summary["embeddings"] = _use_embeddings(store, parsed)
+    return summary
+
+
+def _use_embeddings(store: "FactStore", parsed: list[tuple[Fact, list | None]]) -> str:
+    with_vectors = [(f, e) for f, e in parsed if e]
+    if not with_vectors:
+        return "none"
+    embedder = store.embedder
+    dims = {len(e) for _, e in with_vectors}
+    if embedder.id != NEO_EMBEDDING_MODEL or dims != {embedder.dim}:
+        return f"ignored (the file's vectors are not in the {embedder.id} space)"
+    from neo_git.embed.cache import VectorCache
+
+    try:
+        VectorCache(store.home / "cache" / "vectors").put(
+            embedder.id, [f.text for f, _ in with_vectors], [e for _, e in with_vectors])
+    except ValueError as exc:
+        return f"ignored ({exc})"
+    return f"cached {len(with_vectors)} vectors"
+
+
+def export_envelope(store: "FactStore", scope: str | None = None, include_invalid: bool = False) -> dict:
+    """The facts as a Neo v2.0 envelope (no inline embeddings: they are derived data)."""
+    facts = store.list(scope=scope, include_invalid=include_invalid)
+    return {"version": ENVELOPE_VERSION, "facts": [f.to_dict() for f in facts]}
