@@ -2,8 +2,14 @@
 
 Each language family has a resolver module in `neo_git.health.resolvers`; this
 module groups files by family, runs each resolver and merges the graphs. Config
-files (go.mod, tsconfig.json, Cargo.toml) are read through `read`, which serves
-the same snapshot (git objects), never the work tree.
+files (go.mod, tsconfig.json/jsconfig.json, Cargo.toml) are read through `read`,
+which serves the same snapshot (git objects), never the work tree.
+
+Nodes are repository-relative file paths, except Go, whose nodes are package
+directories ("." for the repository root) because Go cycles are between packages.
+Imports that leave the repository (stdlib, third-party) are not edges. The
+per-language semantics (Python follows grimp; Go leaves out _test.go files; Rust
+`mod` items are parent -> child edges) are documented in each resolver module.
 """
 from __future__ import annotations
 

@@ -385,3 +385,31 @@ def test_rust_module_shared_by_lib_and_main_resolves_in_both_crates():
     graph = graph_of(repo)
     assert graph.edges["src/cli.rs"] == {"src/util.rs"}
     assert graph.edges["src/main.rs"] == {"src/util.rs", "src/cli.rs"}
+
+
+def test_type_checking_edges_hold_only_imports_not_also_made_at_runtime():
+    repo = {
+        "a.py": "import b\nimport c\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import b\n    import d\n",
+        "b.py": "", "c.py": "", "d.py": "",
+    }
+    graph = graph_of(repo)
+    assert graph.edges["a.py"] == {"b.py", "c.py"}
+    assert graph.type_checking_edges == {"a.py": {"d.py"}}
+
+
+def test_jsonc_keeps_strings_that_look_like_comments():
+    from neo_git.health.resolvers.tsconfig import parse_jsonc
+
+    text = '{"a": "http://x/*y*/", /* c */ "b": [1, 2,], // tail\n "c": "q\\"//",}'
+    assert parse_jsonc(text) == {"a": "http://x/*y*/", "b": [1, 2], "c": 'q"//'}
+    assert parse_jsonc("[1, 2]") == {} and parse_jsonc("{oops") == {}
+
+
+def test_tsconfig_extends_loop_terminates():
+    repo = {
+        "tsconfig.json": '{"extends": "./b.json"}',
+        "b.json": '{"extends": "./tsconfig.json", "compilerOptions": {"baseUrl": "src"}}',
+        "src/x.ts": "import 'y';\n",
+        "src/y.ts": "export {};\n",
+    }
+    assert graph_of(repo).edges["src/x.ts"] == {"src/y.ts"}

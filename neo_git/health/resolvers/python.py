@@ -28,6 +28,8 @@ def resolve(files: Mapping[str, FileMetrics], read: Reader) -> ImportGraph:
             targets = index.resolve(path, ref)
             bucket = type_checking if ref.type_checking else edges
             bucket.setdefault(path, set()).update(targets)
+    for path, targets in type_checking.items():
+        targets -= edges[path]          # "TYPE_CHECKING only": also imported at runtime is runtime
     return make_graph(edges, {p: files[p].language for p in files}, type_checking)
 
 
