@@ -1,0 +1,148 @@
+"""Speed of `git neo health` on the CPython standard library.
+
+Builds a throwaway repository from the stdlib of the running Python (~1,800
+.py files, ~31 MB, no site-packages), then measures, as the median of several
+runs each:
+
+  bare      tree-sitter `parser.parse` of every blob's bytes, nothing else
+  cold      full snapshot of HEAD with an empty cache
+  warm      the same snapshot again, everything cached
+  one-file  snapshot of a new commit that changes one file (cache warm)
+
+and prints a table with the targets: cold/bare <= 1.5, warm/cold <= 5 %,
+one-file/cold <= 2 %.
+
+    .venv/bin/python benchmarks/health_bench.py [--runs 3] [--keep]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import pygit2  # noqa: E402
+
+from neo_git.health.snapshot import snapshot_commit, tree_entries  # noqa: E402
+from neo_git.identity import repository_paths  # noqa: E402
+
+SIGNATURE = pygit2.Signature("Bench", "bench@example.com", 1_700_000_000, 0)
+
+
+def stdlib_files() -> dict[str, bytes]:
+    """Repository path -> bytes of every .py file of the stdlib (site-packages excluded)."""
+    root = Path(sysconfig.get_paths()["stdlib"])
+    files = {}
+    for directory, subdirs, names in os.walk(root):
+        subdirs[:] = sorted(d for d in subdirs if d not in ("site-packages", "__pycache__"))
+        for name in sorted(names):
+            if name.endswith(".py"):
+                path = Path(directory, name)
+                files[path.relative_to(root).as_posix()] = path.read_bytes()
+    return files
+
+
+def commit_tree(repo: pygit2.Repository, files: dict[str, bytes], message: str) -> pygit2.Oid:
+    """Commit *files* as the whole tree on top of HEAD (without touching a work tree)."""
+    index = pygit2.Index()
+    for path, data in files.items():
+        index.add(pygit2.IndexEntry(path, repo.create_blob(data), pygit2.enums.FileMode.BLOB))
+    tree = index.write_tree(repo)
+    parents = [] if repo.head_is_unborn else [repo.head.target]
+    return repo.create_commit("HEAD", SIGNATURE, SIGNATURE, message, tree, parents)
+
+
+def timed(func) -> float:
+    start = time.perf_counter()
+    func()
+    return time.perf_counter() - start
+
+
+def clear_cache(repo: pygit2.Repository) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        path = Path(str(repository_paths(repo).neo_dir / "health.sqlite") + suffix)
+        if path.exists():
+            path.unlink()
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    options.add_argument("--runs", type=int, default=3, help="runs per measurement (median)")
+    options.add_argument("--keep", action="store_true", help="keep the repository and print its path")
+    args = options.parse_args(argv)
+
+    workdir = Path(tempfile.mkdtemp(prefix="neo-health-bench-"))
+    try:
+        files = stdlib_files()
+        repo = pygit2.init_repository(str(workdir / "repo"), bare=True)
+        commit_tree(repo, files, "stdlib")
+        total_bytes = sum(len(d) for d in files.values())
+
+        # bare tree-sitter: the same blobs, read up front, parse only
+        from neo_git.health.metrics import analyze_source, language_for_path
+        from neo_git.health.parsing import parser
+
+        blobs = [repo[e.id].data for e in tree_entries(repo.head.peel(pygit2.Commit).tree)
+                 if language_for_path(e.path) == "python"]
+        python_parser = parser("python")
+        analyze_source("warmup.py", b"def f():\n    pass\n")  # grammar + query compiled once
+
+        def bare():
+            for data in blobs:
+                python_parser.parse(data)
+
+        def cold():
+            clear_cache(repo)
+            snapshot_commit(repo)
+
+        results = {
+            "bare parse": [timed(bare) for _ in range(args.runs)],
+            "cold scan": [timed(cold) for _ in range(args.runs)],
+            "warm rescan": [timed(lambda: snapshot_commit(repo)) for _ in range(args.runs)],
+        }
+        one_file = []
+        victim = "argparse.py"
+        for run in range(args.runs):
+            files[victim] = files[victim] + f"\n# change {run}\n".encode()
+            commit_tree(repo, files, f"change {run}")
+            one_file.append(timed(lambda: snapshot_commit(repo)))
+        results["one-file commit"] = one_file
+
+        snapshot = snapshot_commit(repo).to_dict()
+        print(f"repository: {len(files)} .py files, {total_bytes / 1e6:.1f} MB "
+              f"({snapshot['files']} analysed, skipped {snapshot['skipped'] or 'none'}, "
+              f"{snapshot['cycles']} import cycles, {len(snapshot['god_files'])} god files); "
+              f"median of {args.runs} runs")
+        print(f"{'measurement':<16} {'files':>6} {'MB':>6} {'seconds':>8} {'MB/s':>7}")
+        medians = {}
+        for name, times in results.items():
+            median = medians[name] = statistics.median(times)
+            count = 1 if name == "one-file commit" else len(files)
+            print(f"{name:<16} {count:>6} {total_bytes / 1e6:>6.1f} {median:>8.3f} "
+                  f"{total_bytes / 1e6 / median:>7.1f}")
+        cold_time = medians["cold scan"]
+        print()
+        for label, value, target in (
+            ("cold / bare", cold_time / medians["bare parse"], "<= 1.5"),
+            ("warm / cold", medians["warm rescan"] / cold_time, "<= 5%"),
+            ("one-file / cold", medians["one-file commit"] / cold_time, "<= 2%"),
+        ):
+            shown = f"{value:.2f}x" if label == "cold / bare" else f"{value:.1%}"
+            print(f"{label:<16} {shown:>8}   target {target}")
+    finally:
+        if args.keep:
+            print(f"kept {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,189 @@
+"""Blob-keyed cache of per-file health results in `.git/neo/health.sqlite`.
+
+A file's metrics depend only on its bytes and on how they are parsed, so the
+key is (blob id, language, analyzer version): the language because it comes
+from the extension (the same blob as `a.ts` and `a.tsx` parses differently);
+the version so that a change to the metrics code or a grammar upgrade
+invalidates old rows. The path is *not* part of the key: a cached result is
+re-labelled with the path it is found at, so a rename or a copy costs nothing.
+
+The cache is an accelerator, never a requirement. A corrupt file is moved
+aside and recreated, a locked one is skipped after a short busy timeout (hooks
+must not wait on another process), and any SQLite error turns the cache off
+for the rest of the scan: results are then simply recomputed.
+"""
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Iterable
+
+BUSY_TIMEOUT_SECONDS = 0.2   # a hook must never hang on a lock held by another scan
+BATCH_SIZE = 256             # rows written per transaction
+_SELECT_CHUNK = 500          # keys per `IN (...)` query (below every SQLite variable limit)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS file_results (
+    blob BLOB NOT NULL,
+    language TEXT NOT NULL,
+    version TEXT NOT NULL,
+    result TEXT NOT NULL,
+    PRIMARY KEY (blob, language, version)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+Key = tuple[bytes, str]  # (raw 20-byte blob id, language)
+
+
+class MetricsCache:
+    """Per-file results (JSON text) keyed by (blob id, language) for one analyzer version."""
+
+    def __init__(self, path: Path | None, version: str) -> None:
+        self.path = path
+        self.version = version
+        self._conn: sqlite3.Connection | None = None
+        self._pending: list[tuple[bytes, str, str, str]] = []
+        if path is not None:
+            self._conn = self._connect(path)
+
+    # -- opening ------------------------------------------------------------
+
+    def _connect(self, path: Path) -> sqlite3.Connection | None:
+        for attempt in (1, 2):
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
+                self._prepare(conn)
+                return conn
+            except sqlite3.DatabaseError as exc:
+                if attempt == 1 and _looks_corrupt(exc):
+                    _move_aside(path)
+                    continue
+                return None
+            except OSError:
+                return None
+        return None
+
+    def _prepare(self, conn: sqlite3.Connection) -> None:
+        try:
+            # WAL lets a hook read while an interactive scan writes. Switching needs
+            # a moment of exclusive access; if someone holds the file, stay as is.
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.OperationalError:
+            pass
+        conn.executescript(_SCHEMA)
+        row = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+        if row is None or row[0] != self.version:
+            # A new analyzer: old rows can never be hit again, drop them.
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                conn.execute("DELETE FROM file_results WHERE version != ?", (self.version,))
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (self.version,))
+                conn.execute("COMMIT")
+            except sqlite3.OperationalError:  # locked: prune another time
+                _rollback(conn)
+
+    @property
+    def enabled(self) -> bool:
+        """False when the cache could not be opened or failed during this scan."""
+        return self._conn is not None
+
+    # -- reading and writing ------------------------------------------------
+
+    def get_many(self, keys: Iterable[Key]) -> dict[Key, str]:
+        """The cached results among *keys* (a few `IN` queries, not one per file)."""
+        found: dict[Key, str] = {}
+        if self._conn is None:
+            return found
+        blobs = sorted({blob for blob, _language in keys})
+        try:
+            for start in range(0, len(blobs), _SELECT_CHUNK):
+                chunk = blobs[start:start + _SELECT_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                rows = self._conn.execute(
+                    f"SELECT blob, language, result FROM file_results "
+                    f"WHERE version = ? AND blob IN ({marks})",
+                    (self.version, *chunk),
+                )
+                for blob, language, result in rows:
+                    found[(bytes(blob), language)] = result
+        except sqlite3.Error:
+            self._disable()
+        return found
+
+    def put(self, key: Key, result: str) -> None:
+        """Remember one result; written in batches."""
+        if self._conn is None:
+            return
+        self._pending.append((key[0], key[1], self.version, result))
+        if len(self._pending) >= BATCH_SIZE:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the pending results in one transaction (dropped if the file is locked)."""
+        if self._conn is None or not self._pending:
+            return
+        rows, self._pending = self._pending, []
+        try:
+            self._conn.execute("BEGIN")
+            self._conn.executemany("INSERT OR REPLACE INTO file_results VALUES (?, ?, ?, ?)", rows)
+            self._conn.execute("COMMIT")
+        except sqlite3.OperationalError:
+            # Locked by another writer past the busy timeout: these rows are just
+            # recomputed next time. Keep the cache on for reads.
+            _rollback(self._conn)
+        except sqlite3.Error:
+            self._disable()
+
+    def close(self) -> None:
+        """Flush and close."""
+        self.flush()
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except sqlite3.Error:
+                pass
+            self._conn = None
+
+    def __enter__(self) -> "MetricsCache":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def _disable(self) -> None:
+        conn, self._conn = self._conn, None
+        self._pending = []
+        if conn is not None:
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
+
+
+def _looks_corrupt(exc: sqlite3.DatabaseError) -> bool:
+    text = str(exc).lower()
+    return "not a database" in text or "malformed" in text or "corrupt" in text
+
+
+def _move_aside(path: Path) -> None:
+    """Keep a corrupt cache file for inspection instead of deleting it."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for suffix in ("", "-wal", "-shm"):
+        source = Path(str(path) + suffix)
+        if source.exists():
+            try:
+                os.replace(source, Path(f"{path}.corrupt-{stamp}{suffix}"))
+            except OSError:
+                pass
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    try:
+        conn.execute("ROLLBACK")
+    except sqlite3.Error:
+        pass
