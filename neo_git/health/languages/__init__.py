@@ -1,0 +1,59 @@
+"""The language registry: which grammar wheel, query file and import reader each language uses.
+
+Language specifics are data: the `.scm` query next to this file says which syntax
+nodes are functions, control flow and imports; the small per-language modules turn
+captured import nodes into ImportRefs where the capture alone is not enough.
+Nothing here imports tree_sitter (the CLI imports this at start-up).
+"""
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+from neo_git.health.languages import java, python, rust
+from neo_git.health.model import ImportRef
+
+# (captures: capture name -> captured nodes, source bytes) -> ImportRefs
+ImportReader = Callable[[dict, bytes], "list[ImportRef]"]
+
+
+class LanguageSpec(NamedTuple):
+    """How to parse and query one language."""
+
+    grammar_module: str            # the tree-sitter-<lang> wheel's module
+    grammar_function: str          # its function returning the language pointer
+    query_file: str                # .scm file in this package
+    read_imports: ImportReader | None = None  # for `@import` captures; `@import.<kind>` needs none
+
+
+LANGUAGES: dict[str, LanguageSpec] = {
+    "python": LanguageSpec("tree_sitter_python", "language", "python.scm", python.read_imports),
+    "javascript": LanguageSpec("tree_sitter_javascript", "language", "javascript.scm"),
+    "typescript": LanguageSpec("tree_sitter_typescript", "language_typescript", "typescript.scm"),
+    "tsx": LanguageSpec("tree_sitter_typescript", "language_tsx", "typescript.scm"),
+    "go": LanguageSpec("tree_sitter_go", "language", "go.scm"),
+    "rust": LanguageSpec("tree_sitter_rust", "language", "rust.scm", rust.read_imports),
+    "java": LanguageSpec("tree_sitter_java", "language", "java.scm", java.read_imports),
+}
+
+EXTENSIONS: dict[str, str] = {
+    ".py": "python", ".pyi": "python",
+    ".js": "javascript", ".jsx": "javascript", ".mjs": "javascript", ".cjs": "javascript",
+    ".ts": "typescript", ".mts": "typescript", ".cts": "typescript",
+    ".tsx": "tsx",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+}
+
+
+class UnknownLanguageError(ValueError):
+    """A language name that is not in the registry."""
+
+
+def language_spec(name: str) -> LanguageSpec:
+    """The registry entry for `name`; unknown names fail listing the valid ones."""
+    try:
+        return LANGUAGES[name]
+    except KeyError:
+        valid = ", ".join(sorted(LANGUAGES))
+        raise UnknownLanguageError(f"unknown language {name!r} (known: {valid})") from None

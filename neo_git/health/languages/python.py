@@ -1,0 +1,61 @@
+"""Python import statements -> ImportRefs (nodes captured by python.scm)."""
+from __future__ import annotations
+
+import re
+
+from neo_git.health.model import ImportRef
+
+_TYPE_CHECKING = re.compile(r"(typing\s*\.\s*)?TYPE_CHECKING")
+
+
+def _text(node) -> str:
+    return node.text.decode("utf-8", errors="replace")
+
+
+def _dotted(node) -> str:
+    """`a . b` written with any spacing -> "a.b"; aliases resolve to the imported name."""
+    if node.type == "aliased_import":
+        node = node.child_by_field_name("name")
+    return "".join(_text(node).split())
+
+
+def _under_type_checking(node) -> bool:
+    """Is `node` inside the body (not the else) of `if TYPE_CHECKING:` / `if typing.TYPE_CHECKING:`?"""
+    child, parent = node, node.parent
+    while parent is not None:
+        if parent.type == "if_statement" and child.type == "block":
+            condition = parent.child_by_field_name("condition")
+            consequence = parent.child_by_field_name("consequence")
+            if (consequence is not None and consequence.id == child.id and condition is not None
+                    and _TYPE_CHECKING.fullmatch(_text(condition))):
+                return True
+        child, parent = parent, parent.parent
+    return False
+
+
+def read_imports(captures: dict, source: bytes) -> list[ImportRef]:
+    """One ImportRef per imported module (`import a, b` gives two); `from __future__` skipped."""
+    # Walking up from every import is only worth it in the few files that can need it.
+    maybe_type_checking = b"TYPE_CHECKING" in source
+    refs: list[ImportRef] = []
+    for node in captures.get("import", ()):
+        line = node.start_point[0] + 1
+        type_checking = maybe_type_checking and _under_type_checking(node)
+        names = node.children_by_field_name("name")
+        if node.type == "import_statement":
+            for name in names:
+                refs.append(ImportRef(_dotted(name), (), 0, "import", type_checking, line))
+            continue
+        module = node.child_by_field_name("module_name")
+        if module is None:  # only in broken code
+            continue
+        level, target = 0, _dotted(module)
+        if module.type == "relative_import":
+            prefix = next((c for c in module.children if c.type == "import_prefix"), None)
+            level = _text(prefix).count(".") if prefix is not None else 0
+            dotted = next((c for c in module.children if c.type == "dotted_name"), None)
+            target = _dotted(dotted) if dotted is not None else ""
+        # `from x import *` names no submodules: names stays empty.
+        imported = tuple(_dotted(n) for n in names)
+        refs.append(ImportRef(target, imported, level, "from", type_checking, line))
+    return refs
