@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import textwrap
 
-
 from neo_git.health.graph import strongly_connected_components
 from neo_git.health.metrics import analyze_source
 from neo_git.health.model import FileMetrics, ImportGraph, ImportRef
