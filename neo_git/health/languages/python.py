@@ -5,7 +5,9 @@ import re
 
 from neo_git.health.model import ImportRef
 
-_TYPE_CHECKING = re.compile(r"(typing\s*\.\s*)?TYPE_CHECKING")
+# `TYPE_CHECKING`, `typing.TYPE_CHECKING`, and aliases such as `t.TYPE_CHECKING`
+# (`import typing as t`, click does this), as grimp accepts them too.
+_TYPE_CHECKING = re.compile(r"(?:\w+\s*\.\s*)*TYPE_CHECKING")
 
 
 def _text(node) -> str:
@@ -20,7 +22,7 @@ def _dotted(node) -> str:
 
 
 def _under_type_checking(node) -> bool:
-    """Is `node` inside the body (not the else) of `if TYPE_CHECKING:` / `if typing.TYPE_CHECKING:`?"""
+    """Is `node` inside the body (not the else) of `if TYPE_CHECKING:` / `if <module>.TYPE_CHECKING:`?"""
     child, parent = node, node.parent
     while parent is not None:
         if parent.type == "if_statement" and child.type == "block":
