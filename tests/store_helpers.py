@@ -1,0 +1,104 @@
+"""Shared helpers for the fact-store tests: opening a store, distinct texts,
+reading the ref with plain git, and planting blobs on the ref with plumbing."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import string
+import subprocess
+import sys
+from pathlib import Path
+
+from neo_git.facts import FactScope
+from tests.conftest import git
+
+REF = "refs/neo/facts"
+PYTHON = sys.executable
+HTTP_OLD = "We use httpx with a 10 s timeout for all outbound calls."
+HTTP_NEW = "All outbound HTTP goes through httpx, timeout 30 s."
+
+
+def open_store(path, **caps):
+    """A FactStore on the hash embedder (deterministic), with optional lowered caps."""
+    from neo_git.store import FactStore
+
+    store = FactStore.open(path, embedder="hash")
+    for scope, cap in caps.items():
+        store.caps[FactScope(scope)] = cap
+    return store
+
+
+def random_word(rng: random.Random, length: int = 9) -> str:
+    """A made-up lower-case word: the hash embedder sees it as one rare token."""
+    return "".join(rng.choice(string.ascii_lowercase) for _ in range(length))
+
+
+def distinct_text(rng: random.Random) -> tuple[str, str]:
+    """A (subject, body) pair that shares no words with any other call."""
+    return f"{random_word(rng)} {random_word(rng)}", " ".join(random_word(rng) for _ in range(5))
+
+
+def ref_paths(repo: Path, rev: str = REF) -> list[str]:
+    """Every file path in the tree of *rev*."""
+    return git(repo, "ls-tree", "-r", "--name-only", rev).split()
+
+
+def ref_fact_ids(repo: Path, rev: str = REF) -> set[str]:
+    """Fact ids stored on the ref (by file name)."""
+    return {Path(p).stem for p in ref_paths(repo, rev) if p.startswith("facts/")}
+
+
+def show_blob(repo: Path, fact_id: str, rev: str = REF) -> str:
+    """`git show REF:facts/ab/abcd….json`."""
+    return git(repo, "show", f"{rev}:facts/{fact_id[:2]}/{fact_id}.json")
+
+
+def commit_messages(repo: Path, rev: str = REF) -> list[str]:
+    """Subjects of the ref's commits, newest first."""
+    return git(repo, "log", "--format=%s", rev).splitlines()
+
+
+def plant_blob(repo: Path, path: str, content: bytes, message: str = "teammate: bad fact") -> str:
+    """Add *content* at *path* on the ref with git plumbing only (a temp index), as a
+    teammate's push would; returns the blob id."""
+    tmp_index = Path(repo) / ".git" / "neo-test-index"
+    env = {"GIT_INDEX_FILE": str(tmp_index)}
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, input=content,
+                          capture_output=True, check=True, timeout=30).stdout.decode().strip()
+    parent = git(repo, "rev-parse", "--verify", "-q", REF, check=False).strip()
+    if parent:
+        git(repo, "read-tree", REF, env=env)
+    else:
+        git(repo, "read-tree", "--empty", env=env)
+    git(repo, "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
+    tree = git(repo, "write-tree", env=env).strip()
+    args = ["commit-tree", tree, "-m", message] + (["-p", parent] if parent else [])
+    commit = git(repo, *args).strip()
+    git(repo, "update-ref", REF, commit, *([parent] if parent else []))
+    os.unlink(tmp_index)
+    return blob
+
+
+def read_global_file(home: Path) -> dict:
+    """The parsed `~/.neo/facts/facts_global.json`."""
+    return json.loads((Path(os.environ["NEO_HOME"]) / "facts" / "facts_global.json").read_bytes())
+
+
+def neo_home() -> Path:
+    return Path(os.environ["NEO_HOME"])
+
+
+def snapshot_tree(root: Path) -> dict[str, bytes]:
+    """Every file under *root* with its bytes (for "nothing changed" checks)."""
+    root = Path(root)
+    if not root.exists():
+        return {}
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def run_cli(args: list, cwd: Path, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    """The real `git-neo` entry point in a subprocess; *args* may contain bytes."""
+    code = "from neo_git.cli import run; run()"
+    return subprocess.run([PYTHON, "-c", code, *args], cwd=cwd, capture_output=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})})

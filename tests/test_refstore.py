@@ -1,0 +1,156 @@
+"""Project scope on refs/neo/facts: commits, reflog, never the user's index or work tree,
+empty repos, worktrees, detached HEAD, and a teammate's malformed fact."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import commit_files, git
+from tests.store_helpers import (
+    HTTP_NEW, HTTP_OLD, REF, commit_messages, open_store, plant_blob, ref_fact_ids, ref_paths, show_blob,
+)
+
+
+def test_one_commit_per_change_with_a_message_saying_what_happened(repo_with_commit):
+    store = open_store(repo_with_commit)
+    store.init()
+    old = store.add("HTTP client", HTTP_OLD, kind="decision")
+    new = store.add("HTTP client", HTTP_NEW, kind="decision")
+    store.invalidate(new.id, "we dropped httpx")
+    store.restore(new.id)
+    messages = commit_messages(repo_with_commit)
+    assert messages == [
+        f"restore {new.id}: HTTP client",
+        f"invalidate {new.id}: HTTP client",
+        f"supersede {old.id} by {new.id}: HTTP client",
+        f"add decision {old.id}: HTTP client",
+        "init git-neo facts",
+    ]
+    # History is a single line of commits, each with the previous tip as parent.
+    assert git(repo_with_commit, "rev-list", "--merges", REF) == ""
+
+
+def test_reflog_without_log_all_ref_updates(repo_with_commit):
+    git(repo_with_commit, "config", "--unset-all", "core.logAllRefUpdates", check=False)
+    before_config = (repo_with_commit / ".git" / "config").read_text()
+    store = open_store(repo_with_commit)
+    first = store.add("Docker layer caching order", "Copy the lock file before the sources.")
+    second = store.add("Database migrations", "Alembic revisions are squashed per release.")
+    reflog = git(repo_with_commit, "reflog", "show", "--format=%gs", REF).splitlines()
+    assert reflog[:2] == [f"neo: add pattern {second.id}: Database migrations",
+                          f"neo: add pattern {first.id}: Docker layer caching order"]
+    assert (repo_with_commit / ".git" / "config").read_text() == before_config
+    assert "logallrefupdates" not in before_config.lower()
+
+
+def test_writing_facts_never_touches_index_work_tree_or_head(repo_with_commit):
+    repo = repo_with_commit
+    commit_files(repo, {"app.py": "print(1)\n", "lib.py": "x = 1\n"}, "code")
+    (repo / "app.py").write_text("print(2)\n")          # unstaged change
+    (repo / "lib.py").write_text("x = 2\n")
+    git(repo, "add", "lib.py")                          # staged change
+    (repo / "new.txt").write_text("untracked\n")        # untracked file
+    status = git(repo, "status", "--porcelain")
+    cached = git(repo, "diff", "--cached")
+    unstaged = git(repo, "diff")
+    head = git(repo, "rev-parse", "HEAD")
+    index_bytes = (repo / ".git" / "index").read_bytes()
+    store = open_store(repo)
+    store.init()
+    for i, (subject, body) in enumerate([("HTTP client", HTTP_OLD), ("HTTP client", HTTP_NEW),
+                                         ("Logging", "structlog everywhere, JSON in production")]):
+        store.add(subject, body, kind="decision")
+    assert git(repo, "status", "--porcelain") == status
+    assert git(repo, "diff", "--cached") == cached
+    assert git(repo, "diff") == unstaged
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert (repo / ".git" / "index").read_bytes() == index_bytes
+    assert len(ref_fact_ids(repo)) == 3
+
+
+def test_works_in_an_empty_repository(git_repo):
+    store = open_store(git_repo)
+    fact = store.add("Build tool", "We build with hatch.", kind="decision")
+    assert ref_fact_ids(git_repo) == {fact.id}
+    assert git(git_repo, "rev-parse", "--verify", "-q", "HEAD", check=False) == ""  # still unborn
+    meta = json.loads(git(git_repo, "show", f"{REF}:meta.json"))
+    assert meta["schema_version"] == 1 and meta["project_id"] == fact.project_id
+    assert open_store(git_repo).list() == [fact]
+    assert git(git_repo, "status", "--porcelain") == ""
+
+
+def test_init_is_idempotent_and_creates_the_ref(repo_with_commit):
+    store = open_store(repo_with_commit)
+    first = store.init()
+    second = store.init()
+    assert first["created"] is True and second["created"] is False
+    assert ref_paths(repo_with_commit) == ["meta.json"]
+    assert commit_messages(repo_with_commit) == ["init git-neo facts"]
+
+
+def test_linked_worktree_shares_facts_but_not_session(repo_with_commit, tmp_path):
+    main = repo_with_commit
+    wt = tmp_path / "wt"
+    git(main, "worktree", "add", "-q", "-b", "feature", str(wt))
+    in_wt = open_store(wt)
+    project_fact = in_wt.add("Feature flags", "Flags live in flags.toml, read at startup.")
+    session_fact = in_wt.add("Current task", "Refactoring the flag loader.", scope="session")
+    in_main = open_store(main)
+    assert [f.id for f in in_main.list(scope="project")] == [project_fact.id]
+    assert in_main.list(scope="session") == []
+    assert [f.id for f in in_wt.list(scope="session")] == [session_fact.id]
+    assert ref_fact_ids(main) == {project_fact.id}
+    # and the other way round
+    main_fact = in_main.add("Release cadence", "We release every second Tuesday.")
+    assert {f.id for f in open_store(wt).list(scope="project")} == {project_fact.id, main_fact.id}
+    assert (wt / ".git").is_file()  # really a linked worktree
+    assert git(wt, "status", "--porcelain") == ""
+
+
+def test_works_on_a_detached_head(repo_with_commit):
+    repo = repo_with_commit
+    commit_files(repo, {"a.txt": "a\n"}, "second")
+    git(repo, "checkout", "-q", "--detach", "HEAD~1")
+    head = git(repo, "rev-parse", "HEAD")
+    store = open_store(repo)
+    fact = store.add("Detached", "Facts work without a branch.")
+    assert ref_fact_ids(repo) == {fact.id}
+    assert git(repo, "rev-parse", "HEAD") == head
+    env = store.recall("facts without a branch").environment
+    assert env["detached"] is True and env["branch"] is None and head.startswith(env["head"])
+
+
+def test_malformed_teammate_fact_is_skipped_with_a_warning_and_kept(repo_with_commit):
+    repo = repo_with_commit
+    store = open_store(repo)
+    good = store.add("Docker layer caching order", "Copy the lock file before the sources.")
+    bad_id = "abcdefabcdefabcd"
+    bad_path = f"facts/ab/{bad_id}.json"
+    bad_blob = plant_blob(repo, bad_path, b'{"id": "abcdefabcdefabcd", "subject": "", "kind": "nonsense"}\n')
+    wrong_name = plant_blob(repo, "facts/12/1234123412341234.json", show_blob(repo, good.id).encode())
+    not_json = plant_blob(repo, "facts/99/9999999999999999.json", b"\x00\xffgarbage")
+
+    fresh = open_store(repo)
+    facts = fresh.list(include_invalid=True)
+    assert [f.id for f in facts] == [good.id]
+    warnings = "\n".join(fresh.warnings)
+    assert bad_path in warnings and "skipped" in warnings
+    assert "1234123412341234.json" in warnings and "9999999999999999.json" in warnings
+
+    other = fresh.add("Database migrations", "Alembic revisions are squashed per release.")
+    tree = git(repo, "ls-tree", "-r", REF)
+    assert bad_blob in tree and wrong_name in tree and not_json in tree
+    assert {f.id for f in open_store(repo).list()} == {good.id, other.id}
+    assert git(repo, "fsck", "--no-dangling").strip() == ""
+
+
+def test_ref_pointing_at_a_non_commit_is_a_clear_error(repo_with_commit):
+    from neo_git.errors import CorruptStore
+
+    tree = git(repo_with_commit, "rev-parse", "HEAD^{tree}").strip()
+    git(repo_with_commit, "update-ref", REF, tree)
+    store = open_store(repo_with_commit)
+    with pytest.raises(CorruptStore):
+        store.list()
+    assert git(repo_with_commit, "rev-parse", REF).strip() == tree  # left as found
