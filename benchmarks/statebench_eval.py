@@ -188,14 +188,24 @@ def metrics(steps: list[Step], sims: list[np.ndarray], threshold: float) -> dict
     return res
 
 
-def choose(steps, sims, key: str) -> tuple[float, dict]:
-    """The threshold maximising *key* on these steps (ties → the higher, safer threshold)."""
-    best_t, best = THRESHOLDS[0], None
-    for t in THRESHOLDS:
-        m = metrics(steps, sims, t)
-        if best is None or m[key] >= best[key] - 1e-12:
-            best_t, best = t, m
-    return best_t, best
+def choose(steps, sims, key: str) -> tuple[float, dict, tuple[float, float]]:
+    """The threshold maximising *key*: the middle of the best plateau (ties are common,
+    the data repeats timelines), with the plateau's ends."""
+    scored = [(metrics(steps, sims, t), t) for t in THRESHOLDS]
+    best = max(m[key] for m, _ in scored)
+    plateau = [t for m, t in scored if m[key] >= best - 1e-12]
+    # the longest run of consecutive best thresholds, then its middle (rounded up: safer)
+    runs, run = [], [plateau[0]]
+    for t in plateau[1:]:
+        if round(t - run[-1], 2) <= 0.01:
+            run.append(t)
+        else:
+            runs.append(run)
+            run = [t]
+    runs.append(run)
+    run = max(runs, key=len)
+    middle = run[len(run) // 2]
+    return middle, metrics(steps, sims, middle), (run[0], run[-1])
 
 
 def row(label: str, m: dict) -> str:
@@ -239,8 +249,8 @@ def run(embedder_name: str, data: Path, views, sweep: bool, tracks) -> int:
                 print(row(f"  {t:.2f}", metrics(train, tr_sims, t)))
         print(HEADER)
         for key, name in (("store_f1", "F1"), ("store_f05", "F0.5")):
-            t, m = choose(train, tr_sims, key)
-            print(row(f"best {name} train @{t:.2f}", m))
+            t, m, (lo, hi) = choose(train, tr_sims, key)
+            print(row(f"best {name} train @{t:.2f}", m) + f"   (best from {lo:.2f} to {hi:.2f})")
             print(row(f"     {name} dev   @{t:.2f}", metrics(dev, dev_sims, t)))
         m = metrics(train, tr_sims, embedder.supersede_threshold)
         print(row(f"current train @{embedder.supersede_threshold:.2f}", m))

@@ -160,6 +160,21 @@ class FastEmbedEmbedder:
         return out
 
 
+def _download(TextEmbedding, model: str, cache_dir: Path) -> None:
+    """One download attempt. `TextEmbedding(...)` would try 3 times with 3 s and 9 s
+    sleeps in between (fastembed 0.3-0.9), which offline means ~40 s before an error."""
+    registry = getattr(TextEmbedding, "EMBEDDINGS_REGISTRY", None)
+    for cls in registry or ():
+        try:
+            description = cls._get_model_description(model)
+        except Exception:  # noqa: BLE001 - not this class's model (ValueError), or an API change
+            continue
+        cls.download_model(description, str(cache_dir), retries=1)
+        return
+    # Unknown model for the registry (or fastembed changed its internals): let it decide.
+    TextEmbedding(model, cache_dir=str(cache_dir))
+
+
 def pull(model: str | None = None, cache_dir: Path | None = None) -> Path:
     """Download *model* into the local cache (the one place that uses the network)."""
     model = model or DEFAULT_MODEL
@@ -173,10 +188,19 @@ def pull(model: str | None = None, cache_dir: Path | None = None) -> Path:
             "unset HF_HUB_OFFLINE and run `git neo model pull` again",
         )
     TextEmbedding = _import_text_embedding(offline=False)
+    try:
+        supported = {info.get("model") for info in TextEmbedding.list_supported_models()}
+    except Exception:  # noqa: BLE001 - an API change must not block the download itself
+        supported = {model}
+    if model not in supported:
+        raise NeoError(
+            f"fastembed does not know the model '{model}'",
+            f"the default is {DEFAULT_MODEL}; fastembed's TextEmbedding.list_supported_models() lists the others",
+        )
     cache_dir.mkdir(parents=True, exist_ok=True)
     try:
         with _quiet_fastembed():
-            TextEmbedding(model, cache_dir=str(cache_dir))
+            _download(TextEmbedding, model, cache_dir)
     except Exception as exc:  # noqa: BLE001 - network, hub and unknown-model errors alike
         raise NeoError(
             f"could not download {model}: {exc}",

@@ -37,12 +37,12 @@ DEFAULT_DIM = 512
 
 # Calibrated on StateBench train (benchmarks/statebench_eval.py), cosine of
 # `subject + "\n" + body` texts; see that script for the sweep and dev check.
-DEFAULT_SUPERSEDE_THRESHOLD = 0.5
+DEFAULT_SUPERSEDE_THRESHOLD = 0.52
 
 WORD_WEIGHT = 1.0
 IDENT_WEIGHT = 0.8      # the whole multi-part identifier, on top of its parts
 NGRAM_WEIGHT = 0.25     # each character 3-gram
-SUBJECT_WEIGHT = 1.0    # each first-line word, repeated in its own namespace
+SUBJECT_WEIGHT = 0.75   # each first-line word, repeated in its own namespace
 
 STOPWORDS = frozenset("""
 a an and are as at be been being but by can could did do does doing for from
@@ -73,25 +73,24 @@ def split_identifier(token: str) -> list[str]:
 
 
 def stem(word: str) -> str:
-    """Light suffix stripping (plural -s, -ing, -ed) so "caches"/"caching"/"cached" meet."""
+    """Light suffix stripping (plural -s, -ing, -ed, final -e) so "cache"/"caches"/"caching"/"cached" meet."""
     if len(word) <= 3 or not word.isalpha():
         return word
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith("sses"):
-        return word[:-2]
-    for suffix in ("ing", "ed"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            base = word[: -len(suffix)]
-            if len(base) >= 4 and base[-1] == base[-2] and base[-1] not in "aeiouls":
-                base = base[:-1]  # stopped -> stop, running -> run
-            elif base.endswith(("at", "iz", "bl")) or (suffix == "ed" and base.endswith("us")):
-                base += "e"  # created -> create, used -> use
-            return base
-    if word.endswith("es") and word[-3] in "sxz" or word.endswith(("ches", "shes")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
+    if word.endswith(("ies", "ied")) and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("sses"):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    else:
+        for suffix in ("ing", "ed"):
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+                word = word[: -len(suffix)]
+                if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "aeiouls":
+                    word = word[:-1]  # stopped -> stop, running -> run
+                break
+    if len(word) >= 4 and word.endswith("e") and word != "note":
+        word = word[:-1]  # cache/caches -> cach, like caching/cached
     return word
 
 
@@ -110,79 +109,91 @@ def _bucket(feature: str, dim: int) -> tuple[int, float]:
     return digest % dim, (1.0 if (digest >> 63) & 1 else -1.0)
 
 
+def _word_features(raw: str) -> tuple[str, ...]:
+    """The feature names one raw word contributes to the body block."""
+    parts = [stem(p) for p in split_identifier(raw) if p not in STOPWORDS]
+    names = ["w:" + part for part in parts]
+    if len(parts) > 1:
+        names.append("i:" + "_".join(parts))
+    return tuple(names)
+
+
 class HashEmbedder:
     """Deterministic, dependency-free text embedder (feature hashing)."""
 
-    def __init__(self, dim: int = DEFAULT_DIM, supersede_threshold: float = DEFAULT_SUPERSEDE_THRESHOLD) -> None:
+    def __init__(
+        self,
+        dim: int = DEFAULT_DIM,
+        supersede_threshold: float = DEFAULT_SUPERSEDE_THRESHOLD,
+        *,
+        ngram_weight: float = NGRAM_WEIGHT,
+        ident_weight: float = IDENT_WEIGHT,
+        subject_weight: float = SUBJECT_WEIGHT,
+    ) -> None:
         if dim < 16:
             raise ValueError("dim must be at least 16")
         self.dim = dim
         self.supersede_threshold = supersede_threshold
+        self.weights = {"w": WORD_WEIGHT, "i": ident_weight, "g": ngram_weight, "s": subject_weight}
         self.id = f"hash-v{VERSION}-{dim}"
-        # raw word -> its hashed features; words repeat a lot across facts, so
-        # most of the per-text work becomes dict look-ups.
-        self._word_cache: dict[str, tuple[tuple[int, float], ...]] = {}
-        self._subject_cache: dict[str, tuple[tuple[int, float], ...]] = {}
+        if (ngram_weight, ident_weight, subject_weight) != (NGRAM_WEIGHT, IDENT_WEIGHT, SUBJECT_WEIGHT):
+            # Other weights, other vector space: never share cached vectors with the default.
+            tag = blake2b(repr(sorted(self.weights.items())).encode(), digest_size=4).hexdigest()
+            self.id += f"-{tag}"
+        # Words and features repeat a lot across facts: most per-text work becomes dict look-ups.
+        self._raw_cache: dict[str, tuple[str, ...]] = {}
+        self._feature_cache: dict[str, tuple[tuple[int, float], ...]] = {}
 
     def __repr__(self) -> str:
         return f"HashEmbedder(id={self.id!r}, supersede_threshold={self.supersede_threshold})"
 
     # -- features -------------------------------------------------------------
 
-    def _features_of_word(self, raw: str) -> tuple[tuple[int, float], ...]:
-        """(bucket, signed weight) pairs for one raw word as it appears in the text."""
-        cached = self._word_cache.get(raw)
+    def _raw_features(self, raw: str) -> tuple[str, ...]:
+        names = self._raw_cache.get(raw)
+        if names is None:
+            names = _word_features(raw)
+            if len(self._raw_cache) < 200_000:
+                self._raw_cache[raw] = names
+        return names
+
+    def _hashed(self, name: str) -> tuple[tuple[int, float], ...]:
+        """(bucket, signed weight) pairs of one feature name, with its 3-grams for words."""
+        cached = self._feature_cache.get(name)
         if cached is not None:
             return cached
-        weights: dict[int, float] = {}
-
-        def add(feature: str, weight: float) -> None:
-            index, sign = _bucket(feature, self.dim)
-            weights[index] = weights.get(index, 0.0) + sign * weight
-
-        parts = [p for p in split_identifier(raw) if p not in STOPWORDS]
-        for part in parts:
-            word = stem(part)
-            add("w:" + word, WORD_WEIGHT)
-            padded = f"<{word}>"
+        weight = self.weights[name[0]]
+        index, sign = _bucket(name, self.dim)
+        out = [(index, sign * weight)]
+        if name.startswith("w:") and self.weights["g"]:
+            padded = f"<{name[2:]}>"
             if len(padded) > 4:
+                g = self.weights["g"]
                 for i in range(len(padded) - 2):
-                    add("g:" + padded[i:i + 3], NGRAM_WEIGHT)
-        if len(parts) > 1:
-            add("i:" + "_".join(parts), IDENT_WEIGHT)
-        result = tuple(weights.items())
-        if len(self._word_cache) < 200_000:
-            self._word_cache[raw] = result
-        return result
-
-    def _features_of_subject_word(self, raw: str) -> tuple[tuple[int, float], ...]:
-        cached = self._subject_cache.get(raw)
-        if cached is not None:
-            return cached
-        weights: dict[int, float] = {}
-        for part in split_identifier(raw):
-            if part not in STOPWORDS:
-                index, sign = _bucket("s:" + stem(part), self.dim)
-                weights[index] = weights.get(index, 0.0) + sign * SUBJECT_WEIGHT
-        result = tuple(weights.items())
-        if len(self._subject_cache) < 200_000:
-            self._subject_cache[raw] = result
+                    index, sign = _bucket("g:" + padded[i:i + 3], self.dim)
+                    out.append((index, sign * g))
+        result = tuple(out)
+        if len(self._feature_cache) < 400_000:
+            self._feature_cache[name] = result
         return result
 
     def _row(self, text: str) -> dict[int, float]:
+        """Bucket -> value for one text: sublinear tf per feature, summed into buckets."""
         counts: dict[str, int] = {}
         for raw in _WORD.findall(text):
-            counts[raw] = counts.get(raw, 0) + 1
-        row: dict[int, float] = {}
-        for raw, count in counts.items():
-            tf = 1.0 + math.log(count)
-            for index, weight in self._features_of_word(raw):
-                row[index] = row.get(index, 0.0) + tf * weight
+            for name in self._raw_features(raw):
+                counts[name] = counts.get(name, 0) + 1
         first, newline, _rest = text.partition("\n")
-        if newline and first.strip():
-            for raw in set(_WORD.findall(first)):
-                for index, weight in self._features_of_subject_word(raw):
-                    row[index] = row.get(index, 0.0) + weight
+        if newline and self.weights["s"]:
+            for raw in _WORD.findall(first):
+                for name in self._raw_features(raw):
+                    if name[0] == "w":
+                        counts["s:" + name[2:]] = 1
+        row: dict[int, float] = {}
+        for name, count in counts.items():
+            tf = 1.0 + math.log(count) if count > 1 else 1.0
+            for index, value in self._hashed(name):
+                row[index] = row.get(index, 0.0) + tf * value
         return row
 
     # -- public ---------------------------------------------------------------
@@ -193,6 +204,7 @@ class HashEmbedder:
 
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts, not one string")
+        n = len(texts)
         rows: list[int] = []
         cols: list[int] = []
         vals: list[float] = []
@@ -201,13 +213,11 @@ class HashEmbedder:
             rows.extend([r] * len(row))
             cols.extend(row.keys())
             vals.extend(row.values())
-        n = len(texts)
-        flat = np.bincount(
-            np.asarray(rows, dtype=np.int64) * self.dim + np.asarray(cols, dtype=np.int64),
-            weights=np.asarray(vals, dtype=np.float64),
-            minlength=n * self.dim,
-        )
-        out = flat.reshape(n, self.dim)
+        out = np.zeros(n * self.dim, dtype=np.float64)
+        if vals:
+            flat = np.asarray(rows, dtype=np.int64) * self.dim + np.asarray(cols, dtype=np.int64)
+            np.add.at(out, flat, np.asarray(vals, dtype=np.float64))
+        out = out.reshape(n, self.dim)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out.astype(np.float32)
