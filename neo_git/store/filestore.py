@@ -89,10 +89,15 @@ class FileStore:
 
     def _move_aside(self, seen: bytes, have_lock: bool) -> Path:
         """Rename the unreadable file out of the way, unless someone replaced it meanwhile."""
-        aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
         if not have_lock:
             with locked(self._lock_path):
                 return self._move_aside(seen, have_lock=True)
+        stem = f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+        aside = self.path.with_name(stem)
+        counter = 1
+        while aside.exists():  # a second corrupt file within the same second: keep both copies
+            counter += 1
+            aside = self.path.with_name(f"{stem}-{counter}")
         try:
             if self.path.read_bytes() == seen:
                 os.replace(self.path, aside)
