@@ -1,0 +1,216 @@
+"""The on-disk vector cache: round trips, no re-embedding, concurrent appends, torn tails."""
+from __future__ import annotations
+
+import multiprocessing
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from neo_git.embed.cache import KEY_BYTES, KEYS_FILE, VECTORS_FILE, VectorCache, text_key
+from neo_git.embed.hashing import HashEmbedder
+
+
+class CountingEmbedder:
+    """Wraps an embedder and records every text it is asked to embed."""
+
+    def __init__(self, inner=None) -> None:
+        self.inner = inner or HashEmbedder()
+        self.id = self.inner.id
+        self.dim = self.inner.dim
+        self.supersede_threshold = self.inner.supersede_threshold
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts):
+        self.calls.append(list(texts))
+        return self.inner.embed(texts)
+
+    @property
+    def embedded(self) -> list[str]:
+        return [t for call in self.calls for t in call]
+
+
+TEXTS = [f"Fact {i}\nService{i} calls parse_config with a {i} s timeout." for i in range(50)]
+
+
+def test_default_root_is_under_neo_home():
+    assert VectorCache().root == Path(os.environ["NEO_HOME"]) / "cache" / "vectors"
+
+
+def test_round_trip_and_cold_reload(tmp_path):
+    plain = HashEmbedder()
+    counting = CountingEmbedder()
+    first = VectorCache(tmp_path).vectors(counting, TEXTS)
+    assert first.shape == (50, plain.dim) and first.dtype == np.float32
+    assert np.array_equal(first, plain.embed(TEXTS))
+    # A new process (a new cache object) reads the rows from disk and embeds nothing.
+    cold = CountingEmbedder()
+    again = VectorCache(tmp_path).vectors(cold, list(reversed(TEXTS)))
+    assert cold.calls == []
+    assert np.array_equal(again, first[::-1])
+
+
+def test_only_missing_texts_are_embedded_once_per_batch(tmp_path):
+    cache = VectorCache(tmp_path)
+    counting = CountingEmbedder()
+    cache.vectors(counting, TEXTS[:10])
+    counting.calls.clear()
+    out = cache.vectors(counting, TEXTS[5:15] + TEXTS[12:15])  # 5 cached, 5 new, 3 repeated
+    assert counting.calls == [TEXTS[10:15]]  # one batch, each new text once
+    assert np.array_equal(out, HashEmbedder().embed(TEXTS[5:15] + TEXTS[12:15]))
+    assert cache.vectors(counting, []).shape == (0, counting.dim)
+    rows = (tmp_path / _only_folder(tmp_path) / KEYS_FILE).stat().st_size // KEY_BYTES
+    assert rows == 15
+
+
+def test_results_are_copies(tmp_path):
+    cache = VectorCache(tmp_path)
+    embedder = HashEmbedder()
+    out = cache.vectors(embedder, TEXTS[:3])
+    out[:] = 0
+    assert cache.vectors(embedder, TEXTS[:3]).any()
+
+
+def _only_folder(root: Path) -> str:
+    (folder,) = [p.name for p in root.iterdir()]
+    return folder
+
+
+def _append_worker(args):
+    root, worker, count = args
+    cache = VectorCache(Path(root))
+    embedder = HashEmbedder()
+    texts = [f"worker {worker} fact {i}: handler_{worker}_{i} retries {i} times" for i in range(count)]
+    # Many small appends, so the six processes interleave on the lock.
+    for start in range(0, count, 10):
+        cache.vectors(embedder, texts[start:start + 10])
+    return texts
+
+
+def test_concurrent_appends_from_six_processes(tmp_path):
+    ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    with ctx.Pool(6) as pool:
+        results = pool.map(_append_worker, [(str(tmp_path), w, 200) for w in range(6)])
+    texts = [t for worker_texts in results for t in worker_texts]
+    assert len(set(texts)) == 1200
+    folder = tmp_path / _only_folder(tmp_path)
+    dim = HashEmbedder().dim
+    assert (folder / KEYS_FILE).stat().st_size == 1200 * KEY_BYTES
+    assert (folder / VECTORS_FILE).stat().st_size == 1200 * dim * 4
+    counting = CountingEmbedder()
+    out = VectorCache(tmp_path).vectors(counting, texts)
+    assert counting.calls == []  # all 1,200 were cached
+    assert np.array_equal(out, HashEmbedder().embed(texts))
+
+
+def test_torn_tail_is_ignored_on_load_and_cut_on_the_next_append(tmp_path):
+    embedder = HashEmbedder()
+    VectorCache(tmp_path).vectors(embedder, TEXTS[:20])
+    folder = tmp_path / _only_folder(tmp_path)
+    # A writer killed mid-append: half a vector row and a torn key.
+    with open(folder / VECTORS_FILE, "ab") as fh:
+        fh.write(b"\x01" * (embedder.dim * 2 + 3))
+    with open(folder / KEYS_FILE, "ab") as fh:
+        fh.write(text_key(TEXTS[20])[:17])
+    counting = CountingEmbedder()
+    cache = VectorCache(tmp_path)
+    assert np.array_equal(cache.vectors(counting, TEXTS[:20]), embedder.embed(TEXTS[:20]))
+    assert counting.calls == []
+    out = cache.vectors(counting, TEXTS[:30])
+    assert counting.calls == [TEXTS[20:30]]
+    assert np.array_equal(out, embedder.embed(TEXTS[:30]))
+    assert (folder / KEYS_FILE).stat().st_size == 30 * KEY_BYTES
+    assert (folder / VECTORS_FILE).stat().st_size == 30 * embedder.dim * 4
+    cold = CountingEmbedder()
+    assert np.array_equal(VectorCache(tmp_path).vectors(cold, TEXTS[:30]), out)
+    assert cold.calls == []
+
+
+def test_a_vector_without_its_key_is_not_served(tmp_path):
+    # The append order is vectors first, keys second; a crash in between leaves a
+    # vector row with no key. It must be dropped, not shifted onto the next key.
+    embedder = HashEmbedder()
+    VectorCache(tmp_path).vectors(embedder, TEXTS[:5])
+    folder = tmp_path / _only_folder(tmp_path)
+    with open(folder / VECTORS_FILE, "ab") as fh:
+        fh.write(np.full(embedder.dim, 0.5, dtype=np.float32).tobytes())
+    cache = VectorCache(tmp_path)
+    out = cache.vectors(embedder, TEXTS[:8])
+    assert np.array_equal(out, embedder.embed(TEXTS[:8]))
+    cold = VectorCache(tmp_path).vectors(CountingEmbedder(), TEXTS[:8])
+    assert np.array_equal(cold, out)
+
+
+def test_embedders_do_not_mix(tmp_path):
+    small, large = HashEmbedder(dim=64), HashEmbedder(dim=128)
+    other_weights = HashEmbedder(dim=64, subject_weight=0.0)
+    assert len({small.id, large.id, other_weights.id}) == 3
+    cache = VectorCache(tmp_path)
+    a = cache.vectors(small, TEXTS[:5])
+    b = cache.vectors(large, TEXTS[:5])
+    c = cache.vectors(other_weights, TEXTS[:5])
+    assert a.shape == (5, 64) and b.shape == (5, 128) and c.shape == (5, 64)
+    assert not np.array_equal(a, c)
+    assert len(list(tmp_path.iterdir())) == 3
+    fresh = VectorCache(tmp_path)
+    assert np.array_equal(fresh.vectors(CountingEmbedder(small), TEXTS[:5]), a)
+    assert np.array_equal(fresh.vectors(CountingEmbedder(other_weights), TEXTS[:5]), c)
+
+
+def test_folder_names_are_safe_for_model_ids(tmp_path):
+    cache = VectorCache(tmp_path)
+    name = cache.folder("fastembed:jinaai/jina-embeddings-v2-base-code").name
+    assert "/" not in name and ":" not in name and name.startswith("fastembed_jinaai_jina-embeddings-v2-base-code-")
+    assert cache.folder("a:b") != cache.folder("a_b")
+
+
+def test_put_stores_known_vectors(tmp_path):
+    embedder = CountingEmbedder()
+    given = np.random.default_rng(0).normal(size=(3, embedder.dim)).astype(np.float32)
+    cache = VectorCache(tmp_path)
+    cache.put(embedder.id, TEXTS[:3], given)
+    out = VectorCache(tmp_path).vectors(embedder, TEXTS[:3])
+    assert embedder.calls == []
+    expected = given / np.linalg.norm(given, axis=1, keepdims=True)
+    assert np.allclose(out, expected, atol=1e-6)
+    # put() never replaces a row that is already cached
+    cache.put(embedder.id, TEXTS[:1], -given[:1])
+    assert np.allclose(VectorCache(tmp_path).vectors(embedder, TEXTS[:1]), expected[:1], atol=1e-6)
+
+
+def test_put_rejects_bad_input(tmp_path):
+    cache = VectorCache(tmp_path)
+    with pytest.raises(ValueError):
+        cache.put("hash-v1-512", TEXTS[:2], np.zeros((3, 512)))
+    with pytest.raises(ValueError):
+        cache.put("hash-v1-512", TEXTS[:1], np.full((1, 512), np.nan))
+    assert not any(tmp_path.iterdir())
+
+
+def test_same_id_with_another_dimension_starts_over(tmp_path):
+    cache = VectorCache(tmp_path)
+    cache.put("model-x", TEXTS[:2], np.ones((2, 8), dtype=np.float32))
+    fresh = VectorCache(tmp_path)
+    fresh.put("model-x", TEXTS[:2], np.ones((2, 16), dtype=np.float32))
+
+    class Sixteen:
+        id, dim, supersede_threshold = "model-x", 16, 0.9
+
+        def embed(self, texts):
+            raise AssertionError("should be cached")
+
+    assert VectorCache(tmp_path).vectors(Sixteen(), TEXTS[:2]).shape == (2, 16)
+
+
+def test_a_cache_that_cannot_be_written_still_answers(tmp_path, monkeypatch):
+    from neo_git.embed import cache as cache_module
+
+    def disk_full(self, keys, vectors):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cache_module._Shelf, "append", disk_full)
+    counting = CountingEmbedder()
+    out = VectorCache(tmp_path).vectors(counting, TEXTS[:3] + TEXTS[:1])
+    assert np.array_equal(out, HashEmbedder().embed(TEXTS[:3] + TEXTS[:1]))
+    assert counting.calls == [TEXTS[:3]]
