@@ -1,0 +1,53 @@
+"""Small helpers shared by the benchmark scripts: timing, medians, tables, machine info."""
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import sys
+import time
+from typing import Callable, Iterable, Sequence
+
+
+def median(values: Iterable[float]) -> float:
+    """The median of *values* (nan when there are none)."""
+    values = list(values)
+    return statistics.median(values) if values else float("nan")
+
+
+def timed(func: Callable[[], object]) -> tuple[float, object]:
+    """(seconds, result) of one call of *func*, wall clock."""
+    started = time.perf_counter()
+    result = func()
+    return time.perf_counter() - started, result
+
+
+def ms(seconds: float, digits: int = 1) -> str:
+    """Seconds as milliseconds text, e.g. '12.3 ms'."""
+    return f"{seconds * 1000:,.{digits}f} ms"
+
+
+def ratio(numerator: float, denominator: float) -> str:
+    """'4.2×' (or '-' when the denominator is zero or missing)."""
+    if not denominator or denominator != denominator:
+        return "-"
+    return f"{numerator / denominator:,.1f}×"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A plain-text table: first column left-aligned, the others right-aligned."""
+    cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+
+    def line(row: Sequence[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([line(cells[0]), rule, *(line(r) for r in cells[1:])])
+
+
+def machine_info() -> str:
+    """One line: python version, implementation, OS, cpu count."""
+    return (f"python {platform.python_version()} ({platform.python_implementation()}), "
+            f"{platform.system()} {platform.release()} {platform.machine()}, "
+            f"{os.cpu_count()} cpus, executable {sys.executable}")
