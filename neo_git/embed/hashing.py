@@ -140,9 +140,16 @@ class HashEmbedder:
             # Other weights, other vector space: never share cached vectors with the default.
             tag = blake2b(repr(sorted(self.weights.items())).encode(), digest_size=4).hexdigest()
             self.id += f"-{tag}"
-        # Words and features repeat a lot across facts: most per-text work becomes dict look-ups.
+        # Words and features repeat a lot across facts, so each raw word's feature
+        # names and each feature's hashed entries are computed once per embedder.
+        # Features are numbered; their (bucket, signed weight) entries sit in a
+        # CSR-like table that `embed` expands with numpy instead of Python loops.
         self._raw_cache: dict[str, tuple[str, ...]] = {}
-        self._feature_cache: dict[str, tuple[tuple[int, float], ...]] = {}
+        self._feature_ids: dict[str, int] = {}
+        self._entry_starts: list[int] = [0]
+        self._entry_buckets: list[int] = []
+        self._entry_values: list[float] = []
+        self._table = None  # numpy copies of the three lists, rebuilt when features are added
 
     def __repr__(self) -> str:
         return f"HashEmbedder(id={self.id!r}, supersede_threshold={self.supersede_threshold})"
@@ -157,28 +164,30 @@ class HashEmbedder:
                 self._raw_cache[raw] = names
         return names
 
-    def _hashed(self, name: str) -> tuple[tuple[int, float], ...]:
-        """(bucket, signed weight) pairs of one feature name, with its 3-grams for words."""
-        cached = self._feature_cache.get(name)
-        if cached is not None:
-            return cached
+    def _feature_id(self, name: str) -> int:
+        """Number of a feature name, hashing it (and its 3-grams, for words) the first time."""
+        fid = self._feature_ids.get(name)
+        if fid is not None:
+            return fid
         weight = self.weights[name[0]]
         index, sign = _bucket(name, self.dim)
-        out = [(index, sign * weight)]
+        self._entry_buckets.append(index)
+        self._entry_values.append(sign * weight)
         if name.startswith("w:") and self.weights["g"]:
             padded = f"<{name[2:]}>"
             if len(padded) > 4:
                 g = self.weights["g"]
                 for i in range(len(padded) - 2):
                     index, sign = _bucket("g:" + padded[i:i + 3], self.dim)
-                    out.append((index, sign * g))
-        result = tuple(out)
-        if len(self._feature_cache) < 400_000:
-            self._feature_cache[name] = result
-        return result
+                    self._entry_buckets.append(index)
+                    self._entry_values.append(sign * g)
+        self._entry_starts.append(len(self._entry_buckets))
+        fid = self._feature_ids[name] = len(self._feature_ids)
+        self._table = None
+        return fid
 
-    def _row(self, text: str) -> dict[int, float]:
-        """Bucket -> value for one text: sublinear tf per feature, summed into buckets."""
+    def _features(self, text: str) -> dict[str, int]:
+        """Feature name -> count for one text."""
         counts: dict[str, int] = {}
         for raw in _WORD.findall(text):
             for name in self._raw_features(raw):
@@ -189,12 +198,7 @@ class HashEmbedder:
                 for name in self._raw_features(raw):
                     if name[0] == "w":
                         counts["s:" + name[2:]] = 1
-        row: dict[int, float] = {}
-        for name, count in counts.items():
-            tf = 1.0 + math.log(count) if count > 1 else 1.0
-            for index, value in self._hashed(name):
-                row[index] = row.get(index, 0.0) + tf * value
-        return row
+        return counts
 
     # -- public ---------------------------------------------------------------
 
@@ -205,18 +209,31 @@ class HashEmbedder:
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts, not one string")
         n = len(texts)
-        rows: list[int] = []
-        cols: list[int] = []
-        vals: list[float] = []
+        text_of: list[int] = []
+        feature_of: list[int] = []
+        tf_of: list[float] = []
+        log = math.log
         for r, text in enumerate(texts):
-            row = self._row(text)
-            rows.extend([r] * len(row))
-            cols.extend(row.keys())
-            vals.extend(row.values())
+            for name, count in self._features(text).items():
+                text_of.append(r)
+                feature_of.append(self._feature_id(name))
+                tf_of.append(1.0 + log(count))  # sublinear tf
         out = np.zeros(n * self.dim, dtype=np.float64)
-        if vals:
-            flat = np.asarray(rows, dtype=np.int64) * self.dim + np.asarray(cols, dtype=np.int64)
-            np.add.at(out, flat, np.asarray(vals, dtype=np.float64))
+        if feature_of:
+            if self._table is None:
+                self._table = (np.asarray(self._entry_starts, dtype=np.int64),
+                               np.asarray(self._entry_buckets, dtype=np.int64),
+                               np.asarray(self._entry_values, dtype=np.float64))
+            starts, buckets, values = self._table
+            fids = np.asarray(feature_of, dtype=np.int64)
+            lengths = starts[fids + 1] - starts[fids]
+            total = int(lengths.sum())
+            # Positions of every entry of every (text, feature) pair in the entry table.
+            offsets = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+            positions = np.repeat(starts[fids], lengths) + offsets
+            rows = np.repeat(np.asarray(text_of, dtype=np.int64), lengths)
+            weights = values[positions] * np.repeat(np.asarray(tf_of, dtype=np.float64), lengths)
+            out = np.bincount(rows * self.dim + buckets[positions], weights=weights, minlength=n * self.dim)
         out = out.reshape(n, self.dim)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
