@@ -18,6 +18,9 @@ Two views are reported:
   false-supersession rate is wrongly retired facts per new write. Decisions
   are independent: the valid set follows the data, not earlier mistakes.
 
+A recall table follows: Current@k / StaleLeak@k (see `recall_metrics`) with
+no supersession, with the data's pointers, and with the store's rule.
+
 The threshold is chosen on train by F1 and by F0.5 (precision-weighted:
 retiring a good fact hurts more than missing a supersession) in the store
 view, then evaluated on dev.
@@ -228,7 +231,112 @@ def sanity(embedder, threshold: float) -> list[str]:
     return lines
 
 
-def run(embedder_name: str, data: Path, views, sweep: bool, tracks) -> int:
+# --- recall: Current@k / StaleLeak@k ------------------------------------------------
+
+
+@dataclass
+class Query:
+    prompt: str
+    must: list[str]
+    must_not: list[str]
+    writes: list[Write]          # every write before the query, oldest first
+    valid_by_data: list[bool]    # per write: still valid according to the data's pointers
+
+
+def load_queries(path: Path, tracks=TRACKS) -> list[Query]:
+    """Queries with the writes made before them; only those whose answer is in some write."""
+    queries: list[Query] = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            timeline = json.loads(line)
+            if tracks and timeline.get("track") not in tracks:
+                continue
+            writes = [Write(str(f.get("id")), str(f.get("key")), str(f.get("value")))
+                      for f in timeline.get("initial_state", {}).get("persistent_facts", [])]
+            valid = [True] * len(writes)
+            for event in timeline.get("events", []):
+                if event.get("type") in ("state_write", "supersession"):
+                    for w in event.get("writes", []):
+                        ref = w.get("supersedes")
+                        if ref:
+                            for attr in ("key", "id"):
+                                hits = [i for i, c in enumerate(writes) if valid[i] and getattr(c, attr) == ref]
+                                if hits:
+                                    valid[hits[-1]] = False
+                                    break
+                        writes.append(Write(str(w.get("id")), str(w.get("key")), str(w.get("value"))))
+                        valid.append(True)
+                elif event.get("type") == "query":
+                    truth = event.get("ground_truth") or {}
+                    must = [m for m in truth.get("must_mention") or [] if m]
+                    if writes and any(_mentions(w.value, must) for w in writes):
+                        queries.append(Query(str(event.get("prompt", "")), must, list(truth.get("must_not_mention") or []),
+                                             list(writes), list(valid)))
+    return queries
+
+
+def _mentions(text: str, terms: list[str]) -> bool:
+    low = text.lower()
+    return any(t.lower() in low for t in terms)
+
+
+def recall_metrics(embedder, queries: list[Query], view: str, mode: str, threshold: float, ks=(1, 3)) -> dict:
+    """Current@k, StaleLeak@k and MustNot@k; *mode* decides which writes are valid:
+    "none" (no supersession), "data" (the data's pointers), "embedder" (the store's rule).
+
+    Current@k: a top-k fact mentions a `must_mention` term. StaleLeak@k: a top-k
+    fact is one the data says was superseded. MustNot@k: a top-k fact mentions a
+    `must_not_mention` term (stricter: a correction often quotes the old value).
+    """
+    current = {k: 0 for k in ks}
+    leak = {k: 0 for k in ks}
+    must_not = {k: 0 for k in ks}
+    for q in queries:
+        texts = [text_of(w, view) for w in q.writes]
+        vectors = embedder.embed(texts + [q.prompt])
+        facts, query = vectors[:-1], vectors[-1]
+        if mode == "data":
+            valid = list(q.valid_by_data)
+        elif mode == "none":
+            valid = [True] * len(texts)
+        else:  # replay the writes through the store's rule
+            valid = [False] * len(texts)
+            for j in range(len(texts)):
+                live = [i for i in range(j) if valid[i]]
+                if live:
+                    sims = facts[live] @ facts[j]
+                    best = int(np.argmax(sims))
+                    if sims[best] >= threshold:
+                        valid[live[best]] = False
+                valid[j] = True
+        live = [i for i, ok in enumerate(valid) if ok]
+        order = [live[i] for i in np.argsort(-(facts[live] @ query), kind="stable")]
+        for k in ks:
+            top = [q.writes[i].value for i in order[:k]]
+            current[k] += any(_mentions(t, q.must) for t in top)
+            leak[k] += any(not q.valid_by_data[i] for i in order[:k])
+            must_not[k] += bool(q.must_not) and any(_mentions(t, q.must_not) for t in top)
+    n = max(len(queries), 1)
+    return {**{f"current@{k}": current[k] / n for k in ks}, **{f"stale@{k}": leak[k] / n for k in ks},
+            **{f"mustnot@{k}": must_not[k] / n for k in ks}}
+
+
+def print_recall(embedder, data: Path, tracks, threshold: float) -> None:
+    for split in ("train", "dev"):
+        queries = load_queries(data / f"{split}.jsonl", tracks)
+        print(f"recall on {split} ({len(queries)} queries whose answer is in a write; subject view; higher "
+              "Current, lower StaleLeak is better)")
+        print(f"  {'valid facts by':<34} {'Cur@1':>6} {'Cur@3':>6} {'Stale@1':>8} {'Stale@3':>8} "
+              f"{'MustNot@1':>9} {'MustNot@3':>9}")
+        for mode, label in (("none", "no supersession"), ("data", "the data's supersedes pointers"),
+                            ("embedder", f"store rule @{threshold:.2f}")):
+            m = recall_metrics(embedder, queries, "subject", mode, threshold)
+            print(f"  {label:<34} {m['current@1']:6.3f} {m['current@3']:6.3f} {m['stale@1']:8.3f} {m['stale@3']:8.3f} "
+                  f"{m['mustnot@1']:9.3f} {m['mustnot@3']:9.3f}")
+    print()
+
+
+def run(embedder_name: str, data: Path, views, sweep: bool, tracks, recall: bool = True) -> int:
     embedder = get_embedder(embedder_name)
     started = time.perf_counter()
     train = load_steps(data / "train.jsonl", tracks)
@@ -256,6 +364,8 @@ def run(embedder_name: str, data: Path, views, sweep: bool, tracks) -> int:
         print(row(f"current train @{embedder.supersede_threshold:.2f}", m))
         print(row(f"current dev   @{embedder.supersede_threshold:.2f}", metrics(dev, dev_sims, embedder.supersede_threshold)))
         print()
+    if recall:
+        print_recall(embedder, data, tracks, embedder.supersede_threshold)
     print(f"sanity pairs at the current threshold {embedder.supersede_threshold}:")
     print("\n".join(sanity(embedder, embedder.supersede_threshold)))
     print(f"\n{time.perf_counter() - started:.1f} s")
@@ -268,13 +378,15 @@ def main(argv=None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--text", choices=("all", *TEXT_VIEWS), default="all")
     parser.add_argument("--no-sweep", action="store_true", help="skip the threshold sweep table")
+    parser.add_argument("--no-recall", action="store_true", help="skip the Current@k / StaleLeak@k table")
     parser.add_argument("--all-tracks", action="store_true", help="use every track, not only the supersession ones")
     args = parser.parse_args(argv)
     views = TEXT_VIEWS if args.text == "all" else (args.text,)
     if not (args.data / "train.jsonl").is_file():
         print(f"no StateBench data in {args.data} (use --data)", file=sys.stderr)
         return 1
-    return run(args.embedder, args.data, views, not args.no_sweep, () if args.all_tracks else TRACKS)
+    return run(args.embedder, args.data, views, not args.no_sweep, () if args.all_tracks else TRACKS,
+               recall=not args.no_recall)
 
 
 if __name__ == "__main__":
