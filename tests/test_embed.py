@@ -243,6 +243,20 @@ def test_fastembed_real_loader_fails_fast_offline_on_a_broken_cache():
 
 
 @pytest.mark.skipif(not fm.package_available(), reason="fastembed is not installed")
+def test_fastembed_loader_stays_offline_without_hf_hub_offline(monkeypatch):
+    # The user did not set HF_HUB_OFFLINE: loading must still not touch the network
+    # (conftest makes any outbound connection raise) and must fail fast.
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    snapshot = fm.models_dir() / "models--jinaai--jina-embeddings-v2-base-code" / "snapshots" / "abc" / "onnx"
+    snapshot.mkdir(parents=True)
+    (snapshot / "model.onnx").write_bytes(b"")
+    started = time.perf_counter()
+    with pytest.raises(NeoError):
+        embed.get_embedder("fastembed").embed(["hello"])
+    assert time.perf_counter() - started < 5.0
+
+
+@pytest.mark.skipif(not fm.package_available(), reason="fastembed is not installed")
 def test_fastembed_pull_respects_hf_hub_offline(capsys):
     assert os.environ.get("HF_HUB_OFFLINE") == "1"  # set by conftest
     assert main(["model", "pull"]) == 1

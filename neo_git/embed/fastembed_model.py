@@ -80,12 +80,31 @@ def _quiet_fastembed() -> Iterator[None]:
         logger.enable("fastembed")
 
 
+_set_offline_ourselves = False  # True once we (not the user) set HF_HUB_OFFLINE in this process
+
+
+def _allow_network() -> None:
+    """Undo our own HF_HUB_OFFLINE before a download (huggingface_hub caches it at import)."""
+    global _set_offline_ourselves
+    if not _set_offline_ourselves:
+        return
+    os.environ.pop("HF_HUB_OFFLINE", None)
+    _set_offline_ourselves = False
+    import sys
+
+    constants = sys.modules.get("huggingface_hub.constants")
+    if constants is not None and hasattr(constants, "HF_HUB_OFFLINE"):
+        constants.HF_HUB_OFFLINE = False
+
+
 def _import_text_embedding(offline: bool = True):
     if not package_available():
         raise NeoError("the fastembed package is not installed", INSTALL_HINT)
-    if offline:
+    global _set_offline_ourselves
+    if offline and "HF_HUB_OFFLINE" not in os.environ:
         # huggingface_hub reads this once, when it is first imported.
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        _set_offline_ourselves = True
     try:
         from fastembed import TextEmbedding
     except Exception as exc:  # noqa: BLE001 - a broken install is the user's to fix
@@ -181,6 +200,7 @@ def pull(model: str | None = None, cache_dir: Path | None = None) -> Path:
     cache_dir = cache_dir or models_dir()
     if not package_available():
         raise NeoError("the fastembed package is not installed", INSTALL_HINT)
+    _allow_network()
     offline = os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "TRUE", "YES", "ON"}
     if offline:
         raise NeoError(
