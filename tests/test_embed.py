@@ -247,6 +247,7 @@ def test_fastembed_loader_stays_offline_without_hf_hub_offline(monkeypatch):
     # The user did not set HF_HUB_OFFLINE: loading must still not touch the network
     # (conftest makes any outbound connection raise) and must fail fast.
     monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.setattr(fm, "_set_offline_ourselves", False)  # restored with the variable
     snapshot = fm.models_dir() / "models--jinaai--jina-embeddings-v2-base-code" / "snapshots" / "abc" / "onnx"
     snapshot.mkdir(parents=True)
     (snapshot / "model.onnx").write_bytes(b"")
