@@ -242,6 +242,59 @@ def test_fastembed_real_loader_fails_fast_offline_on_a_broken_cache():
     assert "model pull" in info.value.hint
 
 
+def make_tiny_model(models_dir: Path, repo: str = fm.DEFAULT_MODEL, dim: int = 768) -> Path:
+    """A few-kilobyte stand-in for a fastembed model, in the Hugging Face cache layout:
+    a word-level tokenizer and an ONNX graph that looks each token up in a random table.
+    Real weights cannot be downloaded here; this runs fastembed's real loading code."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+    words = ["[PAD]", "[UNK]", *"http client httpx timeout outbound network hooks never touch calls".split()]
+    org, name = repo.split("/")
+    revision = "0" * 40
+    repo_dir = models_dir / f"models--{org}--{name}"
+    snapshot = repo_dir / "snapshots" / revision
+    (snapshot / "onnx").mkdir(parents=True)
+    (repo_dir / "refs").mkdir()
+    (repo_dir / "refs" / "main").write_text(revision)
+    tokenizer = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.Lowercase()
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.save(str(snapshot / "tokenizer.json"))
+    (snapshot / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 512, "pad_token": "[PAD]"}))
+    (snapshot / "special_tokens_map.json").write_text(json.dumps({"pad_token": "[PAD]", "unk_token": "[UNK]"}))
+    (snapshot / "config.json").write_text(json.dumps({"pad_token_id": 0}))
+    table = np.random.default_rng(0).normal(size=(len(words), dim)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["table", "input_ids"], ["last_hidden_state"], axis=0)], "tiny",
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["b", "s"]),
+         helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["b", "s"])],
+        [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["b", "s", dim])],
+        [numpy_helper.from_array(table, "table")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, str(snapshot / "onnx" / "model.onnx"))
+    return snapshot
+
+
+@pytest.mark.skipif(not fm.package_available(), reason="fastembed is not installed")
+def test_fastembed_loads_a_cached_model_offline_and_auto_picks_it():
+    make_tiny_model(fm.models_dir())
+    assert embed.auto_choice()[0] == "fastembed"
+    embedder = embed.get_embedder()
+    assert embedder.id == "fastembed:jinaai/jina-embeddings-v2-base-code"
+    v = embedder.embed(["HTTP client httpx timeout", "http client HTTPX timeout", "never touch network", ""])
+    assert v.shape == (4, 768) and v.dtype == np.float32
+    assert np.allclose(np.linalg.norm(v[:3], axis=1), 1.0, atol=1e-5) and not v[3].any()
+    assert float(v[0] @ v[1]) > 0.99 and float(v[0] @ v[2]) < 0.5
+    from neo_git.embed.cache import VectorCache
+
+    cached = VectorCache().vectors(embedder, ["HTTP client httpx timeout"])
+    assert np.allclose(cached[0], v[0])
+
+
 @pytest.mark.skipif(not fm.package_available(), reason="fastembed is not installed")
 def test_fastembed_loader_stays_offline_without_hf_hub_offline(monkeypatch):
     # The user did not set HF_HUB_OFFLINE: loading must still not touch the network
