@@ -212,7 +212,9 @@ class RefStore:
             return True
         except (pygit2.AlreadyExistsError, KeyError):
             return False
-        except pygit2.GitError as exc:
+        except (pygit2.GitError, OSError) as exc:
+            # pygit2 raises OSError, not GitError, for "failed to lock file …/facts.lock"
+            # (libgit2's GIT_ERROR_OS class): another writer holds the ref's lock.
             text = str(exc)
             if "does not match" in text or "lock" in text or "exists" in text:
                 return False
