@@ -42,6 +42,12 @@ def analyze_source(path: str, source: bytes) -> FileMetrics | None:
     from neo_git.health.parsing import parse, query
 
     lines = count_lines(source)
+    if b"\0" in source:
+        # Binary content under a source name (git's own test is a NUL byte). No
+        # grammar allows NUL, and tree-sitter's error recovery on binary data
+        # grows faster than linearly (10 MB of random bytes: over a minute).
+        return FileMetrics(path, language, lines, 0, 0, has_errors=True)
+    source = _as_utf8(source)
     tree = parse(language, source)
     if tree is None:  # tree-sitter gave up (it does not for plain bytes, but be safe)
         return FileMetrics(path, language, lines, 0, 0, has_errors=True)
@@ -111,6 +117,19 @@ def _imports(language: str, captures: dict, source: bytes) -> list[ImportRef]:
         refs.extend(reader(captures, source))
     refs.sort(key=lambda ref: ref.line)
     return refs
+
+
+def _as_utf8(source: bytes) -> bytes:
+    """Source as tree-sitter reads it: UTF-8. Bytes that are not UTF-8 are taken as
+    Latin-1 (the usual legacy encoding, and every byte is valid in it), so a name
+    like `café` in a Latin-1 file stays one identifier instead of a syntax error."""
+    if source.isascii():
+        return source
+    try:
+        source.decode("utf-8")
+    except UnicodeDecodeError:
+        return source.decode("latin-1").encode("utf-8")
+    return source
 
 
 def _start(node) -> int:

@@ -1,6 +1,8 @@
 ; Java (see python.scm for the capture names).
 
-(method_declaration) @function
+; Interface and abstract methods without a body are declarations, not functions
+; (like Rust trait signatures and TypeScript method signatures).
+(method_declaration body: (_)) @function
 (constructor_declaration) @function
 (compact_constructor_declaration) @function
 (lambda_expression) @scope

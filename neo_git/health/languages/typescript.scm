@@ -10,6 +10,9 @@
   right: [(arrow_function) (function_expression) (generator_function)] @function)
 (public_field_definition
   value: [(arrow_function) (function_expression) (generator_function)] @function)
+; `export default function () {}` is the module's default-exported function.
+(export_statement
+  value: [(arrow_function) (function_expression) (generator_function)] @function)
 
 (arrow_function) @scope
 (function_expression) @scope
