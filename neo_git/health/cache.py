@@ -7,6 +7,11 @@ the version so that a change to the metrics code or a grammar upgrade
 invalidates old rows. The path is *not* part of the key: a cached result is
 re-labelled with the path it is found at, so a rename or a copy costs nothing.
 
+Next to the per-file rows sit a few whole-snapshot *states* keyed by tree id
+(per-file summaries, the per-family import graphs and what they read): a rescan
+of the same tree loads one row, and a new commit starts from its parent's state
+and re-measures only the paths `git diff` names.
+
 The cache is an accelerator, never a requirement. A corrupt file is moved
 aside and recreated, a locked one is skipped after a short busy timeout (hooks
 must not wait on another process), and any SQLite error turns the cache off
@@ -14,15 +19,18 @@ for the rest of the scan: results are then simply recomputed.
 """
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import time
+import zlib
 from pathlib import Path
 from typing import Iterable
 
 BUSY_TIMEOUT_SECONDS = 0.2   # a hook must never hang on a lock held by another scan
 BATCH_SIZE = 256             # rows written per transaction
 _SELECT_CHUNK = 500          # keys per `IN (...)` query (below every SQLite variable limit)
+MAX_STATES = 8               # whole-snapshot states kept (the most recently used)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS file_results (
@@ -31,6 +39,13 @@ CREATE TABLE IF NOT EXISTS file_results (
     version TEXT NOT NULL,
     result TEXT NOT NULL,
     PRIMARY KEY (blob, language, version)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS snapshot_states (
+    tree BLOB NOT NULL,
+    version TEXT NOT NULL,
+    data BLOB NOT NULL,
+    used REAL NOT NULL,
+    PRIMARY KEY (tree, version)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
@@ -41,9 +56,10 @@ Key = tuple[bytes, str]  # (raw 20-byte blob id, language)
 class MetricsCache:
     """Per-file results (JSON text) keyed by (blob id, language) for one analyzer version."""
 
-    def __init__(self, path: Path | None, version: str) -> None:
+    def __init__(self, path: Path | None, version: str, state_version: str = "") -> None:
         self.path = path
         self.version = version
+        self.state_version = state_version or version
         self._conn: sqlite3.Connection | None = None
         self._pending: list[tuple[bytes, str, str, str]] = []
         if path is not None:
@@ -77,12 +93,14 @@ class MetricsCache:
             pass
         conn.executescript(_SCHEMA)
         row = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
-        if row is None or row[0] != self.version:
+        if row is None or row[0] != self.version + "/" + self.state_version:
             # A new analyzer: old rows can never be hit again, drop them.
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 conn.execute("DELETE FROM file_results WHERE version != ?", (self.version,))
-                conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (self.version,))
+                conn.execute("DELETE FROM snapshot_states WHERE version != ?", (self.state_version,))
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)",
+                             (self.version + "/" + self.state_version,))
                 conn.execute("COMMIT")
             except sqlite3.OperationalError:  # locked: prune another time
                 _rollback(conn)
@@ -138,6 +156,64 @@ class MetricsCache:
             _rollback(self._conn)
         except sqlite3.Error:
             self._disable()
+
+    # -- whole-snapshot states ----------------------------------------------
+
+    def load_state(self, trees: Iterable[bytes]) -> tuple[bytes, dict] | None:
+        """(tree, state) for the first of *trees* with a stored state, else None."""
+        if self._conn is None:
+            return None
+        try:
+            for tree in trees:
+                row = self._conn.execute(
+                    "SELECT data FROM snapshot_states WHERE tree = ? AND version = ?",
+                    (tree, self.state_version)).fetchone()
+                if row is not None:
+                    return tree, json.loads(zlib.decompress(row[0]))
+        except (sqlite3.Error, zlib.error, ValueError):
+            self._disable()
+        return None
+
+    def latest_state_tree(self) -> bytes | None:
+        """The tree of the most recently used state (a fallback base for a new scan)."""
+        if self._conn is None:
+            return None
+        try:
+            row = self._conn.execute(
+                "SELECT tree FROM snapshot_states WHERE version = ? ORDER BY used DESC LIMIT 1",
+                (self.state_version,)).fetchone()
+        except sqlite3.Error:
+            self._disable()
+            return None
+        return bytes(row[0]) if row else None
+
+    def save_state(self, tree: bytes, state: dict) -> None:
+        """Store the state of *tree*, keeping the MAX_STATES most recent ones."""
+        if self._conn is None:
+            return
+        data = zlib.compress(json.dumps(state, separators=(",", ":")).encode(), 1)
+        try:
+            self._conn.execute("BEGIN")
+            self._conn.execute("INSERT OR REPLACE INTO snapshot_states VALUES (?, ?, ?, ?)",
+                               (tree, self.state_version, data, time.time()))
+            self._conn.execute(
+                "DELETE FROM snapshot_states WHERE tree NOT IN "
+                "(SELECT tree FROM snapshot_states ORDER BY used DESC LIMIT ?)", (MAX_STATES,))
+            self._conn.execute("COMMIT")
+        except sqlite3.OperationalError:
+            _rollback(self._conn)
+        except sqlite3.Error:
+            self._disable()
+
+    def touch_state(self, tree: bytes) -> None:
+        """Mark a state as just used (so pruning keeps it)."""
+        if self._conn is None:
+            return
+        try:
+            self._conn.execute("UPDATE snapshot_states SET used = ? WHERE tree = ? AND version = ?",
+                               (time.time(), tree, self.state_version))
+        except sqlite3.Error:
+            pass
 
     def close(self) -> None:
         """Flush and close."""

@@ -1,0 +1,137 @@
+"""`git neo health [REV] [--staged] [--json]` and `git neo health --diff A B [--json]`.
+
+A report, not a gate: exit 0 whatever the health, 1 only for a problem the
+user can fix (unknown revision, empty repository).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+
+from neo_git.cli.output import print_json
+from neo_git.errors import NeoError
+
+
+def cmd_health(args: argparse.Namespace) -> int:
+    """Measure one revision (or the index), or compare two revisions."""
+    from neo_git.health.delta import health_delta
+    from neo_git.health.snapshot import snapshot_commit, snapshot_index
+
+    repo = _open_repo()
+    progress = not args.json
+    if args.diff:
+        if args.rev is not None or args.staged:
+            raise NeoError("--diff takes both revisions itself",
+                           "use `git neo health --diff A B`, without REV or --staged")
+        first, second = args.diff
+        before = snapshot_commit(repo, first, progress=progress)
+        after = snapshot_commit(repo, second, progress=progress)
+        delta = health_delta(before, after)
+        if args.json:
+            print_json(delta.to_dict())
+        else:
+            print(format_delta(delta.to_dict(), first, second))
+        return 0
+    if args.staged:
+        if args.rev is not None:
+            raise NeoError("--staged measures the index, not a revision",
+                           "use either `git neo health REV` or `git neo health --staged`")
+        snapshot = snapshot_index(repo, progress=progress)
+        label = "the index (staged changes)"
+    else:
+        rev = args.rev or "HEAD"
+        snapshot = snapshot_commit(repo, rev, progress=progress)
+        label = f"{rev} ({snapshot.rev[:12]})"
+    if args.json:
+        print_json(snapshot.to_dict())
+    else:
+        print(format_report(snapshot.to_dict(), label))
+    return 0
+
+
+def _open_repo():
+    """The repository of the current directory; $GIT_DIR wins, as in git (hooks may set it)."""
+    from neo_git.identity import open_repository
+
+    git_dir = os.environ.get("GIT_DIR")
+    if git_dir:
+        import pygit2
+
+        try:
+            return pygit2.Repository(os.path.abspath(git_dir))
+        except pygit2.GitError:
+            raise NeoError(f"GIT_DIR does not name a repository: {git_dir}",
+                           "unset GIT_DIR or point it at a .git directory") from None
+    return open_repository(".")
+
+
+# --- human output ----------------------------------------------------------------
+
+_COLUMNS = (("files", "files"), ("lines", "lines"), ("functions", "functions"),
+            ("god_files", "god files"), ("cycles", "cycles"), ("max_nesting", "max nesting"))
+
+
+def format_report(data: dict, label: str) -> str:
+    """The readable report of one snapshot dict."""
+    out = [f"health of {label}"]
+    if not data["files"]:
+        out.append("no supported source files (Python, JavaScript, TypeScript, Go, Rust, Java)")
+    else:
+        out.append("")
+        out += _language_table(data)
+    thresholds = data.get("thresholds", {})
+    out += ["", f"import cycles: {data['cycles']}"]
+    for number, component in enumerate(data["cycle_components"], 1):
+        out.append(f"  {number}. " + ", ".join(component))
+    out += ["", f"god files (> {thresholds.get('god_file_lines', 800)} lines or "
+                f"> {thresholds.get('god_file_functions', 30)} functions): {len(data['god_files'])}"]
+    for god in data["god_files"]:
+        out.append(f"  {god['path']}  {god['lines']:,} lines, {god['functions']} functions")
+    out += ["", f"deepest nesting: {data['max_nesting']}"]
+    for where in data["max_nesting_files"][:10]:
+        out.append(f"  {where['path']}:{where['line']}" if where["line"] else f"  {where['path']}")
+    if len(data["max_nesting_files"]) > 10:
+        out.append(f"  … and {len(data['max_nesting_files']) - 10} more")
+    if data["skipped"]:
+        counts = ", ".join(f"{reason.replace('_', ' ')} {n}" for reason, n in data["skipped"].items())
+        out += ["", f"skipped: {counts}"]
+    errors = data.get("files_with_parse_errors") or []
+    if errors:
+        out.append(f"measured despite syntax errors: {len(errors)} file(s), e.g. {errors[0]}")
+    return "\n".join(out)
+
+
+def _language_table(data: dict) -> list[str]:
+    rows = [[language] + [f"{row[key]:,}" for key, _ in _COLUMNS]
+            for language, row in data["per_language"].items()]
+    if len(rows) > 1:
+        total = {"files": data["files"], "lines": data["lines"], "functions": data["functions"],
+                 "god_files": len(data["god_files"]), "cycles": data["cycles"],
+                 "max_nesting": data["max_nesting"]}
+        rows.append(["total"] + [f"{total[key]:,}" for key, _ in _COLUMNS])
+    header = ["language"] + [title for _, title in _COLUMNS]
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+    def line(cells):
+        return "  ".join([cells[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(cells[1:], widths[1:])])
+    return [line(header)] + [line(r) for r in rows]
+
+
+def format_delta(data: dict, first: str, second: str) -> str:
+    """The readable comparison of two snapshots."""
+    before, after = data["before"], data["after"]
+    out = [f"health {first} ({before['rev'][:12]}) -> {second} ({after['rev'][:12]}): {data['verdict']}"]
+    out += [f"  {reason}" for reason in data["reasons"]]
+    out.append("")
+    rows = [("files", before["files"], after["files"]),
+            ("lines", before["lines"], after["lines"]),
+            ("god files", len(before["god_files"]), len(after["god_files"])),
+            ("import cycles", before["cycles"], after["cycles"]),
+            ("modules in cycles", len(before["modules_in_cycles"]), len(after["modules_in_cycles"])),
+            ("max nesting", before["max_nesting"], after["max_nesting"])]
+    out.append(f"{'':<18}{'before':>10}{'after':>10}{'change':>10}")
+    for name, old, new in rows:
+        change = f"{new - old:+,}" if new != old else "0"
+        out.append(f"{name:<18}{old:>10,}{new:>10,}{change:>10}")
+    if data["files"]:
+        out += ["", "files responsible: " + ", ".join(data["files"])]
+    return "\n".join(out)

@@ -1,0 +1,207 @@
+"""Did the code get healthier? Compare two snapshots: regression, neutral or improvement.
+
+The rule (DESIGN.md §6): more god files is a regression, fewer an improvement.
+With the god-file count unchanged, more import cycles or a max nesting that
+rose by more than the noise band is a regression, and the mirror image an
+improvement. "More cycles" also counts more modules tangled in cycles, so two
+cycles merging into one bigger cycle is not mistaken for progress.
+
+With `paths`, the comparison is restricted to those files (what a suggestion
+touched): god files and nesting among them, and only the cycles that contain
+them.
+"""
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from typing import Iterable
+
+from neo_git.health.snapshot import HealthSnapshot
+
+REGRESSION, NEUTRAL, IMPROVEMENT = "regression", "neutral", "improvement"
+
+
+@dataclass(frozen=True)
+class HealthDelta:
+    """The change in health between two snapshots, with the files responsible."""
+
+    before: HealthSnapshot
+    after: HealthSnapshot
+    verdict: str                       # regression | neutral | improvement
+    reasons: tuple[str, ...]           # human sentences, most important first
+    files: tuple[str, ...]             # the files (or Go packages) that caused the verdict
+    god_files_added: tuple[str, ...] = ()
+    god_files_removed: tuple[str, ...] = ()
+    modules_entering_cycles: tuple[str, ...] = ()
+    modules_leaving_cycles: tuple[str, ...] = ()
+    nesting_rose: tuple[str, ...] = ()
+    nesting_fell: tuple[str, ...] = ()
+    god_files_delta: int = 0
+    cycles_delta: int = 0
+    modules_in_cycles_delta: int = 0
+    max_nesting_before: int = 0
+    max_nesting_after: int = 0
+    lines_delta: int = 0
+    paths: tuple[str, ...] | None = None
+
+    @property
+    def max_nesting_delta(self) -> int:
+        return self.max_nesting_after - self.max_nesting_before
+
+    def to_dict(self) -> dict:
+        """JSON form of `git neo health --diff A B --json`."""
+        return {
+            "before": self.before.to_dict(),
+            "after": self.after.to_dict(),
+            "verdict": self.verdict,
+            "reasons": list(self.reasons),
+            "files": list(self.files),
+            "paths": list(self.paths) if self.paths is not None else None,
+            "god_files_delta": self.god_files_delta,
+            "cycles_delta": self.cycles_delta,
+            "modules_in_cycles_delta": self.modules_in_cycles_delta,
+            "max_nesting_delta": self.max_nesting_delta,
+            "lines_delta": self.lines_delta,
+            "god_files_added": list(self.god_files_added),
+            "god_files_removed": list(self.god_files_removed),
+            "modules_entering_cycles": list(self.modules_entering_cycles),
+            "modules_leaving_cycles": list(self.modules_leaving_cycles),
+            "nesting_rose": list(self.nesting_rose),
+            "nesting_fell": list(self.nesting_fell),
+        }
+
+
+class _View:
+    """The part of a snapshot a comparison looks at (all of it, or the given paths)."""
+
+    def __init__(self, snapshot: HealthSnapshot, paths: frozenset[str] | None) -> None:
+        metrics = snapshot.file_metrics
+        if paths is not None:
+            metrics = {p: m for p, m in metrics.items() if p in paths}
+        self.metrics = metrics
+        self.god_files = {p for p, m in metrics.items() if snapshot.is_god_file(m)}
+        self.max_nesting = max((m.max_nesting for m in metrics.values()), default=0)
+        components = snapshot.components
+        if paths is not None:
+            # Go files are graph nodes through their package directory ("." at the root).
+            nodes = set(paths) | {posixpath.dirname(p) or "." for p in paths if p.endswith(".go")}
+            components = tuple(c for c in components if nodes.intersection(c))
+        self.components = components
+        self.modules_in_cycles = {node for c in components for node in c}
+        self.lines = sum(m.lines for m in metrics.values())
+
+
+def health_delta(before: HealthSnapshot, after: HealthSnapshot, *, nesting_noise: int = 1,
+                 paths: Iterable[str] | None = None) -> HealthDelta:
+    """Compare *before* with *after*; restrict to *paths* (repository paths) if given."""
+    wanted = frozenset(paths) if paths is not None else None
+    old, new = _View(before, wanted), _View(after, wanted)
+
+    god_added = sorted(new.god_files - old.god_files)
+    god_removed = sorted(old.god_files - new.god_files)
+    god_delta = len(new.god_files) - len(old.god_files)
+    cycles_delta = len(new.components) - len(old.components)
+    entering = sorted(new.modules_in_cycles - old.modules_in_cycles)
+    leaving = sorted(old.modules_in_cycles - new.modules_in_cycles)
+    modules_delta = len(new.modules_in_cycles) - len(old.modules_in_cycles)
+    nesting_delta = new.max_nesting - old.max_nesting
+    rose, fell = _nesting_changes(old, new, nesting_noise)
+
+    cycles_worse = cycles_delta > 0 or modules_delta > 0
+    cycles_better = (cycles_delta < 0 or modules_delta < 0) and not cycles_worse
+    nesting_worse = nesting_delta > nesting_noise
+    nesting_better = nesting_delta < -nesting_noise
+
+    reasons: list[str] = []
+    files: list[str] = []
+    if god_delta > 0:
+        verdict = REGRESSION
+        reasons.append(_god_sentence(old, new, god_added, god_removed))
+        files += god_added
+    elif god_delta < 0:
+        verdict = IMPROVEMENT
+        reasons.append(_god_sentence(old, new, god_added, god_removed))
+        files += god_removed
+    elif cycles_worse or nesting_worse:
+        verdict = REGRESSION
+        if cycles_worse:
+            reasons.append(_cycle_sentence(old, new, entering, leaving))
+            files += entering
+        if nesting_worse:
+            reasons.append(_nesting_sentence(old.max_nesting, new.max_nesting, nesting_noise, rose, "rose"))
+            files += rose
+    elif cycles_better or nesting_better:
+        verdict = IMPROVEMENT
+        if cycles_better:
+            reasons.append(_cycle_sentence(old, new, entering, leaving))
+            files += leaving
+        if nesting_better:
+            reasons.append(_nesting_sentence(old.max_nesting, new.max_nesting, nesting_noise, fell, "fell"))
+            files += fell
+    else:
+        verdict = NEUTRAL
+        if nesting_delta:
+            reasons.append(f"max nesting {old.max_nesting} -> {new.max_nesting}, "
+                           f"within the noise band of {nesting_noise}")
+        if god_added or god_removed:
+            reasons.append(_god_sentence(old, new, god_added, god_removed))
+        if not reasons:
+            reasons.append("no change in god files, import cycles or max nesting")
+
+    return HealthDelta(
+        before=before, after=after, verdict=verdict, reasons=tuple(reasons),
+        files=tuple(dict.fromkeys(files)),
+        god_files_added=tuple(god_added), god_files_removed=tuple(god_removed),
+        modules_entering_cycles=tuple(entering), modules_leaving_cycles=tuple(leaving),
+        nesting_rose=tuple(rose), nesting_fell=tuple(fell),
+        god_files_delta=god_delta, cycles_delta=cycles_delta, modules_in_cycles_delta=modules_delta,
+        max_nesting_before=old.max_nesting, max_nesting_after=new.max_nesting,
+        lines_delta=new.lines - old.lines,
+        paths=tuple(sorted(wanted)) if wanted is not None else None,
+    )
+
+
+def _nesting_changes(old: _View, new: _View, noise: int) -> tuple[list[str], list[str]]:
+    """Files whose own nesting moved by more than the band; a new file counts if it alone
+    lifts the maximum past the band, a removed one if it alone held the maximum up."""
+    rose, fell = [], []
+    for path in sorted(set(old.metrics) | set(new.metrics)):
+        before = old.metrics.get(path)
+        after = new.metrics.get(path)
+        if before is not None and after is not None:
+            change = after.max_nesting - before.max_nesting
+            if change > noise:
+                rose.append(path)
+            elif change < -noise:
+                fell.append(path)
+        elif after is not None and after.max_nesting > old.max_nesting + noise:
+            rose.append(path)
+        elif before is not None and before.max_nesting > new.max_nesting + noise:
+            fell.append(path)
+    return rose, fell
+
+
+def _god_sentence(old: _View, new: _View, added: list[str], removed: list[str]) -> str:
+    text = f"god files {len(old.god_files)} -> {len(new.god_files)}"
+    details = []
+    if added:
+        details.append("new: " + ", ".join(added))
+    if removed:
+        details.append("no longer: " + ", ".join(removed))
+    return text + (f" ({'; '.join(details)})" if details else "")
+
+
+def _cycle_sentence(old: _View, new: _View, entering: list[str], leaving: list[str]) -> str:
+    text = (f"import cycles {len(old.components)} -> {len(new.components)}, "
+            f"modules in cycles {len(old.modules_in_cycles)} -> {len(new.modules_in_cycles)}")
+    details = []
+    if entering:
+        details.append("now in a cycle: " + ", ".join(entering))
+    if leaving:
+        details.append("out of cycles: " + ", ".join(leaving))
+    return text + (f" ({'; '.join(details)})" if details else "")
+
+
+def _nesting_sentence(before: int, after: int, noise: int, files: list[str], direction: str) -> str:
+    text = f"max nesting {before} -> {after} ({after - before:+d}, beyond the noise band of {noise})"
+    return text + (f"; {direction} in " + ", ".join(files) if files else "")
