@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from neo_git.embed.cache import KEY_BYTES, KEYS_FILE, VECTORS_FILE, VectorCache, text_key
+from neo_git.embed import cache as cache_module
+from neo_git.embed.cache import DATA_FILE, HEADER_BYTES, KEY_BYTES, VectorCache, text_key
 from neo_git.embed.hashing import HashEmbedder
 
 
@@ -60,8 +61,7 @@ def test_only_missing_texts_are_embedded_once_per_batch(tmp_path):
     assert counting.calls == [TEXTS[10:15]]  # one batch, each new text once
     assert np.array_equal(out, HashEmbedder().embed(TEXTS[5:15] + TEXTS[12:15]))
     assert cache.vectors(counting, []).shape == (0, counting.dim)
-    rows = (tmp_path / _only_folder(tmp_path) / KEYS_FILE).stat().st_size // KEY_BYTES
-    assert rows == 15
+    assert _rows(tmp_path / _only_folder(tmp_path), counting.dim) == 15
 
 
 def test_results_are_copies(tmp_path):
@@ -75,6 +75,11 @@ def test_results_are_copies(tmp_path):
 def _only_folder(root: Path) -> str:
     (folder,) = [p.name for p in root.iterdir()]
     return folder
+
+
+def _rows(folder: Path, dim: int) -> float:
+    """Records in the data file (a fraction means a torn tail)."""
+    return ((folder / DATA_FILE).stat().st_size - HEADER_BYTES) / (KEY_BYTES + 4 * dim)
 
 
 def _append_worker(args):
@@ -96,8 +101,7 @@ def test_concurrent_appends_from_six_processes(tmp_path):
     assert len(set(texts)) == 1200
     folder = tmp_path / _only_folder(tmp_path)
     dim = HashEmbedder().dim
-    assert (folder / KEYS_FILE).stat().st_size == 1200 * KEY_BYTES
-    assert (folder / VECTORS_FILE).stat().st_size == 1200 * dim * 4
+    assert _rows(folder, dim) == 1200
     counting = CountingEmbedder()
     out = VectorCache(tmp_path).vectors(counting, texts)
     assert counting.calls == []  # all 1,200 were cached
@@ -108,38 +112,61 @@ def test_torn_tail_is_ignored_on_load_and_cut_on_the_next_append(tmp_path):
     embedder = HashEmbedder()
     VectorCache(tmp_path).vectors(embedder, TEXTS[:20])
     folder = tmp_path / _only_folder(tmp_path)
-    # A writer killed mid-append: half a vector row and a torn key.
-    with open(folder / VECTORS_FILE, "ab") as fh:
-        fh.write(b"\x01" * (embedder.dim * 2 + 3))
-    with open(folder / KEYS_FILE, "ab") as fh:
-        fh.write(text_key(TEXTS[20])[:17])
+    # A writer killed mid-append: a key and part of its vector.
+    with open(folder / DATA_FILE, "ab") as fh:
+        fh.write(text_key(TEXTS[20]) + b"\x01" * (embedder.dim * 2 + 3))
     counting = CountingEmbedder()
     cache = VectorCache(tmp_path)
     assert np.array_equal(cache.vectors(counting, TEXTS[:20]), embedder.embed(TEXTS[:20]))
     assert counting.calls == []
     out = cache.vectors(counting, TEXTS[:30])
-    assert counting.calls == [TEXTS[20:30]]
+    assert counting.calls == [TEXTS[20:30]]  # the torn record did not count as cached
     assert np.array_equal(out, embedder.embed(TEXTS[:30]))
-    assert (folder / KEYS_FILE).stat().st_size == 30 * KEY_BYTES
-    assert (folder / VECTORS_FILE).stat().st_size == 30 * embedder.dim * 4
+    assert _rows(folder, embedder.dim) == 30
     cold = CountingEmbedder()
     assert np.array_equal(VectorCache(tmp_path).vectors(cold, TEXTS[:30]), out)
     assert cold.calls == []
 
 
-def test_a_vector_without_its_key_is_not_served(tmp_path):
-    # The append order is vectors first, keys second; a crash in between leaves a
-    # vector row with no key. It must be dropped, not shifted onto the next key.
+def test_a_damaged_header_is_replaced_not_misread(tmp_path):
     embedder = HashEmbedder()
     VectorCache(tmp_path).vectors(embedder, TEXTS[:5])
     folder = tmp_path / _only_folder(tmp_path)
-    with open(folder / VECTORS_FILE, "ab") as fh:
-        fh.write(np.full(embedder.dim, 0.5, dtype=np.float32).tobytes())
+    (folder / DATA_FILE).write_bytes(b"garbage" * 100)
+    counting = CountingEmbedder()
+    out = VectorCache(tmp_path).vectors(counting, TEXTS[:5])
+    assert counting.calls == [TEXTS[:5]]
+    assert np.array_equal(out, embedder.embed(TEXTS[:5]))
+    assert _rows(folder, embedder.dim) == 5
+
+
+def test_prune_keeps_only_the_given_texts_and_other_readers_notice(tmp_path):
+    embedder = HashEmbedder()
+    reader = VectorCache(tmp_path)
+    reader.vectors(embedder, TEXTS[:10])
+    assert VectorCache(tmp_path).prune(embedder, TEXTS[:3]) == 7
+    assert _rows(tmp_path / _only_folder(tmp_path), embedder.dim) == 3
+    counting = CountingEmbedder()
+    out = VectorCache(tmp_path).vectors(counting, TEXTS[:4])
+    assert counting.calls == [TEXTS[3:4]]
+    assert np.array_equal(out, embedder.embed(TEXTS[:4]))
+    # The first cache object read the file before the rewrite; it must not misalign rows.
+    again = CountingEmbedder()
+    assert np.array_equal(reader.vectors(again, TEXTS[:4]), out)
+
+
+def test_the_cache_is_cut_back_when_it_passes_its_cap(tmp_path, monkeypatch):
+    monkeypatch.setattr(cache_module, "MAX_ROWS", 20)
+    embedder = HashEmbedder()
     cache = VectorCache(tmp_path)
-    out = cache.vectors(embedder, TEXTS[:8])
-    assert np.array_equal(out, embedder.embed(TEXTS[:8]))
-    cold = VectorCache(tmp_path).vectors(CountingEmbedder(), TEXTS[:8])
-    assert np.array_equal(cold, out)
+    cache.vectors(embedder, TEXTS[:15])
+    cache.vectors(embedder, TEXTS[15:25])  # 25 > 20: keep the newest 10, then add 10
+    folder = tmp_path / _only_folder(tmp_path)
+    assert _rows(folder, embedder.dim) == 20
+    counting = CountingEmbedder()
+    out = VectorCache(tmp_path).vectors(counting, TEXTS[:25])
+    assert counting.calls == [TEXTS[:5]]  # the oldest five were dropped
+    assert np.array_equal(out, embedder.embed(TEXTS[:25]))
 
 
 def test_embedders_do_not_mix(tmp_path):
@@ -152,7 +179,7 @@ def test_embedders_do_not_mix(tmp_path):
     c = cache.vectors(other_weights, TEXTS[:5])
     assert a.shape == (5, 64) and b.shape == (5, 128) and c.shape == (5, 64)
     assert not np.array_equal(a, c)
-    assert len(list(tmp_path.iterdir())) == 3
+    assert len(list(tmp_path.iterdir())) == 3  # one folder per embedder id
     fresh = VectorCache(tmp_path)
     assert np.array_equal(fresh.vectors(CountingEmbedder(small), TEXTS[:5]), a)
     assert np.array_equal(fresh.vectors(CountingEmbedder(other_weights), TEXTS[:5]), c)
@@ -204,8 +231,6 @@ def test_same_id_with_another_dimension_starts_over(tmp_path):
 
 
 def test_a_cache_that_cannot_be_written_still_answers(tmp_path, monkeypatch):
-    from neo_git.embed import cache as cache_module
-
     def disk_full(self, keys, vectors):
         raise OSError(28, "No space left on device")
 

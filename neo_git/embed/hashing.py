@@ -46,6 +46,8 @@ IDENT_WEIGHT = 0.8      # the whole multi-part identifier, on top of its parts
 NGRAM_WEIGHT = 0.25     # each character 3-gram
 SUBJECT_WEIGHT = 0.75   # each first-line word, repeated in its own namespace
 
+MAX_MEMO_FEATURES = 300_000  # memoised words/features per embedder before starting afresh
+
 STOPWORDS = frozenset("""
 a an and are as at be been being but by can could did do does doing for from
 had has have having he her here hers him his how i if in into is it its itself
@@ -153,6 +155,15 @@ class HashEmbedder:
         self._entry_values: list[float] = []
         self._table = None  # numpy copies of the three lists, rebuilt when features are added
 
+    def _forget(self) -> None:
+        """Drop the memoised features (they are recomputed identically on demand)."""
+        self._raw_cache.clear()
+        self._feature_ids.clear()
+        self._entry_starts[:] = [0]
+        self._entry_buckets.clear()
+        self._entry_values.clear()
+        self._table = None
+
     def __repr__(self) -> str:
         return f"HashEmbedder(id={self.id!r}, supersede_threshold={self.supersede_threshold})"
 
@@ -162,7 +173,7 @@ class HashEmbedder:
         names = self._raw_cache.get(raw)
         if names is None:
             names = _word_features(raw)
-            if len(self._raw_cache) < 200_000:
+            if len(self._raw_cache) < MAX_MEMO_FEATURES:
                 self._raw_cache[raw] = names
         return names
 
@@ -210,6 +221,8 @@ class HashEmbedder:
 
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts, not one string")
+        if len(self._feature_ids) > MAX_MEMO_FEATURES:
+            self._forget()  # a long-lived process must not grow without bound
         n = len(texts)
         text_of: list[int] = []
         feature_of: list[int] = []
