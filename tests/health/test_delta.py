@@ -1,0 +1,146 @@
+"""health_delta: the verdict a user (and the outcome loop) gets for a change."""
+from __future__ import annotations
+
+import pygit2
+import pytest
+
+from neo_git.health.delta import health_delta
+from neo_git.health.snapshot import snapshot_commit
+from tests.conftest import commit_files
+from tests.health.test_snapshot import functions, nested
+
+
+def delta_of(repo_path, before_files, after_files, **options):
+    """Commit *before_files*, then *after_files* on top; compare the two commits."""
+    first = commit_files(repo_path, before_files, "before")
+    second = commit_files(repo_path, after_files, "after")
+    repo = pygit2.Repository(str(repo_path))
+    return health_delta(snapshot_commit(repo, first), snapshot_commit(repo, second), **options)
+
+
+def test_new_god_file_is_a_regression_naming_the_file(git_repo):
+    delta = delta_of(git_repo, {"small.py": functions(3)}, {"big.py": functions(31)})
+
+    assert delta.verdict == "regression"
+    assert delta.files == ("big.py",)
+    assert delta.reasons[0].startswith("god files 0 -> 1")
+    data = delta.to_dict()
+    assert data["god_files_delta"] == 1 and data["god_files_added"] == ["big.py"]
+    assert data["before"]["god_files"] == [] and data["after"]["god_files"][0]["path"] == "big.py"
+
+
+def test_splitting_a_god_file_is_an_improvement(git_repo):
+    delta = delta_of(git_repo, {"big.py": functions(40)},
+                     {"big.py": functions(20), "part.py": functions(20)})
+
+    assert delta.verdict == "improvement"
+    assert delta.files == ("big.py",)
+    assert delta.god_files_removed == ("big.py",)
+
+
+def test_fewer_god_files_wins_over_deeper_nesting(git_repo):
+    delta = delta_of(git_repo, {"big.py": functions(40)}, {"big.py": functions(2) + nested(6)})
+
+    assert delta.verdict == "improvement"
+    assert delta.max_nesting_delta == 6
+
+
+CYCLE_FREE = {"app/__init__.py": "", "app/a.py": "from app import b\n", "app/b.py": "X = 1\n",
+              "app/c.py": "Y = 2\n"}
+
+
+def test_introducing_an_import_cycle_is_a_regression(git_repo):
+    delta = delta_of(git_repo, CYCLE_FREE, {"app/b.py": "from app import a\nX = 1\n"})
+
+    assert delta.verdict == "regression"
+    assert delta.cycles_delta == 1
+    assert delta.modules_entering_cycles == ("app/a.py", "app/b.py")
+    assert delta.files == ("app/a.py", "app/b.py")
+    assert "import cycles 0 -> 1" in delta.reasons[0]
+
+
+def test_breaking_an_import_cycle_is_an_improvement(git_repo):
+    delta = delta_of(git_repo, {**CYCLE_FREE, "app/b.py": "from app import a\n"}, {"app/b.py": "X = 1\n"})
+
+    assert delta.verdict == "improvement"
+    assert delta.cycles_delta == -1
+    assert delta.files == ("app/a.py", "app/b.py")
+
+
+def test_two_cycles_merging_into_a_bigger_one_is_not_progress(git_repo):
+    before = {"m/__init__.py": "", "m/a.py": "from m import b\n", "m/b.py": "from m import a\n",
+              "m/c.py": "from m import d\n", "m/d.py": "from m import c\n", "m/e.py": ""}
+    after = {"m/b.py": "from m import a, c\n", "m/d.py": "from m import c, e\n", "m/e.py": "from m import a\n"}
+
+    delta = delta_of(git_repo, before, after)
+
+    assert (delta.cycles_delta, delta.modules_in_cycles_delta) == (-1, 1)
+    assert delta.verdict == "regression"
+    assert delta.modules_entering_cycles == ("m/e.py",)
+
+
+def test_nesting_up_by_one_is_noise_up_by_two_is_a_regression(git_repo):
+    one = delta_of(git_repo, {"f.py": nested(2)}, {"f.py": nested(3)})
+    two = delta_of(git_repo, {"f.py": nested(3)}, {"f.py": nested(5)})
+
+    assert one.verdict == "neutral"
+    assert "within the noise band of 1" in one.reasons[0]
+    assert one.files == ()
+    assert two.verdict == "regression"
+    assert two.files == ("f.py",) and two.nesting_rose == ("f.py",)
+    assert two.to_dict()["max_nesting_delta"] == 2
+
+
+def test_nesting_down_by_two_is_an_improvement_and_the_band_is_configurable(git_repo):
+    down = delta_of(git_repo, {"f.py": nested(5)}, {"f.py": nested(3)})
+    strict = delta_of(git_repo, {"g.py": nested(3)}, {"g.py": nested(4)}, nesting_noise=0)
+
+    assert down.verdict == "improvement" and down.nesting_fell == ("f.py",)
+    assert strict.verdict == "regression"
+
+
+def test_a_new_file_that_lifts_max_nesting_is_named(git_repo):
+    delta = delta_of(git_repo, {"flat.py": nested(1)}, {"deep.py": nested(4)})
+
+    assert delta.verdict == "regression"
+    assert delta.files == ("deep.py",)
+
+
+def test_unchanged_health_is_neutral(git_repo):
+    delta = delta_of(git_repo, {"f.py": functions(2)}, {"f.py": functions(3), "README.md": "more\n"})
+
+    assert delta.verdict == "neutral"
+    assert delta.reasons == ("no change in god files, import cycles or max nesting",)
+    assert delta.to_dict()["lines_delta"] == 2
+
+
+@pytest.mark.parametrize("paths, verdict", [(["x.py"], "regression"), (["y.py"], "neutral"),
+                                            (None, "regression")])
+def test_paths_restrict_nesting_and_god_files_to_the_touched_files(git_repo, paths, verdict):
+    delta = delta_of(git_repo, {"x.py": nested(1), "y.py": nested(1)},
+                     {"x.py": nested(4), "y.py": nested(1) + functions(3)}, paths=paths)
+
+    assert delta.verdict == verdict
+    assert delta.to_dict()["paths"] == paths
+
+
+def test_paths_restrict_cycles_to_components_containing_them(git_repo):
+    first = commit_files(git_repo, CYCLE_FREE, "before")
+    second = commit_files(git_repo, {"app/b.py": "from app import a\n"}, "after")
+    repo = pygit2.Repository(str(git_repo))
+    before, after = snapshot_commit(repo, first), snapshot_commit(repo, second)
+
+    assert health_delta(before, after, paths=["app/c.py"]).verdict == "neutral"
+    touched = health_delta(before, after, paths=["app/b.py"])
+    assert touched.verdict == "regression"
+    assert touched.files == ("app/a.py", "app/b.py")
+
+
+def test_paths_find_go_cycles_through_the_package_directory(git_repo):
+    base = {"go.mod": "module example.com/m\n", "a/a.go": 'package a\n\nimport "example.com/m/b"\n',
+            "b/b.go": "package b\n"}
+    delta = delta_of(git_repo, base, {"b/b.go": 'package b\n\nimport "example.com/m/a"\n'},
+                     paths=["b/b.go"])
+
+    assert delta.verdict == "regression"
+    assert delta.modules_entering_cycles == ("a", "b")
