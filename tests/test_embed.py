@@ -340,6 +340,13 @@ def test_model_status_json(capsys, monkeypatch):
     assert status["fastembed"]["models_dir"] == str(Path(os.environ["NEO_HOME"]) / "models")
     assert status["hash"]["supersede_threshold"] == HashEmbedder().supersede_threshold
     assert status["registry"] == ["fastembed", "hash"]
+    assert status["vector_cache"] == {"path": str(Path(os.environ["NEO_HOME"]) / "cache" / "vectors"), "embedders": {}}
+    from neo_git.embed.cache import VectorCache
+
+    VectorCache().vectors(HashEmbedder(), ["one fact", "another fact"])
+    assert main(["model", "status", "--json"]) == 0
+    cached = json.loads(capsys.readouterr().out)["vector_cache"]["embedders"]
+    assert cached["hash-v1-512"]["rows"] == 2 and cached["hash-v1-512"]["dim"] == 512
 
 
 def test_model_status_text_and_configured(capsys, monkeypatch):

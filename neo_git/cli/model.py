@@ -21,6 +21,7 @@ def model_status(name: str | None = None) -> dict:
     from neo_git.embed.cache import VectorCache
     from neo_git.embed.hashing import DEFAULT_DIM, DEFAULT_SUPERSEDE_THRESHOLD, VERSION
 
+    cache = VectorCache()
     configured = embed.configured_name()
     auto_name, auto_reason = embed.auto_choice()
     model = _model_name(name) or fm.DEFAULT_MODEL
@@ -43,7 +44,7 @@ def model_status(name: str | None = None) -> dict:
             "models_dir": str(fm.models_dir()),
             "supersede_threshold": fm.SUPERSEDE_THRESHOLD,
         },
-        "vector_cache": str(VectorCache().root),
+        "vector_cache": {"path": str(cache.root), "embedders": cache.summary()},
     }
 
 
@@ -83,7 +84,9 @@ def _status(args) -> int:
     print(f"hash:       {status['hash']['id']}, supersede threshold {status['hash']['supersede_threshold']}")
     print(f"fastembed:  {'installed' if fe['installed'] else 'not installed'}; model {fe['model']} "
           f"{'is cached' if fe['model_cached'] else 'is not cached'} in {fe['models_dir']}")
-    print(f"vectors:    {status['vector_cache']}")
+    cached = status["vector_cache"]["embedders"]
+    counts = ", ".join(f"{name}: {info['rows']} rows" for name, info in cached.items()) or "empty"
+    print(f"vectors:    {status['vector_cache']['path']} ({counts})")
     if not fe["installed"]:
         print("hint: pip install 'git-neo[fastembed]' and `git neo model pull` for neural embeddings", file=sys.stderr)
     elif not fe["model_cached"]:

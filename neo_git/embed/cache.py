@@ -303,6 +303,26 @@ class VectorCache:
         if keys:
             shelf.append(keys, vectors[rows])
 
+    def summary(self) -> dict[str, dict]:
+        """Per cached embedder id: its dimension, rows and bytes on disk (reads only headers)."""
+        out: dict[str, dict] = {}
+        if not self.root.is_dir():
+            return out
+        for folder in sorted(self.root.iterdir()):
+            path = folder / DATA_FILE
+            try:
+                with open(path, "rb") as fh:
+                    header = fh.read(HEADER_BYTES)
+                    size = os.fstat(fh.fileno()).st_size
+            except OSError:
+                continue
+            dim = _header_dim(header)
+            if not dim:
+                continue
+            name = header[16:HEADER_BYTES].rstrip(b"\0").decode("utf-8", "replace")
+            out[name] = {"dim": dim, "rows": (size - HEADER_BYTES) // (KEY_BYTES + 4 * dim), "bytes": size}
+        return out
+
     def prune(self, embedder: "Embedder", keep_texts: Iterable[str]) -> int:
         """Drop every cached vector of *embedder* except those of *keep_texts* (e.g. the current facts); return how many."""
         shelf = self._shelf(embedder.id, embedder.dim)
