@@ -202,11 +202,13 @@ def test_python_class_and_lambda_start_their_own_count():
         if ready:
             for name in names:
                 class Plugin:
+                    if debug:
+                        trace = True
                     def run(self):
                         if self.on:
                             return lambda: 1 if x else 2
     """)
-    assert metrics.max_nesting == 2  # module level: if > for; run(): if
+    assert metrics.max_nesting == 2  # module level: if > for; class body: if; run(): if
     assert metrics.functions == 1    # lambdas are not counted as functions
 
 
@@ -361,14 +363,16 @@ def test_go_else_if_is_one_level_and_select_switch_for_nest():
                     case int:
                         switch {
                         case x > y:
+                            go func() {
+                                if a {
+                                    for {
+                                    }
+                                }
+                            }()
                         }
                     }
                 }
             }
-            go func() {
-                if a {
-                }
-            }()
         }
 
         func (s *Server) Close() error { return nil }
@@ -376,6 +380,17 @@ def test_go_else_if_is_one_level_and_select_switch_for_nest():
     assert metrics.max_nesting == 4  # for > select > type switch > switch
     assert metrics.functions == 2    # the func literal is not counted
     assert metrics.package == "main"
+    assert nesting("main.go", """
+        package main
+
+        func f(x int) {
+            if x == 1 {
+            } else if x == 2 {
+            } else if x == 3 {
+            } else {
+            }
+        }
+    """) == 1
 
 
 # ---------------------------------------------------------------- Rust
@@ -397,10 +412,12 @@ def test_rust_match_loop_if_let_and_else_if():
                 loop {
                     match self.next() {
                         Some(x) => { while let Some(y) = x.pop() { for z in y {} } }
-                        None => break,
+                        None => {
+                            let f = |x: i32| { if x > 0 { loop { match x { _ => {} } } } };
+                            break;
+                        }
                     }
                 }
-                let f = |x: i32| { if x > 0 { x } else { 0 } };
             }
         }
     """)
@@ -425,14 +442,13 @@ def test_java_switch_try_enhanced_for_and_else_if():
                     try (Reader r = open(x)) {
                         switch (x) {
                             case "a": break;
-                            default: break;
+                            default: xs.forEach(y -> { if (a) { while (b) { do {} while (c); } } });
                         }
                     } catch (IOException e) {
                     } finally {
                     }
                 }
-                if (a) {} else if (b) {} else if (c) {} else {}
-                Runnable r = () -> { if (a) { while (b) {} } };
+                if (a) {} else if (b) {} else if (c) {} else if (d) {} else {}
                 do { } while (false);
             }
             record P(int x) { P { if (x < 0) throw new IllegalArgumentException(); } }
