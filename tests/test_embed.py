@@ -332,7 +332,7 @@ def test_model_status_json(capsys, monkeypatch):
     monkeypatch.setattr(fm, "package_available", lambda: False)
     assert main(["model", "status", "--json"]) == 0
     status = json.loads(capsys.readouterr().out)
-    assert status["active"] == "hash"
+    assert status["active"] == "hash" and status["active_id"] == "hash-v1-512" and status["problem"] is None
     assert status["auto"]["picks"] == "hash"
     assert status["auto"]["reason"] == "fastembed is not installed"
     assert status["fastembed"]["installed"] is False
@@ -353,7 +353,16 @@ def test_model_status_text_and_configured(capsys, monkeypatch):
     monkeypatch.setenv("NEO_EMBEDDER", "hash")
     assert main(["model"]) == 0
     out = capsys.readouterr().out
-    assert "embedder:   hash" in out and "$NEO_EMBEDDER" in out
+    assert "embedder:   hash-v1-512" in out and "$NEO_EMBEDDER" in out
+
+
+def test_model_status_flags_a_misconfigured_embedder(capsys, monkeypatch):
+    monkeypatch.setenv("NEO_EMBEDDER", "word2vec")
+    assert main(["model", "status", "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["active_id"] is None and "unknown embedder 'word2vec'" in status["problem"]["message"]
+    assert main(["model"]) == 0
+    assert "warning: unknown embedder 'word2vec'" in capsys.readouterr().err
 
 
 def test_model_pull_without_fastembed(capsys, monkeypatch):

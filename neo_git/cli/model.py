@@ -26,10 +26,16 @@ def model_status(name: str | None = None) -> dict:
     auto_name, auto_reason = embed.auto_choice()
     model = _model_name(name) or fm.DEFAULT_MODEL
     active = auto_name if configured in ("", "auto") else configured
+    try:
+        active_id, problem = embed.get_embedder(active).id, None
+    except NeoError as exc:  # e.g. a misspelt neo.embedder, or fastembed without its model
+        active_id, problem = None, {"message": exc.message, "hint": exc.hint}
     return {
         "configured": configured,
         "source": _config_source(),
         "active": active,
+        "active_id": active_id,
+        "problem": problem,
         "auto": {"picks": auto_name, "reason": auto_reason},
         "registry": sorted(embed.EMBEDDERS),
         "hash": {
@@ -79,7 +85,8 @@ def _status(args) -> int:
         print(json.dumps(status, indent=2, sort_keys=True))
         return 0
     fe = status["fastembed"]
-    print(f"embedder:   {status['active']}  (configured: {status['configured']}, from {status['source']})")
+    print(f"embedder:   {status['active_id'] or status['active']}  "
+          f"(configured: {status['configured']}, from {status['source']})")
     print(f"auto picks: {status['auto']['picks']} — {status['auto']['reason']}")
     print(f"hash:       {status['hash']['id']}, supersede threshold {status['hash']['supersede_threshold']}")
     print(f"fastembed:  {'installed' if fe['installed'] else 'not installed'}; model {fe['model']} "
@@ -87,7 +94,11 @@ def _status(args) -> int:
     cached = status["vector_cache"]["embedders"]
     counts = ", ".join(f"{name}: {info['rows']} rows" for name, info in cached.items()) or "empty"
     print(f"vectors:    {status['vector_cache']['path']} ({counts})")
-    if not fe["installed"]:
+    if status["problem"]:
+        print(f"warning: {status['problem']['message']}", file=sys.stderr)
+        if status["problem"]["hint"]:
+            print(f"hint: {status['problem']['hint']}", file=sys.stderr)
+    elif not fe["installed"]:
         print("hint: pip install 'git-neo[fastembed]' and `git neo model pull` for neural embeddings", file=sys.stderr)
     elif not fe["model_cached"]:
         print("hint: `git neo model pull` downloads the model once", file=sys.stderr)
