@@ -24,7 +24,12 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("bearer-token", r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/\-]{16,}=*"),
         ("url-credentials", r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"),
         ("secret", r"(?i)(?<![A-Za-z0-9])(?:api[_-]?key|secret(?:[_-]?key)?|access[_-]?token|auth[_-]?token|"
-                   r"password|passwd|pwd|client[_-]?secret)\s*[:=]\s*[\"']?(?!\[REDACTED)([^\s\"',;]{6,})"),
+                   r"password|passwd|pwd|client[_-]?secret)\s*[:=]\s*[\"']?(?!\[REDACTED)(?!" + r"|".join((
+                       # a reference to where the secret lives is advice, not a secret:
+                       # $DB_PASSWORD, ${db_password}, os.environ[...], os.getenv(...), process.env.X
+                       r"(?:(?-i:\$[A-Z_][A-Z0-9_]*)|\$\{[A-Za-z_][\w.]*\})(?![^\s\"',;])",
+                       r"os\.environ\b", r"os\.getenv\(", r"process\.env\.", r"ENV\[")) + r")"
+                   r"([^\s\"',;]{6,})"),
     )
 )
 
