@@ -169,8 +169,13 @@ class MetricsCache:
                     "SELECT data FROM snapshot_states WHERE tree = ? AND version = ?",
                     (tree, self.state_version)).fetchone()
                 if row is not None:
-                    return tree, json.loads(zlib.decompress(row[0]))
-        except (sqlite3.Error, zlib.error, ValueError):
+                    try:
+                        state = json.loads(zlib.decompress(row[0]))
+                    except (zlib.error, ValueError):  # a damaged row: as if absent
+                        continue
+                    if _looks_like_state(state):
+                        return tree, state
+        except sqlite3.Error:
             self._disable()
         return None
 
@@ -239,6 +244,13 @@ class MetricsCache:
                 conn.close()
             except sqlite3.Error:
                 pass
+
+
+def _looks_like_state(state: object) -> bool:
+    """The top-level shape written by snapshot.py (the version key covers the rest)."""
+    return (isinstance(state, dict) and isinstance(state.get("files"), dict)
+            and isinstance(state.get("skipped"), dict) and isinstance(state.get("families"), dict)
+            and isinstance(state.get("components"), list))
 
 
 def _looks_corrupt(exc: sqlite3.DatabaseError) -> bool:

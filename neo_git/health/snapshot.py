@@ -79,7 +79,8 @@ class HealthSnapshot:
     """The measured health of one tree (a commit, or the index)."""
 
     rev: str                                   # commit id, tree id, or "index"
-    file_metrics: dict[str, FileMetrics]       # path -> metrics of every analysed file
+    file_metrics: dict[str, FileMetrics]       # path -> metrics of every analysed file (imports=():
+                                               # the resolved imports are in `graph`)
     graph: ImportGraph = field(default_factory=ImportGraph)
     components: tuple[tuple[str, ...], ...] = ()  # import cycles: SCCs of size >= 2
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> number of files
@@ -326,7 +327,10 @@ class _Scan:
             found = self.cache.load_state([latest]) if changes is not None else None
         state = None
         if found is not None and changes is not None:
-            state = self._incremental(found[1], changes)
+            try:
+                state = self._incremental(found[1], changes)
+            except (KeyError, TypeError, ValueError, IndexError):  # a damaged stored state: start over
+                state = None
         if state is None:
             state = self._full()
         if state["components"] is None:

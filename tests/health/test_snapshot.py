@@ -440,3 +440,30 @@ def test_staged_changes_start_from_head_and_match_a_full_scan(git_repo, monkeypa
     staged_now = _compare_with_scratch(repo, monkeypatch, snapshot_index).to_dict()
 
     assert staged_now["cycles"] == 2 and "src/y.ts" not in str(staged_now)
+
+
+def test_a_new_analyzer_version_remeasures_everything(git_repo, count_analyses, monkeypatch):
+    from neo_git.health import snapshot as module
+
+    commit_files(git_repo, {"a.py": functions(1), "b.py": nested(2)})
+    first = snap(git_repo)
+    monkeypatch.setattr(module, "_VERSIONS", {"analyzer": "a-newer-one", "state": "another"})
+    count_analyses.clear()
+
+    assert snap(git_repo) == first
+    assert sorted(count_analyses) == ["a.py", "b.py"]
+
+
+def test_a_damaged_stored_state_falls_back_to_a_full_scan(git_repo):
+    commit_files(git_repo, {"a.py": functions(1)})
+    snap(git_repo)
+    cache = sqlite3.connect(str(git_repo / ".git" / "neo" / "health.sqlite"))
+    cache.execute("UPDATE snapshot_states SET data = ?", (b"garbage",))
+    cache.commit()
+    cache.close()
+    commit_files(git_repo, {"b.py": functions(2)})
+
+    data = snap(git_repo)
+
+    assert (data["files"], data["functions"]) == (2, 3)
+    assert snap(git_repo, "HEAD~1")["functions"] == 1
