@@ -67,6 +67,9 @@ def _open_repo():
 
 # --- human output ----------------------------------------------------------------
 
+LIST_LIMIT = 10       # rows per section of the human report; --json has everything
+MODULES_LIMIT = 8     # modules shown per import cycle
+
 _COLUMNS = (("files", "files"), ("lines", "lines"), ("functions", "functions"),
             ("god_files", "god files"), ("cycles", "cycles"), ("max_nesting", "max nesting"))
 
@@ -81,17 +84,22 @@ def format_report(data: dict, label: str) -> str:
         out += _language_table(data)
     thresholds = data.get("thresholds", {})
     out += ["", f"import cycles: {data['cycles']}"]
-    for number, component in enumerate(data["cycle_components"], 1):
-        out.append(f"  {number}. " + ", ".join(component))
+    components = sorted(data["cycle_components"], key=len, reverse=True)  # biggest tangle first
+    for number, component in enumerate(components[:LIST_LIMIT], 1):
+        shown = ", ".join(component[:MODULES_LIMIT])
+        more = f", … ({len(component)} modules)" if len(component) > MODULES_LIMIT else ""
+        out.append(f"  {number}. {shown}{more}")
+    out += _more(len(components))
     out += ["", f"god files (> {thresholds.get('god_file_lines', 800)} lines or "
                 f"> {thresholds.get('god_file_functions', 30)} functions): {len(data['god_files'])}"]
-    for god in data["god_files"]:
+    gods = sorted(data["god_files"], key=lambda g: (-g["lines"], g["path"]))  # biggest first
+    for god in gods[:LIST_LIMIT]:
         out.append(f"  {god['path']}  {god['lines']:,} lines, {god['functions']} functions")
+    out += _more(len(gods))
     out += ["", f"deepest nesting: {data['max_nesting']}"]
-    for where in data["max_nesting_files"][:10]:
+    for where in data["max_nesting_files"][:LIST_LIMIT]:
         out.append(f"  {where['path']}:{where['line']}" if where["line"] else f"  {where['path']}")
-    if len(data["max_nesting_files"]) > 10:
-        out.append(f"  … and {len(data['max_nesting_files']) - 10} more")
+    out += _more(len(data["max_nesting_files"]))
     if data["skipped"]:
         counts = ", ".join(f"{reason.replace('_', ' ')} {n}" for reason, n in data["skipped"].items())
         out += ["", f"skipped: {counts}"]
@@ -99,6 +107,10 @@ def format_report(data: dict, label: str) -> str:
     if errors:
         out.append(f"measured despite syntax errors: {len(errors)} file(s), e.g. {errors[0]}")
     return "\n".join(out)
+
+
+def _more(count: int) -> list[str]:
+    return [f"  … and {count - LIST_LIMIT} more (--json lists all)"] if count > LIST_LIMIT else []
 
 
 def _language_table(data: dict) -> list[str]:

@@ -62,6 +62,7 @@ class MetricsCache:
         self.state_version = state_version or version
         self._conn: sqlite3.Connection | None = None
         self._pending: list[tuple[bytes, str, str, str]] = []
+        self._writable = True
         if path is not None:
             self._conn = self._connect(path)
 
@@ -135,7 +136,7 @@ class MetricsCache:
 
     def put(self, key: Key, result: str) -> None:
         """Remember one result; written in batches."""
-        if self._conn is None:
+        if self._conn is None or not self._writable:
             return
         self._pending.append((key[0], key[1], self.version, result))
         if len(self._pending) >= BATCH_SIZE:
@@ -152,8 +153,9 @@ class MetricsCache:
             self._conn.execute("COMMIT")
         except sqlite3.OperationalError:
             # Locked by another writer past the busy timeout: these rows are just
-            # recomputed next time. Keep the cache on for reads.
+            # recomputed next time. Keep reading, but stop waiting on writes.
             _rollback(self._conn)
+            self._writable = False
         except sqlite3.Error:
             self._disable()
 
@@ -194,7 +196,7 @@ class MetricsCache:
 
     def save_state(self, tree: bytes, state: dict) -> None:
         """Store the state of *tree*, keeping the MAX_STATES most recent ones."""
-        if self._conn is None:
+        if self._conn is None or not self._writable:
             return
         data = zlib.compress(json.dumps(state, separators=(",", ":")).encode(), 1)
         try:
@@ -207,12 +209,13 @@ class MetricsCache:
             self._conn.execute("COMMIT")
         except sqlite3.OperationalError:
             _rollback(self._conn)
+            self._writable = False
         except sqlite3.Error:
             self._disable()
 
     def touch_state(self, tree: bytes) -> None:
         """Mark a state as just used (so pruning keeps it)."""
-        if self._conn is None:
+        if self._conn is None or not self._writable:
             return
         try:
             self._conn.execute("UPDATE snapshot_states SET used = ? WHERE tree = ? AND version = ?",
