@@ -6,6 +6,7 @@ user can fix (unknown revision, empty repository).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 
 from neo_git.cli.output import print_json
@@ -28,9 +29,9 @@ def cmd_health(args: argparse.Namespace) -> int:
         after = snapshot_commit(repo, second, progress=progress)
         delta = health_delta(before, after)
         if args.json:
-            print_json(delta.to_dict())
+            _print_json(delta.to_dict())
         else:
-            print(format_delta(delta.to_dict(), first, second))
+            _print_text(format_delta(delta.to_dict(), first, second))
         return 0
     if args.staged:
         if args.rev is not None:
@@ -43,10 +44,27 @@ def cmd_health(args: argparse.Namespace) -> int:
         snapshot = snapshot_commit(repo, rev, progress=progress)
         label = f"{rev} ({snapshot.rev[:12]})"
     if args.json:
-        print_json(snapshot.to_dict())
+        _print_json(snapshot.to_dict())
     else:
-        print(format_report(snapshot.to_dict(), label))
+        _print_text(format_report(snapshot.to_dict(), label))
     return 0
+
+
+# Paths that are not UTF-8 reach us with surrogate escapes (pygit2 decodes them like
+# os.fsdecode). JSON keeps them as \udcXX escapes, so `json.loads` + os.fsencode give
+# back the original bytes; the text report shows U+FFFD instead, as a terminal would.
+
+def _print_json(value: dict) -> None:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        print(json.dumps(value, indent=2))
+        return
+    print_json(value)
+
+
+def _print_text(text: str) -> None:
+    print(text.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
 
 
 def _open_repo():

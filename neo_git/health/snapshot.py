@@ -278,6 +278,10 @@ class _Source(NamedTuple):
     bases: list[pygit2.Tree]       # trees whose stored state is a good starting point
 
 
+def _file_node(path: str) -> str:
+    return path
+
+
 def _package_node(path: str) -> str | None:
     from neo_git.health.resolvers.go import package_of
 
@@ -288,7 +292,7 @@ def _package_node(path: str) -> str | None:
 # set of paths (Java: and packages) and the config files it reads: for them a
 # content-only change re-resolves just the changed nodes. The value maps a file to
 # its graph node. Rust is absent: its module tree comes from other files' `mod` items.
-_LOCAL_FAMILIES = {"python": str, "javascript": str, "java": str, "go": _package_node}
+_LOCAL_FAMILIES = {"python": _file_node, "javascript": _file_node, "java": _file_node, "go": _package_node}
 _INCREMENTAL_MAX_CHANGES = 400   # beyond this, a full scan is as cheap and simpler
 _POOL_MIN_FILES = 64             # a process pool pays off only for many uncached files
 
@@ -492,7 +496,7 @@ class _Scan:
             for key, outcome in self._analyze(jobs):
                 self.cache.put(key, json.dumps(outcome, separators=(",", ":")))
                 for path in misses[key]:
-                    _record(dict(outcome), path, measured, skipped)
+                    _record(outcome, path, measured, skipped)
                 bar.advance()
         return measured
 

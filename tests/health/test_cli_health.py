@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -124,3 +125,17 @@ def test_outside_a_repository(tmp_path, monkeypatch, capsys):
     code, _, err = run(capsys, "health")
 
     assert code == 1 and err.startswith("fatal: not a git repository")
+
+
+def test_non_utf8_file_names_survive_json_and_text_output(git_repo, monkeypatch, capsys):
+    name = "caf\udce9.py"                      # b"caf\xe9.py" on disk and in git
+    commit_files(git_repo, {name: nested(2)})
+    monkeypatch.chdir(git_repo)
+
+    code, out, _ = run(capsys, "health", "--json")
+    assert code == 0
+    [where] = json.loads(out)["max_nesting_files"]
+    assert os.fsencode(where["path"]) == b"caf\xe9.py"
+
+    code, out, _ = run(capsys, "health")
+    assert code == 0 and "  caf\ufffd.py:3" in out.splitlines()
