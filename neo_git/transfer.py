@@ -8,12 +8,13 @@ match the active embedder's space, otherwise ignored.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from neo_git.errors import InvalidFact, NeoError
-from neo_git.facts import SCOPE_ORDER, Fact, FactScope, new_fact_id, parse_scope
+from neo_git.facts import SCOPE_ORDER, Fact, FactScope, parse_scope
 from neo_git.redact import redact
 from neo_git.store.base import Change
 from neo_git.store.filestore import ENVELOPE_VERSION
@@ -53,7 +54,6 @@ def _normalise(raw: Any, scope: FactScope | None) -> tuple[Fact, list | None]:
         raise InvalidFact(f"expected an object, got {type(raw).__name__}")
     entry = dict(raw)
     embedding = entry.pop("embedding", None)
-    entry.setdefault("id", new_fact_id())
     if not entry.get("subject") and isinstance(entry.get("body"), str):
         entry["subject"] = entry["body"].strip().splitlines()[0][:120] if entry["body"].strip() else ""
     meta = entry.get("metadata") if isinstance(entry.get("metadata"), dict) else {}
@@ -64,6 +64,10 @@ def _normalise(raw: Any, scope: FactScope | None) -> tuple[Fact, list | None]:
     entry["metadata"] = meta
     if scope is not None:
         entry["scope"] = scope.value
+    if entry.get("id") is None:
+        # No id in the file: derive one from the content, so importing it twice adds nothing.
+        canonical = json.dumps(entry, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        entry["id"] = hashlib.sha256(canonical).hexdigest()[:16]
     fact = Fact.from_dict(entry)
     fact = fact.evolve(subject=redact(fact.subject), body=redact(fact.body))
     return fact, embedding if isinstance(embedding, list) else None

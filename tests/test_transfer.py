@@ -140,3 +140,17 @@ def test_cli_export_to_stdout_parses(repo_with_commit, monkeypatch, capsys):
     assert data["version"] == "2.0" and len(data["facts"]) == 4  # valid facts only
     assert main(["export", "--all", "--scope", "project"]) == 0
     assert len(json.loads(capsys.readouterr().out)["facts"]) == 2
+
+
+def test_entries_without_ids_are_not_duplicated_by_a_second_import(repo_with_commit, tmp_path):
+    store = open_store(repo_with_commit)
+    entries = [{"subject": "Docker layers", "body": "Copy the lock file first.", "kind": "pattern",
+                "scope": "global"},
+               {"body": "Use structlog for logging.", "kind": "decision", "scope": "project"}]
+    path = tmp_path / "no-ids.json"
+    path.write_text(json.dumps({"version": "2.0", "facts": entries}), encoding="utf-8")
+    first = import_file(store, path)
+    assert first["added"] == {"global": 1, "project": 1}
+    again = import_file(store, path)
+    assert again["added"] == {} and again["skipped_existing"] == 2
+    assert len(store.list(include_invalid=True)) == 2
