@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
+from functools import lru_cache
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from neo_git.facts import SCOPE_ORDER, Fact, FactKind, FactScope
@@ -70,6 +71,12 @@ class ContextResult:
 def _parse_time(text: str | None) -> datetime | None:
     if not text:
         return None
+    return _parse_stamp(text)
+
+
+@lru_cache(maxsize=1 << 16)
+def _parse_stamp(text: str) -> datetime | None:
+    # Cached: recall looks at the same created_at/last_accessed strings on every request.
     try:
         stamp = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -93,6 +100,83 @@ def rank_score(cosine: float, fact: Fact, now: datetime, last_accessed: str | No
             + recency_boost(fact, now, last_accessed))
 
 
+class _Layout:
+    """What recall needs to know about a list of facts that does not depend on the query:
+    which layer each belongs to, and the ranking weights of the ranked ones. Facts are
+    immutable, so it is kept for the last list seen and reused while the objects are the same."""
+
+    memo: "tuple[list[Fact], _Layout | None]" = ([], None)  # replaced whole: threads never mix two lists
+
+    def __init__(self, facts: Sequence[Fact]) -> None:
+        import numpy as np
+
+        self.constraints: list[int] = []
+        self.ranked: list[int] = []
+        self.unknowns: list[int] = []
+        self.retired: list[int] = []
+        for i, fact in enumerate(facts):
+            if not fact.is_valid:
+                self.retired.append(i)
+            elif fact.kind is FactKind.CONSTRAINT:
+                self.constraints.append(i)
+            elif fact.kind is FactKind.KNOWN_UNKNOWN:
+                self.unknowns.append(i)
+            else:
+                self.ranked.append(i)
+        pool = self.pool = [facts[i] for i in self.ranked]
+        n = len(pool)
+        self.confidence = np.fromiter((f.metadata.confidence for f in pool), np.float64, n)
+        self.bonus = np.fromiter((1 + _bonus(f.metadata.success_count) for f in pool), np.float64, n)
+        self.weight = np.fromiter((SCOPE_WEIGHT[f.scope] for f in pool), np.float64, n)
+
+    @classmethod
+    def of(cls, facts: Sequence[Fact]) -> "_Layout":
+        known, layout = cls.memo
+        if layout is None or len(known) != len(facts) or not all(a is b for a, b in zip(known, facts)):
+            layout = cls(facts)
+            cls.memo = (list(facts), layout)
+        return layout
+
+
+@lru_cache(maxsize=256)
+def _bonus(success_count: int) -> float:
+    return success_bonus(success_count)
+
+
+def _ranked(cos: "np.ndarray", layout: _Layout, now: datetime, accessed: Mapping[str, str | None],
+            limit: int | None) -> list[tuple[int, float]]:
+    """(position, rank_score) of the best *limit* facts and their ties (all facts when None),
+    in (-score, id) order; the scores are exactly those of `rank_score`.
+
+    The recency boost needs a timestamp lookup per fact, so it is computed only where it
+    can matter: a fact whose score without the boost, plus the boost, stays below the
+    limit-th best boost-free score cannot reach the top *limit* (boosts only raise scores).
+    """
+    import numpy as np
+
+    facts = layout.pool
+    base = cos * layout.confidence  # the same float operations, in the same order, as rank_score
+    base *= layout.bonus
+    base *= layout.weight
+    n = len(facts)
+    if limit is not None and limit < n:
+        floor = np.partition(base, n - limit)[n - limit]
+        maybe = np.flatnonzero(base + RECENCY_BOOST >= floor)
+    else:
+        maybe = np.arange(n)
+    boost = np.fromiter((recency_boost(facts[i], now, accessed.get(facts[i].id)) for i in maybe.tolist()),
+                        np.float64, len(maybe))
+    scores = base[maybe] + boost
+    keep = range(len(maybe))
+    if limit is not None and limit < len(maybe):
+        cutoff = np.partition(scores, len(maybe) - limit)[len(maybe) - limit]
+        keep = np.flatnonzero(scores >= cutoff).tolist()  # every tie at the cut stays
+    positions = maybe.tolist()
+    values = scores.tolist()
+    order = sorted(keep, key=lambda j: (-values[j], facts[positions[j]].id))
+    return [(positions[j], values[j]) for j in order]
+
+
 def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int = 5,
              max_tokens: int = 12000, environment: dict | None = None,
              last_accessed: Mapping[str, str | None] | None = None) -> ContextResult:
@@ -100,58 +184,78 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
 
     *last_accessed* holds access times kept outside the facts (the local access log).
     """
+    if not facts:  # nothing to rank: keep numpy unloaded
+        return ContextResult(query=query, environment=environment or {}, max_tokens=max_tokens)
+    import numpy as np
+
     accessed = last_accessed or {}
     now = datetime.now(timezone.utc)
-    cos = {f.id: float(c) for f, c in zip(facts, cosines)}
-    valid = [f for f in facts if f.is_valid]
+    cos_all = np.asarray(cosines, dtype=np.float64).reshape(-1)[:len(facts)]
+    layout = _Layout.of(facts)
+    cos = {}
     scores: dict[str, float] = {}
+
+    def cosine(i: int) -> float:
+        value = cos.get(i)
+        if value is None:
+            value = cos[i] = float(cos_all[i])
+        return value
 
     # 1. constraints: always, most general scope first, most relevant first within a scope.
     constraint_budget = int(max_tokens * CONSTRAINT_SHARE)
     constraints, used = [], 0
-    ordered = sorted((f for f in valid if f.kind is FactKind.CONSTRAINT),
-                     key=lambda f: (SCOPE_ORDER.index(f.scope), -cos[f.id], f.id))
-    for fact in ordered:
+    ordered = sorted(layout.constraints, key=lambda i: (SCOPE_ORDER.index(facts[i].scope), -cosine(i), facts[i].id))
+    for i in ordered:
+        fact = facts[i]
         if used + fact.tokens > constraint_budget:
             continue
         constraints.append(fact)
         used += fact.tokens
-        scores[fact.id] = cos[fact.id]
+        scores[fact.id] = cosine(i)
 
-    # 2. ranked facts, within what the constraints left.
-    ranked = sorted(
-        ((rank_score(cos[f.id], f, now, accessed.get(f.id)), f) for f in valid
-         if f.kind not in (FactKind.CONSTRAINT, FactKind.KNOWN_UNKNOWN)),
-        key=lambda pair: (-pair[0], pair[1].id))
+    # 2. ranked facts, within what the constraints left. Only the best few need sorting;
+    #    if the budget skips past all of them, rank everything (same result, slower).
+    pool = layout.pool
+    pool_cos = cos_all[layout.ranked]
     valid_facts = []
-    for score, fact in ranked:
-        if len(valid_facts) >= k:
+    for limit in (max(4 * k, 32), None):
+        valid_facts, taken, exhausted = [], used, True
+        for j, score in _ranked(pool_cos, layout, now, accessed, limit):
+            fact = pool[j]
+            if len(valid_facts) >= k:
+                exhausted = False
+                break
+            if taken + fact.tokens > max_tokens:
+                continue
+            valid_facts.append((fact, score))
+            taken += fact.tokens
+        if not exhausted or limit is None or limit >= len(pool):
             break
-        if used + fact.tokens > max_tokens:
-            continue
-        valid_facts.append(fact)
-        used += fact.tokens
+    for fact, score in valid_facts:
         scores[fact.id] = score
+    valid_facts = [fact for fact, _ in valid_facts]
+    used = taken
 
     # 3. known unknowns that bear on the question.
     known_unknowns = []
-    for fact in sorted((f for f in valid if f.kind is FactKind.KNOWN_UNKNOWN), key=lambda f: -cos[f.id]):
-        if len(known_unknowns) >= k or cos[fact.id] < KNOWN_UNKNOWN_MIN_COSINE:
+    for i in sorted(layout.unknowns, key=lambda i: -cosine(i)):
+        fact = facts[i]
+        if len(known_unknowns) >= k or cosine(i) < KNOWN_UNKNOWN_MIN_COSINE:
             break
         if used + fact.tokens <= max_tokens:
             known_unknowns.append(fact)
             used += fact.tokens
-            scores[fact.id] = cos[fact.id]
+            scores[fact.id] = cosine(i)
 
     # 4. what changed: superseded predecessors of what we return, and relevant retired facts.
     returned = {f.id for f in valid_facts} | {f.id for f in constraints}
-    retired = [f for f in facts if not f.is_valid]
-    def relevance(fact: Fact) -> float:
-        successor_shown = fact.superseded_by in returned
-        return cos[fact.id] + (1.0 if successor_shown else 0.0)
+    def relevance(i: int) -> float:
+        successor_shown = facts[i].superseded_by in returned
+        return cosine(i) + (1.0 if successor_shown else 0.0)
     invalidated = []
-    for fact in sorted(retired, key=lambda f: (-relevance(f), f.id)):
-        if len(invalidated) >= k or relevance(fact) < INVALIDATED_MIN_COSINE:
+    for i in sorted(layout.retired, key=lambda i: (-relevance(i), facts[i].id)):
+        fact = facts[i]
+        if len(invalidated) >= k or relevance(i) < INVALIDATED_MIN_COSINE:
             break
         if used + fact.tokens <= max_tokens:
             invalidated.append(fact)

@@ -22,6 +22,7 @@ from neo_git.store.base import Backend, Change
 from neo_git.store.filestore import FileStore
 from neo_git.store.policy import SCOPE_CAPS, AddResult, plan_add
 from neo_git.store.refstore import FACTS_REF, RefStore, ensure_reflog
+from neo_git.store.vectors import FactVectors
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -50,7 +51,8 @@ class FactStore:
         self._embedder_arg = embedder
         self._embedder: Embedder | None = None
         self._vector_cache = None
-        self._matrix_key: tuple | None = None
+        self._fact_vectors: FactVectors | None = None
+        self._matrix_facts: list[Fact] | None = None
         self._matrix = None
         self.caps = dict(SCOPE_CAPS)
         self.project_store = RefStore(repo, self.paths.common_dir, self._signature)
@@ -86,13 +88,31 @@ class FactStore:
             self._vector_cache = VectorCache(self.home / "cache" / "vectors")
         return self._vector_cache.vectors(self.embedder, texts)
 
+    def _query_vector(self, query: str) -> "np.ndarray":
+        """The query's vector, embedded directly: questions rarely repeat, and storing one
+        costs a locked, fsynced append to the vector cache on every recall."""
+        import numpy as np
+
+        vector = np.asarray(self.embedder.embed([query]), dtype=np.float32)
+        if vector.shape != (1, self.embedder.dim):
+            raise ValueError(f"embedder {self.embedder.id} returned shape {vector.shape} for one text")
+        return vector[0]
+
+    def _vectors_of(self, facts: Sequence[Fact]) -> "np.ndarray":
+        """Vectors of *facts* (rows in order), each looked up in the cache once per process."""
+        if self._fact_vectors is None:
+            self._fact_vectors = FactVectors(self._vectors)
+        return self._fact_vectors.matrix(facts)
+
     def _fact_matrix(self, facts: Sequence[Fact]) -> "np.ndarray":
-        """Vectors of *facts*, memoised while the set of facts does not change."""
-        key = tuple(f.id for f in facts)
-        texts_key = hash(tuple(f.text for f in facts))
-        if self._matrix_key != (key, texts_key):
-            self._matrix = self._vectors([f.text for f in facts])
-            self._matrix_key = (key, texts_key)
+        """Vectors of *facts*, memoised while the loaded facts are the same objects.
+
+        Backends hand out the same Fact objects until a fact changes, so an identity
+        check replaces hashing every id and text on each recall."""
+        memo = self._matrix_facts
+        if memo is None or len(memo) != len(facts) or not all(a is b for a, b in zip(memo, facts)):
+            self._matrix = self._vectors_of(facts)
+            self._matrix_facts = list(facts)
         return self._matrix
 
     # --- identity ------------------------------------------------------------------
@@ -195,7 +215,7 @@ class FactStore:
         results: list[AddResult] = []
 
         def similarity(candidates: Sequence[Fact]):
-            return self._vectors([c.text for c in candidates]) @ new_vector
+            return self._vectors_of(candidates) @ new_vector
 
         def body_(facts: dict[str, Fact]) -> Change | None:
             result, change = plan_add(facts, fact, similarity=similarity, threshold=embedder.supersede_threshold,
@@ -352,7 +372,7 @@ class FactStore:
             raise NeoError("k must be ≥ 0 and max-tokens > 0")
         facts = self._load()
         if facts:
-            cosines = self._fact_matrix(facts) @ self._vectors([query])[0]
+            cosines = self._fact_matrix(facts) @ self._query_vector(query)
         else:
             cosines = []
         accessed = self.access.counts()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Sequence
 
 from neo_git.errors import NeoError
@@ -33,16 +34,19 @@ def retention_score(fact: Fact) -> float:
     return fact.metadata.confidence * (1 + success_bonus(fact.metadata.success_count))
 
 
+@lru_cache(maxsize=1 << 18)
 def _normalized(text: str) -> str:
+    # Cached: every add compares the new fact with all valid facts of its kind, whose
+    # (unchanging) texts would otherwise be split and case-folded again each time.
     return " ".join(text.split()).casefold()
 
 
 def find_duplicate(facts: dict[str, Fact], new: Fact) -> Fact | None:
     """A valid fact of the same scope and kind that says exactly the same thing."""
-    key = (_normalized(new.subject), _normalized(new.body))
+    subject, body = _normalized(new.subject), _normalized(new.body)
     for fact in facts.values():
         if fact.is_valid and fact.kind is new.kind and fact.scope is new.scope \
-                and (_normalized(fact.subject), _normalized(fact.body)) == key:
+                and _normalized(fact.subject) == subject and _normalized(fact.body) == body:
             return fact
     return None
 
@@ -123,7 +127,7 @@ def _supersession_target(facts: dict[str, Fact], new: Fact, similarity: Similari
 
 def _apply_cap(facts: dict[str, Fact], changed: dict[str, Fact], new: Fact, cap: int | None,
                stamp: str) -> list[str]:
-    if cap is None:
+    if cap is None or len(facts) + len(changed) <= cap:  # cannot be over: skip the count
         return []
     current = {**facts, **changed}
     valid = [f for f in current.values() if f.is_valid and f.scope is new.scope]

@@ -19,6 +19,7 @@ import pygit2
 from neo_git.errors import CorruptStore, InvalidFact, NeoError
 from neo_git.facts import SCHEMA_VERSION, Fact, canonical_json, fact_from_json
 from neo_git.store.base import Change, LoadedScope, Transaction
+from neo_git.store.snapshot import SNAPSHOT_AFTER, Subtree, read_snapshot, snapshot_path, write_snapshot
 
 FACTS_REF = "refs/neo/facts"
 MAX_ATTEMPTS = 60
@@ -51,9 +52,9 @@ class RefStore:
         self.common_dir = Path(common_dir)
         self.signature = signature
         self.project_id = project_id
-        # prefix -> (subtree id, {fact id: Fact}); lets a reload parse only changed subtrees.
-        self._subtrees: dict[str, tuple[pygit2.Oid, dict[str, Fact]]] = {}
-        self._warnings: dict[str, list[str]] = {}
+        # prefix -> its parsed subtree; a reload parses only changed subtrees (and in them
+        # only changed blobs), so re-reading after a write costs the same at any size.
+        self._subtrees: dict[str, Subtree] = {}
         self._loaded_tip: pygit2.Oid | None = None
         self._loaded: dict[str, Fact] = {}
 
@@ -69,7 +70,7 @@ class RefStore:
     def load(self) -> LoadedScope:
         """All facts at the current tip (cached; only changed subtrees are re-read)."""
         facts = self._load_at(self.tip())
-        return LoadedScope(dict(facts), [w for ws in self._warnings.values() for w in ws])
+        return LoadedScope(dict(facts), [w for s in self._subtrees.values() for w in s.warnings])
 
     def meta(self) -> dict:
         """`meta.json` at the tip ({} before the first write)."""
@@ -96,49 +97,62 @@ class RefStore:
         if tip == self._loaded_tip and tip is not None:
             return self._loaded
         if tip is None:
-            self._subtrees, self._warnings, self._loaded = {}, {}, {}
+            self._subtrees, self._loaded = {}, {}
             self._loaded_tip = None
             return self._loaded
         tree = self._commit(tip).tree
         facts_tree = self.repo[tree["facts"].id] if "facts" in tree else None
-        subtrees: dict[str, tuple[pygit2.Oid, dict[str, Fact]]] = {}
-        warnings: dict[str, list[str]] = {}
+        known = self._subtrees
+        if not known and self._loaded_tip is None:
+            known = read_snapshot(self._snapshot_path(), self.ref)  # a cold process: skip unchanged subtrees
+        subtrees: dict[str, Subtree] = {}
+        read = 0
         if isinstance(facts_tree, pygit2.Tree):
             for entry in facts_tree:
-                cached = self._subtrees.get(entry.name)
-                if cached and cached[0] == entry.id:
+                cached = known.get(entry.name)
+                if cached is not None and cached.oid == entry.id:
                     subtrees[entry.name] = cached
-                    if entry.name in self._warnings:
-                        warnings[entry.name] = self._warnings[entry.name]
                     continue
-                subtrees[entry.name] = (entry.id, self._read_subtree(entry, warnings))
+                subtrees[entry.name] = self._read_subtree(entry, cached)
+                read += 1
         merged: dict[str, Fact] = {}
-        for _, facts in subtrees.values():
-            merged.update(facts)
-        self._subtrees, self._warnings, self._loaded, self._loaded_tip = subtrees, warnings, merged, tip
-        return merged
+        for subtree in subtrees.values():  # tree order, as git lists it; later entries win
+            merged.update(subtree.facts)
+        self._subtrees, self._loaded, self._loaded_tip = subtrees, merged, tip
+        if read >= SNAPSHOT_AFTER or (read and read * 4 >= len(subtrees)):
+            write_snapshot(self._snapshot_path(), self.ref, subtrees)
+        return self._loaded
 
-    def _read_subtree(self, entry: pygit2.Object, warnings: dict[str, list[str]]) -> dict[str, Fact]:
-        facts: dict[str, Fact] = {}
+    def _read_subtree(self, entry: pygit2.Object, previous: Subtree | None) -> Subtree:
+        """Parse one 2-hex folder; blobs unchanged since *previous* reuse their parsed fact."""
         subtree = self.repo[entry.id]
         if not isinstance(subtree, pygit2.Tree):
-            warnings.setdefault(entry.name, []).append(f"{self.ref}:facts/{entry.name} is not a folder; skipped")
-            return facts
+            return Subtree(entry.id, {}, {}, (f"{self.ref}:facts/{entry.name} is not a folder; skipped",))
+        blobs: dict[str, tuple[pygit2.Oid, Fact | None, str | None]] = {}
+        earlier = previous.blobs if previous is not None else {}
         for blob_entry in subtree:
-            origin = f"{self.ref}:facts/{entry.name}/{blob_entry.name}"
+            name = blob_entry.name
+            seen = earlier.get(name)
+            if seen is not None and seen[0] == blob_entry.id:
+                blobs[name] = seen
+                continue
+            origin = f"{self.ref}:facts/{entry.name}/{name}"
             try:
                 blob = self.repo[blob_entry.id]
                 if not isinstance(blob, pygit2.Blob):
                     raise InvalidFact(f"{origin}: not a file")
                 fact = fact_from_json(blob.data, origin)
-                if f"{fact.id}.json" != blob_entry.name:
+                if f"{fact.id}.json" != name:
                     raise InvalidFact(f"{origin}: holds fact {fact.id}, not the one its name says")
             except InvalidFact as exc:
                 # A teammate's malformed fact: skip it, keep it on the ref untouched.
-                warnings.setdefault(entry.name, []).append(f"{exc.message}; skipped")
+                blobs[name] = (blob_entry.id, None, f"{exc.message}; skipped")
                 continue
-            facts[fact.id] = fact
-        return facts
+            blobs[name] = (blob_entry.id, fact, None)
+        return Subtree.of(entry.id, blobs)
+
+    def _snapshot_path(self) -> Path:
+        return snapshot_path(self.common_dir, self.ref)
 
     # --- writing -------------------------------------------------------------------
 
