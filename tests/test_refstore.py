@@ -154,3 +154,21 @@ def test_ref_pointing_at_a_non_commit_is_a_clear_error(repo_with_commit):
     with pytest.raises(CorruptStore):
         store.list()
     assert git(repo_with_commit, "rev-parse", REF).strip() == tree  # left as found
+
+
+def test_a_stale_ref_lock_is_named_in_the_error(repo_with_commit, monkeypatch):
+    from neo_git.errors import NeoError
+    from neo_git.store import refstore
+
+    monkeypatch.setattr(refstore, "MAX_ATTEMPTS", 3)
+    store = open_store(repo_with_commit)
+    store.init()
+    tip = git(repo_with_commit, "rev-parse", REF)
+    lock = repo_with_commit / ".git" / "refs" / "neo" / "facts.lock"
+    lock.write_text("")  # left behind by a process killed inside a ref update
+    with pytest.raises(NeoError) as info:
+        store.add("Layout", "Code lives under src/.")
+    assert "facts.lock" in info.value.message and "delete" in info.value.hint
+    assert git(repo_with_commit, "rev-parse", REF) == tip
+    lock.unlink()
+    store.add("Layout", "Code lives under src/.")

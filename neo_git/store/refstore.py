@@ -171,6 +171,10 @@ class RefStore:
                 return change
             time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 1.6, 0.1)
+        lock = self.common_dir / f"{self.ref}.lock"
+        if lock.exists():  # a git or git-neo process killed mid-update leaves its lock behind, as git does
+            raise NeoError(f"could not update {self.ref}: it is locked by {lock}",
+                           "another git process may be updating it; if none is running, delete that file")
         raise NeoError(f"could not update {self.ref}: it kept moving ({MAX_ATTEMPTS} attempts)",
                        "many writers at once; try again")
 
