@@ -116,3 +116,14 @@ def test_neo_home_override(monkeypatch, tmp_path):
     monkeypatch.delenv("NEO_HOME")
     monkeypatch.setenv("HOME", str(tmp_path))
     assert identity.neo_home() == tmp_path / ".neo"
+
+
+def test_project_id_recorded_when_an_import_creates_the_ref(repo_with_commit, tmp_path):
+    from neo_git.transfer import import_file
+
+    root = git(repo_with_commit, "rev-list", "--max-parents=0", "HEAD").strip()
+    path = tmp_path / "facts.json"
+    path.write_text(json.dumps([{"id": "1234567890abcdef", "subject": "Layout", "kind": "pattern",
+                                 "scope": "project"}]), encoding="utf-8")
+    import_file(open_store(repo_with_commit), path)
+    assert json.loads(git(repo_with_commit, "show", f"{REF}:meta.json"))["project_id"] == root[:16]
