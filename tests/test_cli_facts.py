@@ -233,3 +233,29 @@ def test_ctrl_c_exits_130(repo, capsys, monkeypatch):
 
     monkeypatch.setattr(facts_cli, "cmd_list", interrupted)
     assert main(["list"]) == 130
+
+
+def test_human_output_of_every_read_command(repo, capsys):
+    main(["add", "-k", "decision", "--json", "HTTP client", HTTP_OLD])
+    old = json.loads(capsys.readouterr().out)["id"]
+    main(["add", "-k", "decision", "--json", "HTTP client", HTTP_NEW])
+    new = json.loads(capsys.readouterr().out)["id"]
+    main(["add", "-k", "known_unknown", "Webhook retries", "Does the payment provider retry webhooks?"])
+    capsys.readouterr()
+    expectations = [
+        (["list"], [new, "HTTP client"]),
+        (["list", "--all"], [old, f"[superseded by {new[:8]}]"]),
+        (["show", new], [f"fact {new}", "Supersedes:", old, HTTP_NEW]),
+        (["recall", "outbound HTTP timeout webhooks"], ["Relevant facts:", "Changed (no longer true):",
+                                                        f"→ now: {new[:8]}", "tokens; main)"]),
+        (["why", old], ["was superseded by", new, "git neo restore"]),
+        (["history", new], [old, new, "superseded", "valid"]),
+        (["restore", old], [f"restored {old}"]),
+    ]
+    for argv, fragments in expectations:
+        assert main(argv) == 0, argv
+        out = capsys.readouterr().out
+        for fragment in fragments:
+            assert fragment in out, (argv, fragment, out)
+        if argv[0] == "history":
+            assert out.index(old) < out.index(new)  # oldest first
