@@ -131,6 +131,16 @@ def _number(data: Mapping, key: str, default: float, lo: float, hi: float) -> fl
     return value
 
 
+def _flag(data: Mapping, key: str, default: bool) -> bool:
+    """A true/false field; a missing or null one takes *default* (bool("false") is True, so no coercion)."""
+    value = data.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise InvalidFact(f"{key} must be true or false, not {value!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class FactMetadata:
     """Bookkeeping that travels with a fact."""
@@ -174,6 +184,10 @@ class FactMetadata:
         invalidation = data.get("invalidation")
         if invalidation is not None and not isinstance(invalidation, Mapping):
             raise InvalidFact("metadata.invalidation must be an object or null")
+        for key in ("similarity", "threshold"):  # `git neo why` formats these as numbers
+            value = (invalidation or {}).get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise InvalidFact(f"metadata.invalidation.{key} must be a number, not {value!r}")
         return cls(
             created_at=_opt_str(data, "created_at", 64) or now_iso(),
             last_accessed=_opt_str(data, "last_accessed", 64),
@@ -261,11 +275,11 @@ class Fact:
             scope=parse_scope(data.get("scope")),
             org_id=_opt_str(data, "org_id", 256),
             project_id=_opt_str(data, "project_id", 256),
-            is_valid=bool(data.get("is_valid", True)),
+            is_valid=_flag(data, "is_valid", True),
             superseded_by=None if data.get("superseded_by") is None else check_id(data["superseded_by"], "superseded_by"),
             supersedes=None if data.get("supersedes") is None else check_id(data["supersedes"], "supersedes"),
             depends_on=tuple(dict.fromkeys(check_id(d, "depends_on id") for d in depends)),
-            needs_review=bool(data.get("needs_review", False)),
+            needs_review=_flag(data, "needs_review", False),
             tags=_check_tags(tags),
             metadata=FactMetadata.from_dict(data.get("metadata")),
         )

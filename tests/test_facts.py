@@ -69,6 +69,9 @@ def test_to_dict_is_exactly_the_blob_on_the_ref(repo_with_commit):
     ({"metadata": {"confidence": "high"}}, "confidence must be a number"),
     ({"metadata": {"provenance": "rumour"}}, "invalid provenance"),
     ({"subject": 42}, "subject must be text"),
+    ({"is_valid": "false"}, "is_valid must be true or false"),   # bool("false") would be True
+    ({"needs_review": 1}, "needs_review must be true or false"),
+    ({"metadata": {"invalidation": {"similarity": "high"}}}, "invalidation.similarity must be a number"),
 ])
 def test_from_dict_rejects_bad_input_with_a_clear_message(change, fragment):
     raw = {**_full_fact().to_dict(), **change}
@@ -100,3 +103,10 @@ def test_tokens_and_protection():
     plain = fact.evolve(tags=(), kind=FactKind.DECISION)
     assert not plain.is_protected
     assert plain.evolve(kind=FactKind.CONSTRAINT).is_protected
+
+
+def test_missing_or_null_flags_take_their_defaults():
+    raw = {"id": "0123456789abcdef", "subject": "s", "kind": "pattern", "scope": "project"}
+    assert Fact.from_dict(raw).is_valid is True
+    assert Fact.from_dict({**raw, "is_valid": None, "needs_review": None}).is_valid is True
+    assert Fact.from_dict({**raw, "is_valid": False}).is_valid is False

@@ -172,3 +172,19 @@ def test_a_stale_ref_lock_is_named_in_the_error(repo_with_commit, monkeypatch):
     assert git(repo_with_commit, "rev-parse", REF) == tip
     lock.unlink()
     store.add("Layout", "Code lives under src/.")
+
+
+def test_teammate_fact_with_wrong_types_is_skipped_not_a_crash(repo_with_commit, monkeypatch, capsys):
+    from neo_git.cli import main
+
+    store = open_store(repo_with_commit)
+    good = store.add("Docker layer caching order", "Copy the lock file before the sources.")
+    raw = json.loads(show_blob(repo_with_commit, good.id))
+    bad = {**raw, "id": "cdcdcdcdcdcdcdcd", "is_valid": "false", "superseded_by": good.id,
+           "metadata": {**raw["metadata"], "invalidation": {"reason": "superseded", "similarity": "high"}}}
+    plant_blob(repo_with_commit, "facts/cd/cdcdcdcdcdcdcdcd.json", json.dumps(bad).encode())
+    monkeypatch.chdir(repo_with_commit)
+    assert main(["why", "cdcdcdcdcdcdcdcd"]) == 1  # not loadable: unknown id, not a crash (exit 3)
+    assert main(["list", "--all"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: " in err and "cdcdcdcdcdcdcdcd.json" in err and "is_valid must be true or false" in err
