@@ -119,6 +119,7 @@ def test_python_else_holding_only_an_if_is_an_elif_written_out():
                     pass
     """
     assert nesting("m.py", flat) == 1
+    assert nesting("m.py", flat.replace("else:\n", "else:\n        # why\n")) == 1
     assert nesting("m.py", deeper) == 2
 
 

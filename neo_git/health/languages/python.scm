@@ -21,10 +21,11 @@
 
 ; `elif` is an elif_clause inside the if_statement, so it never deepens.
 ; `else:` whose block holds nothing but an `if` is the same chain written out
-; (Python's own ast cannot tell it from `elif`), so it does not deepen either.
+; (Python's own ast cannot tell it from `elif`), so it does not deepen either;
+; comments around that `if` do not change this.
 (if_statement
   alternative: (else_clause
-    body: (block . (if_statement) @else_if .)))
+    body: (block . (comment)* . (if_statement) @else_if . (comment)* .)))
 
 (import_statement) @import
 (import_from_statement) @import
