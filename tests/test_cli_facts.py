@@ -259,3 +259,14 @@ def test_human_output_of_every_read_command(repo, capsys):
             assert fragment in out, (argv, fragment, out)
         if argv[0] == "history":
             assert out.index(old) < out.index(new)  # oldest first
+
+
+def test_dash_c_runs_in_another_directory(repo_with_commit, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["-C", str(repo_with_commit), "add", "--json", "Layout", "Code lives under src/."]) == 0
+    fact_id = json.loads(capsys.readouterr().out)["id"]
+    assert main(["-C", str(repo_with_commit), "list", "--json"]) == 0
+    assert [f["id"] for f in json.loads(capsys.readouterr().out)] == [fact_id]
+    monkeypatch.chdir(tmp_path)
+    assert main(["-C", str(tmp_path / "missing"), "list"]) == 1
+    assert capsys.readouterr().err.startswith("fatal: cannot change to")
