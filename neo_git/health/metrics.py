@@ -29,8 +29,9 @@ def count_lines(source: bytes) -> int:
 def analyze_source(path: str, source: bytes) -> FileMetrics | None:
     """Measure one file's content; None if its language is unsupported.
 
-    Never raises on bad content: syntax errors, binary or non-UTF-8 bytes are
-    parsed with tree-sitter's error recovery and measured anyway (has_errors=True).
+    Never raises on bad content: code with syntax errors is measured through
+    tree-sitter's error recovery (has_errors=True); non-UTF-8 bytes are read as
+    Latin-1; binary content (a NUL byte) is not parsed, only its lines counted.
     """
     language = language_for_path(path)
     if language is None:
