@@ -131,7 +131,11 @@ def isolate(root: Path) -> None:
         "NEO_EMBEDDER": "hash", "XDG_CONFIG_HOME": str(home / ".config"),
         "GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
         "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@example.com",
+        # Child processes keep their bytecode under the temp folder, as an installed
+        # package would have it, instead of recompiling git-neo on every cold run.
+        "PYTHONPYCACHEPREFIX": str(root / "pycache"),
     })
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 def run(cmd: list[str], cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -210,6 +214,7 @@ def git_neo_executable() -> str:
 def cold_cli_recall(site: Site, qs: list[str]) -> tuple[float, int]:
     """(median wall seconds of `git-neo recall Q --json`, facts returned by the first run)."""
     exe = git_neo_executable()
+    run([exe, "recall", "warm-up: compile bytecode, fill the OS cache", "--json"], cwd=site.repo, env=site.env)
     times, returned = [], 0
     for i, query in enumerate(qs):
         seconds, proc = timed(lambda q=query: run([exe, "recall", q, "--json"], cwd=site.repo, env=site.env))
@@ -260,6 +265,7 @@ def write_neo_layout(site: Site, seed: int) -> tuple[Path, int]:
 def cold_neo_recall(path: Path, reps: int) -> float:
     """Median wall seconds of a fresh python loading Neo's file and ranking it."""
     times = []
+    run([sys.executable, "-c", NEO_LOADER, str(path), "99"])  # warm-up, as for git-neo
     for i in range(reps):
         seconds, proc = timed(lambda i=i: run([sys.executable, "-c", NEO_LOADER, str(path), str(i)]))
         assert len(json.loads(proc.stdout)) == TOP_K
@@ -269,6 +275,7 @@ def cold_neo_recall(path: Path, reps: int) -> float:
 
 def python_startup(reps: int) -> tuple[float, float]:
     """(bare `python -c pass`, `python -c "import numpy"`) median seconds: the floor of every cold number."""
+    run([sys.executable, "-c", "import numpy"])
     bare = median(timed(lambda: run([sys.executable, "-c", "pass"]))[0] for _ in range(reps))
     numpy = median(timed(lambda: run([sys.executable, "-c", "import numpy"]))[0] for _ in range(reps))
     return bare, numpy
@@ -321,6 +328,8 @@ def main(argv: list[str] | None = None) -> int:
         print(machine_info())
         print(f"numpy {numpy.__version__}, pygit2 {pygit2.__version__}, libgit2 {pygit2.LIBGIT2_VERSION}; "
               f"embedder: hash (512-d); Neo layout: {NEO_DIM} floats per fact")
+        print("load average at start: " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+              + " (other work on the machine inflates every number)")
         print()
         bare, with_numpy = python_startup(5)
         empty = Site(root, "empty")
@@ -397,7 +406,8 @@ def main(argv: list[str] | None = None) -> int:
         growth = (sum(curves[worst]["times"]) / adds) / base_mean
         print(f"  add cost O(1) in stored facts: mean per add at {worst:,} stored = {growth:.2f}× the empty store -> "
               f"{'flat (met)' if growth < 1.5 else 'GROWS (not met)'}")
-        print(f"total benchmark time {time.perf_counter() - started:.0f} s")
+        print(f"total benchmark time {time.perf_counter() - started:.0f} s; load average at end: "
+              + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     finally:
         if options.keep:
             print(f"kept {root}", file=sys.stderr)

@@ -100,9 +100,12 @@ class FactStore:
 
     def _vectors_of(self, facts: Sequence[Fact]) -> "np.ndarray":
         """Vectors of *facts* (rows in order), each looked up in the cache once per process."""
+        return self._vector_rows().matrix(facts)
+
+    def _vector_rows(self) -> FactVectors:
         if self._fact_vectors is None:
             self._fact_vectors = FactVectors(self._vectors)
-        return self._fact_vectors.matrix(facts)
+        return self._fact_vectors
 
     def _fact_matrix(self, facts: Sequence[Fact]) -> "np.ndarray":
         """Vectors of *facts*, memoised while the loaded facts are the same objects.
@@ -212,6 +215,7 @@ class FactStore:
         fact = fact.evolve(depends_on=depends)
         new_vector = self._vectors([fact.text])[0]
         embedder = self.embedder
+        self._vector_rows().remember(fact, new_vector)  # the next add compares with it without a lookup
         results: list[AddResult] = []
 
         def similarity(candidates: Sequence[Fact]):

@@ -9,6 +9,7 @@ it inside its transaction, so a retry re-plans against the newest state.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Sequence
@@ -43,10 +44,19 @@ def _normalized(text: str) -> str:
 
 def find_duplicate(facts: dict[str, Fact], new: Fact) -> Fact | None:
     """A valid fact of the same scope and kind that says exactly the same thing."""
+    return _duplicate_among(_peers(facts, new), new)
+
+
+def _peers(facts: dict[str, Fact], new: Fact) -> list[Fact]:
+    """The valid facts of *new*'s scope and kind, in store order: what it may duplicate or supersede."""
+    kind, scope = new.kind, new.scope
+    return [f for f in facts.values() if f.kind is kind and f.is_valid and f.scope is scope]
+
+
+def _duplicate_among(peers: list[Fact], new: Fact) -> Fact | None:
     subject, body = _normalized(new.subject), _normalized(new.body)
-    for fact in facts.values():
-        if fact.is_valid and fact.kind is new.kind and fact.scope is new.scope \
-                and _normalized(fact.subject) == subject and _normalized(fact.body) == body:
+    for fact in peers:
+        if _normalized(fact.subject) == subject and _normalized(fact.body) == body:
             return fact
     return None
 
@@ -65,14 +75,15 @@ class AddResult:
 def plan_add(facts: dict[str, Fact], new: Fact, *, similarity: Similarity, threshold: float,
              embedder_id: str, explicit: str | None = None, cap: int | None = None) -> tuple[AddResult, Change | None]:
     """Decide what adding *new* to *facts* writes."""
-    duplicate = find_duplicate(facts, new)
+    peers = _peers(facts, new)  # one pass over the scope serves both checks
+    duplicate = _duplicate_among(peers, new)
     if duplicate is not None:
         return AddResult(duplicate, duplicate=True), None
     for dep in new.depends_on:
         if dep not in facts:
             raise NeoError(f"depends-on fact '{dep}' is not in the {new.scope.value} scope",
                            "a fact can depend only on facts of its own scope")
-    old, sim = _supersession_target(facts, new, similarity, threshold, explicit)
+    old, sim = _supersession_target(facts, new, similarity, threshold, explicit, peers)
     changed: dict[str, Fact] = {}
     flagged: list[str] = []
     stamp = now_iso()
@@ -104,7 +115,7 @@ def plan_add(facts: dict[str, Fact], new: Fact, *, similarity: Similarity, thres
 
 
 def _supersession_target(facts: dict[str, Fact], new: Fact, similarity: Similarity, threshold: float,
-                         explicit: str | None) -> tuple[Fact | None, float | None]:
+                         explicit: str | None, candidates: list[Fact]) -> tuple[Fact | None, float | None]:
     if explicit is not None:
         old = facts.get(explicit)
         if old is None:
@@ -115,11 +126,14 @@ def _supersession_target(facts: dict[str, Fact], new: Fact, similarity: Similari
                 else "restore it first with `git neo restore`"
             raise NeoError(f"cannot supersede '{explicit}': it is no longer valid", hint)
         return old, None
-    candidates = [f for f in facts.values() if f.is_valid and f.kind is new.kind and f.scope is new.scope]
     if not candidates:
         return None, None
     scores = similarity(candidates)
-    best = max(range(len(candidates)), key=lambda i: scores[i])
+    np = sys.modules.get("numpy")  # only an ndarray takes the fast path, so never import numpy here
+    if np is not None and isinstance(scores, np.ndarray) and scores.ndim == 1 and not np.isnan(scores).any():
+        best = int(scores.argmax())  # the first maximum, as max() below would pick
+    else:
+        best = max(range(len(candidates)), key=lambda i: scores[i])
     if scores[best] >= threshold:
         return candidates[best], float(scores[best])
     return None, None

@@ -52,6 +52,12 @@ class FactVectors:
                 rows[i] = first + j
         return self._buffer[rows]
 
+    def remember(self, fact: Fact, vector: "np.ndarray") -> None:
+        """Record the vector of a fact just embedded (e.g. one being added)."""
+        entry = self._rows.get(fact.id)
+        if entry is None or entry[0].subject != fact.subject or entry[0].body != fact.body:
+            self._rows[fact.id] = (fact, self._grow(vector.reshape(1, -1)))
+
     def _grow(self, vectors: "np.ndarray") -> int:
         """Append rows (amortised: the buffer doubles), return the first new row."""
         import numpy as np
