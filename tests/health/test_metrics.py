@@ -504,8 +504,10 @@ def test_python_nesting_and_functions_agree_with_ast(module):
     source = module.read_bytes()
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        pytest.skip("not valid for this Python (test data on purpose)")
+    except SyntaxError:
+        # test/tokenizedata/bad_coding.py declares a bogus encoding on purpose; the
+        # code itself is fine, and tree-sitter never looks at the declaration.
+        tree = ast.parse(source.decode("utf-8", errors="replace"))
     metrics = analyze_source(module.name, source)
     assert (metrics.max_nesting, metrics.functions) == ast_metrics(tree)
 
