@@ -188,3 +188,17 @@ def test_teammate_fact_with_wrong_types_is_skipped_not_a_crash(repo_with_commit,
     assert main(["list", "--all"]) == 0
     err = capsys.readouterr().err
     assert "warning: " in err and "cdcdcdcdcdcdcdcd.json" in err and "is_valid must be true or false" in err
+
+
+def test_packed_ref_and_gc_keep_working(repo_with_commit):
+    store = open_store(repo_with_commit)
+    first = store.add("Docker layer caching order", "Copy the lock file before the sources.")
+    git(repo_with_commit, "pack-refs", "--all")
+    git(repo_with_commit, "gc", "-q", "--prune=now")
+    assert not (repo_with_commit / ".git" / "refs" / "neo" / "facts").exists()  # now only in packed-refs
+    second = open_store(repo_with_commit).add("Database migrations", "Alembic revisions are squashed.")
+    assert ref_fact_ids(repo_with_commit) == {first.id, second.id}
+    assert commit_messages(repo_with_commit)[0].startswith(f"add pattern {second.id}")
+    assert git(repo_with_commit, "fsck", "--no-dangling").strip() == ""
+    reflog = git(repo_with_commit, "reflog", "show", "--format=%gs", REF).splitlines()
+    assert reflog[0] == f"neo: add pattern {second.id}: Database migrations"
