@@ -306,6 +306,13 @@ class _Scan:
         self.progress = progress
         self.workers = max(1, workers)
         self.metrics = metrics
+        self._stripped: dict[str, FileMetrics] = {}   # path -> metrics rebuilt from a state row
+
+    def _row_metrics(self, path: str, row: list) -> FileMetrics:
+        found = self._stripped.get(path)
+        if found is None:
+            found = self._stripped[path] = _metrics_from_row(path, row)
+        return found
 
     def snapshot(self, include_type_checking: bool) -> HealthSnapshot:
         from neo_git.health.cache import MetricsCache
@@ -315,7 +322,8 @@ class _Scan:
             state = self._state()
         finally:
             self.cache.close()
-        return _snapshot_from_state(self.repo, self.source.rev, state, include_type_checking)
+        return _snapshot_from_state(self.repo, self.source.rev, state, include_type_checking,
+                                    self._row_metrics)
 
     def _state(self) -> dict:
         tree = self.source.tree
@@ -411,7 +419,7 @@ class _Scan:
             if before is None or after is None or (before[1], before[7]) != (after.language, after.package):
                 reshaped |= families
         names = set(base["families"]) | {_family(row[1]) for row in state["files"].values()}
-        unchanged = True
+        same_edges = True   # then the import cycles are the base's too
         for family in sorted(names):
             old = base["families"].get(family)
             stale_reads = old is not None and any(
@@ -419,16 +427,17 @@ class _Scan:
             if old is not None and family not in touched and not stale_reads:
                 state["families"][family] = old
                 continue
-            unchanged = False
             files = {p: row for p, row in state["files"].items() if _family(row[1]) == family}
             if not files:
+                same_edges = False
                 continue
             node_of = _LOCAL_FAMILIES.get(family)
             if old is not None and node_of is not None and family not in reshaped and not stale_reads:
-                state["families"][family] = self._update(old, files, measured, node_of)
+                new = state["families"][family] = self._update(old, files, measured, node_of)
             else:
-                state["families"][family] = self._resolve(self._with_imports(files, measured, set(files)))
-        if unchanged:
+                new = state["families"][family] = self._resolve(self._with_imports(files, measured, set(files)))
+            same_edges = same_edges and old is not None and _same_edges(old["edges"], new["edges"])
+        if same_edges:
             state["components"] = base["components"]
         return state
 
@@ -449,7 +458,7 @@ class _Scan:
 
     def _with_imports(self, files: dict, measured: dict, wanted: set) -> dict[str, FileMetrics]:
         """FileMetrics for *files*, with raw imports for the *wanted* paths (from the cache)."""
-        result = {p: _metrics_from_row(p, row) for p, row in files.items()}
+        result = {p: self._row_metrics(p, row) for p, row in files.items()}
         result.update((p, m) for p, m in measured.items() if p in files)
         missing = [(p, pygit2.Oid(hex=files[p][0]), files[p][1]) for p in wanted if p not in measured]
         result.update(self._measure(missing, {}, show_progress=False))
@@ -632,6 +641,15 @@ def _by_family(files: dict[str, FileMetrics]) -> dict[str, dict[str, FileMetrics
     return groups
 
 
+def _same_edges(old: dict, new: dict) -> bool:
+    """Equal import edges (target lists are unordered); the common case: an edit kept its imports."""
+    if old is new:
+        return True
+    if old.keys() != new.keys():
+        return False
+    return all(old[node] is targets or set(old[node]) == set(targets) for node, targets in new.items())
+
+
 def _graph(state: dict) -> ImportGraph:
     edges: dict[str, frozenset[str]] = {}
     type_checking: dict[str, frozenset[str]] = {}
@@ -645,7 +663,7 @@ def _graph(state: dict) -> ImportGraph:
 
 
 def _snapshot_from_state(repo: pygit2.Repository, rev: str, state: dict,
-                         include_type_checking: bool) -> HealthSnapshot:
+                         include_type_checking: bool, row_metrics=_metrics_from_row) -> HealthSnapshot:
     from neo_git.health.graph import strongly_connected_components
 
     graph = _graph(state)
@@ -657,7 +675,7 @@ def _snapshot_from_state(repo: pygit2.Repository, rev: str, state: dict,
     lines, functions = god_file_thresholds(repo)
     return HealthSnapshot(
         rev=rev,
-        file_metrics={p: _metrics_from_row(p, row) for p, row in state["files"].items()},
+        file_metrics={p: row_metrics(p, row) for p, row in state["files"].items()},
         graph=graph, components=tuple(tuple(c) for c in components),
         skipped=dict(Counter(state["skipped"].values())),
         god_file_lines=lines, god_file_functions=functions,
