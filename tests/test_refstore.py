@@ -121,7 +121,7 @@ def test_works_on_a_detached_head(repo_with_commit):
     assert env["detached"] is True and env["branch"] is None and head.startswith(env["head"])
 
 
-def test_malformed_teammate_fact_is_skipped_with_a_warning_and_kept(repo_with_commit):
+def test_malformed_teammate_fact_is_skipped_with_a_warning_and_kept(repo_with_commit, monkeypatch):
     repo = repo_with_commit
     store = open_store(repo)
     good = store.add("Docker layer caching order", "Copy the lock file before the sources.")
@@ -139,9 +139,14 @@ def test_malformed_teammate_fact_is_skipped_with_a_warning_and_kept(repo_with_co
     assert "1234123412341234.json" in warnings and "9999999999999999.json" in warnings
 
     other = fresh.add("Database migrations", "Alembic revisions are squashed per release.")
+    import neo_git.store as store_module  # the next fact lands in the bad blob's own folder facts/ab/
+
+    monkeypatch.setattr(store_module, "new_fact_id", lambda: "ab00000000000001")
+    neighbour = fresh.add("Release cadence", "We release every second Tuesday.")
+    assert neighbour.id == "ab00000000000001"
     tree = git(repo, "ls-tree", "-r", REF)
     assert bad_blob in tree and wrong_name in tree and not_json in tree
-    assert {f.id for f in open_store(repo).list()} == {good.id, other.id}
+    assert {f.id for f in open_store(repo).list()} == {good.id, other.id, neighbour.id}
     assert git(repo, "fsck", "--no-dangling").strip() == ""
 
 
