@@ -88,10 +88,6 @@ def test_type_checking_imports_are_exactly_the_difference(name):
     assert any(type_checking.values()), "expected TYPE_CHECKING imports in this package"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "analyze_source does not yet flag imports under `if t.TYPE_CHECKING:` when typing is "
-    "imported under an alias (`import typing as t`); grimp does. Remove this marker when fixed."
-))
 def test_aliased_typing_module_type_checking_block_matches_grimp():
     package_dir("click")
     ours, _ = our_graph("click")
