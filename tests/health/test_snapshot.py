@@ -467,3 +467,17 @@ def test_a_damaged_stored_state_falls_back_to_a_full_scan(git_repo):
 
     assert (data["files"], data["functions"]) == (2, 3)
     assert snap(git_repo, "HEAD~1")["functions"] == 1
+
+
+def test_a_parallel_cold_scan_measures_the_same(git_repo, monkeypatch):
+    from neo_git.health import snapshot as module
+
+    commit_files(git_repo, {f"pkg/m{i}.py": f"import pkg.m{(i + 1) % 70}\n" + nested(i % 5) + functions(i % 40)
+                            for i in range(70)} | {"pkg/__init__.py": ""})
+    repo = pygit2.Repository(str(git_repo))
+    monkeypatch.setattr(module, "_cache_path", lambda _repo: None)
+
+    parallel = snapshot_commit(repo, workers=2).to_dict()
+
+    assert parallel == snapshot_commit(repo).to_dict()
+    assert parallel["files"] == 71 and parallel["cycles"] == 1 and len(parallel["modules_in_cycles"]) == 70
