@@ -29,8 +29,10 @@ def _can_build_wheels_offline() -> bool:
     """setuptools builds wheels itself from 70.1 on; before that it needs the `wheel` package."""
     import importlib.util
 
-    import setuptools
-
+    try:
+        import setuptools
+    except ImportError:  # Python 3.12+ venvs come without setuptools
+        return False
     major, minor = (int(x) for x in setuptools.__version__.split(".")[:2])
     return (major, minor) >= (70, 1) or importlib.util.find_spec("wheel") is not None
 
