@@ -154,3 +154,16 @@ def test_entries_without_ids_are_not_duplicated_by_a_second_import(repo_with_com
     again = import_file(store, path)
     assert again["added"] == {} and again["skipped_existing"] == 2
     assert len(store.list(include_invalid=True)) == 2
+
+
+def test_a_lone_surrogate_in_a_file_is_named_and_nothing_imported(repo_with_commit, tmp_path):
+    store = open_store(repo_with_commit)
+    path = tmp_path / "surrogate.json"
+    path.write_text('{"version": "2.0", "facts": ['
+                    '{"id": "1111111111111111", "subject": "ok", "kind": "pattern", "scope": "global"},'
+                    '{"id": "2222222222222222", "subject": "caf\\udce9", "kind": "pattern", "scope": "global"}]}',
+                    encoding="utf-8")
+    with pytest.raises(NeoError) as info:
+        import_file(store, path)
+    assert "fact #1" in info.value.message and "UTF-8" in info.value.message
+    assert store.list(include_invalid=True) == []
