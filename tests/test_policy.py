@@ -8,6 +8,7 @@ import random
 import pytest
 
 from neo_git.errors import NeoError
+from tests.conftest import git
 from tests.store_helpers import HTTP_NEW, HTTP_OLD, commit_messages, distinct_text, open_store, show_blob
 
 
@@ -71,6 +72,9 @@ def test_cascade_flags_exactly_the_dependents(store):
     assert store.get(other_dep.id).needs_review is False
     assert store.get(result.fact.id).needs_review is False
     assert f"It needs review: it depends on {http.id}" in store.why(retry.id)["explanation"]
+    body = git(store.repo.workdir, "log", "-1", "--format=%B", "refs/neo/facts")
+    assert body.startswith(f"supersede {http.id} by {result.fact.id}: HTTP client")
+    assert f"flag {retry.id} for review (depends on {http.id})" in body
 
 
 def test_explicit_supersedes(store):
@@ -156,6 +160,8 @@ def test_cap_evicts_the_lowest_scoring_unprotected_facts(repo_with_commit):
     seeded = store.add(*distinct_text(rng), tags=["seed"], confidence=0.02)
     result = store.add_detailed(*distinct_text(rng), confidence=0.05)  # 5 valid > 4
     assert result.evicted == (low.id,)
+    body = git(repo_with_commit, "log", "-1", "--format=%B", "refs/neo/facts")
+    assert f"evict {low.id} (over the project cap of 4)" in body
     evicted = store.get(low.id)
     assert evicted.is_valid is False and evicted.metadata.invalidation["reason"] == "evicted"
     community = store.add(*distinct_text(rng), tags=["community"], confidence=0.0)
