@@ -23,7 +23,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
         ("bearer-token", r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/\-]{16,}=*"),
         ("url-credentials", r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"),
-        ("secret", r"(?i)(?<![A-Za-z0-9])(?:api[_-]?key|secret(?:[_-]?key)?|access[_-]?token|auth[_-]?token|"
+        ("secret", r"(?i)(?<![A-Za-z0-9])(?:api[_-]?key|secret(?:[_-]?key)?|secret[_-]?access[_-]?key|access[_-]?token|auth[_-]?token|"
                    r"password|passwd|pwd|client[_-]?secret)\s*[:=]\s*[\"']?(?!\[REDACTED)(?!" + r"|".join((
                        # a reference to where the secret lives is advice, not a secret:
                        # $DB_PASSWORD, ${db_password}, os.environ[...], os.getenv(...), process.env.X

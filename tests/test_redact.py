@@ -15,6 +15,7 @@ ANTHROPIC = "sk-ant-" + "api03-" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1"
 GITHUB = "ghp_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
 GITHUB_PAT = "github_pat_" + "11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123"
 AWS = "AKIA" + "IOSFODNN7EXAMPLE"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
 BEARER = "eyJhbGciOi" + "JIUzI1NiJ9abcdefgh"
 
 SECRETS = [
@@ -24,6 +25,8 @@ SECRETS = [
     (f"push with {GITHUB}", GITHUB, "github-token"),
     (f"token {GITHUB_PAT}", GITHUB_PAT, "github-token"),
     (f"aws_access_key_id = {AWS}", AWS, "aws-access-key"),
+    (f"aws_secret_access_key = {AWS_SECRET}", AWS_SECRET, "secret"),
+    (f"export AWS_SECRET_ACCESS_KEY={AWS_SECRET}", AWS_SECRET, "secret"),
     ("db password=hunter2hunter2 in staging", "hunter2hunter2", "secret"),
     ("PASSWORD: 'correct-horse-battery'", "correct-horse-battery", "secret"),
     ("client_secret=abcdef123456", "abcdef123456", "secret"),
