@@ -129,3 +129,13 @@ def test_invalidate_keeps_the_text_and_restore_undoes_it(populated):
     assert populated.why(fact.id)["state"] == "invalidated"
     assert "buildpacks" in populated.why(fact.id)["explanation"]
     assert populated.restore(fact.id).is_valid
+
+
+def test_source_prompt_is_cut_to_200_characters(repo_with_commit):
+    store = open_store(repo_with_commit)
+    fact = store.add("Layout", "Code lives under src/.", source_prompt="why " * 200, source_file="src/app.py",
+                     provenance="inferred")
+    assert len(fact.metadata.source_prompt) == 200
+    assert fact.metadata.source_file == "src/app.py" and fact.metadata.provenance == "inferred"
+    with pytest.raises(InvalidFact):
+        store.add("Layout 2", "x", provenance="gossip")
