@@ -696,22 +696,43 @@ _VERSIONS: dict[str, str] = {}
 
 def analyzer_version() -> str:
     """Fingerprint of everything that shapes a per-file result: the metrics code,
-    the language tables, the skip rules and the tree-sitter grammar versions."""
+    the language tables, the skip rules and the installed tree-sitter packages."""
     if "analyzer" not in _VERSIONS:
-        import importlib.metadata as metadata
-
         here = Path(__file__).resolve().parent
         files = [here / "metrics.py", here / "model.py", here / "parsing.py"]
         files += sorted(p for p in (here / "languages").rglob("*") if p.suffix in (".py", ".scm", ".json"))
-        extra = [SKIP_RULES_VERSION]
-        for dist in ("tree-sitter", "tree-sitter-python", "tree-sitter-javascript", "tree-sitter-typescript",
-                     "tree-sitter-go", "tree-sitter-rust", "tree-sitter-java"):
-            try:
-                extra.append(f"{dist}={metadata.version(dist)}")
-            except metadata.PackageNotFoundError:
-                pass
-        _VERSIONS["analyzer"] = _fingerprint(files, extra)
+        _VERSIONS["analyzer"] = _fingerprint(files, [SKIP_RULES_VERSION, *_grammar_versions()])
     return _VERSIONS["analyzer"]
+
+
+_GRAMMAR_MODULES = ("tree_sitter", "tree_sitter_python", "tree_sitter_javascript", "tree_sitter_typescript",
+                    "tree_sitter_go", "tree_sitter_rust", "tree_sitter_java")
+
+
+def _grammar_versions() -> list[str]:
+    """`tree_sitter_python-0.25.0.dist-info`-style names: the installed versions, found with
+    one directory listing (importlib.metadata costs ~40 ms, a fifth of a warm CLI run)."""
+    import importlib.util
+
+    found: list[str] = []
+    listings: dict[Path, list[str]] = {}
+    for module in _GRAMMAR_MODULES:
+        try:
+            spec = importlib.util.find_spec(module)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None or not spec.origin:
+            found.append(f"{module}=missing")
+            continue
+        site = Path(spec.origin).resolve().parent.parent
+        if site not in listings:
+            try:
+                listings[site] = sorted(os.listdir(site))
+            except OSError:
+                listings[site] = []
+        found += [name for name in listings[site]
+                  if name.startswith(module + "-") and name.endswith((".dist-info", ".egg-info"))]
+    return found
 
 
 def state_version() -> str:
