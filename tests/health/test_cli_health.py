@@ -139,3 +139,15 @@ def test_non_utf8_file_names_survive_json_and_text_output(git_repo, monkeypatch,
 
     code, out, _ = run(capsys, "health")
     assert code == 0 and "  caf\ufffd.py:3" in out.splitlines()
+
+
+def test_human_report_says_what_was_skipped_and_what_had_syntax_errors(git_repo, monkeypatch, capsys):
+    commit_files(git_repo, {"ok.py": functions(1), "broken.py": "def oops(:\n",
+                            "node_modules/lib/index.js": "function f() {}\n", "app.min.js": "var a;\n"})
+    monkeypatch.chdir(git_repo)
+
+    code, out, _ = run(capsys, "health")
+
+    assert code == 0
+    assert "skipped: minified 1, vendored 1" in out.splitlines()
+    assert "measured despite syntax errors: 1 file(s), e.g. broken.py" in out.splitlines()
