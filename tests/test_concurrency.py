@@ -163,3 +163,27 @@ def test_killing_a_ref_writer_never_leaves_a_broken_ref(repo_with_commit, tmp_pa
         assert len(stored - finished - previous) <= 1  # at most the one being saved
         previous = stored
     open_store(repo_with_commit).add("After the crash", "The ref still moves.")
+
+
+def test_unborn_repo_project_id_race_keeps_the_first_writers_id(git_repo, monkeypatch):
+    """Two first writers in a repository without commits: the one that publishes its id
+    second must adopt the first one's, or facts of one project get two project ids."""
+    store = open_store(git_repo)
+    marker = store.paths.neo_dir / "project_id"
+    real_read_text = Path.read_text
+    raced = []
+
+    def read_text_after_losing_the_race(self, *args, **kwargs):
+        if self == marker and not raced:  # we looked: no marker yet; then the other process wrote it
+            raced.append(True)
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_text("0123456789abcdef\n", encoding="utf-8")
+            raise FileNotFoundError(marker)
+        return real_read_text(self, *args, **kwargs)
+
+    with monkeypatch.context() as patch:  # (monkeypatch.undo() would also undo the test isolation)
+        patch.setattr(Path, "read_text", read_text_after_losing_the_race)
+        assert store.project_id == "0123456789abcdef"
+    fact = open_store(git_repo).add("Build tool", "We build with hatch.")
+    assert fact.project_id == "0123456789abcdef"
+    assert [p.name for p in marker.parent.iterdir() if p.name.startswith(".project_id")] == []

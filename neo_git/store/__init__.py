@@ -134,10 +134,18 @@ class FactStore:
         try:
             return marker.read_text(encoding="utf-8").strip()
         except FileNotFoundError:
-            value = new_fact_id()
+            # Concurrent first writers must agree on one id: publish ours with link(), which
+            # fails if another process got there first (then theirs wins), never half-written.
             marker.parent.mkdir(parents=True, exist_ok=True)
-            marker.write_text(value + "\n", encoding="utf-8")
-            return value
+            candidate = marker.with_name(f".project_id.{os.getpid()}.{new_fact_id()}")
+            candidate.write_text(new_fact_id() + "\n", encoding="utf-8")
+            try:
+                os.link(candidate, marker)
+            except FileExistsError:
+                pass
+            finally:
+                candidate.unlink()
+            return marker.read_text(encoding="utf-8").strip()
 
     # --- setup ---------------------------------------------------------------------
 
