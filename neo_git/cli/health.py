@@ -18,13 +18,14 @@ def cmd_health(args: argparse.Namespace) -> int:
     from neo_git.health.delta import health_delta
     from neo_git.health.snapshot import snapshot_commit, snapshot_index
 
+    if args.diff and (args.rev is not None or args.staged):
+        return _usage_error("--diff takes both revisions itself; drop REV and --staged")
+    if args.staged and args.rev is not None:
+        return _usage_error("--staged measures the index; give either REV or --staged")
     repo = _open_repo()
     progress = not args.json
     workers = _workers()
     if args.diff:
-        if args.rev is not None or args.staged:
-            raise NeoError("--diff takes both revisions itself",
-                           "use `git neo health --diff A B`, without REV or --staged")
         first, second = args.diff
         before = snapshot_commit(repo, first, progress=progress, workers=workers)
         after = snapshot_commit(repo, second, progress=progress, workers=workers)
@@ -35,9 +36,6 @@ def cmd_health(args: argparse.Namespace) -> int:
             _print_text(format_delta(delta.to_dict(), first, second))
         return 0
     if args.staged:
-        if args.rev is not None:
-            raise NeoError("--staged measures the index, not a revision",
-                           "use either `git neo health REV` or `git neo health --staged`")
         snapshot = snapshot_index(repo, progress=progress, workers=workers)
         label = "the index (staged changes)"
     else:
@@ -49,6 +47,17 @@ def cmd_health(args: argparse.Namespace) -> int:
     else:
         _print_text(format_report(snapshot.to_dict(), label))
     return 0
+
+
+USAGE = "usage: git neo health [REV | --staged] [--json]\n       git neo health --diff A B [--json]"
+
+
+def _usage_error(message: str) -> int:
+    """Exit 2, as argparse does for a bad combination of options."""
+    import sys
+
+    print(f"{USAGE}\ngit neo health: error: {message}", file=sys.stderr)
+    return 2
 
 
 # Paths that are not UTF-8 reach us with surrogate escapes (pygit2 decodes them like

@@ -112,10 +112,12 @@ def test_empty_repository_explains_itself_and_staged_still_works(git_repo, monke
     assert code == 0 and json.loads(out)["files"] == 0
 
 
-def test_conflicting_options_are_user_errors(project, capsys):
-    assert run(capsys, "health", "--diff", "v1", "HEAD", "--staged")[0] == 1
+def test_conflicting_options_are_usage_errors(project, capsys):
+    code, out, err = run(capsys, "health", "--diff", "v1", "HEAD", "--staged")
+    assert (code, out) == (2, "") and err.startswith("usage: git neo health")
     code, _, err = run(capsys, "health", "v1", "--staged")
-    assert code == 1 and err.startswith("fatal: --staged measures the index")
+    assert code == 2 and err.splitlines()[-1] == (
+        "git neo health: error: --staged measures the index; give either REV or --staged")
 
 
 def test_outside_a_repository(tmp_path, monkeypatch, capsys):
