@@ -112,41 +112,43 @@ def health_delta(before: HealthSnapshot, after: HealthSnapshot, *, nesting_noise
     nesting_worse = nesting_delta > nesting_noise
     nesting_better = nesting_delta < -nesting_noise
 
-    reasons: list[str] = []
+    god_text = _god_sentence(old, new, god_added, god_removed) if god_added or god_removed else None
+    cycle_text = _cycle_sentence(old, new, entering, leaving) if cycles_worse or cycles_better else None
+    nesting_text = None
+    if nesting_worse or nesting_better:
+        nesting_text = _nesting_sentence(old.max_nesting, new.max_nesting, nesting_noise,
+                                         rose if nesting_worse else fell, "rose" if nesting_worse else "fell")
+    elif nesting_delta:
+        nesting_text = (f"max nesting {old.max_nesting} -> {new.max_nesting}, "
+                        f"within the noise band of {nesting_noise}")
+
+    drivers: list[str] = []   # the sentences behind the verdict, listed first
     files: list[str] = []
     if god_delta > 0:
-        verdict = REGRESSION
-        reasons.append(_god_sentence(old, new, god_added, god_removed))
-        files += god_added
+        verdict, drivers, files = REGRESSION, [god_text], god_added
     elif god_delta < 0:
-        verdict = IMPROVEMENT
-        reasons.append(_god_sentence(old, new, god_added, god_removed))
-        files += god_removed
+        verdict, drivers, files = IMPROVEMENT, [god_text], god_removed
     elif cycles_worse or nesting_worse:
         verdict = REGRESSION
         if cycles_worse:
-            reasons.append(_cycle_sentence(old, new, entering, leaving))
+            drivers.append(cycle_text)
             files += entering
         if nesting_worse:
-            reasons.append(_nesting_sentence(old.max_nesting, new.max_nesting, nesting_noise, rose, "rose"))
+            drivers.append(nesting_text)
             files += rose
     elif cycles_better or nesting_better:
         verdict = IMPROVEMENT
         if cycles_better:
-            reasons.append(_cycle_sentence(old, new, entering, leaving))
+            drivers.append(cycle_text)
             files += leaving
         if nesting_better:
-            reasons.append(_nesting_sentence(old.max_nesting, new.max_nesting, nesting_noise, fell, "fell"))
+            drivers.append(nesting_text)
             files += fell
     else:
         verdict = NEUTRAL
-        if nesting_delta:
-            reasons.append(f"max nesting {old.max_nesting} -> {new.max_nesting}, "
-                           f"within the noise band of {nesting_noise}")
-        if god_added or god_removed:
-            reasons.append(_god_sentence(old, new, god_added, god_removed))
-        if not reasons:
-            reasons.append("no change in god files, import cycles or max nesting")
+    reasons = drivers + [t for t in (god_text, cycle_text, nesting_text) if t and t not in drivers]
+    if not reasons:
+        reasons.append("no change in god files, import cycles or max nesting")
 
     return HealthDelta(
         before=before, after=after, verdict=verdict, reasons=tuple(reasons),

@@ -144,3 +144,12 @@ def test_paths_find_go_cycles_through_the_package_directory(git_repo):
 
     assert delta.verdict == "regression"
     assert delta.modules_entering_cycles == ("a", "b")
+
+
+def test_the_reasons_behind_the_verdict_come_first_and_other_changes_follow(git_repo):
+    delta = delta_of(git_repo, CYCLE_FREE, {"app/b.py": "from app import a\n" + functions(31)})
+
+    assert delta.verdict == "regression"
+    assert delta.files == ("app/b.py",)                      # the new god file decided it
+    assert delta.reasons[0].startswith("god files 0 -> 1")
+    assert delta.reasons[1].startswith("import cycles 0 -> 1")
