@@ -15,7 +15,8 @@ APP = {
         "import httpx\n\nfrom app import config\n\n\n"
         "def fetch(url):\n    return httpx.get(url, timeout=config.TIMEOUT)\n"
     ),
-    "app/config.py": "TIMEOUT = 30\n",
+    # config imports http back: an import cycle the demo's second commit removes.
+    "app/config.py": "from app.http import fetch\n\nTIMEOUT = 30\nHEALTH_URL = 'http://localhost/health'\n\n\ndef ping():\n    return fetch(HEALTH_URL)\n",
     "app/hooks.py": (
         "from app.http import fetch\n\n\n"
         "def post_commit(paths):\n    for path in paths:\n        if path.endswith('.py'):\n"
@@ -74,6 +75,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print("\n$ git log --oneline refs/neo/facts    # the audit trail is plain git")
         print(_git(repo, "log", "--oneline", "refs/neo/facts"), end="")
         _step("code health from git objects: import cycles, god files, nesting", ["health"])
+        (repo / "app" / "config.py").write_text("TIMEOUT = 30\nHEALTH_URL = 'http://localhost/health'\n",
+                                                encoding="utf-8")
+        _git(repo, "commit", "-q", "-am", "config no longer imports http")
+        print("\n$ git commit -am 'config no longer imports http'")
+        _step("did that commit make the code healthier?", ["health", "--diff", "HEAD~1", "HEAD"])
         print("\nDone. Everything above ran offline on a throwaway repository.")
         if args.keep:
             print(f"Kept: {repo} (NEO_HOME={work / 'neo-home'})")
