@@ -157,7 +157,10 @@ def snapshot_commit(repo: pygit2.Repository, rev: str = "HEAD", *, progress: boo
                     include_type_checking: bool = False, workers: int = 1) -> HealthSnapshot:
     """Measure the tree of commit *rev* (any revision git understands; a tree id works too).
 
-    *workers* > 1 lets a cold scan parse in that many processes (never in hooks).
+    *workers* > 1 lets a cold scan parse in that many processes (never in hooks). The
+    CLI stays at 1: the pool splits the CPU time well (stdlib benchmark: ~1.1 s in the
+    parent, the rest across the workers) but on a busy 2-core machine it did not
+    clearly beat one process; `benchmarks/health_bench.py` measures both.
     """
     rev_id, tree = resolve_tree(repo, rev)
     bases = []
