@@ -30,7 +30,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             os.chdir(args.chdir)
         except OSError as exc:
-            return _fatal(f"cannot change to '{args.chdir}': {exc.strerror}", None)
+            return _fatal(f"cannot change to '{args.chdir}': {exc.strerror}",
+                          "-C takes an existing directory, like `git -C`")
 
     from neo_git.errors import NeoError
 
@@ -66,14 +67,13 @@ def _help(parser, topic: str | None) -> int:
         return 0
     if topic not in COMMANDS:
         return _fatal(f"no such command '{topic}'", "`git neo help` lists the commands")
-    parser.parse_args([topic, "-h"])  # prints the command's help, raises SystemExit(0)
+    try:
+        parser.parse_args([topic, "-h"])  # argparse prints the command's help and exits
+    except SystemExit as exc:
+        return int(exc.code or 0)
     return 0
 
 
 def run() -> None:  # console-script entry point
     """Entry point of the `git-neo` executable."""
-    try:
-        code = main()
-    except SystemExit as exc:  # `help TOPIC` prints through argparse
-        code = int(exc.code or 0)
-    sys.exit(code)
+    sys.exit(main())
