@@ -88,12 +88,17 @@ class FactStore:
             self._vector_cache = VectorCache(self.home / "cache" / "vectors")
         return self._vector_cache.vectors(self.embedder, texts)
 
-    def _query_vector(self, query: str) -> "np.ndarray":
-        """The query's vector, embedded directly: questions rarely repeat, and storing one
-        costs a locked, fsynced append to the vector cache on every recall."""
+    def _embed_one(self, text: str) -> "np.ndarray":
+        """One text's vector straight from the embedder, bypassing the vector cache.
+
+        Used for a query (questions rarely repeat) and for a fact being added: a cache
+        append costs a locked, fsynced write, and the cache currently re-concatenates
+        all its rows after each append, O(cache size). A new fact's vector is kept in
+        this process (FactVectors) and reaches the cache the first time any process
+        looks it up there, batched with the others."""
         import numpy as np
 
-        vector = np.asarray(self.embedder.embed([query]), dtype=np.float32)
+        vector = np.asarray(self.embedder.embed([text]), dtype=np.float32)
         if vector.shape != (1, self.embedder.dim):
             raise ValueError(f"embedder {self.embedder.id} returned shape {vector.shape} for one text")
         return vector[0]
@@ -221,7 +226,7 @@ class FactStore:
         explicit = None if supersedes is None else self._resolve_id(supersedes, fact.scope)
         depends = tuple(self._resolve_id(d, fact.scope) for d in fact.depends_on)
         fact = fact.evolve(depends_on=depends)
-        new_vector = self._vectors([fact.text])[0]
+        new_vector = self._embed_one(fact.text)
         embedder = self.embedder
         self._vector_rows().remember(fact, new_vector)  # the next add compares with it without a lookup
         results: list[AddResult] = []
@@ -384,7 +389,7 @@ class FactStore:
             raise NeoError("k must be ≥ 0 and max-tokens > 0")
         facts = self._load()
         if facts:
-            cosines = self._fact_matrix(facts) @ self._query_vector(query)
+            cosines = self._fact_matrix(facts) @ self._embed_one(query)
         else:
             cosines = []
         accessed = self.access.counts()
