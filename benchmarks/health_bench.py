@@ -32,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pygit2  # noqa: E402
 
-from neo_git.health.snapshot import snapshot_commit, tree_entries  # noqa: E402
+from neo_git.health.snapshot import snapshot_commit  # noqa: E402
+from neo_git.health.sources import tree_entries  # noqa: E402
 from neo_git.identity import repository_paths  # noqa: E402
 
 SIGNATURE = pygit2.Signature("Bench", "bench@example.com", 1_700_000_000, 0)

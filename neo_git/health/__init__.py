@@ -6,6 +6,7 @@
     after = snapshot_commit(repo, "HEAD")          # or snapshot_index(repo) for staged changes
     delta = health_delta(before, after, paths=["src/app.py"])
     delta.verdict                                  # "regression" | "neutral" | "improvement"
+    cached_summary(repo)                           # a few counts if HEAD was measured before, else None
 
 Names are imported on first use, so `import neo_git.health` loads neither
 pygit2 nor tree-sitter.
@@ -15,13 +16,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __all__ = [
-    "snapshot_commit", "snapshot_index", "health_delta", "HealthSnapshot", "HealthDelta",
+    "snapshot_commit", "snapshot_index", "cached_summary", "health_delta", "HealthSnapshot", "HealthDelta",
     "FileMetrics", "ImportGraph", "ImportRef",
 ]
 
 _LAZY = {
     "snapshot_commit": "neo_git.health.snapshot",
     "snapshot_index": "neo_git.health.snapshot",
+    "cached_summary": "neo_git.health.snapshot",
     "HealthSnapshot": "neo_git.health.snapshot",
     "health_delta": "neo_git.health.delta",
     "HealthDelta": "neo_git.health.delta",
@@ -33,7 +35,7 @@ _LAZY = {
 if TYPE_CHECKING:  # pragma: no cover
     from neo_git.health.delta import HealthDelta, health_delta
     from neo_git.health.model import FileMetrics, ImportGraph, ImportRef
-    from neo_git.health.snapshot import HealthSnapshot, snapshot_commit, snapshot_index
+    from neo_git.health.snapshot import HealthSnapshot, cached_summary, snapshot_commit, snapshot_index
 
 
 def __getattr__(name: str) -> Any:

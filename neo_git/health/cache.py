@@ -15,7 +15,9 @@ and re-measures only the paths `git diff` names.
 The cache is an accelerator, never a requirement. A corrupt file is moved
 aside and recreated, a locked one is skipped after a short busy timeout (hooks
 must not wait on another process), and any SQLite error turns the cache off
-for the rest of the scan: results are then simply recomputed.
+for the rest of the scan: results are then simply recomputed. A reader that
+must not write (`cached_summary`) opens it read-only: a missing, corrupt or
+locked file is then just a miss, and nothing is created, pruned or moved.
 """
 from __future__ import annotations
 
@@ -25,7 +27,10 @@ import sqlite3
 import time
 import zlib
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pygit2
 
 BUSY_TIMEOUT_SECONDS = 0.2   # a hook must never hang on a lock held by another scan
 BATCH_SIZE = 256             # rows written per transaction
@@ -56,17 +61,29 @@ Key = tuple[bytes, str]  # (raw 20-byte blob id, language)
 class MetricsCache:
     """Per-file results (JSON text) keyed by (blob id, language) for one analyzer version."""
 
-    def __init__(self, path: Path | None, version: str, state_version: str = "") -> None:
+    def __init__(self, path: Path | None, version: str, state_version: str = "", *,
+                 read_only: bool = False) -> None:
         self.path = path
         self.version = version
         self.state_version = state_version or version
         self._conn: sqlite3.Connection | None = None
         self._pending: list[tuple[bytes, str, str, str]] = []
-        self._writable = True
+        self._writable = not read_only
         if path is not None:
-            self._conn = self._connect(path)
+            self._conn = self._connect_read_only(path) if read_only else self._connect(path)
 
     # -- opening ------------------------------------------------------------
+
+    def _connect_read_only(self, path: Path) -> sqlite3.Connection | None:
+        """An existing file, opened without creating, pruning or repairing anything:
+        a corrupt or foreign file then fails at the first query, which disables the cache."""
+        if not path.is_file():
+            return None
+        try:
+            return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
+                                   timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
+        except (sqlite3.Error, OSError, ValueError):
+            return None
 
     def _connect(self, path: Path) -> sqlite3.Connection | None:
         for attempt in (1, 2):
@@ -249,8 +266,18 @@ class MetricsCache:
                 pass
 
 
+def cache_path(repo: "pygit2.Repository") -> Path | None:
+    """Where a repository's health cache lives (`.git/neo/health.sqlite`); None if unknown."""
+    from neo_git.identity import repository_paths
+
+    try:
+        return repository_paths(repo).neo_dir / "health.sqlite"
+    except (OSError, ValueError):
+        return None
+
+
 def _looks_like_state(state: object) -> bool:
-    """The top-level shape written by snapshot.py (the version key covers the rest)."""
+    """The top-level shape written by scan.py (the version key covers the rest)."""
     return (isinstance(state, dict) and isinstance(state.get("files"), dict)
             and isinstance(state.get("skipped"), dict) and isinstance(state.get("families"), dict)
             and isinstance(state.get("components"), list))

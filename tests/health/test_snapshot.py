@@ -398,11 +398,11 @@ STEPS = [
 
 
 def _compare_with_scratch(repo: pygit2.Repository, monkeypatch, take):
-    from neo_git.health import snapshot as module
+    from neo_git.health import scan as module
 
     incremental = take(repo)
     with monkeypatch.context() as patch:
-        patch.setattr(module, "_cache_path", lambda _repo: None)   # no cache: everything from scratch
+        patch.setattr(module, "cache_path", lambda _repo: None)   # no cache: everything from scratch
         scratch = take(repo)
     assert incremental.to_dict() == scratch.to_dict()
     assert incremental.graph == scratch.graph
@@ -410,14 +410,14 @@ def _compare_with_scratch(repo: pygit2.Repository, monkeypatch, take):
 
 
 def test_each_new_commit_starts_from_its_parent_and_matches_a_full_scan(git_repo, monkeypatch):
-    from neo_git.health import snapshot as module
+    from neo_git.health import scan as module
 
     commit_files(git_repo, MIXED)
     repo = pygit2.Repository(str(git_repo))
     snapshot_commit(repo)
     full_scans = []
-    real_full = module._Scan._full
-    monkeypatch.setattr(module._Scan, "_full", lambda self: full_scans.append(1) or real_full(self))
+    real_full = module.Scan._full
+    monkeypatch.setattr(module.Scan, "_full", lambda self: full_scans.append(1) or real_full(self))
 
     cycles = []
     for step in STEPS:
@@ -443,7 +443,7 @@ def test_staged_changes_start_from_head_and_match_a_full_scan(git_repo, monkeypa
 
 
 def test_a_new_analyzer_version_remeasures_everything(git_repo, count_analyses, monkeypatch):
-    from neo_git.health import snapshot as module
+    from neo_git.health import versions as module
 
     commit_files(git_repo, {"a.py": functions(1), "b.py": nested(2)})
     first = snap(git_repo)
@@ -470,12 +470,12 @@ def test_a_damaged_stored_state_falls_back_to_a_full_scan(git_repo):
 
 
 def test_a_parallel_cold_scan_measures_the_same(git_repo, monkeypatch):
-    from neo_git.health import snapshot as module
+    from neo_git.health import scan as module
 
     commit_files(git_repo, {f"pkg/m{i}.py": f"import pkg.m{(i + 1) % 70}\n" + nested(i % 5) + functions(i % 40)
                             for i in range(70)} | {"pkg/__init__.py": ""})
     repo = pygit2.Repository(str(git_repo))
-    monkeypatch.setattr(module, "_cache_path", lambda _repo: None)
+    monkeypatch.setattr(module, "cache_path", lambda _repo: None)
 
     parallel = snapshot_commit(repo, workers=2).to_dict()
 
