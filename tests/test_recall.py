@@ -138,3 +138,18 @@ def test_org_and_global_scopes_are_recalled(store):
     ctx = store.recall("ruff formatter config", k=5)
     assert {f.id for f in ctx.valid_facts} == {glob.id, org.id}
     assert {f.scope for f in ctx.valid_facts} == {FactScope.GLOBAL, FactScope.ORG}
+
+
+def test_environment_carries_head_health_once_measured_and_never_scans(repo_with_commit):
+    from neo_git.health import snapshot_commit
+    from tests.conftest import commit_files
+
+    commit_files(repo_with_commit, {"pkg/__init__.py": "", "pkg/a.py": "from pkg import b\n",
+                                    "pkg/b.py": "from pkg import a\n"}, "a cycle")
+    store = open_store(repo_with_commit)
+    store.add("Layering", "pkg.a may import pkg.b, never the reverse.", kind="architecture")
+    assert store.recall("imports between a and b").environment["health"] is None  # not measured yet
+    snapshot_commit(store.repo, "HEAD")
+    health = store.recall("imports between a and b").environment["health"]
+    assert health["cycles"] == 1 and health["modules_in_cycles"] == 2
+    assert health["rev"] == str(store.repo.head.target)[:12]

@@ -400,10 +400,14 @@ class FactStore:
         return result.with_facts(apply)
 
     def environment(self) -> dict:
-        """Where the question is asked from: repository, branch, HEAD, ids."""
+        """Where the question is asked from: repository, branch, HEAD, ids, and the health
+        of HEAD when a scan already measured it (recall never scans: that is `git neo health`)."""
+        from neo_git.health import cached_summary
+
         repo = self.repo
         env: dict[str, Any] = {"repo": str(self.paths.workdir or self.paths.git_dir),
-                               "org_id": self.org_id, "branch": None, "head": None, "detached": False}
+                               "org_id": self.org_id, "branch": None, "head": None, "detached": False,
+                               "health": cached_summary(repo)}
         try:
             if repo.head_is_unborn:
                 env["branch"] = repo.references["HEAD"].target.removeprefix("refs/heads/")
