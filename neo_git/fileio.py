@@ -18,21 +18,25 @@ from typing import Iterator
 from neo_git.errors import NeoError
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace *path* with *data* atomically and durably."""
+def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace *path* with *data* atomically; with *durable* (the default) also fsync
+    the file and its folder, so the new content survives a power cut. Derived, local
+    data (access counts) skips the fsyncs: losing the last update costs nothing."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _fsync_dir(path.parent)
+    if durable:
+        _fsync_dir(path.parent)
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -49,7 +49,9 @@ class AccessLog:
             for fact_id in ids:
                 count = data.get(fact_id, [0, None])[0]
                 data[fact_id] = [count + 1, stamp]
-            atomic_write(self.path, (json.dumps(data, sort_keys=True) + "\n").encode("utf-8"))
+            # Still atomic (readers never see half a file), but not fsynced: counts are derived,
+            # local data and an fsync per question would dominate recall.
+            atomic_write(self.path, (json.dumps(data, sort_keys=True) + "\n").encode("utf-8"), durable=False)
         self._cache = data
 
     def apply(self, fact: Fact) -> Fact:
