@@ -83,19 +83,19 @@ class _Shelf:
 
     def reset(self) -> None:
         self.index: dict[bytes, int] = {}
-        self.blocks: list["np.ndarray"] = []  # vectors read, in file order
+        # Vectors read, in file order, in a buffer that doubles when full: appending a
+        # few rows costs O(rows added), not a copy of everything read so far.
+        self._buffer: "np.ndarray | None" = None
         self.rows = 0
         self.inode: int | None = None
-        self._matrix: "np.ndarray | None" = None
 
     def matrix(self) -> "np.ndarray":
         """All rows read so far as one (rows, dim) array."""
         import numpy as np
 
-        if self._matrix is None or len(self._matrix) != self.rows:
-            self._matrix = np.concatenate(self.blocks) if self.blocks else np.zeros((0, self.dim), np.float32)
-            self.blocks = [self._matrix]
-        return self._matrix
+        if self._buffer is None:
+            return np.zeros((0, self.dim), np.float32)
+        return self._buffer[:self.rows]
 
     def _dtype(self):
         import numpy as np
@@ -131,8 +131,13 @@ class _Shelf:
         base, size, index = self.rows, self.record, self.index
         for i in range(new):
             index.setdefault(data[i * size:i * size + KEY_BYTES], base + i)
-        self.blocks.append(vectors)
-        self.rows += new
+        needed = self.rows + new
+        if self._buffer is None or needed > len(self._buffer):
+            grown = np.empty((max(needed, 2 * self.rows, 64), self.dim), dtype=np.float32)
+            grown[:self.rows] = self.matrix()
+            self._buffer = grown
+        self._buffer[self.rows:needed] = vectors
+        self.rows = needed
 
     def append(self, keys: list[bytes], vectors: "np.ndarray") -> None:
         """Append records under the lock, repairing a torn tail (or a foreign file) first."""
