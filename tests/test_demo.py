@@ -1,0 +1,23 @@
+"""The README's first command: `python -m neo_git demo` runs the loop offline and leaves nothing behind."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def test_demo_runs_offline_and_cleans_up(tmp_path, isolated_env):
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-m", "neo_git", "demo"], capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "supersedes" in out                          # the paraphrased decision replaced the first
+    assert "Changed (no longer true):" in out           # recall shows what changed
+    assert "because their similarity" in out            # why explains the supersession
+    assert "import cycles: 1" in out                    # health found the planted cycle
+    assert ": improvement" in out                       # and the fix commit is judged an improvement
+    assert out.rstrip().endswith("offline on a throwaway repository.")
+    assert list(tmp_path.iterdir()) == []               # the throwaway repository is gone
+    assert not (Path(isolated_env) / ".neo").exists()   # the user's ~/.neo was never touched
