@@ -1,6 +1,6 @@
 """Fact store speed: recall latency, cold `git neo recall`, Neo's JSON layout, and the add curve.
 
-    .venv/bin/python benchmarks/store_bench.py [--quick] [--adds N] [--keep]
+    .venv/bin/python benchmarks/store_bench.py [--quick] [--adds N] [--only adds] [--keep]
 
 Everything happens under a temporary folder (its own HOME, NEO_HOME and global
 git config; the hash embedder) that is removed at the end unless --keep.
@@ -16,6 +16,8 @@ git config; the hash embedder) that is removed at the end unless --keep.
   turned into a numpy matrix, cosine with a query vector, top 5.
 * The add curve: 1,000 `store.add` calls one by one (distinct texts) on top of
   0, 5,000 and 50,000 stored facts; ms per add and its ratio to the empty store.
+  `--only adds` skips the recall measurements (the stores are still built and
+  one first recall warms their vector cache, as in the full run).
 """
 from __future__ import annotations
 
@@ -305,11 +307,29 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def print_recall(rows: list[list[str]], inproc_queries: int, cli_reps: int, neo_reps: int,
+                 bare: float, with_numpy: float, empty_cli: float) -> None:
+    """The recall table and its footnotes."""
+    print("Recall (hash embedder, k=5). Medians; cold numbers are whole processes (wall clock).")
+    print(table(["facts", "bulk write", "first recall*", "open+recall", "in-process",
+                 "cold git-neo", "cold Neo JSON", "Neo file", "Neo/git-neo", "returned"], rows))
+    print(f"  * first recall in a process with an empty vector cache: loads and embeds every fact once.")
+    print(f"  open+recall: new FactStore in a warm process, first recall (reads ref + vector cache).")
+    print(f"  in-process: median of {inproc_queries} recalls after that one; cold git-neo: median of "
+          f"{cli_reps} `git-neo recall Q --json`; cold Neo JSON: median of {neo_reps} `python -c` json.load"
+          f" + numpy cosine + top 5.")
+    print(f"  process floors: `python -c pass` {ms(bare, 0)}, `python -c 'import numpy'` {ms(with_numpy, 0)},"
+          f" `git-neo recall` on an empty store {ms(empty_cli, 0)}.")
+    print()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Build the stores, measure, print the tables and the targets."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="500 and 5,000 facts only, fewer repetitions")
     parser.add_argument("--adds", type=int, default=None, help="adds per base size (default 1000; 300 with --quick)")
+    parser.add_argument("--only", choices=["adds"], default=None,
+                        help="measure only the add curve (stores are still built and their vector cache warmed)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder and print its path")
     options = parser.parse_args(argv)
     sizes = [500, 5000] if options.quick else [500, 5000, 50000]
@@ -331,18 +351,24 @@ def main(argv: list[str] | None = None) -> int:
         print("load average at start: " + " ".join(f"{x:.2f}" for x in os.getloadavg())
               + " (other work on the machine inflates every number)")
         print()
-        bare, with_numpy = python_startup(5)
-        empty = Site(root, "empty")
-        empty.open().init()
-        empty_cli, _ = cold_cli_recall(empty, queries(1, cli_reps))
+        only_adds = options.only == "adds"
+        if not only_adds:
+            bare, with_numpy = python_startup(5)
+            empty = Site(root, "empty")
+            empty.open().init()
+            empty_cli, _ = cold_cli_recall(empty, queries(1, cli_reps))
 
         sites: dict[int, Site] = {}
         recall_rows, results = [], {}
         for n in sizes:
+            if only_adds and n not in bases:
+                continue
             site = sites[n] = Site(root, f"n{n}")
             build = populate(site, n, seed=n)
             qs = queries(1000 + n, inproc_queries + 1)
             first = first_recall(site, qs[0])
+            if only_adds:  # the recall above warmed the vector cache, as the full run does
+                continue
             open_first, inproc = inprocess_recall(site, qs[1:])
             cli, returned = cold_cli_recall(site, queries(2000 + n, cli_reps))
             path, size = write_neo_layout(site, seed=n)
@@ -354,17 +380,8 @@ def main(argv: list[str] | None = None) -> int:
                                 str(returned)])
             print(f"  [{time.perf_counter() - started:6.1f} s] {n:,} facts measured", file=sys.stderr)
 
-        print("Recall (hash embedder, k=5). Medians; cold numbers are whole processes (wall clock).")
-        print(table(["facts", "bulk write", "first recall*", "open+recall", "in-process",
-                     "cold git-neo", "cold Neo JSON", "Neo file", "Neo/git-neo", "returned"], recall_rows))
-        print(f"  * first recall in a process with an empty vector cache: loads and embeds every fact once.")
-        print(f"  open+recall: new FactStore in a warm process, first recall (reads ref + vector cache).")
-        print(f"  in-process: median of {inproc_queries} recalls after that one; cold git-neo: median of "
-              f"{cli_reps} `git-neo recall Q --json`; cold Neo JSON: median of {neo_reps} `python -c` json.load"
-              f" + numpy cosine + top 5.")
-        print(f"  process floors: `python -c pass` {ms(bare, 0)}, `python -c 'import numpy'` {ms(with_numpy, 0)},"
-              f" `git-neo recall` on an empty store {ms(empty_cli, 0)}.")
-        print()
+        if not only_adds:
+            print_recall(recall_rows, inproc_queries, cli_reps, neo_reps, bare, with_numpy, empty_cli)
 
         curves = {}
         for base in bases:
