@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from neo_git import identity
 from neo_git.errors import FactNotFound, InvalidFact, NeoError
@@ -231,10 +231,10 @@ class FactStore:
         self._vector_rows().remember(fact, new_vector)  # the next add compares with it without a lookup
         results: list[AddResult] = []
 
-        def similarity(candidates: Sequence[Fact]):
-            return self._vectors_of(candidates) @ new_vector
+        def similarity(group):
+            return self._vector_rows().group_scores(group, new_vector)
 
-        def body_(facts: dict[str, Fact]) -> Change | None:
+        def body_(facts: Mapping[str, Fact]) -> Change | None:
             result, change = plan_add(facts, fact, similarity=similarity, threshold=embedder.supersede_threshold,
                                       embedder_id=embedder.id, explicit=explicit, cap=self.caps.get(fact.scope))
             results[:] = [result]
@@ -278,7 +278,7 @@ class FactStore:
         """Rewrite one fact (and its neighbours) through its backend's transaction."""
         out: list[Fact] = []
 
-        def body_(facts: dict[str, Fact]) -> Change | None:
+        def body_(facts: Mapping[str, Fact]) -> Change | None:
             current = facts.get(fact.id)
             if current is None:
                 raise FactNotFound(fact.id)
@@ -293,7 +293,7 @@ class FactStore:
         """Mark a fact no longer true (keeps its text); restore undoes it."""
         fact = self._find(fact_id)
 
-        def make(current: Fact, facts: dict[str, Fact]) -> list[Fact]:
+        def make(current: Fact, facts: Mapping[str, Fact]) -> list[Fact]:
             if not current.is_valid:
                 return []
             return [current.evolve(is_valid=False, metadata={"invalidation": {
@@ -307,7 +307,7 @@ class FactStore:
         if fact.is_valid:
             raise NeoError(f"fact {fact.id} is already valid", "nothing to restore")
 
-        def make(current: Fact, facts: dict[str, Fact]) -> list[Fact]:
+        def make(current: Fact, facts: Mapping[str, Fact]) -> list[Fact]:
             if current.is_valid:
                 return []
             changed = [current.evolve(is_valid=True, superseded_by=None, metadata={"invalidation": None})]

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Callable, Mapping, Protocol
 
 from neo_git.facts import Fact
 
@@ -24,8 +24,8 @@ class LoadedScope:
     warnings: list[str] = field(default_factory=list)
 
 
-# A transaction body: gets the current facts, returns a Change or None (nothing to do).
-Transaction = Callable[[dict[str, Fact]], "Change | None"]
+# A transaction body: gets the current facts (read-only), returns a Change or None (nothing to do).
+Transaction = Callable[[Mapping[str, Fact]], "Change | None"]
 
 
 class Backend(Protocol):

@@ -13,6 +13,7 @@ import json
 import os
 import time
 from pathlib import Path
+from types import MappingProxyType
 
 from neo_git.errors import CorruptStore, InvalidFact
 from neo_git.facts import Fact
@@ -39,7 +40,7 @@ class FileStore:
         """Apply *body* to the current contents under the lock and save atomically."""
         with locked(self._lock_path):
             facts, raw_invalid, _ = self._read(have_lock=True)
-            change = body(dict(facts))
+            change = body(MappingProxyType(facts))  # read-only: the body plans, this method writes
             if change is None or not change.facts:
                 return change
             for fact in change.facts:

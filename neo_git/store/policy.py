@@ -5,24 +5,30 @@ duplicate (nothing to write), explicit or similarity-based supersession
 (pointers both ways, confidence carried over, dependents flagged for review),
 and the scope cap (lowest-scoring unprotected facts evicted). The backend runs
 it inside its transaction, so a retry re-plans against the newest state.
+
+Lookups go through a `FactIndex` (the one the backend keeps, or one built here
+for a plain dict), so an add does not scan every stored fact. Where several
+facts tie (equal duplicates, equal cosine) the smallest fact id wins, and
+flagged dependents are listed by id: no decision depends on storage order.
 """
 from __future__ import annotations
 
 import math
 import sys
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from neo_git.errors import NeoError
 from neo_git.facts import Fact, FactScope, now_iso
 from neo_git.store.base import Change
+from neo_git.store.index import FactIndex, PeerGroup
 
 SCOPE_CAPS = {FactScope.GLOBAL: 200, FactScope.ORG: 100, FactScope.PROJECT: 500, FactScope.SESSION: 50}
 CONFIDENCE_CARRY = 0.05
 
-# cosine similarities of the new fact against candidate facts, in order
-Similarity = Callable[[Sequence[Fact]], Sequence[float]]
+# Cosine similarities of the new fact against a group's rows (`group.rows`, in order; the
+# scores of dead rows are ignored). An ndarray takes the vectorised path.
+Similarity = Callable[[PeerGroup], Sequence[float]]
 
 
 def success_bonus(success_count: int) -> float:
@@ -35,30 +41,16 @@ def retention_score(fact: Fact) -> float:
     return fact.metadata.confidence * (1 + success_bonus(fact.metadata.success_count))
 
 
-@lru_cache(maxsize=1 << 18)
-def _normalized(text: str) -> str:
-    # Cached: every add compares the new fact with all valid facts of its kind, whose
-    # (unchanging) texts would otherwise be split and case-folded again each time.
-    return " ".join(text.split()).casefold()
+def index_of(facts: Mapping[str, Fact]) -> FactIndex:
+    """The index the backend keeps with *facts*, or one built now (small file-backed scopes)."""
+    index = getattr(facts, "index", None)
+    return index if isinstance(index, FactIndex) else FactIndex.build(facts)
 
 
-def find_duplicate(facts: dict[str, Fact], new: Fact) -> Fact | None:
-    """A valid fact of the same scope and kind that says exactly the same thing."""
-    return _duplicate_among(_peers(facts, new), new)
-
-
-def _peers(facts: dict[str, Fact], new: Fact) -> list[Fact]:
-    """The valid facts of *new*'s scope and kind, in store order: what it may duplicate or supersede."""
-    kind, scope = new.kind, new.scope
-    return [f for f in facts.values() if f.kind is kind and f.is_valid and f.scope is scope]
-
-
-def _duplicate_among(peers: list[Fact], new: Fact) -> Fact | None:
-    subject, body = _normalized(new.subject), _normalized(new.body)
-    for fact in peers:
-        if _normalized(fact.subject) == subject and _normalized(fact.body) == body:
-            return fact
-    return None
+def find_duplicate(facts: Mapping[str, Fact], new: Fact) -> Fact | None:
+    """A valid fact of the same scope and kind that says exactly the same thing (smallest id if several)."""
+    found = index_of(facts).duplicate_of(new)
+    return None if found is None else facts[found]
 
 
 @dataclass(frozen=True)
@@ -72,18 +64,18 @@ class AddResult:
     evicted: tuple[str, ...] = ()   # facts invalidated by the scope cap
 
 
-def plan_add(facts: dict[str, Fact], new: Fact, *, similarity: Similarity, threshold: float,
+def plan_add(facts: Mapping[str, Fact], new: Fact, *, similarity: Similarity, threshold: float,
              embedder_id: str, explicit: str | None = None, cap: int | None = None) -> tuple[AddResult, Change | None]:
-    """Decide what adding *new* to *facts* writes."""
-    peers = _peers(facts, new)  # one pass over the scope serves both checks
-    duplicate = _duplicate_among(peers, new)
+    """Decide what adding *new* to *facts* writes (facts may carry their `FactIndex` as `.index`)."""
+    index = index_of(facts)
+    duplicate = index.duplicate_of(new)
     if duplicate is not None:
-        return AddResult(duplicate, duplicate=True), None
+        return AddResult(facts[duplicate], duplicate=True), None
     for dep in new.depends_on:
         if dep not in facts:
             raise NeoError(f"depends-on fact '{dep}' is not in the {new.scope.value} scope",
                            "a fact can depend only on facts of its own scope")
-    old, sim = _supersession_target(facts, new, similarity, threshold, explicit, peers)
+    old, sim = _supersession_target(facts, new, similarity, threshold, explicit, index.group(new.scope, new.kind))
     changed: dict[str, Fact] = {}
     flagged: list[str] = []
     stamp = now_iso()
@@ -96,12 +88,13 @@ def plan_add(facts: dict[str, Fact], new: Fact, *, similarity: Similarity, thres
             "threshold": None if explicit else threshold, "embedder": embedder_id,
         }})
         changed[old.id] = old
-        for fact in facts.values():
-            if fact.is_valid and old.id in fact.depends_on and not fact.needs_review:
+        for fact_id in index.dependents(old.id):  # valid dependents, by id
+            fact = facts[fact_id]
+            if not fact.needs_review:
                 changed[fact.id] = fact.evolve(needs_review=True)
                 flagged.append(fact.id)
     changed[new.id] = new
-    evicted = _apply_cap(facts, changed, new, cap, stamp)
+    evicted = _apply_cap(facts, index, changed, new, cap, stamp)
     kind = new.kind.value
     if old is not None:
         message = f"supersede {old.id} by {new.id}: {new.subject}"
@@ -114,8 +107,8 @@ def plan_add(facts: dict[str, Fact], new: Fact, *, similarity: Similarity, thres
     return result, change
 
 
-def _supersession_target(facts: dict[str, Fact], new: Fact, similarity: Similarity, threshold: float,
-                         explicit: str | None, candidates: list[Fact]) -> tuple[Fact | None, float | None]:
+def _supersession_target(facts: Mapping[str, Fact], new: Fact, similarity: Similarity, threshold: float,
+                         explicit: str | None, group: PeerGroup | None) -> tuple[Fact | None, float | None]:
     if explicit is not None:
         old = facts.get(explicit)
         if old is None:
@@ -126,25 +119,51 @@ def _supersession_target(facts: dict[str, Fact], new: Fact, similarity: Similari
                 else "restore it first with `git neo restore`"
             raise NeoError(f"cannot supersede '{explicit}': it is no longer valid", hint)
         return old, None
-    if not candidates:
+    if group is None or not group.members:
         return None, None
-    scores = similarity(candidates)
+    best, score = _most_similar(group, similarity(group), threshold)
+    if best is None:
+        return None, None
+    return group.members[best], float(score)
+
+
+def _most_similar(group: PeerGroup, scores: Sequence[float], threshold: float) -> tuple[str | None, float]:
+    """(id, score) of the live row scoring highest if that reaches *threshold*, else (None, score).
+    Equal top scores go to the smallest id; a NaN score never wins."""
+    rows = group.rows
     np = sys.modules.get("numpy")  # only an ndarray takes the fast path, so never import numpy here
-    if np is not None and isinstance(scores, np.ndarray) and scores.ndim == 1 and not np.isnan(scores).any():
-        best = int(scores.argmax())  # the first maximum, as max() below would pick
-    else:
-        best = max(range(len(candidates)), key=lambda i: scores[i])
-    if scores[best] >= threshold:
-        return candidates[best], float(scores[best])
-    return None, None
+    if np is not None and isinstance(scores, np.ndarray) and scores.ndim == 1:
+        alive = np.frombuffer(bytes(group.alive), dtype=np.bool_)  # a copy: the bytearray keeps growing
+        live = np.where(alive & ~np.isnan(scores), scores, -np.inf)
+        top = live.max()
+        if not top >= threshold:  # checked before the ties: below it, thousands may tie at 0
+            return None, top
+        return min(rows[i].id for i in np.flatnonzero(live == top).tolist()), top
+    best, top = None, -math.inf
+    for row, fact in enumerate(rows):
+        score = scores[row]
+        if not group.alive[row] or score != score:  # dead row or NaN
+            continue
+        if score > top or (score == top and fact.id < best):
+            best, top = fact.id, score
+    return (best, top) if best is not None and top >= threshold else (None, top)
 
 
-def _apply_cap(facts: dict[str, Fact], changed: dict[str, Fact], new: Fact, cap: int | None,
-               stamp: str) -> list[str]:
+def _apply_cap(facts: Mapping[str, Fact], index: FactIndex, changed: dict[str, Fact], new: Fact,
+               cap: int | None, stamp: str) -> list[str]:
     if cap is None or len(facts) + len(changed) <= cap:  # cannot be over: skip the count
         return []
+    scope = new.scope
+    valid_after = index.valid_count(scope)  # the count after this change, without a scan
+    for fact in changed.values():
+        before = facts.get(fact.id)
+        valid_after -= before is not None and before.is_valid and before.scope is scope
+        valid_after += fact.is_valid and fact.scope is scope
+    if valid_after <= cap:
+        return []
+    # Over the cap: rare, and eviction must rank every valid fact, so O(facts) here.
     current = {**facts, **changed}
-    valid = [f for f in current.values() if f.is_valid and f.scope is new.scope]
+    valid = [f for f in current.values() if f.is_valid and f.scope is scope]
     excess = len(valid) - cap
     if excess <= 0:
         return []

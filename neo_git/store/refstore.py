@@ -19,11 +19,13 @@ import pygit2
 from neo_git.errors import CorruptStore, InvalidFact, NeoError
 from neo_git.facts import SCHEMA_VERSION, Fact, canonical_json, fact_from_json
 from neo_git.store.base import Change, LoadedScope, Transaction
+from neo_git.store.index import FactIndex, IndexedFacts
 from neo_git.store.snapshot import SNAPSHOT_AFTER, Subtree, read_snapshot, snapshot_path, write_snapshot
 
 FACTS_REF = "refs/neo/facts"
 MAX_ATTEMPTS = 60
 _BLOB = pygit2.enums.FileMode.BLOB
+_EMPTY = Subtree(None, {}, {}, ())  # stands in for a subtree that is absent
 _TREE = pygit2.enums.FileMode.TREE
 
 
@@ -56,7 +58,11 @@ class RefStore:
         # only changed blobs), so re-reading after a write costs the same at any size.
         self._subtrees: dict[str, Subtree] = {}
         self._loaded_tip: pygit2.Oid | None = None
+        # id -> fact at _loaded_tip, and its index; both updated per changed fact, not rebuilt.
         self._loaded: dict[str, Fact] = {}
+        self._index = FactIndex()
+        self._in_tree_order = True       # False once incremental updates appended out of order
+        self._misplaced: set[str] = set()  # subtrees holding a fact whose id does not start with their name
 
     # --- reading -------------------------------------------------------------------
 
@@ -68,9 +74,14 @@ class RefStore:
             return None
 
     def load(self) -> LoadedScope:
-        """All facts at the current tip (cached; only changed subtrees are re-read)."""
-        facts = self._load_at(self.tip())
-        return LoadedScope(dict(facts), [w for s in self._subtrees.values() for w in s.warnings])
+        """All facts at the current tip, in tree order (cached; only changed subtrees are re-read)."""
+        self._load_at(self.tip())
+        if not self._in_tree_order:
+            # Readers (recall) see facts in the order git lists them, as a full read gives;
+            # rebuilt here, on a read, rather than after every write.
+            self._loaded = self._merge(self._subtrees)
+            self._in_tree_order = True
+        return LoadedScope(dict(self._loaded), [w for s in self._subtrees.values() for w in s.warnings])
 
     def meta(self) -> dict:
         """`meta.json` at the tip ({} before the first write)."""
@@ -97,8 +108,8 @@ class RefStore:
         if tip == self._loaded_tip and tip is not None:
             return self._loaded
         if tip is None:
-            self._subtrees, self._loaded = {}, {}
-            self._loaded_tip = None
+            self._subtrees, self._loaded, self._index, self._misplaced = {}, {}, FactIndex(), set()
+            self._loaded_tip, self._in_tree_order = None, True
             return self._loaded
         tree = self._commit(tip).tree
         facts_tree = self.repo[tree["facts"].id] if "facts" in tree else None
@@ -115,13 +126,56 @@ class RefStore:
                     continue
                 subtrees[entry.name] = self._read_subtree(entry, cached)
                 read += 1
-        merged: dict[str, Fact] = {}
-        for subtree in subtrees.values():  # tree order, as git lists it; later entries win
-            merged.update(subtree.facts)
-        self._subtrees, self._loaded, self._loaded_tip = subtrees, merged, tip
+        try:
+            self._merge_changes(subtrees)
+        except BaseException:
+            # Half-applied: forget everything, so the next load starts over from scratch.
+            self._subtrees, self._loaded_tip = {}, None
+            raise
+        self._subtrees, self._loaded_tip = subtrees, tip
         if read >= SNAPSHOT_AFTER or (read and read * 4 >= len(subtrees)):
             write_snapshot(self._snapshot_path(), self.ref, subtrees)
         return self._loaded
+
+    @staticmethod
+    def _merge(subtrees: dict[str, Subtree]) -> dict[str, Fact]:
+        merged: dict[str, Fact] = {}
+        for subtree in subtrees.values():  # tree order, as git lists it; later entries win
+            merged.update(subtree.facts)
+        return merged
+
+    def _merge_changes(self, subtrees: dict[str, Subtree]) -> None:
+        """Bring `_loaded` and `_index` from `self._subtrees` to *subtrees*, fact by fact."""
+        previous = self._subtrees
+        changed = [name for name in previous.keys() | subtrees.keys()
+                   if (previous.get(name) or _EMPTY).oid != (subtrees.get(name) or _EMPTY).oid]
+        misplaced = set(self._misplaced)
+        for name in changed:
+            misplaced.discard(name)
+            if name in subtrees and any(fact_id[:2] != name for fact_id in subtrees[name].facts):
+                misplaced.add(name)
+        if self._loaded_tip is None or misplaced or self._misplaced:
+            # First load, or a teammate's fact filed under the wrong folder: the same id may then
+            # sit in two subtrees (the later one wins), so merge everything as a full read does.
+            self._loaded = self._merge(subtrees)
+            self._index = FactIndex.build(self._loaded)
+            self._in_tree_order, self._misplaced = True, misplaced
+            return
+        merged, index = self._loaded, self._index
+        for name in changed:
+            before = (previous.get(name) or _EMPTY).facts
+            after = (subtrees.get(name) or _EMPTY).facts
+            for fact_id, fact in before.items():
+                if fact_id not in after:
+                    del merged[fact_id]
+                    index.update(fact, None)
+            for fact_id, fact in after.items():
+                old = before.get(fact_id)
+                if old is not fact:  # unchanged blobs keep their parsed Fact object
+                    if old is None:
+                        self._in_tree_order = False  # appended at the end of the dict
+                    merged[fact_id] = fact
+                    index.update(old, fact)
 
     def _read_subtree(self, entry: pygit2.Object, previous: Subtree | None) -> Subtree:
         """Parse one 2-hex folder; blobs unchanged since *previous* reuse their parsed fact."""
@@ -157,13 +211,15 @@ class RefStore:
     # --- writing -------------------------------------------------------------------
 
     def transact(self, body: Transaction) -> Change | None:
-        """Run *body* on the facts at the tip and publish its change by CAS, retrying."""
+        """Run *body* on the facts at the tip (a read-only `IndexedFacts`) and publish its
+        change by CAS, retrying."""
         ensure_reflog(self.common_dir, self.ref)
         delay = 0.002
         for _attempt in range(MAX_ATTEMPTS):
             tip = self.tip()
             facts = self._load_at(tip)
-            change = body(dict(facts))
+            # A read-only view with its index, not a copy: copying every fact per add was O(N).
+            change = body(IndexedFacts(facts, self._index))
             if change is None or not change.facts:
                 return change
             commit_id = self._write_commit(tip, change)

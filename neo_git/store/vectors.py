@@ -10,12 +10,60 @@ changed (never, in practice: new text means a new fact) is fetched again.
 """
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from neo_git.facts import Fact
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
+
+    from neo_git.store.index import PeerGroup
+
+
+class RowBuffer:
+    """float32 rows in a buffer that doubles when full, so appending is amortised O(rows added)."""
+
+    def __init__(self) -> None:
+        self.buffer: "np.ndarray | None" = None
+        self.used = 0
+
+    def append(self, vectors: "np.ndarray") -> int:
+        """Append rows; returns the index of the first one."""
+        import numpy as np
+
+        vectors = np.asarray(vectors, dtype=np.float32)
+        needed = self.used + len(vectors)
+        if self.buffer is None or needed > len(self.buffer):
+            capacity = max(64, needed, 2 * (len(self.buffer) if self.buffer is not None else 0))
+            grown = np.empty((capacity, vectors.shape[1]), dtype=np.float32)
+            if self.buffer is not None:
+                grown[:self.used] = self.buffer[:self.used]
+            self.buffer = grown
+        first = self.used
+        self.buffer[first:needed] = vectors
+        self.used = needed
+        return first
+
+
+class GroupVectors:
+    """The vectors of a PeerGroup's rows, in row order, kept in step by appending.
+
+    A group's rows only grow (dead rows stay, masked by the policy) until it is
+    compacted, which bumps its epoch: then the matrix is rebuilt once."""
+
+    def __init__(self) -> None:
+        self._rows = RowBuffer()
+        self._epoch = -1
+
+    def matrix(self, group: "PeerGroup", vectors: "FactVectors") -> "np.ndarray":
+        """(len(group.rows), dim) float32, row i the vector of group.rows[i] (a view: do not keep)."""
+        if group.epoch != self._epoch:
+            self._rows, self._epoch = RowBuffer(), group.epoch
+        have, need = self._rows.used, len(group.rows)
+        if have < need:
+            self._rows.append(vectors.matrix(group.rows[have:need]))
+        return self._rows.buffer[:need]
 
 
 class FactVectors:
@@ -24,8 +72,8 @@ class FactVectors:
     def __init__(self, fetch: Callable[[Sequence[str]], "np.ndarray"]) -> None:
         self._fetch = fetch
         self._rows: dict[str, tuple[Fact, int]] = {}  # fact id -> (fact as last seen, row)
-        self._buffer: "np.ndarray | None" = None
-        self._used = 0
+        self._buffer = RowBuffer()
+        self._groups: "weakref.WeakKeyDictionary[PeerGroup, GroupVectors]" = weakref.WeakKeyDictionary()
 
     def matrix(self, facts: Sequence[Fact]) -> "np.ndarray":
         """(len(facts), dim) float32, row i the vector of facts[i]'s text (a copy)."""
@@ -46,31 +94,25 @@ class FactVectors:
                 missing.append(i)
         if missing:
             fetched = self._fetch([facts[i].text for i in missing])
-            first = self._grow(fetched)
+            first = self._buffer.append(fetched)
             for j, i in enumerate(missing):
                 known[facts[i].id] = (facts[i], first + j)
                 rows[i] = first + j
-        return self._buffer[rows]
+        return self._buffer.buffer[rows]
+
+    def group_scores(self, group: "PeerGroup", query: "np.ndarray") -> "np.ndarray":
+        """Cosines of *query* with every row of *group* (dead rows included; the policy masks them).
+
+        The group's matrix is kept between calls (per group object, dropped with it), so
+        an add costs one matrix-vector product over its kind, not a lookup per fact."""
+        matrices = self._groups
+        kept = matrices.get(group)
+        if kept is None:
+            kept = matrices[group] = GroupVectors()
+        return kept.matrix(group, self) @ query
 
     def remember(self, fact: Fact, vector: "np.ndarray") -> None:
         """Record the vector of a fact just embedded (e.g. one being added)."""
         entry = self._rows.get(fact.id)
         if entry is None or entry[0].subject != fact.subject or entry[0].body != fact.body:
-            self._rows[fact.id] = (fact, self._grow(vector.reshape(1, -1)))
-
-    def _grow(self, vectors: "np.ndarray") -> int:
-        """Append rows (amortised: the buffer doubles), return the first new row."""
-        import numpy as np
-
-        vectors = np.asarray(vectors, dtype=np.float32)
-        needed = self._used + len(vectors)
-        if self._buffer is None or needed > len(self._buffer):
-            capacity = max(64, needed, 2 * (len(self._buffer) if self._buffer is not None else 0))
-            grown = np.empty((capacity, vectors.shape[1]), dtype=np.float32)
-            if self._buffer is not None:
-                grown[:self._used] = self._buffer[:self._used]
-            self._buffer = grown
-        first = self._used
-        self._buffer[first:needed] = vectors
-        self._used = needed
-        return first
+            self._rows[fact.id] = (fact, self._buffer.append(vector.reshape(1, -1)))
