@@ -153,7 +153,10 @@ class HashEmbedder:
         self._entry_starts: list[int] = [0]
         self._entry_buckets: list[int] = []
         self._entry_values: list[float] = []
-        self._table = None  # numpy copies of the three lists, rebuilt when features are added
+        # numpy copies of the three lists; new features extend them in place (doubling
+        # capacity), so a long-lived process pays for each new word once, not per call.
+        self._arrays: "list[np.ndarray] | None" = None
+        self._synced = (0, 0)  # (starts, entries) already copied into the arrays
 
     def _forget(self) -> None:
         """Drop the memoised features (they are recomputed identically on demand)."""
@@ -162,7 +165,8 @@ class HashEmbedder:
         self._entry_starts[:] = [0]
         self._entry_buckets.clear()
         self._entry_values.clear()
-        self._table = None
+        self._arrays = None
+        self._synced = (0, 0)
 
     def __repr__(self) -> str:
         return f"HashEmbedder(id={self.id!r}, supersede_threshold={self.supersede_threshold})"
@@ -196,7 +200,6 @@ class HashEmbedder:
                     self._entry_values.append(sign * g)
         self._entry_starts.append(len(self._entry_buckets))
         fid = self._feature_ids[name] = len(self._feature_ids)
-        self._table = None
         return fid
 
     def _features(self, text: str) -> dict[str, int]:
@@ -212,6 +215,26 @@ class HashEmbedder:
                     if name[0] == "w":
                         counts["s:" + name[2:]] = 1
         return counts
+
+    def _table(self) -> "tuple[np.ndarray, np.ndarray, np.ndarray]":
+        """The entry table as numpy arrays, extended with the features added since last call."""
+        import numpy as np
+
+        done_starts, done_entries = self._synced
+        lists = (self._entry_starts, self._entry_buckets, self._entry_values)
+        if self._arrays is None:
+            self._arrays = [np.empty(64, np.int64), np.empty(64, np.int64), np.empty(64, np.float64)]
+        for k, (values, done) in enumerate(zip(lists, (done_starts, done_entries, done_entries))):
+            array = self._arrays[k]
+            if len(values) > len(array):
+                grown = np.empty(max(len(values), 2 * len(array)), array.dtype)
+                grown[:done] = array[:done]
+                array = self._arrays[k] = grown
+            if len(values) > done:
+                array[done:len(values)] = values[done:]
+        self._synced = (len(self._entry_starts), len(self._entry_buckets))
+        starts, buckets, weights = self._arrays
+        return starts[:self._synced[0]], buckets[:self._synced[1]], weights[:self._synced[1]]
 
     # -- public ---------------------------------------------------------------
 
@@ -235,11 +258,7 @@ class HashEmbedder:
                 tf_of.append(1.0 + log(count))  # sublinear tf
         out = np.zeros(n * self.dim, dtype=np.float64)
         if feature_of:
-            if self._table is None:
-                self._table = (np.asarray(self._entry_starts, dtype=np.int64),
-                               np.asarray(self._entry_buckets, dtype=np.int64),
-                               np.asarray(self._entry_values, dtype=np.float64))
-            starts, buckets, values = self._table
+            starts, buckets, values = self._table()
             fids = np.asarray(feature_of, dtype=np.int64)
             lengths = starts[fids + 1] - starts[fids]
             total = int(lengths.sum())
