@@ -18,6 +18,7 @@ from neo_git.facts import (
 )
 from neo_git.redact import redact
 from neo_git.store.access import AccessLog
+from neo_git.store.explain import explain, supersession_chain
 from neo_git.store.base import Backend, Change
 from neo_git.store.filestore import FileStore
 from neo_git.store.policy import SCOPE_CAPS, AddResult, plan_add
@@ -324,59 +325,13 @@ class FactStore:
     def history(self, fact_id: str) -> list[Fact]:
         """The supersession chain through this fact, oldest first."""
         facts = self._load()
-        by_id = {f.id: f for f in facts}
-        fact = self._find(fact_id, facts)
-        seen = {fact.id}
-        while fact.supersedes in by_id and fact.supersedes not in seen:
-            fact = by_id[fact.supersedes]
-            seen.add(fact.id)
-        chain = [fact]
-        while chain[-1].superseded_by in by_id and chain[-1].superseded_by not in {f.id for f in chain}:
-            chain.append(by_id[chain[-1].superseded_by])
+        chain = supersession_chain(self._find(fact_id, facts), {f.id: f for f in facts})
         return [self.access.apply(f) for f in chain]
 
     def why(self, fact_id: str) -> dict:
         """Why a fact is in its state: valid, superseded (by what, similarity, threshold), evicted, ..."""
         facts = self._load()
-        by_id = {f.id: f for f in facts}
-        fact = self._find(fact_id, facts)
-        info: dict[str, Any] = {"id": fact.id, "subject": fact.subject, "is_valid": fact.is_valid,
-                                "needs_review": fact.needs_review}
-        lines = []
-        if fact.is_valid:
-            info["state"] = "valid"
-            lines.append(f"{fact.id} is valid ({fact.kind.value}, {fact.scope.value} scope, "
-                         f"confidence {fact.metadata.confidence:.2f}).")
-        else:
-            detail = fact.metadata.invalidation or {}
-            info["state"] = detail.get("reason") or ("superseded" if fact.superseded_by else "invalidated")
-            info.update({k: detail.get(k) for k in ("at", "similarity", "threshold", "embedder", "detail", "explicit")
-                         if detail.get(k) is not None})
-            if fact.superseded_by:
-                info["superseded_by"] = fact.superseded_by
-                successor = by_id.get(fact.superseded_by)
-                subject = f" \"{successor.subject}\"" if successor else ""
-                if detail.get("explicit"):
-                    how = "explicitly (--supersedes)"
-                elif detail.get("similarity") is not None:
-                    how = (f"because their similarity {detail['similarity']:.3f} reached the "
-                           f"{detail.get('embedder', '?')} threshold {detail.get('threshold', 0):.3f}")
-                else:
-                    how = ""
-                lines.append(f"{fact.id} was superseded by {fact.superseded_by}{subject} "
-                             f"on {detail.get('at', '?')} {how}".rstrip() + ".")
-            else:
-                lines.append(f"{fact.id} is not valid: {detail.get('detail') or info['state']}.")
-            lines.append(f"`git neo restore {fact.id}` brings it back.")
-        if fact.supersedes:
-            info["supersedes"] = fact.supersedes
-            lines.append(f"It replaced {fact.supersedes}.")
-        if fact.needs_review:
-            stale = [d for d in fact.depends_on if d in by_id and not by_id[d].is_valid]
-            lines.append("It needs review: it depends on " + ", ".join(stale or fact.depends_on)
-                         + ", which changed.")
-        info["explanation"] = " ".join(lines)
-        return info
+        return explain(self._find(fact_id, facts), {f.id: f for f in facts})
 
     # --- recall --------------------------------------------------------------------
 
