@@ -153,3 +153,22 @@ def test_human_report_says_what_was_skipped_and_what_had_syntax_errors(git_repo,
     assert code == 0
     assert "skipped: minified 1, vendored 1" in out.splitlines()
     assert "measured despite syntax errors: 1 file(s), e.g. broken.py" in out.splitlines()
+
+
+def test_only_a_person_at_a_terminal_gets_a_process_pool(monkeypatch):
+    """Hooks run with stdin from /dev/null: they must never fan out over the machine."""
+    import io
+
+    from neo_git.cli import health as cli_health
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr("sys.stdin", io.StringIO())
+    monkeypatch.setattr("sys.stderr", Tty())
+    assert cli_health._workers() == 1
+    monkeypatch.setattr("sys.stdin", Tty())
+    assert 1 <= cli_health._workers() <= 4
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    assert cli_health._workers() == 2
