@@ -59,22 +59,22 @@ def new_fact_id() -> str:
     return secrets.token_hex(8)
 
 
+def _parse_name(enum: type[Enum], what: str, value: Any):
+    try:
+        return enum(value)
+    except ValueError:
+        valid = ", ".join(member.value for member in enum)
+        raise InvalidFact(f"invalid {what} '{value}'", f"use one of: {valid}") from None
+
+
 def parse_kind(value: Any) -> FactKind:
     """A FactKind from its name, or InvalidFact listing the valid ones."""
-    try:
-        return FactKind(value)
-    except ValueError:
-        valid = ", ".join(k.value for k in FactKind)
-        raise InvalidFact(f"invalid kind '{value}'", f"use one of: {valid}") from None
+    return _parse_name(FactKind, "kind", value)
 
 
 def parse_scope(value: Any) -> FactScope:
     """A FactScope from its name, or InvalidFact listing the valid ones."""
-    try:
-        return FactScope(value)
-    except ValueError:
-        valid = ", ".join(s.value for s in FactScope)
-        raise InvalidFact(f"invalid scope '{value}'", f"use one of: {valid}") from None
+    return _parse_name(FactScope, "scope", value)
 
 
 def check_text(name: str, value: Any, limit: int, *, required: bool = False) -> str:
