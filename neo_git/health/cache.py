@@ -27,7 +27,7 @@ import sqlite3
 import time
 import zlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 if TYPE_CHECKING:  # pragma: no cover
     import pygit2
@@ -164,13 +164,17 @@ class MetricsCache:
         if self._conn is None or not self._pending:
             return
         rows, self._pending = self._pending, []
+        self._write(lambda conn: conn.executemany("INSERT OR REPLACE INTO file_results VALUES (?, ?, ?, ?)", rows))
+
+    def _write(self, statements: Callable[[sqlite3.Connection], object]) -> None:
+        """Run *statements* in one transaction; a lock or an error costs the write, never the scan."""
         try:
             self._conn.execute("BEGIN")
-            self._conn.executemany("INSERT OR REPLACE INTO file_results VALUES (?, ?, ?, ?)", rows)
+            statements(self._conn)
             self._conn.execute("COMMIT")
         except sqlite3.OperationalError:
-            # Locked by another writer past the busy timeout: these rows are just
-            # recomputed next time. Keep reading, but stop waiting on writes.
+            # Locked by another writer past the busy timeout: what was not written is
+            # just recomputed next time. Keep reading, but stop waiting on writes.
             _rollback(self._conn)
             self._writable = False
         except sqlite3.Error:
@@ -216,19 +220,14 @@ class MetricsCache:
         if self._conn is None or not self._writable:
             return
         data = zlib.compress(json.dumps(state, separators=(",", ":")).encode(), 1)
-        try:
-            self._conn.execute("BEGIN")
-            self._conn.execute("INSERT OR REPLACE INTO snapshot_states VALUES (?, ?, ?, ?)",
-                               (tree, self.state_version, data, time.time()))
-            self._conn.execute(
-                "DELETE FROM snapshot_states WHERE tree NOT IN "
-                "(SELECT tree FROM snapshot_states ORDER BY used DESC LIMIT ?)", (MAX_STATES,))
-            self._conn.execute("COMMIT")
-        except sqlite3.OperationalError:
-            _rollback(self._conn)
-            self._writable = False
-        except sqlite3.Error:
-            self._disable()
+
+        def statements(conn: sqlite3.Connection) -> None:
+            conn.execute("INSERT OR REPLACE INTO snapshot_states VALUES (?, ?, ?, ?)",
+                         (tree, self.state_version, data, time.time()))
+            conn.execute("DELETE FROM snapshot_states WHERE tree NOT IN "
+                         "(SELECT tree FROM snapshot_states ORDER BY used DESC LIMIT ?)", (MAX_STATES,))
+
+        self._write(statements)
 
     def touch_state(self, tree: bytes) -> None:
         """Mark a state as just used (so pruning keeps it)."""
