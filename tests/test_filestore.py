@@ -128,3 +128,26 @@ def test_file_store_directory_in_the_way_is_a_clear_error(tmp_path):
     with pytest.raises(CorruptStore):
         FileStore(path).load()
     assert path.is_dir() and os.listdir(path) == []
+
+
+def test_unchanged_file_is_not_parsed_again_and_a_write_is_seen(tmp_path):
+    """Recall loads every scope per question: an unchanged file hands back the same facts."""
+    from neo_git.store.filestore import FileStore as _FileStore
+    from neo_git.store.base import Change as _Change
+    from neo_git.facts import Fact as _Fact
+
+    def fact(subject):
+        return _Fact.from_dict({"id": __import__("secrets").token_hex(8), "subject": subject,
+                                "kind": "pattern", "scope": "global"})
+
+    path = tmp_path / "facts_global.json"
+    writer, reader = _FileStore(path), _FileStore(path)
+    first = fact("one")
+    writer.transact(lambda facts: _Change((first,), "add"))
+    a = reader.load().facts
+    b = reader.load().facts
+    assert a[first.id] is b[first.id]              # served from the parsed copy
+    second = fact("two")
+    writer.transact(lambda facts: _Change((second,), "add"))  # another writer replaces the file
+    c = reader.load().facts
+    assert set(c) == {first.id, second.id}

@@ -93,10 +93,9 @@ class FactStore:
         """One text's vector straight from the embedder, bypassing the vector cache.
 
         Used for a query (questions rarely repeat) and for a fact being added: a cache
-        append costs a locked, fsynced write, and the cache currently re-concatenates
-        all its rows after each append, O(cache size). A new fact's vector is kept in
-        this process (FactVectors) and reaches the cache the first time any process
-        looks it up there, batched with the others."""
+        append costs a locked, fsynced write. A new fact's vector is kept in this process
+        (FactVectors) and reaches the cache the first time any process looks it up there,
+        batched with the others."""
         import numpy as np
 
         vector = np.asarray(self.embedder.embed([text]), dtype=np.float32)

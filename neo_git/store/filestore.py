@@ -30,11 +30,23 @@ class FileStore:
         self.path = Path(path)
         self.description = str(self.path)
         self._lock_path = self.path.with_name(self.path.name + ".lock")
+        # (inode, size, mtime) of the file when last parsed, and what it held. Every write
+        # replaces the file (new inode), so an unchanged key means unchanged content, and
+        # recall gets the same Fact objects back, which keeps its vector memo warm.
+        self._parsed: tuple[tuple[int, int, int], dict[str, Fact], list[str]] | None = None
 
     def load(self) -> LoadedScope:
-        """Read the file (a missing file is an empty scope)."""
+        """Read the file (a missing file is an empty scope); re-parsed only when it changed."""
+        try:
+            stat = self.path.stat()
+            key = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        except OSError:
+            key = None
+        if key is not None and self._parsed is not None and self._parsed[0] == key:
+            return LoadedScope(dict(self._parsed[1]), list(self._parsed[2]))
         facts, _raw_invalid, warnings = self._read(have_lock=False)
-        return LoadedScope(facts, warnings)
+        self._parsed = (key, facts, warnings) if key is not None else None
+        return LoadedScope(dict(facts), list(warnings))
 
     def transact(self, body: Transaction) -> Change | None:
         """Apply *body* to the current contents under the lock and save atomically."""
