@@ -177,6 +177,20 @@ def _ranked(cos: "np.ndarray", layout: _Layout, now: datetime, accessed: Mapping
     return [(positions[j], values[j]) for j in order]
 
 
+def _take_relevant(facts: Sequence[Fact], candidates: Sequence[int], relevance: Callable[[int], float],
+                   floor: float, k: int, used: int, max_tokens: int) -> tuple[list[int], int]:
+    """Up to *k* of *candidates*, most relevant first (ties by id), none below *floor*,
+    each only if it still fits the budget; returns them and the tokens now used."""
+    taken: list[int] = []
+    for i in sorted(candidates, key=lambda i: (-relevance(i), facts[i].id)):
+        if len(taken) >= k or relevance(i) < floor:
+            break
+        if used + facts[i].tokens <= max_tokens:
+            taken.append(i)
+            used += facts[i].tokens
+    return taken, used
+
+
 def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int = 5,
              max_tokens: int = 12000, environment: dict | None = None,
              last_accessed: Mapping[str, str | None] | None = None) -> ContextResult:
@@ -237,29 +251,20 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     used = taken
 
     # 3. known unknowns that bear on the question.
-    known_unknowns = []
-    for i in sorted(layout.unknowns, key=lambda i: -cosine(i)):
-        fact = facts[i]
-        if len(known_unknowns) >= k or cosine(i) < KNOWN_UNKNOWN_MIN_COSINE:
-            break
-        if used + fact.tokens <= max_tokens:
-            known_unknowns.append(fact)
-            used += fact.tokens
-            scores[fact.id] = cosine(i)
+    taken_unknowns, used = _take_relevant(facts, layout.unknowns, cosine, KNOWN_UNKNOWN_MIN_COSINE,
+                                          k, used, max_tokens)
+    known_unknowns = [facts[i] for i in taken_unknowns]
+    scores.update((facts[i].id, cosine(i)) for i in taken_unknowns)
 
     # 4. what changed: superseded predecessors of what we return, and relevant retired facts.
     returned = {f.id for f in valid_facts} | {f.id for f in constraints}
+
     def relevance(i: int) -> float:
-        successor_shown = facts[i].superseded_by in returned
-        return cosine(i) + (1.0 if successor_shown else 0.0)
-    invalidated = []
-    for i in sorted(layout.retired, key=lambda i: (-relevance(i), facts[i].id)):
-        fact = facts[i]
-        if len(invalidated) >= k or relevance(i) < INVALIDATED_MIN_COSINE:
-            break
-        if used + fact.tokens <= max_tokens:
-            invalidated.append(fact)
-            used += fact.tokens
+        return cosine(i) + (1.0 if facts[i].superseded_by in returned else 0.0)
+
+    taken_retired, used = _take_relevant(facts, layout.retired, relevance, INVALIDATED_MIN_COSINE,
+                                         k, used, max_tokens)
+    invalidated = [facts[i] for i in taken_retired]
     return ContextResult(query=query, constraints=constraints, valid_facts=valid_facts,
                          invalidated=invalidated, known_unknowns=known_unknowns,
                          environment=environment or {}, scores=scores, tokens=used, max_tokens=max_tokens)
