@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pygit2  # noqa: E402
 
-from neo_git.health.snapshot import snapshot_commit  # noqa: E402
+from neo_git.health.measure import snapshot_commit  # noqa: E402
 from neo_git.health.sources import tree_entries  # noqa: E402
 from neo_git.identity import repository_paths  # noqa: E402
 

@@ -49,8 +49,9 @@ def _fsync_dir(directory: Path) -> None:
 
 
 @contextlib.contextmanager
-def locked(path: Path, timeout: float = 30.0) -> Iterator[None]:
-    """Hold an exclusive `flock` on *path* (created if needed) for the block.
+def locked(path: Path, timeout: float | None = 30.0) -> Iterator[None]:
+    """Hold an exclusive `flock` on *path* (created if needed) for the block; wait at most
+    *timeout* seconds (None: as long as it takes), then NeoError.
 
     flock locks die with their process, so a killed writer never leaves a
     stale lock behind (unlike git's `.lock` files, which we do not need here).
@@ -58,9 +59,11 @@ def locked(path: Path, timeout: float = 30.0) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        deadline = time.monotonic() + timeout
+        if timeout is None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        deadline = time.monotonic() + (timeout or 0.0)
         delay = 0.001
-        while True:
+        while timeout is not None:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
@@ -75,3 +78,27 @@ def locked(path: Path, timeout: float = 30.0) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing releases the lock
+
+
+def move_aside(path: Path, *, suffixes: tuple[str, ...] = ("",), expected: bytes | None = None) -> Path:
+    """Rename an unreadable file to `<name>.corrupt-<time>-<pid>[-n]` (and its companions
+    with *suffixes*, e.g. SQLite's "-wal"), keeping it for inspection; returns the new path.
+
+    With *expected*, the file is moved only if it still holds those bytes (someone may
+    have replaced it meanwhile); a file already gone is not an error."""
+    stem = f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    aside = path.with_name(stem)
+    counter = 1
+    while aside.exists():  # a second corrupt file within the same second: keep both copies
+        counter += 1
+        aside = path.with_name(f"{stem}-{counter}")
+    try:
+        if expected is not None and path.read_bytes() != expected:
+            return aside
+        for suffix in suffixes:
+            source = Path(str(path) + suffix)
+            if suffix == "" or source.exists():
+                os.replace(source, Path(str(aside) + suffix))
+    except FileNotFoundError:
+        pass  # another process moved it aside first
+    return aside

@@ -25,6 +25,11 @@ def neo_home() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".neo"
 
 
+def vector_cache_dir(home: Path | None = None) -> Path:
+    """Where embeddings are cached: `<NEO_HOME>/cache/vectors` (derived data, local)."""
+    return (neo_home() if home is None else Path(home)) / "cache" / "vectors"
+
+
 @dataclass(frozen=True)
 class RepositoryPaths:
     """The directories of one repository (or linked worktree)."""
@@ -45,29 +50,95 @@ class RepositoryPaths:
 
 
 def repository_paths(repo: "pygit2.Repository") -> RepositoryPaths:
-    """The paths of an open pygit2 repository, resolving a linked worktree's common dir."""
+    """The paths of an open pygit2 repository, resolving a linked worktree's common dir
+    (`$GIT_COMMON_DIR` wins, as in git)."""
     git_dir = Path(repo.path).resolve()
     common = git_dir
+    env_common = os.environ.get("GIT_COMMON_DIR")
     commondir_file = git_dir / "commondir"  # linked worktrees point at the main .git
-    if commondir_file.is_file():
+    if env_common:
+        common = Path(env_common).resolve()
+    elif commondir_file.is_file():
         pointer = commondir_file.read_text(encoding="utf-8").strip()
         common = (git_dir / pointer).resolve()
     workdir = Path(repo.workdir).resolve() if repo.workdir else None
     return RepositoryPaths(git_dir=git_dir, common_dir=common, workdir=workdir)
 
 
-def open_repository(path: str | os.PathLike = ".") -> "pygit2.Repository":
-    """Open the repository containing *path*, or raise NotARepository."""
+def open_repository(path: str | os.PathLike | None = None) -> "pygit2.Repository":
+    """The repository git itself would use from *path* (default: the current directory).
+
+    Inside hooks git sets `GIT_DIR` (and `GIT_WORK_TREE`, in worktrees `GIT_COMMON_DIR`,
+    during `commit -a` `GIT_INDEX_FILE`); they win over discovery, as in git. An explicit
+    *path* other than the current directory (a library caller naming a repository) is
+    discovered from that path, ignoring `GIT_DIR`. The index git would commit is
+    `open_index(repo)`. Raises NotARepository.
+    """
     import pygit2
 
-    found = pygit2.discover_repository(str(path))
-    if not found:
-        raise NotARepository(os.path.abspath(path))
-    return pygit2.Repository(found)
+    from neo_git.errors import NeoError
+
+    here = os.getcwd()
+    explicit = path is not None and os.path.abspath(path) != here
+    git_dir = None if explicit else os.environ.get("GIT_DIR")
+    if git_dir:
+        try:
+            repo = pygit2.Repository(os.path.abspath(git_dir))
+        except pygit2.GitError as exc:
+            raise NeoError(f"GIT_DIR does not name a repository: {git_dir} ({exc})",
+                           "unset GIT_DIR or point it at a .git directory") from None
+    else:
+        start = os.fspath(path) if path is not None else here
+        try:
+            found = pygit2.discover_repository(start)
+        except pygit2.GitError as exc:
+            raise_unsupported(start, exc)
+        if not found:
+            raise NotARepository(os.path.abspath(start))
+        try:
+            repo = pygit2.Repository(found)
+        except pygit2.GitError as exc:
+            raise_unsupported(found, exc)
+    work_tree = None if explicit else os.environ.get("GIT_WORK_TREE")
+    if work_tree:
+        repo.workdir = os.path.abspath(work_tree)
+    return repo
 
 
-def find_repository_paths(path: str | os.PathLike = ".") -> RepositoryPaths:
-    """Paths of the repository containing *path*."""
+def raise_unsupported(where: str, exc: Exception):
+    """A repository libgit2 cannot open (sha256 objects, reftable refs, ...): say so."""
+    from neo_git.errors import NeoError
+
+    text = str(exc)
+    if "objectformat" in text.lower() or "object format" in text.lower():
+        raise NeoError(f"{where} uses an object format libgit2 cannot read ({text})",
+                       "git-neo needs a sha1 repository; sha256 repositories are not supported yet") from None
+    if "reftable" in text.lower() or "refstorage" in text.lower():
+        raise NeoError(f"{where} stores refs in the reftable format, which libgit2 cannot open",
+                       "git-neo works with the files ref backend (`git refs migrate --ref-format=files`)") from None
+    raise NeoError(f"cannot open the repository at {where}: {text}",
+                   "check it with `git status`; git-neo opens repositories with libgit2") from None
+
+
+def open_index(repo: "pygit2.Repository") -> "pygit2.Index":
+    """The index git would commit now: `$GIT_INDEX_FILE` (set during `git commit -a` and in
+    hooks) if set, else the repository's, freshly read."""
+    import pygit2
+
+    from neo_git.errors import NeoError
+
+    named = os.environ.get("GIT_INDEX_FILE")
+    if named:
+        return pygit2.Index(os.path.abspath(named))  # a missing file is an empty index, as in git
+    if repo.is_bare:
+        raise NeoError("a bare repository has no index", "measure a commit instead: `git neo health REV`")
+    index = repo.index
+    index.read(True)  # the Repository object may be older than the last `git add`
+    return index
+
+
+def find_repository_paths(path: str | os.PathLike | None = None) -> RepositoryPaths:
+    """Paths of the repository containing *path* (default: as git finds it from here)."""
     return repository_paths(open_repository(path))
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from neo_git.errors import InvalidFact, NeoError
+from neo_git.identity import vector_cache_dir
 from neo_git.facts import SCOPE_ORDER, Fact, FactScope, parse_scope
 from neo_git.redact import redact
 from neo_git.store.base import Change
@@ -122,7 +123,7 @@ def _use_embeddings(store: "FactStore", parsed: list[tuple[Fact, list | None]]) 
     from neo_git.embed.cache import VectorCache
 
     try:
-        VectorCache(store.home / "cache" / "vectors").put(
+        VectorCache(vector_cache_dir(store.home)).put(
             embedder.id, [f.text for f, _ in with_vectors], [e for _, e in with_vectors])
     except ValueError as exc:
         return f"ignored ({exc})"

@@ -10,12 +10,12 @@ import os
 import sys
 from typing import Sequence
 
-from neo_git.cli.parser import COMMANDS, build_parser
+from neo_git.cli.parser import build_parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `git neo` with *argv* (without the program name); return the exit code."""
-    parser = build_parser()
+    parser, commands = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = parser.parse_args(argv)
@@ -25,7 +25,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     if args.command == "help":
-        return _help(parser, args.topic)
+        return _help(parser, commands, args.topic)
     if args.chdir:
         try:
             os.chdir(args.chdir)
@@ -35,7 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from neo_git.errors import NeoError
 
-    module_name, func_name = COMMANDS[args.command].split(":")
+    module_name, func_name = commands[args.command].split(":")
     try:
         module = importlib.import_module(f"neo_git.cli.{module_name}")
         return int(getattr(module, func_name)(args) or 0)
@@ -61,11 +61,11 @@ def _fatal(message: str, hint: str | None) -> int:
     return 1
 
 
-def _help(parser, topic: str | None) -> int:
+def _help(parser, commands: dict[str, str], topic: str | None) -> int:
     if topic is None:
         parser.print_help()
         return 0
-    if topic not in COMMANDS:
+    if topic not in commands:
         return _fatal(f"no such command '{topic}'", "`git neo help` lists the commands")
     try:
         parser.parse_args([topic, "-h"])  # argparse prints the command's help and exits

@@ -4,10 +4,16 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+
+def register(sub) -> dict[str, str]:
+    """Add demo."""
+    p = sub.add_parser("demo", help="run the offline demo on a throwaway repository")
+    p.add_argument("--keep", action="store_true", help="keep the demo repository and print its path")
+    return {"demo": "cmd_demo"}
 
 APP = {
     "app/__init__.py": "",
@@ -26,10 +32,11 @@ APP = {
 
 
 def _git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_AUTHOR_NAME": "Demo", "GIT_AUTHOR_EMAIL": "demo@example.com",
-           "GIT_COMMITTER_NAME": "Demo", "GIT_COMMITTER_EMAIL": "demo@example.com"}
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=60, env=env).stdout
+    from neo_git.gitrun import git_output
+
+    return git_output(args, cwd=repo, env={
+        "GIT_AUTHOR_NAME": "Demo", "GIT_AUTHOR_EMAIL": "demo@example.com",
+        "GIT_COMMITTER_NAME": "Demo", "GIT_COMMITTER_EMAIL": "demo@example.com"})
 
 
 def _step(title: str, argv: list[str]) -> None:
@@ -97,5 +104,5 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def _latest_superseded() -> str | None:
     from neo_git.store import FactStore
 
-    retired = [f for f in FactStore.open(".").list(include_invalid=True) if f.superseded_by]
+    retired = [f for f in FactStore.open().list(include_invalid=True) if f.superseded_by]
     return retired[-1].id if retired else None

@@ -4,12 +4,54 @@ from __future__ import annotations
 import argparse
 
 from neo_git.cli.output import fact_block, fact_line, print_json, warn
+from neo_git.cli.parser import KINDS, SCOPES, json_flag
+
+
+def register(sub) -> dict[str, str]:
+    """Add init, add, list, show, recall, why, history, restore."""
+    p = sub.add_parser("init", help="set up refs/neo/facts and .git/neo in this repository")
+    json_flag(p)
+
+    p = sub.add_parser("add", help="add a fact (supersedes a paraphrased older one)")
+    p.add_argument("subject")
+    p.add_argument("body", nargs="?", default="")
+    p.add_argument("--kind", "-k", default="pattern", choices=KINDS, metavar="KIND",
+                   help="one of: " + ", ".join(KINDS) + " (default: pattern)")
+    p.add_argument("--scope", "-s", default="project", choices=SCOPES, metavar="SCOPE",
+                   help="one of: " + ", ".join(SCOPES) + " (default: project)")
+    p.add_argument("--tag", "-t", action="append", default=[], dest="tags", metavar="TAG")
+    p.add_argument("--depends-on", action="append", default=[], metavar="ID")
+    p.add_argument("--supersedes", metavar="ID", help="replace this fact explicitly")
+    p.add_argument("--confidence", type=float, default=0.5, metavar="X", help="0..1 (default 0.5)")
+    json_flag(p)
+
+    p = sub.add_parser("list", help="list facts")
+    p.add_argument("--scope", "-s", choices=SCOPES, metavar="SCOPE")
+    p.add_argument("--kind", "-k", choices=KINDS, metavar="KIND")
+    p.add_argument("--all", "-a", action="store_true", help="include superseded/invalid facts")
+    json_flag(p)
+
+    for name, text in (("show", "show one fact"),
+                       ("why", "explain why a fact is in its state"),
+                       ("history", "the supersession chain of a fact, oldest first"),
+                       ("restore", "bring back a wrongly superseded or evicted fact")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("id", help="fact id (a unique prefix of at least 4 hex digits works)")
+        json_flag(p)
+
+    p = sub.add_parser("recall", help="the facts relevant to a question, in layers")
+    p.add_argument("query")
+    p.add_argument("-k", type=int, default=5, dest="k", help="ranked facts to return (default 5)")
+    p.add_argument("--max-tokens", type=int, default=12000, help="token budget (default 12000)")
+    json_flag(p)
+    return {name: f"cmd_{name}" for name in ("init", "add", "list", "show", "recall", "why", "history",
+                                             "restore")}
 
 
 def _store():
     from neo_git.store import FactStore
 
-    return FactStore.open(".")
+    return FactStore.open()
 
 
 def cmd_init(args: argparse.Namespace) -> int:

@@ -10,13 +10,24 @@ import json
 import os
 
 from neo_git.cli.output import print_json
+from neo_git.cli.parser import json_flag
 from neo_git.errors import NeoError
+
+
+def register(sub) -> dict[str, str]:
+    """Add health."""
+    p = sub.add_parser("health", help="code health: import cycles, god files, nesting")
+    p.add_argument("rev", nargs="?", default=None, help="commit to measure (default HEAD)")
+    p.add_argument("--staged", action="store_true", help="measure the index instead of a commit")
+    p.add_argument("--diff", nargs=2, metavar=("A", "B"), help="compare two revisions")
+    json_flag(p)
+    return {"health": "cmd_health"}
 
 
 def cmd_health(args: argparse.Namespace) -> int:
     """Measure one revision (or the index), or compare two revisions."""
     from neo_git.health.delta import health_delta
-    from neo_git.health.snapshot import snapshot_commit, snapshot_index
+    from neo_git.health.measure import snapshot_commit, snapshot_index
 
     if args.diff and (args.rev is not None or args.staged):
         return _usage_error("--diff takes both revisions itself; drop REV and --staged")
@@ -95,19 +106,10 @@ def _workers() -> int:
 
 
 def _open_repo():
-    """The repository of the current directory; $GIT_DIR wins, as in git (hooks may set it)."""
+    """The repository git would use here ($GIT_DIR and friends win, as in hooks)."""
     from neo_git.identity import open_repository
 
-    git_dir = os.environ.get("GIT_DIR")
-    if git_dir:
-        import pygit2
-
-        try:
-            return pygit2.Repository(os.path.abspath(git_dir))
-        except pygit2.GitError:
-            raise NeoError(f"GIT_DIR does not name a repository: {git_dir}",
-                           "unset GIT_DIR or point it at a .git directory") from None
-    return open_repository(".")
+    return open_repository()
 
 
 # --- human output ----------------------------------------------------------------

@@ -1,10 +1,19 @@
 """`git neo model [status|pull] [NAME] [--json]`: which embedder is used, and fetching the neural one."""
 from __future__ import annotations
 
-import json
 import sys
 
-from neo_git.errors import NeoError
+from neo_git.cli.output import print_json
+from neo_git.cli.parser import json_flag
+
+
+def register(sub) -> dict[str, str]:
+    """Add model."""
+    p = sub.add_parser("model", help="embedding model: status | pull [NAME]")
+    p.add_argument("action", nargs="?", default="status", choices=("status", "pull"))
+    p.add_argument("name", nargs="?", help="model name (default: the configured one)")
+    json_flag(p)
+    return {"model": "cmd_model"}
 
 
 def cmd_model(args) -> int:
@@ -14,75 +23,12 @@ def cmd_model(args) -> int:
     return _status(args)
 
 
-def model_status(name: str | None = None) -> dict:
-    """What `git neo model status` reports, as a dict (no network, no model loading)."""
-    from neo_git import embed
-    from neo_git.embed import fastembed_model as fm
-    from neo_git.embed.cache import VectorCache
-    from neo_git.embed.hashing import DEFAULT_DIM, DEFAULT_SUPERSEDE_THRESHOLD, VERSION
-
-    cache = VectorCache()
-    configured = embed.configured_name()
-    auto_name, auto_reason = embed.auto_choice()
-    model = _model_name(name) or fm.DEFAULT_MODEL
-    active = auto_name if configured in ("", "auto") else configured
-    try:
-        active_id, problem = embed.get_embedder(active).id, None
-    except NeoError as exc:  # e.g. a misspelt neo.embedder, or fastembed without its model
-        active_id, problem = None, {"message": exc.message, "hint": exc.hint}
-    return {
-        "configured": configured,
-        "source": _config_source(),
-        "active": active,
-        "active_id": active_id,
-        "problem": problem,
-        "auto": {"picks": auto_name, "reason": auto_reason},
-        "registry": sorted(embed.EMBEDDERS),
-        "hash": {
-            "id": f"hash-v{VERSION}-{DEFAULT_DIM}",
-            "dim": DEFAULT_DIM,
-            "supersede_threshold": DEFAULT_SUPERSEDE_THRESHOLD,
-        },
-        "fastembed": {
-            "installed": fm.package_available(),
-            "model": model,
-            "model_cached": fm.model_cached(model),
-            "models_dir": str(fm.models_dir()),
-            "supersede_threshold": fm.SUPERSEDE_THRESHOLD,
-        },
-        "vector_cache": {"path": str(cache.root), "embedders": cache.summary()},
-    }
-
-
-def _model_name(name: str | None) -> str | None:
-    """`fastembed:org/model` or `org/model` → `org/model`; None stays None."""
-    if not name:
-        return None
-    base, sep, model = name.partition(":")
-    if sep and base == "fastembed":
-        return model or None
-    if base == "hash":
-        raise NeoError("the hash embedder is built in and has nothing to download",
-                       "pull a fastembed model, e.g. `git neo model pull jinaai/jina-embeddings-v2-base-code`")
-    return name
-
-
-def _config_source() -> str:
-    import os
-
-    from neo_git.embed import ENV_VAR, _git_config_get, CONFIG_KEY
-
-    if os.environ.get(ENV_VAR, "").strip():
-        return f"${ENV_VAR}"
-    if _git_config_get(CONFIG_KEY):
-        return f"git config {CONFIG_KEY}"
-    return "default"
-
-
 def _status(args) -> int:
+    from neo_git.embed.status import model_status
+
     status = model_status(args.name)
     if args.json:
-        print(json.dumps(status, indent=2, sort_keys=True))
+        print_json(status)
         return 0
     fe = status["fastembed"]
     print(f"embedder:   {status['active_id'] or status['active']}  "
@@ -108,7 +54,9 @@ def _status(args) -> int:
 def _pull(args) -> int:
     from neo_git.embed import fastembed_model as fm
 
-    model = _model_name(args.name) or fm.DEFAULT_MODEL
+    from neo_git.embed.status import model_name
+
+    model = model_name(args.name) or fm.DEFAULT_MODEL
     if fm.model_cached(model):
         message = f"{model} is already in {fm.models_dir()}"
     else:
@@ -116,7 +64,7 @@ def _pull(args) -> int:
         fm.pull(model)
         message = f"downloaded {model} into {fm.models_dir()}"
     if args.json:
-        print(json.dumps({"model": model, "models_dir": str(fm.models_dir()), "cached": True}))
+        print_json({"model": model, "models_dir": str(fm.models_dir()), "cached": True})
     else:
         print(message)
     return 0

@@ -7,6 +7,22 @@ import sys
 from pathlib import Path
 
 from neo_git.cli.output import print_json
+from neo_git.cli.parser import SCOPES, json_flag
+
+
+def register(sub) -> dict[str, str]:
+    """Add import and export."""
+    p = sub.add_parser("import", help="import a Neo v2.0 facts file")
+    p.add_argument("file")
+    p.add_argument("--scope", "-s", choices=SCOPES, metavar="SCOPE",
+                   help="put every fact in this scope (default: the scope in the file)")
+    json_flag(p)
+
+    p = sub.add_parser("export", help="write facts as a Neo v2.0 facts file")
+    p.add_argument("file", nargs="?", default="-", help="output path (default: stdout)")
+    p.add_argument("--scope", "-s", choices=SCOPES, metavar="SCOPE")
+    p.add_argument("--all", "-a", action="store_true", help="include superseded/invalid facts")
+    return {"import": "cmd_import", "export": "cmd_export"}
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -14,7 +30,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from neo_git.store import FactStore
     from neo_git.transfer import import_file
 
-    summary = import_file(FactStore.open("."), args.file, scope=args.scope)
+    summary = import_file(FactStore.open(), args.file, scope=args.scope)
     if args.json:
         print_json(summary)
         return 0
@@ -30,7 +46,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from neo_git.store import FactStore
     from neo_git.transfer import export_envelope
 
-    envelope = export_envelope(FactStore.open("."), scope=args.scope, include_invalid=args.all)
+    envelope = export_envelope(FactStore.open(), scope=args.scope, include_invalid=args.all)
     text = json.dumps(envelope, indent=2, ensure_ascii=False) + "\n"
     if args.file == "-":
         sys.stdout.write(text)

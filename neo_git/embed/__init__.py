@@ -11,7 +11,6 @@ built-in hash embedder. "auto" never touches the network.
 from __future__ import annotations
 
 import os
-import subprocess
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence, runtime_checkable
 
 from neo_git.errors import NeoError
@@ -93,32 +92,15 @@ def get_embedder(name: "str | Embedder | None" = None, *, repo: "pygit2.Reposito
 
 
 def configured_name(repo: "pygit2.Repository | None" = None) -> str:
-    """The embedder name from $NEO_EMBEDDER, else git config neo.embedder, else "auto"."""
+    """The embedder name from $NEO_EMBEDDER, else `neo.embedder` (git config, then
+    ~/.neo/config.json), else "auto"."""
+    from neo_git.config import neo_config
+
     env = os.environ.get(ENV_VAR, "").strip()
     if env:
         return env
-    if repo is not None:
-        try:
-            value = repo.config[CONFIG_KEY]
-        except KeyError:
-            value = ""
-        except Exception:  # noqa: BLE001 - an unreadable config means "not configured"
-            value = ""
-        return value.strip() or "auto"
-    return _git_config_get(CONFIG_KEY) or "auto"
-
-
-def _git_config_get(key: str) -> str:
-    """`git config --get KEY` (repository config if run inside one, else global), "" if unset."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
-    try:
-        proc = subprocess.run(
-            ["git", "config", "--get", key], capture_output=True, text=True, timeout=5,
-            stdin=subprocess.DEVNULL, env=env,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return proc.stdout.strip() if proc.returncode == 0 else ""
+    value = neo_config(CONFIG_KEY, "", repo=repo, cast=str)
+    return value.strip() or "auto"
 
 
 def auto_choice() -> tuple[str, str]:

@@ -21,15 +21,15 @@ and fsync.
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import re
 import struct
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
-from neo_git.identity import neo_home
+from neo_git.fileio import locked
+from neo_git.identity import vector_cache_dir
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -148,7 +148,7 @@ class _Shelf:
         records["vec"] = vectors
         payload = records.tobytes()
         self.folder.mkdir(parents=True, exist_ok=True)
-        with _locked(self.folder / LOCK_FILE):
+        with locked(self.folder / LOCK_FILE, timeout=None):
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             try:
                 size = os.fstat(fd).st_size
@@ -185,7 +185,7 @@ class _Shelf:
 
     def prune(self, keep: set[bytes]) -> int:
         """Rewrite the file with only the records whose key is in *keep*; return rows dropped."""
-        with _locked(self.folder / LOCK_FILE):
+        with locked(self.folder / LOCK_FILE, timeout=None):
             self.refresh()
             if not self.rows:
                 return 0
@@ -216,23 +216,11 @@ def _write_all(fd: int, offset: int, data: bytes) -> None:
         offset += written
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    import fcntl
-
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the flock
-
-
 class VectorCache:
     """Vectors of texts per embedder, on disk under `neo_home()/cache/vectors/`."""
 
     def __init__(self, root: Path | None = None) -> None:
-        self.root = Path(root) if root is not None else neo_home() / "cache" / "vectors"
+        self.root = Path(root) if root is not None else vector_cache_dir()
         self._shelves: dict[tuple[str, int], _Shelf] = {}
 
     def folder(self, embedder_id: str) -> Path:

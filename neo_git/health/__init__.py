@@ -21,10 +21,10 @@ __all__ = [
 ]
 
 _LAZY = {
-    "snapshot_commit": "neo_git.health.snapshot",
-    "snapshot_index": "neo_git.health.snapshot",
-    "cached_summary": "neo_git.health.snapshot",
-    "HealthSnapshot": "neo_git.health.snapshot",
+    "snapshot_commit": "neo_git.health.measure",
+    "snapshot_index": "neo_git.health.measure",
+    "cached_summary": "neo_git.health.measure",
+    "HealthSnapshot": "neo_git.health.measure",
     "health_delta": "neo_git.health.delta",
     "HealthDelta": "neo_git.health.delta",
     "FileMetrics": "neo_git.health.model",
@@ -35,7 +35,7 @@ _LAZY = {
 if TYPE_CHECKING:  # pragma: no cover
     from neo_git.health.delta import HealthDelta, health_delta
     from neo_git.health.model import FileMetrics, ImportGraph, ImportRef
-    from neo_git.health.snapshot import HealthSnapshot, cached_summary, snapshot_commit, snapshot_index
+    from neo_git.health.measure import HealthSnapshot, cached_summary, snapshot_commit, snapshot_index
 
 
 def __getattr__(name: str) -> Any:

@@ -22,12 +22,13 @@ locked file is then just a miss, and nothing is created, pruned or moved.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import time
 import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
+
+from neo_git.fileio import move_aside
 
 if TYPE_CHECKING:  # pragma: no cover
     import pygit2
@@ -288,15 +289,11 @@ def _looks_corrupt(exc: sqlite3.DatabaseError) -> bool:
 
 
 def _move_aside(path: Path) -> None:
-    """Keep a corrupt cache file for inspection instead of deleting it."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    for suffix in ("", "-wal", "-shm"):
-        source = Path(str(path) + suffix)
-        if source.exists():
-            try:
-                os.replace(source, Path(f"{path}.corrupt-{stamp}{suffix}"))
-            except OSError:
-                pass
+    """Keep a corrupt cache file (and its WAL files) for inspection instead of deleting it."""
+    try:
+        move_aside(path, suffixes=("", "-wal", "-shm"))
+    except OSError:
+        pass
 
 
 def _rollback(conn: sqlite3.Connection) -> None:

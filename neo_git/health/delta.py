@@ -16,7 +16,7 @@ import posixpath
 from dataclasses import dataclass
 from typing import Iterable
 
-from neo_git.health.snapshot import HealthSnapshot
+from neo_git.health.measure import HealthSnapshot
 
 REGRESSION, NEUTRAL, IMPROVEMENT = "regression", "neutral", "improvement"
 

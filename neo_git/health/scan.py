@@ -276,7 +276,7 @@ class Scan:
 
     def _resolve(self, files: dict[str, FileMetrics]) -> dict:
         """One family's import graph, plus every path the resolver read and its blob."""
-        from neo_git.health import resolve
+        from neo_git.health import import_graph
 
         reads: dict[str, str | None] = {}
 
@@ -291,7 +291,7 @@ class Scan:
             except (KeyError, ValueError, pygit2.GitError):
                 return None
 
-        graph = resolve.build_import_graph(files, read)
+        graph = import_graph.build_import_graph(files, read)
         return {"edges": {n: list(t) for n, t in graph.edges.items()},
                 "tc": {n: list(t) for n, t in graph.type_checking_edges.items()},
                 "lang": dict(graph.language_of), "reads": reads}

@@ -1,12 +1,11 @@
 """Where a snapshot's files come from: a commit's tree or the index, as (path, blob, mode) entries."""
 from __future__ import annotations
 
-import os
 from typing import Iterator, NamedTuple
 
 import pygit2
 
-from neo_git.errors import NeoError
+from neo_git.identity import open_index  # noqa: F401 - one definition, re-exported for the scanners
 
 MODE_TREE = 0o040000
 MODE_GITLINK = 0o160000
@@ -60,18 +59,6 @@ def index_entries(index: pygit2.Index) -> Iterator[Entry]:
         if int(entry.mode) == MODE_TREE:  # sparse-index directory entry: not expanded here
             continue
         yield Entry(path, entry.id, int(entry.mode))
-
-
-def open_index(repo: pygit2.Repository) -> pygit2.Index:
-    """The index git would commit now: GIT_INDEX_FILE if set, else the repository's, freshly read."""
-    named = os.environ.get("GIT_INDEX_FILE")
-    if named:
-        return pygit2.Index(os.path.abspath(named))  # a missing file is an empty index, as in git
-    if repo.is_bare:
-        raise NeoError("a bare repository has no index", "measure a commit instead: `git neo health REV`")
-    index = repo.index
-    index.read(True)  # the Repository object may be older than the last `git add`
-    return index
 
 
 def head_tree(repo: pygit2.Repository) -> list[pygit2.Tree]:

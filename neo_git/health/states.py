@@ -29,7 +29,7 @@ def metrics_from_row(path: str, row: list) -> FileMetrics:
 
 def family_of(language: str) -> str:
     """The resolver family of a language (typescript and tsx resolve with javascript)."""
-    from neo_git.health.resolve import FAMILY_OF
+    from neo_git.health.import_graph import FAMILY_OF
 
     return FAMILY_OF.get(language, language)
 

@@ -67,8 +67,9 @@ class FactStore:
         self.warnings: list[str] = []
 
     @classmethod
-    def open(cls, path: str | os.PathLike = ".", embedder: "str | Embedder | None" = None) -> "FactStore":
-        """The store of the repository containing *path* (NotARepository otherwise)."""
+    def open(cls, path: str | os.PathLike | None = None, embedder: "str | Embedder | None" = None) -> "FactStore":
+        """The store of the repository containing *path* (default: the one git would use here,
+        honouring GIT_DIR/GIT_WORK_TREE as inside hooks); NotARepository otherwise."""
         return cls(identity.open_repository(path), embedder=embedder)
 
     # --- embedding -----------------------------------------------------------------
@@ -86,7 +87,7 @@ class FactStore:
         if self._vector_cache is None:
             from neo_git.embed.cache import VectorCache
 
-            self._vector_cache = VectorCache(self.home / "cache" / "vectors")
+            self._vector_cache = VectorCache(identity.vector_cache_dir(self.home))
         return self._vector_cache.vectors(self.embedder, texts)
 
     def _embed_one(self, text: str) -> "np.ndarray":

@@ -10,14 +10,12 @@ is moved aside and reported, never overwritten.
 from __future__ import annotations
 
 import json
-import os
-import time
 from pathlib import Path
 from types import MappingProxyType
 
 from neo_git.errors import CorruptStore, InvalidFact
 from neo_git.facts import Fact
-from neo_git.fileio import atomic_write, locked
+from neo_git.fileio import atomic_write, locked, move_aside
 from neo_git.store.base import Change, LoadedScope, Transaction
 
 ENVELOPE_VERSION = "2.0"
@@ -105,15 +103,4 @@ class FileStore:
         if not have_lock:
             with locked(self._lock_path):
                 return self._move_aside(seen, have_lock=True)
-        stem = f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
-        aside = self.path.with_name(stem)
-        counter = 1
-        while aside.exists():  # a second corrupt file within the same second: keep both copies
-            counter += 1
-            aside = self.path.with_name(f"{stem}-{counter}")
-        try:
-            if self.path.read_bytes() == seen:
-                os.replace(self.path, aside)
-        except FileNotFoundError:
-            pass  # another process moved it aside first
-        return aside
+        return move_aside(self.path, expected=seen)

@@ -20,7 +20,7 @@ from neo_git.errors import CorruptStore, InvalidFact, NeoError
 from neo_git.facts import SCHEMA_VERSION, Fact, canonical_json, fact_from_json
 from neo_git.store.base import Change, LoadedScope, Transaction
 from neo_git.store.index import FactIndex, IndexedFacts
-from neo_git.store.snapshot import SNAPSHOT_AFTER, Subtree, read_snapshot, snapshot_path, write_snapshot
+from neo_git.store.parse_cache import SNAPSHOT_AFTER, Subtree, read_snapshot, snapshot_path, write_snapshot
 
 FACTS_REF = "refs/neo/facts"
 MAX_ATTEMPTS = 60

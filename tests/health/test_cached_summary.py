@@ -12,9 +12,9 @@ import pytest
 
 from neo_git.cli import main
 from neo_git.health import cached_summary
-from neo_git.health.snapshot import snapshot_commit
+from neo_git.health.measure import snapshot_commit
 from tests.conftest import commit_files
-from tests.health.test_snapshot import functions, nested
+from tests.health.test_measure import functions, nested
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,7 +8,7 @@ import pytest
 
 from neo_git.cli import main
 from tests.conftest import commit_files, git
-from tests.health.test_snapshot import functions, nested
+from tests.health.test_measure import functions, nested
 
 
 @pytest.fixture

@@ -5,9 +5,9 @@ import pygit2
 import pytest
 
 from neo_git.health.delta import health_delta
-from neo_git.health.snapshot import snapshot_commit
+from neo_git.health.measure import snapshot_commit
 from tests.conftest import commit_files
-from tests.health.test_snapshot import functions, nested
+from tests.health.test_measure import functions, nested
 
 
 def delta_of(repo_path, before_files, after_files, **options):

@@ -1,7 +1,7 @@
 """Per-language import resolvers: raw `ImportRef`s -> edges between repository nodes.
 
 Each module exposes `resolve(files, read) -> ImportGraph` for the files of its
-language family; `neo_git.health.resolve` dispatches and merges. Helpers here are
+language family; `neo_git.health.import_graph` dispatches and merges. Helpers here are
 shared path arithmetic on repository-relative '/' paths (never the work tree).
 """
 from __future__ import annotations

@@ -14,7 +14,7 @@ import pytest
 from neo_git.errors import NeoError
 from neo_git.health import metrics
 from neo_git.health.progress import Progress
-from neo_git.health.snapshot import snapshot_commit, snapshot_index
+from neo_git.health.measure import snapshot_commit, snapshot_index
 from tests.conftest import commit_files, git
 
 ROOT = Path(__file__).resolve().parents[2]

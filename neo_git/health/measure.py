@@ -181,16 +181,11 @@ def cached_summary(repo: pygit2.Repository, rev: str = "HEAD") -> dict | None:
 
 
 def god_file_thresholds(repo: pygit2.Repository) -> tuple[int, int]:
-    """(lines, functions) from `git config neo.godFileLines/neo.godFileFunctions`; bad values -> defaults."""
-    values = []
-    for key, default in (("neo.godFileLines", DEFAULT_GOD_FILE_LINES),
-                         ("neo.godFileFunctions", DEFAULT_GOD_FILE_FUNCTIONS)):
-        try:
-            value = repo.config.get_int(key)
-        except (KeyError, ValueError, TypeError, pygit2.GitError):
-            value = default
-        values.append(value if value > 0 else default)
-    return values[0], values[1]
+    """(lines, functions) from `neo.godFileLines/neo.godFileFunctions`; bad values -> defaults."""
+    from neo_git.config import config_int
+
+    return (config_int("godFileLines", DEFAULT_GOD_FILE_LINES, repo=repo),
+            config_int("godFileFunctions", DEFAULT_GOD_FILE_FUNCTIONS, repo=repo))
 
 
 def snapshot_from_state(repo: pygit2.Repository, rev: str, state: dict,

@@ -1,0 +1,106 @@
+"""`neo.*` settings: git config first, then `~/.neo/config.json`, then the default.
+
+git config is read through the repository (pygit2: local, then global/system as git
+layers them) when one is given, else through `git config --get` (global, or the
+repository of the current directory). `~/.neo/config.json` holds the same keys
+without the `neo.` prefix (`{"maxEffort": "medium"}`), for settings that belong to
+the person rather than to one repository. Bad values fall back to the default with
+no exception: a typo in a config file must never break a git hook.
+"""
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
+
+from neo_git.identity import neo_home
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pygit2
+
+T = TypeVar("T")
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def config_file_values() -> dict[str, Any]:
+    """The parsed `~/.neo/config.json` ({} when missing or unreadable)."""
+    try:
+        data = json.loads((neo_home() / "config.json").read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _git_value(key: str, repo: "pygit2.Repository | None") -> str | None:
+    if repo is not None:
+        try:
+            value = repo.config[key]
+        except KeyError:
+            return None
+        except Exception:  # noqa: BLE001 - an unreadable config means "not configured"
+            return None
+        return value if isinstance(value, str) else None
+    from neo_git.gitrun import run_git
+
+    try:
+        proc = run_git(["config", "--get", key], check=False, timeout=5)
+    except Exception:  # noqa: BLE001 - git missing or slow: not configured
+        return None
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def neo_config(name: str, default: T = None, *, repo: "pygit2.Repository | None" = None,
+               cast: Callable[[Any], T] | None = None) -> T:
+    """The setting `neo.<name>` (e.g. "maxEffort"): git config, then config.json, then *default*.
+    With *cast*, a value that does not convert gives *default*."""
+    key = name if name.startswith("neo.") else f"neo.{name}"
+    short = key[4:]
+    raw: Any = _git_value(key, repo)
+    if raw is None:
+        values = config_file_values()
+        raw = values.get(short)
+        if raw is None:
+            lowered = {k.lower(): v for k, v in values.items() if isinstance(k, str)}
+            raw = lowered.get(short.lower())  # git config keys are case-insensitive
+    if raw is None:
+        return default
+    if cast is None:
+        return raw
+    try:
+        return cast(raw)
+    except (TypeError, ValueError):
+        return default
+
+
+def as_bool(value: Any) -> bool:
+    """git's boolean spellings (true/yes/on/1, false/no/off/0)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValueError(f"not a boolean: {value!r}")
+
+
+def as_positive_int(value: Any) -> int:
+    """A positive integer (git's k/m/g suffixes accepted)."""
+    if isinstance(value, bool):
+        raise ValueError("not an integer")
+    text = str(value).strip().lower()
+    scale = {"k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}.get(text[-1:], 1)
+    number = int(text[:-1] if scale > 1 else text) * scale
+    if number <= 0:
+        raise ValueError("not positive")
+    return number
+
+
+def config_bool(name: str, default: bool, *, repo: "pygit2.Repository | None" = None) -> bool:
+    """A boolean `neo.*` setting."""
+    return neo_config(name, default, repo=repo, cast=as_bool)
+
+
+def config_int(name: str, default: int, *, repo: "pygit2.Repository | None" = None) -> int:
+    """A positive integer `neo.*` setting."""
+    return neo_config(name, default, repo=repo, cast=as_positive_int)

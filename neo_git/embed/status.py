@@ -1,0 +1,71 @@
+"""What `git neo model status` reports: the embedder in use, why, and the caches (no network,
+no model loading)."""
+from __future__ import annotations
+
+from neo_git.errors import NeoError
+
+
+def model_status(name: str | None = None) -> dict:
+    """What `git neo model status` reports, as a dict (no network, no model loading)."""
+    from neo_git import embed
+    from neo_git.embed import fastembed_model as fm
+    from neo_git.embed.cache import VectorCache
+    from neo_git.embed.hashing import DEFAULT_DIM, DEFAULT_SUPERSEDE_THRESHOLD, VERSION
+
+    cache = VectorCache()
+    configured = embed.configured_name()
+    auto_name, auto_reason = embed.auto_choice()
+    model = model_name(name) or fm.DEFAULT_MODEL
+    active = auto_name if configured in ("", "auto") else configured
+    try:
+        active_id, problem = embed.get_embedder(active).id, None
+    except NeoError as exc:  # e.g. a misspelt neo.embedder, or fastembed without its model
+        active_id, problem = None, {"message": exc.message, "hint": exc.hint}
+    return {
+        "configured": configured,
+        "source": config_source(),
+        "active": active,
+        "active_id": active_id,
+        "problem": problem,
+        "auto": {"picks": auto_name, "reason": auto_reason},
+        "registry": sorted(embed.EMBEDDERS),
+        "hash": {
+            "id": f"hash-v{VERSION}-{DEFAULT_DIM}",
+            "dim": DEFAULT_DIM,
+            "supersede_threshold": DEFAULT_SUPERSEDE_THRESHOLD,
+        },
+        "fastembed": {
+            "installed": fm.package_available(),
+            "model": model,
+            "model_cached": fm.model_cached(model),
+            "models_dir": str(fm.models_dir()),
+            "supersede_threshold": fm.SUPERSEDE_THRESHOLD,
+        },
+        "vector_cache": {"path": str(cache.root), "embedders": cache.summary()},
+    }
+
+
+def model_name(name: str | None) -> str | None:
+    """`fastembed:org/model` or `org/model` → `org/model`; None stays None."""
+    if not name:
+        return None
+    base, sep, model = name.partition(":")
+    if sep and base == "fastembed":
+        return model or None
+    if base == "hash":
+        raise NeoError("the hash embedder is built in and has nothing to download",
+                       "pull a fastembed model, e.g. `git neo model pull jinaai/jina-embeddings-v2-base-code`")
+    return name
+
+
+def config_source() -> str:
+    import os
+
+    from neo_git.config import neo_config
+    from neo_git.embed import CONFIG_KEY, ENV_VAR
+
+    if os.environ.get(ENV_VAR, "").strip():
+        return f"${ENV_VAR}"
+    if neo_config(CONFIG_KEY):
+        return f"git config {CONFIG_KEY}"
+    return "default"
