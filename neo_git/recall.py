@@ -15,10 +15,13 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from neo_git.facts import SCOPE_ORDER, Fact, FactKind, FactScope
-from neo_git.store.policy import success_bonus
+from neo_git.scoring import success_bonus
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
+    import pygit2
+
+    from neo_git.identity import RepositoryPaths
 
 LAYERS = ("constraints", "valid_facts", "invalidated", "known_unknowns")
 CONSTRAINT_SHARE = 2 / 3
@@ -268,3 +271,24 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     return ContextResult(query=query, constraints=constraints, valid_facts=valid_facts,
                          invalidated=invalidated, known_unknowns=known_unknowns,
                          environment=environment or {}, scores=scores, tokens=used, max_tokens=max_tokens)
+
+
+def environment(repo: "pygit2.Repository", paths: "RepositoryPaths", org_id: str) -> dict:
+    """Where the question is asked from: repository, branch, HEAD, ids, and the health
+    of HEAD when a scan already measured it (recall never scans: that is `git neo health`)."""
+    from neo_git.health import cached_summary
+
+    env: dict = {"repo": str(paths.workdir or paths.git_dir),
+                 "org_id": org_id, "branch": None, "head": None, "detached": False,
+                 "health": cached_summary(repo)}
+    try:
+        if repo.head_is_unborn:
+            env["branch"] = repo.references["HEAD"].target.removeprefix("refs/heads/")
+        else:
+            env["head"] = str(repo.head.target)[:12]
+            env["detached"] = repo.head_is_detached
+            if not repo.head_is_detached:
+                env["branch"] = repo.head.shorthand
+    except Exception:  # noqa: BLE001 - environment is best effort
+        pass
+    return env

@@ -103,9 +103,7 @@ def import_file(store: "FactStore", path: str | Path, scope: str | None = None) 
                 return None
             return Change(tuple(added), f"import {len(added)} {fact_scope.value} facts from {path.name}")
 
-        if fact_scope is FactScope.PROJECT and store.project_store.project_id is None:
-            store.project_store.project_id = store.project_id  # meta.json records it if this creates the ref
-        store.backends[fact_scope].transact(body)
+        store.transact(fact_scope, body)
         summary["added"][fact_scope.value] = len(added)
         summary["skipped_existing"] += len(batch) - len(added)
     summary["embeddings"] = _use_embeddings(store, parsed)

@@ -19,7 +19,7 @@ from neo_git.facts import (
 from neo_git.redact import redact
 from neo_git.store.access import AccessLog
 from neo_git.store.explain import explain, supersession_chain
-from neo_git.store.base import Backend, Change
+from neo_git.store.base import Backend, Change, LoadedScope, Transaction
 from neo_git.store.filestore import FileStore
 from neo_git.store.policy import SCOPE_CAPS, AddResult, plan_add
 from neo_git.store.refstore import FACTS_REF, RefStore, ensure_reflog
@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from neo_git.embed import Embedder
     from neo_git.recall import ContextResult
 
-__all__ = ["FactStore", "AddResult"]
+__all__ = ["FactStore", "AddResult", "Change", "LoadedScope", "Transaction"]
 
 
 class FactStore:
@@ -56,7 +56,8 @@ class FactStore:
         self._matrix_facts: list[Fact] | None = None
         self._matrix = None
         self.caps = dict(SCOPE_CAPS)
-        self.project_store = RefStore(repo, self.paths.common_dir, self._signature)
+        self.project_store = RefStore(repo, self.paths.common_dir, self._signature,
+                                      project_id=lambda: self.project_id)
         self.backends: dict[FactScope, Backend] = {
             FactScope.GLOBAL: FileStore(self.home / "facts" / "facts_global.json"),
             FactScope.ORG: FileStore(self.home / "facts" / f"facts_org_{self.org_id}.json"),
@@ -161,7 +162,6 @@ class FactStore:
         ensure_reflog(self.paths.common_dir, FACTS_REF)
         created = False
         if self.project_store.tip() is None:
-            self.project_store.project_id = self.project_id
             created = self.project_store.initialize()
         return {"ref": FACTS_REF, "created": created, "project_id": self.project_id,
                 "org_id": self.org_id, "neo_dir": str(self.paths.neo_dir),
@@ -206,6 +206,29 @@ class FactStore:
         raise FactNotFound(fact_id)
 
     # --- writing -------------------------------------------------------------------
+
+    def transact(self, scope: str | FactScope, plan: Transaction) -> Change | None:
+        """The one write path for everything outside the store (outcomes, sync, upkeep, import,
+        agents): *plan* gets the scope's current facts (read-only mapping id -> Fact) and returns
+        a `Change` (facts to put, ids to remove, a log message, extra parents for a merge
+        commit) or None. It runs inside the scope's transaction: the ref store retries it
+        against the newest tip when another writer got there first (so *plan* must be free of
+        side effects), file scopes hold their lock. Returns the change that was written."""
+        fact_scope = parse_scope(scope)
+        backend = self.backends[fact_scope]
+
+        def checked(facts: Mapping[str, Fact]) -> Change | None:
+            change = plan(facts)
+            if change is not None:
+                for fact in change.facts:
+                    if fact.scope is not fact_scope:
+                        raise NeoError(f"fact {fact.id} is {fact.scope.value}-scoped; "
+                                       f"it cannot be written to the {fact_scope.value} scope")
+                if change.parents and fact_scope is not FactScope.PROJECT:
+                    raise NeoError("only the project scope (a git ref) has parent commits")
+            return change
+
+        return backend.transact(checked)
 
     def add(self, subject: str, body: str = "", *, kind: str = "pattern", scope: str = "project",
             depends_on: Sequence[str] = (), supersedes: str | None = None, tags: Sequence[str] = (),
@@ -254,8 +277,6 @@ class FactStore:
             raise InvalidFact(f"confidence must be between 0 and 1, not {confidence!r}")
         fact_scope = parse_scope(scope)
         project_id = self.project_id if fact_scope in (FactScope.PROJECT, FactScope.SESSION) else None
-        if self.project_store.project_id is None:
-            self.project_store.project_id = project_id
         raw = {
             "id": new_fact_id(), "subject": subject, "body": body, "kind": parse_kind(kind).value,
             "scope": fact_scope.value, "tags": list(tags), "depends_on": [],
@@ -355,22 +376,7 @@ class FactStore:
         return result.with_facts(apply)
 
     def environment(self) -> dict:
-        """Where the question is asked from: repository, branch, HEAD, ids, and the health
-        of HEAD when a scan already measured it (recall never scans: that is `git neo health`)."""
-        from neo_git.health import cached_summary
+        """Where the question is asked from (see `recall.environment`)."""
+        from neo_git.recall import environment
 
-        repo = self.repo
-        env: dict[str, Any] = {"repo": str(self.paths.workdir or self.paths.git_dir),
-                               "org_id": self.org_id, "branch": None, "head": None, "detached": False,
-                               "health": cached_summary(repo)}
-        try:
-            if repo.head_is_unborn:
-                env["branch"] = repo.references["HEAD"].target.removeprefix("refs/heads/")
-            else:
-                env["head"] = str(repo.head.target)[:12]
-                env["detached"] = repo.head_is_detached
-                if not repo.head_is_detached:
-                    env["branch"] = repo.head.shorthand
-        except Exception:  # noqa: BLE001 - environment is best effort
-            pass
-        return env
+        return environment(self.repo, self.paths, self.org_id)

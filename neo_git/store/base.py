@@ -9,11 +9,25 @@ from neo_git.facts import Fact
 
 @dataclass(frozen=True)
 class Change:
-    """Facts to write (new or updated, whole) and a one-line summary for the log."""
+    """One write to one scope: facts to put (new or updated, whole), ids to remove, and a
+    one-line summary for the log.
 
-    facts: tuple[Fact, ...]
-    message: str
+    `removed` takes facts off the current state (upkeep's purge; on the ref their history
+    stays in `git log`). `parents` are extra parent commits for the ref store (a sync merge
+    names the other side's tip); file-backed scopes have no history and ignore them.
+    A change with no facts, no removals and no parents writes nothing.
+    """
+
+    facts: tuple[Fact, ...] = ()
+    message: str = ""
     details: tuple[str, ...] = ()   # extra lines for the commit message
+    removed: tuple[str, ...] = ()   # fact ids to delete from the current state
+    parents: tuple[str, ...] = ()   # extra parent commit ids (hex), ref store only
+
+    @property
+    def is_empty(self) -> bool:
+        """True when applying it would change nothing."""
+        return not (self.facts or self.removed or self.parents)
 
 
 @dataclass
@@ -25,6 +39,8 @@ class LoadedScope:
 
 
 # A transaction body: gets the current facts (read-only), returns a Change or None (nothing to do).
+# It may run several times (a ref store retries when another writer moved the ref first), so it
+# must plan from what it is given, without side effects.
 Transaction = Callable[[Mapping[str, Fact]], "Change | None"]
 
 

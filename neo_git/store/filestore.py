@@ -51,8 +51,10 @@ class FileStore:
         with locked(self._lock_path):
             facts, raw_invalid, _ = self._read(have_lock=True)
             change = body(MappingProxyType(facts))  # read-only: the body plans, this method writes
-            if change is None or not change.facts:
+            if change is None or not (change.facts or change.removed):
                 return change
+            for fact_id in change.removed:
+                facts.pop(fact_id, None)
             for fact in change.facts:
                 facts[fact.id] = fact
             self._write(facts, raw_invalid)

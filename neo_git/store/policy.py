@@ -20,6 +20,7 @@ from typing import Callable, Mapping, Sequence
 
 from neo_git.errors import NeoError
 from neo_git.facts import Fact, FactScope, now_iso
+from neo_git.scoring import retention_score, success_bonus  # noqa: F401 - re-exported
 from neo_git.store.base import Change
 from neo_git.store.index import FactIndex, PeerGroup
 
@@ -29,16 +30,6 @@ CONFIDENCE_CARRY = 0.05
 # Cosine similarities of the new fact against a group's rows (`group.rows`, in order; the
 # scores of dead rows are ignored). An ndarray takes the vectorised path.
 Similarity = Callable[[PeerGroup], Sequence[float]]
-
-
-def success_bonus(success_count: int) -> float:
-    """min(0.2, 0.1·log2(n+1)): proven advice ranks higher, with a ceiling."""
-    return min(0.2, 0.1 * math.log2(success_count + 1))
-
-
-def retention_score(fact: Fact) -> float:
-    """How much a fact is worth keeping when a scope is over its cap."""
-    return fact.metadata.confidence * (1 + success_bonus(fact.metadata.success_count))
 
 
 def index_of(facts: Mapping[str, Fact]) -> FactIndex:

@@ -13,6 +13,7 @@ import json
 import random
 import time
 from pathlib import Path
+from typing import Callable
 
 import pygit2
 
@@ -47,13 +48,15 @@ class RefStore:
     """Facts of one repository's project scope, stored on a git ref."""
 
     def __init__(self, repo: pygit2.Repository, common_dir: Path, signature: pygit2.Signature,
-                 project_id: str | None = None, ref: str = FACTS_REF) -> None:
+                 project_id: "Callable[[], str | None] | str | None" = None, ref: str = FACTS_REF) -> None:
         self.repo = repo
         self.ref = ref
         self.description = ref
         self.common_dir = Path(common_dir)
         self.signature = signature
-        self.project_id = project_id
+        # What meta.json records on the first write: a fixed id or a function asked only then
+        # (the FactStore passes its own lookup, so nobody sets it from outside).
+        self._project_id = project_id
         # prefix -> its parsed subtree; a reload parses only changed subtrees (and in them
         # only changed blobs), so re-reading after a write costs the same at any size.
         self._subtrees: dict[str, Subtree] = {}
@@ -220,7 +223,7 @@ class RefStore:
             facts = self._load_at(tip)
             # A read-only view with its index, not a copy: copying every fact per add was O(N).
             change = body(IndexedFacts(facts, self._index))
-            if change is None or not change.facts:
+            if change is None or change.is_empty:
                 return change
             commit_id = self._write_commit(tip, change)
             if self._compare_and_swap(tip, commit_id, change.message):
@@ -253,23 +256,37 @@ class RefStore:
         by_prefix: dict[str, list[Fact]] = {}
         for fact in change.facts:
             by_prefix.setdefault(fact.id[:2], []).append(fact)
-        for prefix, facts in by_prefix.items():
+        removed_by_prefix: dict[str, list[str]] = {}
+        for fact_id in change.removed:
+            removed_by_prefix.setdefault(fact_id[:2], []).append(fact_id)
+        for prefix in by_prefix.keys() | removed_by_prefix.keys():
             existing = facts_tree[prefix] if isinstance(facts_tree, pygit2.Tree) and prefix in facts_tree else None
             existing = repo[existing.id] if existing is not None else None
             builder = repo.TreeBuilder(existing) if isinstance(existing, pygit2.Tree) else repo.TreeBuilder()
-            for fact in facts:
+            for fact_id in removed_by_prefix.get(prefix, ()):
+                if builder.get(f"{fact_id}.json") is not None:
+                    builder.remove(f"{fact_id}.json")
+            for fact in by_prefix.get(prefix, ()):
                 builder.insert(f"{fact.id}.json", repo.create_blob(canonical_json(fact)), _BLOB)
-            facts_builder.insert(prefix, builder.write(), _TREE)
+            if len(builder):
+                facts_builder.insert(prefix, builder.write(), _TREE)
+            elif facts_builder.get(prefix) is not None:
+                facts_builder.remove(prefix)  # git trees hold no empty folders
         root_builder = repo.TreeBuilder(root) if root is not None else repo.TreeBuilder()
         root_builder.insert("facts", facts_builder.write(), _TREE)
         if root is None or "meta.json" not in root:
             root_builder.insert("meta.json", self._meta_blob(), _BLOB)
         message = change.message + ("\n\n" + "\n".join(change.details) if change.details else "") + "\n"
         parents = [tip] if tip is not None else []
+        for extra in change.parents:
+            oid = pygit2.Oid(hex=extra) if isinstance(extra, str) else extra
+            if oid not in parents:
+                parents.append(oid)
         return repo.create_commit(None, self.signature, self.signature, message, root_builder.write(), parents)
 
     def _meta_blob(self) -> pygit2.Oid:
-        meta = {"schema_version": SCHEMA_VERSION, "project_id": self.project_id}
+        project_id = self._project_id() if callable(self._project_id) else self._project_id
+        meta = {"schema_version": SCHEMA_VERSION, "project_id": project_id}
         return self.repo.create_blob(json.dumps(meta, sort_keys=True, indent=2) + "\n")
 
     def _compare_and_swap(self, expected: pygit2.Oid | None, new: pygit2.Oid, message: str) -> bool:
