@@ -87,10 +87,10 @@ def sdk_error(exc: Exception, settings: "ProviderSettings") -> ProviderError:
     names = {cls.__name__ for cls in type(exc).__mro__}
     who = f"{settings.name} ({settings.model})"
     where = settings.base_url or "the default endpoint"
-    retries = settings.max_retries
+    retries = f"{settings.max_retries} retr{'y' if settings.max_retries == 1 else 'ies'}"
     if "APITimeoutError" in names:
         return ProviderError("timeout", f"{who} did not answer within {settings.timeout:g} s "
-                             f"({retries} retries)", "raise `git config neo.timeout`, or ask with a lower --effort")
+                             f"(after {retries})", "raise `git config neo.timeout`, or ask with a lower --effort")
     if "APIConnectionError" in names:
         return ProviderError("connection", f"cannot reach {who} at {where}",
                              "check the network and the base URL (git config neo."
@@ -99,18 +99,18 @@ def sdk_error(exc: Exception, settings: "ProviderSettings") -> ProviderError:
         return ProviderError("bad_reply", f"{who} sent a reply that is not the expected JSON",
                              "is the base URL an OpenAI/Anthropic-compatible API?")
     status = getattr(exc, "status_code", None)
-    message = scrub(getattr(exc, "message", "") or str(exc), settings)
+    message = scrub(_server_message(exc), settings)
     if status == 401 or "AuthenticationError" in names or status == 403:
         return ProviderError("auth", f"{who} refused the API key ({status}): {message}",
                              KEY_HINT.get(settings.name, "check the key"))
     if status == 429 or "RateLimitError" in names:
-        return ProviderError("rate_limit", f"{who} is rate limiting requests (429) after {retries} retries "
+        return ProviderError("rate_limit", f"{who} is rate limiting requests (429) after {retries} "
                              f"with backoff: {message}", "wait a minute and ask again, or raise neo.maxRetries")
     if status == 404 or "NotFoundError" in names:
         return ProviderError("not_found", f"model '{settings.model}' not found at {where}: {message}",
                              f"pass --model, or `git config neo.{settings.name}Model NAME`")
     if status is not None and status >= 500:
-        return ProviderError("server", f"{who} failed with a server error ({status}) after {retries} retries: "
+        return ProviderError("server", f"{who} failed with a server error ({status}) after {retries}: "
                              f"{message}", "the provider is having trouble; try again later")
     if status is not None:
         return ProviderError("request", f"{who} rejected the request ({status}): {message}",
@@ -118,6 +118,16 @@ def sdk_error(exc: Exception, settings: "ProviderSettings") -> ProviderError:
     if isinstance(exc, ValueError):  # a body that is not JSON at all
         return ProviderError("bad_reply", f"{who} sent a reply that is not JSON", "is the base URL right?")
     raise exc
+
+
+def _server_message(exc: Exception) -> str:
+    """The API's own error message (both SDKs keep the decoded error body on the exception)."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        if isinstance(inner.get("message"), str):
+            return inner["message"]
+    return getattr(exc, "message", "") or str(exc)
 
 
 def missing_sdk(package: str) -> NeoError:
