@@ -109,7 +109,7 @@ class ReasoningLoop:
     def _take(self, answer: Answer | None, keep_plan: bool = False) -> None:
         if answer is None:
             return
-        if answer.plan or not keep_plan:
+        if not keep_plan or not self.out.plan:   # the plan step's plan stands; later steps only code
             self.out.plan = answer.plan
         checked, passed = verify(answer.suggestions, self.rules)
         self.out.suggestions = tuple(checked)
