@@ -2,39 +2,19 @@
 from __future__ import annotations
 
 from neo_git.ask.model import ModelReply, ModelRequest
-from neo_git.ask.providers import KEY_HINT, ProviderError, missing_sdk, sdk_error
-from neo_git.ask.settings import ProviderSettings
+from neo_git.ask.providers import SDKProvider, sdk_error
 
 # Thinking budget (tokens) per effort; 0 = thinking off. The API's minimum budget is 1,024
 # and max_tokens must exceed the budget, so the answer's own allowance is added on top.
 THINKING_BUDGET = {"low": 0, "medium": 4096, "high": 16384, "xhigh": 32768}
 
 
-class AnthropicProvider:
+class AnthropicProvider(SDKProvider):
     """`anthropic`: official SDK, imported on first call."""
 
     name = "anthropic"
-    calls_model = True
-
-    def __init__(self, settings: ProviderSettings) -> None:
-        self.settings = settings
-        self._client = None
-
-    def client(self):
-        """The SDK client (made once)."""
-        if self._client is None:
-            try:
-                import anthropic
-            except ImportError:
-                raise missing_sdk("anthropic") from None
-            key = self.settings.api_key
-            if not key:
-                if not self.settings.base_url:
-                    raise ProviderError("auth", "no Anthropic API key is configured", KEY_HINT["anthropic"])
-                key = "unused"
-            self._client = anthropic.Anthropic(api_key=key, base_url=self.settings.base_url,
-                                               timeout=self.settings.timeout, max_retries=self.settings.max_retries)
-        return self._client
+    client_class = "Anthropic"
+    label = "Anthropic"
 
     def complete(self, request: ModelRequest) -> ModelReply:
         """One Messages call."""

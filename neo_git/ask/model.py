@@ -1,7 +1,7 @@
 """Value types of an ask: what goes to a model, what comes back, and the typed result."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 EFFORTS = ("low", "medium", "high", "xhigh")
 DIFFICULTIES = ("easy", "medium", "hard")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from neo_git.ask.model import ModelReply, ModelRequest
-from neo_git.ask.providers import KEY_HINT, ProviderError, missing_sdk, sdk_error
+from neo_git.ask.providers import ProviderError, SDKProvider, sdk_error
 from neo_git.ask.settings import ProviderSettings
 
 # Models that take `reasoning.effort` (the o-series, gpt-5 family, codex models).
@@ -28,31 +28,12 @@ def reasoning_effort(effort: str, model: str) -> str:
     return effort
 
 
-class OpenAIProvider:
+class OpenAIProvider(SDKProvider):
     """`openai`: official SDK, imported on first call."""
 
     name = "openai"
-    calls_model = True
-
-    def __init__(self, settings: ProviderSettings) -> None:
-        self.settings = settings
-        self._client = None
-
-    def client(self):
-        """The SDK client (made once)."""
-        if self._client is None:
-            try:
-                import openai
-            except ImportError:
-                raise missing_sdk("openai") from None
-            key = self.settings.api_key
-            if not key:
-                if not self.settings.base_url:
-                    raise ProviderError("auth", "no OpenAI API key is configured", KEY_HINT["openai"])
-                key = "unused"  # local OpenAI-compatible servers often need none
-            self._client = openai.OpenAI(api_key=key, base_url=self.settings.base_url,
-                                         timeout=self.settings.timeout, max_retries=self.settings.max_retries)
-        return self._client
+    client_class = "OpenAI"
+    label = "OpenAI"
 
     def complete(self, request: ModelRequest) -> ModelReply:
         """One Responses or Chat Completions call."""

@@ -120,6 +120,38 @@ def sdk_error(exc: Exception, settings: "ProviderSettings") -> ProviderError:
     raise exc
 
 
+class SDKProvider:
+    """Base of the providers built on an official SDK (openai, anthropic): the lazily made client."""
+
+    name = ""
+    client_class = ""          # the SDK module's client class, e.g. "OpenAI"
+    label = ""                 # for messages: "OpenAI"
+    calls_model = True
+
+    def __init__(self, settings: "ProviderSettings") -> None:
+        self.settings = settings
+        self._client = None
+
+    def client(self):
+        """The SDK client (made once; the SDK is imported here, not at start-up)."""
+        if self._client is None:
+            import importlib
+
+            try:
+                module = importlib.import_module(self.name)
+            except ImportError:
+                raise missing_sdk(self.name) from None
+            key = self.settings.api_key
+            if not key:
+                if not self.settings.base_url:
+                    raise ProviderError("auth", f"no {self.label} API key is configured", KEY_HINT[self.name])
+                key = "unused"  # local OpenAI/Anthropic-compatible servers often need none
+            self._client = getattr(module, self.client_class)(
+                api_key=key, base_url=self.settings.base_url, timeout=self.settings.timeout,
+                max_retries=self.settings.max_retries)
+        return self._client
+
+
 def _server_message(exc: Exception) -> str:
     """The API's own error message (both SDKs keep the decoded error body on the exception)."""
     body = getattr(exc, "body", None)
