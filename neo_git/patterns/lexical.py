@@ -7,20 +7,33 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from functools import lru_cache
 from typing import Sequence
 
 K1 = 1.2
 B = 0.75
 
 
+@lru_cache(maxsize=20_000)
+def _chunk_tokens(chunk: str) -> tuple[str, ...]:
+    from neo_git.embed.hashing import tokens
+
+    return tuple(tokens(chunk))
+
+
+def words(text: str) -> list[str]:
+    """The tokens of *text*, memoised per whitespace-separated chunk (a token never spans whitespace)."""
+    out: list[str] = []
+    for chunk in text.split():
+        out.extend(_chunk_tokens(chunk))
+    return out
+
+
 class BM25:
     """A tiny in-memory BM25 index over a fixed list of documents."""
 
     def __init__(self, documents: Sequence[str]) -> None:
-        from neo_git.embed.hashing import tokens
-
-        self._tokens = tokens
-        self.counts = [Counter(tokens(doc)) for doc in documents]
+        self.counts = [Counter(words(doc)) for doc in documents]
         self.lengths = [sum(c.values()) for c in self.counts]
         self.average = (sum(self.lengths) / len(self.lengths)) if self.lengths else 0.0
         frequency: Counter[str] = Counter()
@@ -32,10 +45,10 @@ class BM25:
 
     def scores(self, query: str) -> list[float]:
         """Scores of every document for *query*, scaled so the best is 1.0 (all 0.0 when nothing matches)."""
-        words = set(self._tokens(query)) & self.idf.keys()
+        query_words = set(words(query)) & self.idf.keys()
         raw = []
         for counts, length in zip(self.counts, self.lengths):
             norm = K1 * (1 - B + B * length / (self.average or 1))
-            raw.append(sum(self.idf[w] * counts[w] * (K1 + 1) / (counts[w] + norm) for w in words if w in counts))
+            raw.append(sum(self.idf[w] * counts[w] * (K1 + 1) / (counts[w] + norm) for w in query_words if w in counts))
         best = max(raw, default=0.0)
         return [r / best for r in raw] if best > 0 else [0.0] * len(raw)
