@@ -180,7 +180,7 @@ def find_pattern(pattern_id: str, workdir: Path | None = None) -> Pattern:
                            f"`git neo construct validate {root}` lists every problem")
         return pattern
     known = list(load_library(workdir).patterns)
-    close = difflib.get_close_matches(pattern_id, known, n=3, cutoff=0.5)
+    close = difflib.get_close_matches(pattern_id, known, n=3, cutoff=0.75)
     hint = f"did you mean {', '.join(close)}?" if close else "`git neo construct list` shows every pattern"
     raise NeoError(f"no pattern '{pattern_id}'", hint)
 

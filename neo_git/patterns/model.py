@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple
+from typing import Any, NamedTuple
 
 # The sections every pattern must have, in the order a reader expects them.
 REQUIRED_SECTIONS = ("Intent", "Forces", "Solution", "Consequences", "References")
@@ -33,13 +33,16 @@ class PatternProblem(NamedTuple):
 
 @dataclass(frozen=True)
 class Pattern:
-    """One valid pattern: `id` is `<domain>/<name>`, `sections` maps heading -> text in file order."""
+    """One valid pattern: `id` is `<domain>/<name>`, `sections` maps heading -> text in file order.
+
+    Patterns are memoised per file, so treat `sections` as read-only (it is a plain dict
+    so that it serialises with `json.dumps` as it is)."""
 
     id: str
     name: str
     domain: str
     author: str
-    sections: Mapping[str, str]
+    sections: dict[str, str] = field(hash=False)
     path: Path
     source: str = SHIPPED          # "shipped" (in the wheel) or "project" (.neo/construct/)
     tags: tuple[str, ...] = ()

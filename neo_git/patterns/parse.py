@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from types import MappingProxyType
 
 from neo_git.patterns.model import (AUTHOR_LINE, MAX_BYTES, MAX_LINES, REQUIRED_SECTIONS, SHIPPED, TITLE_PREFIX,
                                     Pattern, PatternProblem)
@@ -97,7 +96,7 @@ def check_pattern(raw: bytes, pattern_id: str, path: Path, source: str = SHIPPED
     ordered = {canonical.get(h.lower(), h): body.strip("\n") for h, body, _ in sections}
     tags = tuple(t.strip() for t in meta.get("tags", ("", 0))[0].split(",") if t.strip())
     return Pattern(id=pattern_id, name=title or "", domain=domain, author=author,
-                   sections=MappingProxyType(ordered), path=path, source=source, tags=tags, text=text), []
+                   sections=ordered, path=path, source=source, tags=tags, text=text), []
 
 
 def _title(lines: list[str]) -> tuple[str | None, int]:

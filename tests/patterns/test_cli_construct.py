@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -101,7 +103,11 @@ def test_validate_defaults_to_the_shipped_library_outside_a_repository(capsys, t
     assert code == 0 and out.startswith("ok: ")
 
 
-def test_construct_help_is_cheap(capsys):
+def test_construct_help_does_not_import_numpy(capsys):
     code, out, _ = run(capsys, "construct", "-h")
     assert code == 0 and "validate" in out
-    assert os.environ.get("NEO_EMBEDDER") == "hash"
+    probe = ("import sys; from neo_git.cli import main; main(['construct', 'list']); "
+             "print('numpy' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL, env=os.environ)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("False"), proc.stderr

@@ -27,6 +27,8 @@ def test_import_cycle_query_finds_an_import_cycle_pattern_first():
     hit = hits[0]
     assert hit.pattern.author == "git-neo maintainers" and hit.pattern.domain == "architecture"
     assert "Solution" in hit.pattern.sections and hit.pattern.path.is_file()
+    assert json.loads(json.dumps(hit.pattern.sections)) == hit.pattern.sections
+    assert hash(hit.pattern) == hash(hit.pattern)
 
 
 @pytest.mark.parametrize("query,expected", [
@@ -95,10 +97,11 @@ class CountingEmbedder(HashEmbedder):
 
 
 def test_pattern_vectors_come_from_the_vector_cache_in_a_new_process(monkeypatch):
+    from neo_git.patterns import load_library
+
     first = CountingEmbedder()
     search_patterns("retry", embedder=first)
-    count = len(search_module._INDEXES) and first.embedded
-    assert count > 1  # every pattern plus the query
+    assert first.embedded == len(load_library().patterns) + 1  # every pattern plus the query
     monkeypatch.setattr(search_module, "_INDEXES", {})  # what a new process starts with
     second = CountingEmbedder()
     hits = search_patterns("retry", embedder=second)
