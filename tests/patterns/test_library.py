@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,13 @@ def test_shipped_pattern_validates(path: Path):
     assert pattern.author == "git-neo maintainers"
     assert "```" in pattern.sections["Solution"], "the Solution should carry a code sketch"
     assert pattern.sections["References"].count("\n- ") >= 1, "References should list sources"
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_shipped_python_sketches_are_valid_python(path: Path):
+    blocks = re.findall(r"```python\n(.*?)```", path.read_text(encoding="utf-8"), re.S)
+    for block in blocks:
+        compile(block, str(path), "exec")  # a SyntaxError names the file and line
 
 
 def test_validate_folder_on_the_shipped_library_is_clean():
