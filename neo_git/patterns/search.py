@@ -87,8 +87,11 @@ def search_patterns(query: str, k: int = 3, *, workdir: Path | None = None, embe
                     ) -> list[PatternHit]:
     """The *k* patterns best matching *query*: shipped ones plus `<workdir>/.neo/construct/` (project wins).
 
-    *embedder* is a name or an `Embedder`; None means the configured one (`neo.embedder`,
-    else auto). Files that fail validation are skipped (`load_library().problems` says why).
+    *embedder* is a name or an `Embedder`; None means the configured one ($NEO_EMBEDDER, else
+    `neo.embedder` as git config reads it from the current directory, else auto) — a caller
+    holding a store should pass the store's embedder so facts and patterns share one vector
+    space. *workdir* None means the shipped library only. Files that fail validation are
+    skipped (`load_library(workdir).problems` says why).
     """
     from neo_git.embed import get_embedder
 
