@@ -1,7 +1,10 @@
 """Okapi BM25 over the pattern texts, with the hash embedder's tokenizer (split identifiers,
 stem, drop stopwords), so "import cycles" meets "Import Cycle" and `circular_import`.
 
-Scores are divided by the best score for the query, giving [0, 1] to blend with cosine.
+Scores are divided by the most a document could score for the query (every query word
+matched, term frequency saturated: ``idf * (k1 + 1)`` per word, a word no pattern uses
+counting at the highest idf). The result is in [0, 1] and comparable across queries: a
+question sharing one common word with a pattern scores low, not 1.0.
 """
 from __future__ import annotations
 
@@ -44,11 +47,13 @@ class BM25:
         self.idf = {word: math.log(1 + (n - df + 0.5) / (df + 0.5)) for word, df in frequency.items()}
 
     def scores(self, query: str) -> list[float]:
-        """Scores of every document for *query*, scaled so the best is 1.0 (all 0.0 when nothing matches)."""
-        query_words = set(words(query)) & self.idf.keys()
+        """Scores of every document for *query* in [0, 1] (the share of the query's weight it matches)."""
+        asked = set(words(query))
+        query_words = asked & self.idf.keys()
+        unseen = math.log(1 + (len(self.counts) + 0.5) / 0.5)  # idf of a word no document has
+        ceiling = sum(self.idf.get(w, unseen) for w in asked) * (K1 + 1)
         raw = []
         for counts, length in zip(self.counts, self.lengths):
             norm = K1 * (1 - B + B * length / (self.average or 1))
             raw.append(sum(self.idf[w] * counts[w] * (K1 + 1) / (counts[w] + norm) for w in query_words if w in counts))
-        best = max(raw, default=0.0)
-        return [r / best for r in raw] if best > 0 else [0.0] * len(raw)
+        return [r / ceiling for r in raw] if ceiling > 0 else [0.0] * len(raw)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # Share of the lexical signal in the blended score. Chosen on the query set in
 # benchmarks/construct_bench.py (see docs/design-notes.md for the figures).
-LEXICAL_WEIGHT = 0.3
+LEXICAL_WEIGHT = 0.5
 _INDEX_MEMO = 4  # indexes kept per process (one per embedder and library version)
 
 

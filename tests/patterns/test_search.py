@@ -68,6 +68,14 @@ def test_blending_in_the_lexical_signal_helps_on_the_query_set():
     assert reciprocal_rank(LEXICAL_WEIGHT) > reciprocal_rank(0.0)
 
 
+def test_scores_are_comparable_across_queries():
+    """An unrelated question scores well below a matching one (lexical is not rescaled per query)."""
+    related = search_patterns("break an import cycle between two packages", k=1, embedder="hash")[0]
+    unrelated = search_patterns("how do we configure logging", k=1, embedder="hash")[0]
+    assert 0.0 <= unrelated.lexical < related.lexical <= 1.0
+    assert related.score > 2 * unrelated.score
+
+
 def test_k_and_empty_queries():
     assert len(search_patterns("cache", k=5, embedder="hash")) == 5
     assert search_patterns("   ", embedder="hash") == []
