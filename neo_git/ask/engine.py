@@ -82,7 +82,7 @@ class NeoEngine:
                 verb = "lowered" if relation == "repeat" else "raised"
                 notes.append(f"previous question {relation}: {verb} the confidence of {len(adjusted)} fact(s)")
         recall = store.recall(question, k=RECALL_K, max_tokens=RECALL_MAX_TOKENS)
-        context = AskContext(question, recall, tuple(included), tuple(find_patterns(question, store.paths.workdir)))
+        context = AskContext(question, recall, tuple(included), tuple(find_patterns(question, store.paths.workdir, embedder=store.embedder)))
         scored = [(recall.scores.get(f.id, 0.0), f.metadata.confidence) for f in recall.valid_facts]
         decision = decide(question, scored, context_chars=context.context_chars, cap=cap)
         if force_effort:

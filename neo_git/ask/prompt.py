@@ -21,6 +21,10 @@ if TYPE_CHECKING:  # pragma: no cover
 MAX_FILE_CHARS = 16_000          # per included file (neo.askMaxFileChars)
 MAX_TOTAL_FILE_CHARS = 48_000    # all included files together
 MAX_PATTERN_CHARS = 1_500
+# Pattern search blends cosine and BM25; unrelated patterns score ≈ 0.04–0.08 and a
+# pattern that fits ≈ 0.15 and up (retry question → retry-with-backoff 0.29).
+PATTERN_MIN_SCORE = 0.12
+PATTERN_SECTIONS = ("Intent", "Solution")      # enough to apply it; `git neo construct show` has the rest
 
 SCHEMAS = {
     "answer": ('{"plan": ["step, citing [fact:<id>] where a fact says so", ...], '
@@ -87,8 +91,9 @@ class AskContext:
 
     @property
     def context_chars(self) -> int:
-        """Characters of included material (files and patterns) for the difficulty estimate."""
-        return sum(len(f.text) for f in self.files) + sum(len(p.text) for p in self.patterns)
+        """Characters of the included files, for the difficulty estimate (what git-neo adds
+        itself, facts and patterns, does not make a question harder)."""
+        return sum(len(f.text) for f in self.files)
 
 
 def _quote(fact: "Fact", ctx: "ContextResult") -> str:
@@ -216,20 +221,21 @@ def file_health(path: str, data: bytes) -> dict | None:
             "max_nesting": metrics.max_nesting, "parse_errors": metrics.has_errors}
 
 
-def find_patterns(question: str, workdir: Path | None, k: int = 3) -> list[PatternHit]:
-    """Construct patterns matching *question*, when the pattern library is installed."""
+def find_patterns(question: str, workdir: Path | None, k: int = 3, embedder: Any = None,
+                  min_score: float = PATTERN_MIN_SCORE) -> list[PatternHit]:
+    """Construct patterns matching *question* (score ≥ *min_score*), when the library is installed."""
     try:
         from neo_git.patterns import search_patterns
     except ImportError:
         return []
     try:
-        hits = search_patterns(question, k=k, workdir=workdir)
+        hits = search_patterns(question, k=k, workdir=workdir, embedder=embedder)
     except Exception:  # noqa: BLE001 - patterns are a bonus; ask works without them
         return []
     found = []
     for hit in hits or ():
         pattern = getattr(hit, "pattern", None)
-        if pattern is None:
+        if pattern is None or float(getattr(hit, "score", 0.0) or 0.0) < min_score:
             continue
         found.append(PatternHit(str(getattr(pattern, "id", "")), str(getattr(pattern, "name", "")),
                                 float(getattr(hit, "score", 0.0) or 0.0), _sections_text(getattr(pattern, "sections", None))))
@@ -238,7 +244,8 @@ def find_patterns(question: str, workdir: Path | None, k: int = 3) -> list[Patte
 
 def _sections_text(sections: Any) -> str:
     if isinstance(sections, dict):
-        parts = [f"### {k}\n{v}" for k, v in sections.items()]
+        chosen = {k: v for k, v in sections.items() if k in PATTERN_SECTIONS} or sections
+        parts = [f"### {k}\n{v}" for k, v in chosen.items()]
     elif isinstance(sections, (list, tuple)):
         parts = []
         for s in sections:

@@ -75,23 +75,37 @@ class _Hit:
     score: float
 
 
-def test_matching_patterns_are_included_when_the_library_exists(repo, monkeypatch):
+def test_matching_patterns_are_included(repo):
     from neo_git.ask.engine import NeoEngine
 
     engine = NeoEngine.open(repo, provider="none")
+    user = engine.ask("how should the importer retry on 429 and 503?", dry_run=True).messages["user"]
+    assert "# Matching patterns from the Construct library" in user
+    assert "## pattern resilience/retry-with-backoff: " in user and "### Intent" in user and "### Forces" not in user
+    unrelated = engine.ask("add dark mode to the mobile settings screen", dry_run=True).messages["user"]
+    assert "# Matching patterns" not in unrelated          # weak matches are left out
+
+
+def test_patterns_are_optional_and_any_hit_shape_is_rendered(repo, monkeypatch):
+    from neo_git.ask.engine import NeoEngine
+
+    engine = NeoEngine.open(repo, provider="none")
+    monkeypatch.setitem(sys.modules, "neo_git.patterns", None)     # the library absent: ImportError
     assert "# Matching patterns" not in engine.ask("how should we retry?", dry_run=True).messages["user"]
     calls = []
     module = types.ModuleType("neo_git.patterns")
 
     def search_patterns(query, k=3, *, workdir=None, embedder=None):
-        calls.append((query, k))
-        return [_Hit(_Pattern("retry-backoff", "Retry with backoff", {"When": "429 and 503", "How": "jitter"}), 0.71)]
+        calls.append((query, k, embedder is engine.store.embedder))
+        return [_Hit(_Pattern("retry-backoff", "Retry with backoff", {"When": "429 and 503", "How": "jitter"}), 0.71),
+                _Hit(_Pattern("weak", "Weak", {}), 0.01)]
 
     module.search_patterns = search_patterns
     monkeypatch.setitem(sys.modules, "neo_git.patterns", module)
     user = engine.ask("how should we retry?", dry_run=True).messages["user"]
-    assert calls == [("how should we retry?", 3)]
+    assert calls == [("how should we retry?", 3, True)]
     assert "## pattern retry-backoff: Retry with backoff (match 0.71)\n### When\n429 and 503\n### How\njitter" in user
+    assert "pattern weak" not in user
 
 
 def test_dry_run_prints_the_messages_and_opens_no_connection(repo, llm, monkeypatch, capsys, no_connections):
