@@ -115,3 +115,11 @@ def test_time_budget_stops_cleanly_with_what_is_ready(repo, llm):
     assert outcome.stopped == "time budget of 60 s reached before the critic step"
     assert outcome.plan == ("step one",)
     assert len(outcome.suggestions) == 1
+
+
+def test_a_later_step_that_times_out_keeps_what_is_ready(repo, llm):
+    llm.queue(plan("take a lease"), {"sleep": 1.0})
+    result = engine_for(repo, llm, timeout=0.3, retries=0).ask(HARD)
+    assert result.plan == ("take a lease",) and result.suggestions == ()
+    assert result.stopped.startswith("code step failed (openai (gpt-5-mini) did not answer within")
+    assert [c.stage for c in result.calls] == ["plan"]
