@@ -71,8 +71,7 @@ class NeoEngine:
         answering = self.provider.calls_model and not dry_run
         cap = lower_effort(check_effort(effort, "--effort"), self.max_effort())
         per_file = config_int("askMaxFileChars", MAX_FILE_CHARS, repo=store.repo)
-        included, notes = read_included(list(files), store.paths.workdir, Path(cwd) if cwd else None,
-                                        per_file=per_file)
+        included, notes = read_included(list(files), store.paths.workdir, self._base_dir(cwd), per_file=per_file)
         notes = list(notes)
         if answering and record:
             from neo_git.ask.learning import judge_previous
@@ -107,6 +106,17 @@ class NeoEngine:
         if not record:
             return result
         return self._record(result)
+
+    def _base_dir(self, cwd: str | os.PathLike | None) -> Path | None:
+        """Where relative --include paths start: *cwd*, else the current directory when it is
+        inside the work tree (the CLI), else the work tree (a library caller elsewhere)."""
+        if cwd is not None:
+            return Path(cwd)
+        workdir = self.store.paths.workdir
+        here = Path.cwd().resolve()
+        if workdir is None or here == Path(workdir).resolve() or Path(workdir).resolve() in here.parents:
+            return here
+        return Path(workdir)
 
     def _record(self, result: AskResult) -> AskResult:
         from neo_git.ask.learning import record_answer, remember_question

@@ -37,16 +37,27 @@ class OllamaProvider:
         self.settings = settings
 
     def complete(self, request: ModelRequest) -> ModelReply:
-        """One non-streaming /api/chat call, retried with backoff on 429/5xx."""
-        body = json.dumps({
+        """One non-streaming /api/chat call, retried with backoff on 429/5xx. A model that
+        cannot think (Ollama answers 400 "does not support thinking") is asked again without."""
+        payload = {
             "model": self.settings.model, "stream": False, "think": request.effort != "low",
             "messages": [{"role": "system", "content": request.system}, {"role": "user", "content": request.prompt}],
             "options": {"num_predict": request.max_output_tokens},
-        }).encode("utf-8")
+        }
+        try:
+            return self._chat(payload, request.timeout)
+        except ProviderError as exc:
+            if exc.kind != "request" or "thinking" not in exc.message or not payload["think"]:
+                raise
+        del payload["think"]
+        return self._chat(payload, request.timeout)
+
+    def _chat(self, payload: dict, timeout: float) -> ModelReply:
+        body = json.dumps(payload).encode("utf-8")
         url = base_url(self.settings) + "/api/chat"
         for attempt in range(self.settings.max_retries + 1):
             try:
-                data = self._post(url, body, request.timeout)
+                data = self._post(url, body, timeout)
                 break
             except urllib.error.HTTPError as exc:
                 if exc.code not in RETRY_STATUSES or attempt == self.settings.max_retries:
@@ -54,11 +65,11 @@ class OllamaProvider:
                 time.sleep(_retry_delay(exc, attempt))
             except (socket.timeout, TimeoutError):
                 raise ProviderError("timeout", f"ollama ({self.settings.model}) did not answer within "
-                                    f"{request.timeout:g} s", "raise `git config neo.timeout`") from None
+                                    f"{timeout:g} s", "raise `git config neo.timeout`") from None
             except urllib.error.URLError as exc:
                 if isinstance(exc.reason, (socket.timeout, TimeoutError)):
                     raise ProviderError("timeout", f"ollama ({self.settings.model}) did not answer within "
-                                        f"{request.timeout:g} s", "raise `git config neo.timeout`") from None
+                                        f"{timeout:g} s", "raise `git config neo.timeout`") from None
                 raise ProviderError("connection", f"cannot reach ollama at {base_url(self.settings)}",
                                     "start it with `ollama serve`, or set `git config neo.ollamaUrl`") from None
         message = data.get("message") if isinstance(data, dict) else None

@@ -10,6 +10,9 @@ from neo_git.ask.settings import ProviderSettings
 
 # Models that take `reasoning.effort` (the o-series, gpt-5 family, codex models).
 REASONING_MODEL = re.compile(r"^(?:o\d|gpt-5|codex)", re.IGNORECASE)
+# `max_output_tokens` counts reasoning tokens too: room for them on top of the answer's own
+# allowance, so a high-effort call is not cut off mid-thought (mirrors Anthropic's budgets).
+REASONING_ALLOWANCE = {"low": 2048, "medium": 4096, "high": 16384, "xhigh": 32768}
 # Models that accept "xhigh"; the others get "high" for xhigh.
 XHIGH_MODEL = re.compile(r"^(?:gpt-5\.[2-9]|gpt-5\.1-codex-max)", re.IGNORECASE)
 
@@ -51,7 +54,12 @@ class OpenAIProvider(SDKProvider):
         response = client.responses.create(
             model=self.settings.model, instructions=request.system, input=request.prompt,
             reasoning={"effort": reasoning_effort(request.effort, self.settings.model)},
-            max_output_tokens=request.max_output_tokens, timeout=request.timeout)
+            max_output_tokens=request.max_output_tokens + REASONING_ALLOWANCE[request.effort],
+            timeout=request.timeout)
+        if getattr(response, "status", None) == "incomplete" and not response.output_text:
+            reason = getattr(getattr(response, "incomplete_details", None), "reason", None) or "incomplete"
+            raise ProviderError("incomplete", f"openai ({self.settings.model}) stopped before answering ({reason})",
+                                "ask with a lower --effort, or include less")
         usage = response.usage
         details = getattr(usage, "output_tokens_details", None) if usage else None
         return ModelReply(text=response.output_text or "", tokens_in=getattr(usage, "input_tokens", 0) or 0,

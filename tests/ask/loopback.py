@@ -122,7 +122,7 @@ class LoopbackLLM:
 
     def queue(self, *actions: dict | str) -> None:
         """Script the next replies: a text, or {"status": 401|429|500, "error": msg},
-        {"sleep": seconds}, {"garbage": True}."""
+        {"sleep": seconds}, {"garbage": True}, {"incomplete": True} (OpenAI Responses)."""
         self.script.extend(actions)
 
     # --- serving -------------------------------------------------------------------
@@ -146,6 +146,11 @@ class LoopbackLLM:
         if "status" in action:
             return self._send(handler, action["status"], self._error_body(seen, action),
                               {"retry-after-ms": "5"} if action["status"] in (429, 500, 503) else {})
+        if action.get("incomplete"):      # OpenAI Responses: ran out of output tokens while reasoning
+            reply = self._reply(seen, "")
+            reply.update(status="incomplete", incomplete_details={"reason": "max_output_tokens"},
+                         output=reply["output"][:1])
+            return self._send(handler, 200, json.dumps(reply).encode())
         if action.get("garbage"):
             return self._send(handler, 200, b"<html>upstream proxy error</html>")
         return self._send(handler, 200, json.dumps(self._reply(seen, action.get("text", ""))).encode())

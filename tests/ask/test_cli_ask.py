@@ -57,11 +57,14 @@ def test_help_does_not_import_an_sdk(tmp_path):
     assert proc.stdout.strip().endswith("[]") and "--dry-run" in proc.stdout
 
 
-def test_library_api(repo, llm):
+def test_library_api(repo, tmp_path, monkeypatch):
     import neo_git
     from neo_git import AskResult, NeoEngine
 
     assert "NeoEngine" in neo_git.__all__
+    (repo / "notes.py").write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)                       # a caller outside the repository
     engine = NeoEngine.open(repo, provider="none")
-    result = engine.ask("where is the importer?", dry_run=True)
+    result = engine.ask("where is the importer?", files=["notes.py"], dry_run=True)
     assert isinstance(result, AskResult) and result.answered is False and result.tokens_in == 0
+    assert "# File notes.py\n```\nx = 1" in result.messages["user"]

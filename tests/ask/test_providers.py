@@ -148,3 +148,21 @@ def test_missing_key_for_the_default_endpoint(repo, monkeypatch):
     with pytest.raises(ProviderError) as err:
         make_provider(ProviderSettings("anthropic", "claude-sonnet-4-5")).complete(ModelRequest("s", "u", "low"))
     assert err.value.kind == "auth" and "ANTHROPIC_API_KEY" in err.value.hint
+
+
+def test_ollama_model_without_thinking_is_asked_again_without_think(repo, llm):
+    llm.queue({"status": 400, "error": '"llama3" does not support thinking'}, '{"plan": ["ok"]}')
+    reply = make_provider(settings_for(llm, "ollama", model="llama3")).complete(ModelRequest("s", "u", "high"))
+    assert reply.text == '{"plan": ["ok"]}'
+    assert llm.requests[0].body["think"] is True and "think" not in llm.requests[1].body
+
+
+def test_openai_reasoning_gets_room_and_an_incomplete_reply_is_explained(repo, llm):
+    provider = make_provider(settings_for(llm, "openai"))
+    provider.complete(ModelRequest("s", "u", "high", max_output_tokens=1000))
+    assert llm.requests[-1].body["max_output_tokens"] == 1000 + 16384
+    llm.responder = None
+    llm.queue({"incomplete": True})
+    with pytest.raises(ProviderError) as err:
+        provider.complete(ModelRequest("s", "u", "xhigh"))
+    assert err.value.kind == "incomplete" and "max_output_tokens" in err.value.message
