@@ -24,7 +24,10 @@ MAX_PATTERN_CHARS = 1_500
 # Pattern search blends cosine and BM25; unrelated patterns score ≈ 0.04–0.08 and a
 # pattern that fits ≈ 0.15 and up (retry question → retry-with-backoff 0.29).
 PATTERN_MIN_SCORE = 0.12
-PATTERN_SECTIONS = ("Intent", "Solution")      # enough to apply it; `git neo construct show` has the rest
+PATTERN_SECTIONS = ("Intent", "Solution")
+# Ranked facts scoring below this are not sent: unrelated facts score ≈ 0.0–0.18 under the
+# built-in embedder, and a question memory knows nothing about should say so, not carry noise.
+PROMPT_MIN_SCORE = 0.125      # enough to apply it; `git neo construct show` has the rest
 
 SCHEMAS = {
     "answer": ('{"plan": ["step, citing [fact:<id>] where a fact says so", ...], '
@@ -84,10 +87,15 @@ class AskContext:
     notes: tuple[str, ...] = field(default=())
 
     @property
+    def ranked_facts(self) -> list:
+        """The ranked facts that are sent (recall score ≥ PROMPT_MIN_SCORE)."""
+        return [f for f in self.recall.valid_facts if self.recall.scores.get(f.id, 1.0) >= PROMPT_MIN_SCORE]
+
+    @property
     def fact_ids(self) -> set[str]:
         """Ids the model may cite (everything quoted as current knowledge)."""
         r = self.recall
-        return {f.id for f in (*r.constraints, *r.valid_facts, *r.known_unknowns)}
+        return {f.id for f in (*r.constraints, *self.ranked_facts, *r.known_unknowns)}
 
     @property
     def context_chars(self) -> int:
@@ -117,12 +125,13 @@ def render_context(context: AskContext) -> str:
     loose = []
     for old in r.invalidated:
         (by_successor.setdefault(old.superseded_by, []) if old.superseded_by else loose).append(old)
-    for fact in r.valid_facts:
+    ranked = context.ranked_facts
+    for fact in ranked:
         out.append(_quote(fact, r))
         for old in by_successor.pop(fact.id, ()):
             out.append(f"    this changed from [fact:{old.id}] (no longer true): "
                        f"{json.dumps(old.subject + (' — ' + old.body if old.body else ''), ensure_ascii=False)}")
-    if not r.valid_facts:
+    if not ranked:
         out.append("(no relevant facts: this question is new to the memory)")
     retired = loose + [f for olds in by_successor.values() for f in olds]
     if retired:

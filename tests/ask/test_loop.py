@@ -86,7 +86,7 @@ def test_invalid_parts_of_a_reply_are_dropped_not_trusted(repo, llm, importer_fa
                              {"file": "b.py"}, "junk"],
              "facts": ["[fact:" + facts[1].id + "]", "not-an-id"]}
     llm.queue(json.dumps(reply))
-    result = engine_for(repo, llm).ask("fix the typo in the README")
+    result = engine_for(repo, llm).ask("why does the importer retry forever on 429?")
     assert result.plan == ("first", "second") and result.confidence == 1.0
     [change] = result.suggestions
     assert change.fact_ids == (facts[0].id,)

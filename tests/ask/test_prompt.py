@@ -131,3 +131,16 @@ def test_none_provider_prints_context_and_how_to_configure(repo, capsys, no_conn
 
     data = json.loads(capsys.readouterr().out)
     assert data["answered"] is False and data["provider"] == "none" and data["messages"]["stage"] == "answer"
+
+
+def test_unrelated_facts_are_not_sent(repo, importer_facts):
+    from neo_git.ask.engine import NeoEngine
+
+    facts, constraint = importer_facts
+    engine = NeoEngine.open(repo, provider="none")
+    user = engine.ask("add dark mode to the mobile settings screen", dry_run=True).messages["user"]
+    assert "(no relevant facts: this question is new to the memory)" in user
+    assert all(f"[fact:{f.id}]" not in user for f in facts)
+    assert f"[fact:{constraint.id}]" in user                      # constraints always go
+    related = engine.ask("why does the importer retry forever on 429?", dry_run=True).messages["user"]
+    assert all(f"[fact:{f.id}]" in related for f in facts)
