@@ -11,7 +11,8 @@ matches "endpoint"). Points:
 Effort from memory. A fact is *relevant* when recall ranked it (the `valid_facts`
 layer; constraints are always sent and do not count) with a recall score of at
 least RELEVANT_SCORE = 0.25 (score = cos × confidence × (1 + success bonus) × scope
-weight + recency boost; unrelated facts score ≈ 0.0–0.18 with the built-in embedder).
+weight + recency boost; unrelated facts score ≈ 0.0–0.18 with the built-in embedder;
+`git config neo.askRelevantScore` moves the threshold for another embedder).
     no relevant fact                                   → high (xhigh when hard)
     ≥ 3 relevant facts, mean confidence ≥ 0.8          → low (the question is *familiar*)
     anything else                                      → medium
@@ -75,9 +76,9 @@ def difficulty(question: str, context_chars: int = 0) -> tuple[str, int, dict]:
                            "input_tokens": tokens}
 
 
-def relevant_confidences(scored: Sequence[tuple[float, float]]) -> list[float]:
+def relevant_confidences(scored: Sequence[tuple[float, float]], threshold: float = RELEVANT_SCORE) -> list[float]:
     """Confidences of the relevant facts among (recall score, confidence) pairs."""
-    return [conf for score, conf in scored if score >= RELEVANT_SCORE]
+    return [conf for score, conf in scored if score >= threshold]
 
 
 def lower_effort(a: str | None, b: str | None) -> str | None:
@@ -99,11 +100,11 @@ def check_effort(value: str | None, what: str) -> str | None:
 
 
 def decide(question: str, scored: Sequence[tuple[float, float]], *, context_chars: int = 0,
-           cap: str | None = None) -> EffortDecision:
+           cap: str | None = None, relevant_score: float = RELEVANT_SCORE) -> EffortDecision:
     """Difficulty, time budget and effort for *question*, given the (recall score, confidence)
     of each ranked fact recall returned."""
     level, points, words = difficulty(question, context_chars)
-    confidences = relevant_confidences(scored)
+    confidences = relevant_confidences(scored, relevant_score)
     mean = sum(confidences) / len(confidences) if confidences else 0.0
     # round: (1.0 + 0.9 + 0.5) / 3 is 0.7999… in floating point, and 0.8 is meant to count
     familiar = len(confidences) >= FAMILIAR_FACTS and round(mean, 9) >= FAMILIAR_CONFIDENCE

@@ -91,6 +91,13 @@ def test_max_effort_setting_caps_and_bad_values_are_refused(repo):
     engine = NeoEngine.open(repo, provider="none")
     assert engine.ask("design a lock-free distributed scheduler", dry_run=True).effort == "medium"
     assert engine.ask("design a lock-free distributed scheduler", dry_run=True, effort="low").effort == "low"
+    git(repo, "config", "--unset", "neo.maxEffort")
+    assert engine.ask("how do we deploy?", dry_run=True).effort == "high"
+    git(repo, "config", "neo.askRelevantScore", "-1")     # every ranked fact counts (cosines can be < 0)
+    from neo_git.store import FactStore
+
+    FactStore.open(repo).add("Colour scheme", "The dashboard uses the brand palette.", confidence=0.9)
+    assert engine.ask("how do we deploy?", dry_run=True).decision.relevant == 1
     git(repo, "config", "neo.maxEffort", "extreme")
     with pytest.raises(NeoError, match="unknown effort 'extreme'"):
         engine.ask("anything", dry_run=True)
