@@ -88,7 +88,8 @@ class NeoEngine:
                 verb = "lowered" if relation == "repeat" else "raised"
                 notes.append(f"previous question {relation}: {verb} the confidence of {len(adjusted)} fact(s)")
         recall = store.recall(question, k=RECALL_K, max_tokens=RECALL_MAX_TOKENS)
-        context = AskContext(question, recall, tuple(included), tuple(find_patterns(question, store.paths.workdir, embedder=store.embedder)))
+        patterns = find_patterns(question, store.paths.workdir, embedder=store.embedder)
+        context = AskContext(question, recall, tuple(included), tuple(patterns))
         scored = [(recall.scores.get(f.id, 0.0), f.metadata.confidence) for f in recall.valid_facts]
         decision = decide(question, scored, context_chars=context.context_chars, cap=cap,
                           relevant_score=self.relevant_score())
@@ -96,14 +97,15 @@ class NeoEngine:
             decision = replace(decision, effort=check_effort(force_effort, "force_effort"),
                                reason=decision.reason + f"; forced to {force_effort}")
         context_text = render_context(context)
-        first_stage = "answer" if decision.familiar or decision.difficulty == "easy" else "plan"
         base = AskResult(question=question, provider=self.provider.name, model=settings.model, decision=decision,
                          notes=tuple(notes))
+        from neo_git.ask.loop import ReasoningLoop, first_stage
+
         if not answering:
-            system, user = build_messages(first_stage, context_text)
-            return replace(base, answered=False, messages={"stage": first_stage, "effort": decision.effort,
+            stage = first_stage(decision)
+            system, user = build_messages(stage, context_text)
+            return replace(base, answered=False, messages={"stage": stage, "effort": decision.effort,
                                                            "system": system, "user": user})
-        from neo_git.ask.loop import ReasoningLoop
         from neo_git.ask.verify import rules_from_constraints
 
         outcome = ReasoningLoop(self.provider, context_text, context.fact_ids,

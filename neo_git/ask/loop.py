@@ -32,6 +32,11 @@ class _OutOfTime(Exception):
     pass
 
 
+def first_stage(decision: EffortDecision) -> str:
+    """"answer" (one call) for easy or familiar questions, else "plan"."""
+    return "answer" if decision.familiar or decision.difficulty == "easy" else "plan"
+
+
 @dataclass
 class LoopOutcome:
     """What the loop produced (possibly partial)."""
@@ -65,7 +70,7 @@ class ReasoningLoop:
     def run(self) -> LoopOutcome:
         """All the steps the question needs; returns what is ready when time runs out."""
         try:
-            if self.decision.familiar or self.decision.difficulty == "easy":
+            if first_stage(self.decision) == "answer":
                 self._take(self._answer("answer"))
             else:
                 self._plan_code_critic()
