@@ -10,6 +10,15 @@ from typing import Any, Mapping
 from neo_git.facts import Fact
 
 
+# How `why` words the reasons a fact left without a successor (metadata.invalidation.reason).
+_RETIRED = {
+    "evicted": "was evicted (scope cap)",
+    "pruned": "was pruned by upkeep",
+    "retired": "was retired",
+    "invalidated": "was invalidated",
+}
+
+
 def supersession_chain(fact: Fact, by_id: Mapping[str, Fact]) -> list[Fact]:
     """The chain through *fact*, oldest first (pointer loops are cut)."""
     seen = {fact.id}
@@ -40,8 +49,10 @@ def explain(fact: Fact, by_id: Mapping[str, Fact]) -> dict:
             info["superseded_by"] = fact.superseded_by
             successor = by_id.get(fact.superseded_by)
             subject = f" \"{successor.subject}\"" if successor else ""
-            if detail.get("explicit"):
-                how = "explicitly (--supersedes)"
+            if detail.get("reason") == "synthesized":
+                how = f"by upkeep: {detail.get('detail') or 'merged with near-identical review facts'}"
+            elif detail.get("explicit"):
+                how = "explicitly" + (f": {detail['detail']}" if detail.get("detail") else " (--supersedes)")
             elif detail.get("similarity") is not None:
                 how = (f"because their similarity {detail['similarity']:.3f} reached the "
                        f"{detail.get('embedder', '?')} threshold {detail.get('threshold', 0):.3f}")
@@ -50,9 +61,17 @@ def explain(fact: Fact, by_id: Mapping[str, Fact]) -> dict:
             lines.append(f"{fact.id} was superseded by {fact.superseded_by}{subject} "
                          f"on {detail.get('at', '?')} {how}".rstrip() + ".")
         else:
-            lines.append(f"{fact.id} is not valid: {detail.get('detail') or info['state']}.")
+            verb = _RETIRED.get(info["state"])
+            when = f" on {detail['at']}" if detail.get("at") else ""
+            lines.append(f"{fact.id} {verb}{when}: {detail.get('detail') or info['state']}." if verb
+                         else f"{fact.id} is not valid: {detail.get('detail') or info['state']}.")
         lines.append(f"`git neo restore {fact.id}` brings it back.")
-    if fact.supersedes:
+    merged = sorted(f.id for f in by_id.values() if f.superseded_by == fact.id
+                    and (f.metadata.invalidation or {}).get("reason") == "synthesized")
+    if merged:
+        info["synthesized_from"] = merged
+        lines.append(f"Upkeep synthesized it from {len(merged)} near-identical review facts: {', '.join(merged)}.")
+    elif fact.supersedes:
         info["supersedes"] = fact.supersedes
         lines.append(f"It replaced {fact.supersedes}.")
     if fact.needs_review:
