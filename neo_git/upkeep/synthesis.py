@@ -53,15 +53,18 @@ def neighbours(vectors: "np.ndarray", threshold: float) -> list[dict[int, float]
 
 def clusters(near: list[dict[int, float]], min_size: int) -> list[list[int]]:
     """Greedy complete-linkage clusters: every pair inside is a neighbour. Rows are taken in
-    order as seeds (the caller orders them oldest first); a seed's neighbours join most
-    similar first when they neighbour every member already in."""
+    order as seeds (the caller orders them oldest first); a seed's neighbours join when they
+    neighbour every member already in, the best connected first (most neighbours among the
+    seed's other neighbours, then most similar), so an outlier cannot block a tight group."""
     taken: set[int] = set()
     found = []
     for seed, links in enumerate(near):
         if seed in taken or len(links) + 1 < min_size:
             continue
+        free = [j for j in links if j not in taken]
+        around = set(free)
         cluster = [seed]
-        for other in sorted((j for j in links if j not in taken), key=lambda j: (-links[j], j)):
+        for other in sorted(free, key=lambda j: (-len(around.intersection(near[j])), -links[j], j)):
             if all(other in near[member] for member in cluster[1:]):
                 cluster.append(other)
         if len(cluster) >= min_size:
