@@ -56,8 +56,12 @@ def _store():
 
 def cmd_init(args: argparse.Namespace) -> int:
     """Set up refs/neo/facts (with a reflog) and .git/neo/."""
+    from neo_git.ingest import ingest  # constraints the team already wrote (CLAUDE.md, AGENTS.md, …)
+
     store = _store()
     info = store.init()
+    info["ingest"] = ingest(store).to_dict()
+    warn(info["ingest"]["warnings"])
     if args.json:
         print_json(info)
     elif info["created"]:
