@@ -22,21 +22,26 @@ def register(sub) -> dict[str, str]:
     return {"gc": "cmd_gc", "ingest": "cmd_ingest"}
 
 
-def _store():
+def _run(args: argparse.Namespace, job):
+    """Open the store, run *job(store, dry_run=…)*, print its warnings (and, with --json, the
+    report): returns the report, or None when it was printed as JSON."""
     from neo_git.store import FactStore
 
-    return FactStore.open()
+    store = FactStore.open()
+    report = job(store, dry_run=args.dry_run)
+    warn([*store.warnings, *getattr(report, "warnings", ())])
+    if args.json:
+        print_json(report.to_dict())
+        return None
+    return report
 
 
 def cmd_gc(args: argparse.Namespace) -> int:
     """Run every upkeep step and say what happened to which fact, and why."""
     from neo_git.upkeep import run_gc
 
-    store = _store()
-    report = run_gc(store, dry_run=args.dry_run)
-    warn(store.warnings)
-    if args.json:
-        print_json(report.to_dict())
+    report = _run(args, run_gc)
+    if report is None:
         return 0
     would = "would be " if args.dry_run else ""
     for action in report.actions:
@@ -53,11 +58,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     """Read the agent instruction files and keep one constraint per section."""
     from neo_git.ingest import ingest
 
-    store = _store()
-    report = ingest(store, dry_run=args.dry_run)
-    warn(report.warnings)
-    if args.json:
-        print_json(report.to_dict())
-        return 0
-    print(report.summary())
+    report = _run(args, ingest)
+    if report is not None:
+        print(report.summary())
     return 0

@@ -186,3 +186,11 @@ def test_cli_ingest_and_init(repo_with_commit):
     assert len(json.loads(out.stdout)["ingest"]["added"]) == 3
     out = run_cli(["ingest"], cwd=repo_with_commit)
     assert out.returncode == 0 and b"0 added" in out.stdout and b"3 unchanged" in out.stdout
+
+
+def test_dry_run_writes_nothing(repo):
+    write(repo, "CLAUDE.md", CLAUDE)
+    before = tip(repo)
+    report = ingest(open_store(repo), dry_run=True)
+    assert len(report.added) == 3 and tip(repo) == before
+    assert "would change" in report.summary()

@@ -14,13 +14,6 @@ from tests.store_helpers import REF, commit_messages, open_store, ref_fact_ids
 from tests.upkeep.helpers import NOW, days_ago, make, put, state
 
 
-@pytest.fixture
-def store(repo_with_commit):
-    store = open_store(repo_with_commit)
-    store.init()
-    return store
-
-
 def test_stale_pruning_thresholds(store, repo_with_commit):
     stale = make(store, "old unproven guess", confidence=0.3, created=days_ago(20))
     confident = make(store, "old but confident", confidence=0.5, created=days_ago(20))

@@ -18,13 +18,6 @@ SPELLINGS = (
 )
 
 
-@pytest.fixture
-def store(repo_with_commit):
-    store = open_store(repo_with_commit)
-    store.init()
-    return store
-
-
 def test_five_near_identical_reviews_become_one_archetype(store, repo_with_commit):
     base = make(store, "loader.py opens files", kind="pattern")
     other_base = make(store, "file handles leak", kind="failure")
