@@ -114,11 +114,13 @@ def _run_locked(store: "FactStore", now: datetime, dry_run: bool, scopes: tuple[
 
     for scope in scopes:
         overlay = dict(store.backends[scope].load().facts) if dry_run else None
+        clustering: dict = {}  # synthesis clusters once per scope, then one archetype per round
         planners: dict[str, Callable[[Mapping[str, Fact]], StepPlan]] = {
             "prune": lambda f, s=scope: plan_prune(f, s, now),
             "demote": lambda f, s=scope: plan_demotions(f, s, local, state.demotion_evidence),
             "synthesize": lambda f, s=scope: plan_synthesis(f, s, vectors_of, now, author=store.author,
-                                                            embedder_id=embedder_id, max_clusters=1),
+                                                            embedder_id=embedder_id, max_clusters=1,
+                                                            memo=clustering),
             "evict": lambda f, s=scope: plan_cap(f, s, store.caps.get(s), now),
             "purge": lambda f, s=scope: plan_purge(f, s, now),
         }

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, NamedTuple, Sequence
 
 from neo_git.facts import MAX_TAGS, Fact, FactKind, FactMetadata, FactScope
 from neo_git.upkeep.rules import (
@@ -73,35 +73,67 @@ def clusters(near: list[dict[int, float]], min_size: int) -> list[list[int]]:
     return found
 
 
+class Cluster(NamedTuple):
+    """A group to synthesize: member ids (oldest first), the most central one, and the
+    lowest and highest pairwise similarity inside."""
+
+    members: tuple[str, ...]
+    centre: str
+    lowest: float
+    highest: float
+
+
+def find_clusters(candidates: Sequence[Fact], vectors_of: VectorsOf, threshold: float,
+                  min_size: int) -> list[Cluster]:
+    """The clusters among *candidates* (ordered oldest first)."""
+    near = neighbours(vectors_of(candidates), threshold)
+    found = []
+    for rows in clusters(near, min_size):
+        pairs = [near[a][b] for a in rows for b in rows if a < b]
+        centre = max(rows, key=lambda i: (sum(near[i].get(j, 0.0) for j in rows), -i))
+        found.append(Cluster(tuple(candidates[i].id for i in rows), candidates[centre].id, min(pairs), max(pairs)))
+    return found
+
+
 def plan_synthesis(facts: Mapping[str, Fact], scope: FactScope, vectors_of: VectorsOf, now: datetime, *,
-                   author: str = "git-neo upkeep", embedder_id: "str | Callable[[], str]" = "", max_clusters: int | None = None,
+                   author: str = "git-neo upkeep", embedder_id: "str | Callable[[], str]" = "",
+                   max_clusters: int | None = None, memo: dict | None = None,
                    threshold: float = SYNTHESIS_SIMILARITY, min_size: int = SYNTHESIS_MIN_CLUSTER) -> StepPlan:
     """Replace each cluster of near-identical REVIEW facts by one archetype (at most
-    *max_clusters* of them, the oldest first: the runner writes one commit per archetype)."""
+    *max_clusters* of them, the oldest first: the runner writes one commit per archetype).
+    *memo* (a dict kept across the runner's rounds) keeps the clustering: taking out a
+    synthesized cluster leaves the greedy clustering of the rest unchanged, so it is
+    computed once per scope, not once per archetype."""
     candidates = sorted((f for f in facts.values() if f.scope is scope and f.is_valid
                          and f.kind is FactKind.REVIEW and not f.is_protected),
                         key=lambda f: (f.metadata.created_at, f.id))
     if len(candidates) < min_size:
         return NOTHING
-    near = neighbours(vectors_of(candidates), threshold)
-    if callable(embedder_id):  # resolved only now: a scope without clusters never loads the embedder
+    found = None if memo is None else memo.get("clusters")
+    if found is None:
+        found = find_clusters(candidates, vectors_of, threshold, min_size)
+    present = {f.id for f in candidates}
+    found = [c for c in found if present.issuperset(c.members)]  # a member changed meanwhile: skip it
+    if memo is not None:
+        memo["clusters"] = found
+    if not found:
+        return NOTHING
+    if callable(embedder_id):  # resolved only now: a scope without clusters never asks for it
         embedder_id = embedder_id()
     actions: list[Action] = []
     changed: list[Fact] = []
     written = 0
-    for rows in clusters(near, min_size):
-        members = [candidates[i] for i in rows]
-        new_id = archetype_id([m.id for m in members])
+    for cluster in found:
+        members = [facts[i] for i in cluster.members]
+        new_id = archetype_id(cluster.members)
         if new_id in facts:  # synthesized before and its members restored by hand: leave them
             continue
-        pairs = [near[a][b] for a in rows for b in rows if a < b]
-        centre = max(rows, key=lambda i: (sum(near[i].get(j, 0.0) for j in rows), -i))
-        archetype = _archetype(new_id, members, candidates[centre], now, author)
+        archetype = _archetype(new_id, members, facts[cluster.centre], now, author)
         detail = (f"one of {len(members)} near-identical review facts (pairwise similarity "
-                  f"{min(pairs):.3f}-{max(pairs):.3f} > {threshold:.2f}) merged into archetype {new_id}")
+                  f"{cluster.lowest:.3f}-{cluster.highest:.3f} > {threshold:.2f}) merged into archetype {new_id}")
         for member in members:
             changed.append(member.evolve(is_valid=False, superseded_by=new_id, metadata={"invalidation": {
-                "reason": "synthesized", "at": stamp(now), "by": new_id, "similarity": round(min(pairs), 4),
+                "reason": "synthesized", "at": stamp(now), "by": new_id, "similarity": round(cluster.lowest, 4),
                 "threshold": threshold, "embedder": embedder_id or None, "detail": detail}}))
             actions.append(Action("synthesize", scope.value, member.id, member.subject, detail, result_id=new_id))
         changed.append(archetype)
