@@ -68,6 +68,9 @@ def cmd_init(args: argparse.Namespace) -> int:
         print(f"Initialized git-neo: {info['ref']} (project {info['project_id']}, org {info['org_id']})")
     else:
         print(f"git-neo is already set up here: {info['ref']} (project {info['project_id']})")
+    if not args.json and info["ingest"]["files"]:
+        print(f"  rules from {', '.join(info['ingest']['files'])}: {len(info['ingest']['added'])} constraints "
+              f"added, {info['ingest']['unchanged']} unchanged (`git neo ingest` refreshes them)")
     return 0
 
 

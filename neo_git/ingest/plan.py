@@ -62,7 +62,7 @@ def plan_ingest(facts: Mapping[str, Fact], found: Mapping[str, Sequence[Section]
     for every file read); constraints from *unreadable* paths are left as they are."""
     blocked = {source_tag(p) for p in unreadable}
     desired: dict[str, list[Section]] = {}
-    for path in sorted(found):
+    for path in found:  # in the order the files were read: the first file names the rule
         for section in found[path]:
             desired.setdefault(section.key, []).append(section)
 
