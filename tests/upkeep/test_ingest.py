@@ -194,3 +194,12 @@ def test_dry_run_writes_nothing(repo):
     report = ingest(open_store(repo), dry_run=True)
     assert len(report.added) == 3 and tip(repo) == before
     assert "would change" in report.summary()
+
+
+def test_symlink_out_of_the_work_tree_is_not_read(repo, tmp_path):
+    secret = tmp_path / "outside.md"
+    secret.write_text("# Private\nsomething from outside the repository\n", encoding="utf-8")
+    (repo / "CLAUDE.md").symlink_to(secret)
+    report = ingest(open_store(repo))
+    assert report.skipped == ["CLAUDE.md"] and not report.added
+    assert any("outside the work tree" in w for w in report.warnings)

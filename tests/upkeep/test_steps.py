@@ -158,3 +158,25 @@ def test_file_scopes_too(store):
     report = run_gc(store, now=NOW)
     assert [(a.scope, a.fact_id) for a in report.actions] == [("global", stale.id)]
     assert store.why(stale.id)["state"] == "pruned"
+
+
+def test_daily_run_skips_while_another_gc_holds_the_lock(store):
+    from neo_git.fileio import locked
+
+    put(store, make(store, "stale", confidence=0.2, created=days_ago(40)))
+    store.paths.neo_dir.mkdir(parents=True, exist_ok=True)
+    with locked(store.paths.neo_dir / "upkeep.lock"):
+        assert maybe_run_daily(store, now=NOW) is None
+    assert maybe_run_daily(store, now=NOW).counts()["prune"] == 1
+
+
+def test_corrupt_state_file_starts_afresh(store):
+    ignored = make(store, "retrieved a lot, never helped", confidence=0.5)
+    put(store, ignored)
+    for _ in range(10):
+        store.access.record([ignored.id])
+    run_gc(store, now=NOW)
+    (store.paths.neo_dir / "upkeep.json").write_bytes(b"\x00not json")
+    report = run_gc(store, now=NOW)  # the record is lost: at most one extra demotion, no crash
+    assert report.counts()["demote"] == 1
+    assert state(store, ignored.id).metadata.confidence == pytest.approx(0.3)
