@@ -15,15 +15,18 @@ from tests.upkeep.helpers import NOW, days_ago, make, put
 
 WRITERS = 2
 PER_WRITER = 15
-CLUSTERS = 12
+CLUSTERS = 20
 
 
-def _writer(repo: str, seed: int, start, results) -> None:
+def _writer(repo: str, seed: int, ready, start, results) -> None:
     from tests.store_helpers import distinct_text, open_store
 
     store = open_store(repo)
+    store.list()  # warm: the race should be between writes, not imports
+    store.embedder.embed(["warm up"])
     rng = random.Random(seed)
     texts = [distinct_text(rng) for _ in range(PER_WRITER)]
+    ready.put(seed)
     start.wait(60)
     results.put([store.add(subject, body).id for subject, body in texts])
 
@@ -46,11 +49,13 @@ def test_gc_racing_writer_processes_loses_nothing(repo_with_commit):
     put(store, *[f for g in groups for f in g], *stale)
 
     ctx = multiprocessing.get_context("spawn")
-    start, results = ctx.Event(), ctx.Queue()
-    procs = [ctx.Process(target=_writer, args=(str(repo_with_commit), 100 + i, start, results))
+    ready, start, results = ctx.Queue(), ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_writer, args=(str(repo_with_commit), 100 + i, ready, start, results))
              for i in range(WRITERS)]
     for proc in procs:
         proc.start()
+    for _ in procs:
+        ready.get(timeout=120)
     start.set()
     report = run_gc(store, now=NOW)
     written = [fid for _ in procs for fid in results.get(timeout=120)]
