@@ -14,8 +14,8 @@ from tests.store_helpers import PYTHON, distinct_text, open_store, random_word
 from tests.upkeep.helpers import NOW, days_ago, make, put
 
 WRITERS = 2
-PER_WRITER = 15
-CLUSTERS = 20
+PER_WRITER = 10
+CLUSTERS = 12
 
 
 def _writer(repo: str, seed: int, ready, start, results) -> None:
