@@ -114,7 +114,8 @@ def plan_ingest(facts: Mapping[str, Fact], found: Mapping[str, Sequence[Section]
             new, section = successor[old.id]
             detail = f"section '{section.heading}' of {section.source} changed (git neo ingest)"
             changed[old.id] = old.evolve(is_valid=False, superseded_by=new.id, metadata={"invalidation": {
-                "reason": "superseded", "at": at, "by": new.id, "explicit": True, "detail": detail}})
+                "reason": "superseded", "rule": "explicit", "at": at, "by": new.id, "explicit": True,
+                "detail": detail}})
             superseded.append((old.id, new.id))
             continue
         sources = [t for t in old.tags if t.startswith(SOURCE_PREFIX)]

@@ -40,6 +40,12 @@ def explain(fact: Fact, by_id: Mapping[str, Fact]) -> dict:
         info["state"] = "valid"
         lines.append(f"{fact.id} is valid ({fact.kind.value}, {fact.scope.value} scope, "
                      f"confidence {fact.metadata.confidence:.2f}).")
+        merged = sorted(f.id for f in by_id.values() if f.superseded_by == fact.id
+                        and (f.metadata.invalidation or {}).get("reason") == "synthesized")
+        if merged:
+            info["synthesized_from"] = merged
+            lines.append(f"Upkeep synthesized it from {len(merged)} near-identical review facts: "
+                         f"{', '.join(merged)}.")
     else:
         detail = fact.metadata.invalidation or {}
         info["state"] = detail.get("reason") or ("superseded" if fact.superseded_by else "invalidated")
@@ -49,10 +55,8 @@ def explain(fact: Fact, by_id: Mapping[str, Fact]) -> dict:
             info["superseded_by"] = fact.superseded_by
             successor = by_id.get(fact.superseded_by)
             subject = f" \"{successor.subject}\"" if successor else ""
-            if detail.get("reason") == "synthesized":
-                how = f"by upkeep: {detail.get('detail') or 'merged with near-identical review facts'}"
-            elif detail.get("explicit"):
-                how = "explicitly" + (f": {detail['detail']}" if detail.get("detail") else " (--supersedes)")
+            if detail.get("explicit"):
+                how = "explicitly (--supersedes)"
             elif detail.get("similarity") is not None:
                 how = (f"because their similarity {detail['similarity']:.3f} reached the "
                        f"{detail.get('embedder', '?')} threshold {detail.get('threshold', 0):.3f}")
@@ -60,18 +64,18 @@ def explain(fact: Fact, by_id: Mapping[str, Fact]) -> dict:
                 how = ""
             lines.append(f"{fact.id} was superseded by {fact.superseded_by}{subject} "
                          f"on {detail.get('at', '?')} {how}".rstrip() + ".")
+            if detail.get("reason") == "synthesized" or (detail.get("explicit") and detail.get("detail")):
+                # upkeep and ingestion say in their own words why (merged into an archetype,
+                # a section of an instruction file changed)
+                lines[-1] = (f"{fact.id} was superseded by {fact.superseded_by}{subject} "
+                             f"on {detail.get('at', '?')}: {detail['detail']}.")
         else:
             verb = _RETIRED.get(info["state"])
             when = f" on {detail['at']}" if detail.get("at") else ""
             lines.append(f"{fact.id} {verb}{when}: {detail.get('detail') or info['state']}." if verb
                          else f"{fact.id} is not valid: {detail.get('detail') or info['state']}.")
         lines.append(f"`git neo restore {fact.id}` brings it back.")
-    merged = sorted(f.id for f in by_id.values() if f.superseded_by == fact.id
-                    and (f.metadata.invalidation or {}).get("reason") == "synthesized")
-    if merged:
-        info["synthesized_from"] = merged
-        lines.append(f"Upkeep synthesized it from {len(merged)} near-identical review facts: {', '.join(merged)}.")
-    elif fact.supersedes:
+    if fact.supersedes:
         info["supersedes"] = fact.supersedes
         lines.append(f"It replaced {fact.supersedes}.")
     if fact.needs_review:

@@ -133,7 +133,7 @@ def plan_synthesis(facts: Mapping[str, Fact], scope: FactScope, vectors_of: Vect
                   f"{cluster.lowest:.3f}-{cluster.highest:.3f} > {threshold:.2f}) merged into archetype {new_id}")
         for member in members:
             changed.append(member.evolve(is_valid=False, superseded_by=new_id, metadata={"invalidation": {
-                "reason": "synthesized", "at": stamp(now), "by": new_id, "similarity": round(cluster.lowest, 4),
+                "reason": "synthesized", "rule": "synthesized", "at": stamp(now), "by": new_id, "similarity": round(cluster.lowest, 4),
                 "threshold": threshold, "embedder": embedder_id or None, "detail": detail}}))
             actions.append(Action("synthesize", scope.value, member.id, member.subject, detail, result_id=new_id))
         changed.append(archetype)
