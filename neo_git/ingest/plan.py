@@ -23,6 +23,8 @@ from neo_git.ingest.sections import (
     INGESTED_TAG, SECTION_PREFIX, SOURCE_PREFIX, Section, rule_key, section_prefix, source_tag,
 )
 
+INGEST_MARK = " (git neo ingest)"  # ends the invalidation detail of what ingestion retired
+
 # Builds a new constraint from the first section stating a rule, with the given tags.
 NewFact = Callable[[Section, tuple[str, ...]], Fact]
 
@@ -82,12 +84,18 @@ def plan_ingest(facts: Mapping[str, Fact], found: Mapping[str, Sequence[Section]
             continue
         claimed[key] = old
         tags = _tags(other, kept_sources, kept_sections, desired.get(key, ()))
-        if tags == old.tags:
+        subject = desired[key][0].heading if key in desired else old.subject  # a heading may be renamed
+        if tags == old.tags and subject == old.subject:
             unchanged += 1
             continue
         first = desired[key][0].source if key in desired else old.metadata.source_file
-        changed[old.id] = old.evolve(tags=tags, metadata={"source_file": first})
+        changed[old.id] = old.evolve(tags=tags, subject=subject, metadata={"source_file": first})
         updated.append(old.id)
+    # A rule a person retired or superseded by hand (not an ingest) is not brought back while
+    # the file still says the same thing: their decision stands until the text changes.
+    overruled = {rule_key(f.subject, f.body) for f in facts.values()
+                 if not f.is_valid and f.kind is FactKind.CONSTRAINT and INGESTED_TAG in f.tags
+                 and not str((f.metadata.invalidation or {}).get("detail", "")).endswith(INGEST_MARK)}
 
     by_section: dict[str, Fact] = {}
     for old in retiring:
@@ -97,7 +105,7 @@ def plan_ingest(facts: Mapping[str, Fact], found: Mapping[str, Sequence[Section]
     added: list[Fact] = []
     successor: dict[str, tuple[Fact, Section]] = {}
     for key, sections in desired.items():
-        if key in claimed:
+        if key in claimed or key in overruled:
             continue
         fact = new_fact(sections[0], _tags((), (), (), sections))
         for section in sections:
@@ -112,7 +120,7 @@ def plan_ingest(facts: Mapping[str, Fact], found: Mapping[str, Sequence[Section]
     for old in retiring:
         if old.id in successor:
             new, section = successor[old.id]
-            detail = f"section '{section.heading}' of {section.source} changed (git neo ingest)"
+            detail = f"section '{section.heading}' of {section.source} changed{INGEST_MARK}"
             changed[old.id] = old.evolve(is_valid=False, superseded_by=new.id, metadata={"invalidation": {
                 "reason": "superseded", "rule": "explicit", "at": at, "by": new.id, "explicit": True,
                 "detail": detail}})
@@ -127,7 +135,7 @@ def plan_ingest(facts: Mapping[str, Fact], found: Mapping[str, Sequence[Section]
         else:
             why = f"its section '{old.subject}' is no longer in {_names(sources)}"
         changed[old.id] = old.evolve(is_valid=False, metadata={"invalidation": {
-            "reason": "retired", "at": at, "detail": why + " (git neo ingest)"}})
+            "reason": "retired", "at": at, "detail": why + INGEST_MARK}})
         retired.append((old.id, why))
 
     gone = {old_id for old_id, _ in superseded} | {fact_id for fact_id, _ in retired}

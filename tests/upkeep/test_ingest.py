@@ -203,3 +203,28 @@ def test_symlink_out_of_the_work_tree_is_not_read(repo, tmp_path):
     report = ingest(open_store(repo))
     assert report.skipped == ["CLAUDE.md"] and not report.added
     assert any("outside the work tree" in w for w in report.warnings)
+
+
+def test_a_rule_retired_by_hand_is_not_brought_back(repo):
+    write(repo, "CLAUDE.md", CLAUDE)
+    store = open_store(repo)
+    ingest(store)
+    style = constraints(store)["Project rules › Style"]
+    store.invalidate(style.id, "we allow relative imports now; the file is out of date")
+    before = tip(repo)
+    assert not ingest(store).wrote and tip(repo) == before
+    # once the section says something new, it is a new rule again
+    write(repo, "CLAUDE.md", CLAUDE.replace("Use absolute imports only.", "Relative imports are fine."))
+    report = ingest(store)
+    assert len(report.added) == 1 and "Relative" in store.get(report.added[0]["id"]).body
+
+
+def test_renamed_heading_keeps_the_constraint(repo):
+    write(repo, "CLAUDE.md", CLAUDE)
+    store = open_store(repo)
+    ingest(store)
+    style = constraints(store)["Project rules › Style"]
+    write(repo, "CLAUDE.md", CLAUDE.replace("## Style", "## Code style"))
+    report = ingest(store)
+    assert report.updated == [style.id] and not report.added and not report.retired
+    assert store.get(style.id).subject == "Project rules › Code style"
