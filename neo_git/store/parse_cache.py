@@ -1,16 +1,16 @@
-"""A local snapshot of the parsed project facts, so a cold process need not read every blob.
+"""A local cache of the parsed project facts, so a cold process need not read every blob.
 
 Reading `refs/neo/facts` costs one object lookup and one JSON parse per fact
-(~0.1 ms each; half a second at 5,000 facts). The snapshot keeps, per 2-hex
+(~0.1 ms each; half a second at 5,000 facts). The parse cache keeps, per 2-hex
 subtree, its tree id and the entries it held when last read. A new process
 compares tree ids with the ref's current tree and re-reads from git only the
 subtrees that changed, so the ref stays the single source of truth: a stale or
-missing snapshot costs time, never correctness.
+missing cache costs time, never correctness.
 
 It lives in `.git/neo/cache/` (local, derived, never shared), is written
 atomically, and holds only `Fact.to_dict()` output of facts that were validated
 when read from the ref, so they are rebuilt without validating again (half the
-cost of a cold load). A snapshot written for other Fact fields, or one that does
+cost of a cold load). A cache written for other Fact fields, or one that does
 not parse, is ignored.
 """
 from __future__ import annotations
@@ -30,9 +30,9 @@ from neo_git.facts import Fact, FactKind, FactMetadata, FactScope
 FORMAT = "2:" + ",".join(f.name for f in fields(Fact)) + ":" + ",".join(f.name for f in fields(FactMetadata))
 _KINDS = {k.value: k for k in FactKind}
 _SCOPES = {s.value: s for s in FactScope}
-# Rewrite the snapshot after a load that had to read this many subtrees from git
+# Rewrite the cache after a load that had to read this many subtrees from git
 # (or a quarter of them): cold starts and large changes, not every single add.
-SNAPSHOT_AFTER = 16
+REWRITE_AFTER = 16
 
 # blob file name -> (blob id, the parsed fact or None, the warning if it was skipped)
 BlobEntries = dict[str, tuple[pygit2.Oid, "Fact | None", "str | None"]]
@@ -53,13 +53,13 @@ class Subtree(NamedTuple):
         return cls(oid, facts, blobs, tuple(w for _, _, w in blobs.values() if w))
 
 
-def snapshot_path(common_dir: Path, ref: str) -> Path:
-    """Where the snapshot of *ref* lives: `.git/neo/cache/facts-<ref>.json`."""
+def parse_cache_path(common_dir: Path, ref: str) -> Path:
+    """Where the parse cache of *ref* lives: `.git/neo/cache/facts-<ref>.json`."""
     return Path(common_dir) / "neo" / "cache" / f"facts-{re.sub(r'[^A-Za-z0-9._-]+', '_', ref)}.json"
 
 
-def read_snapshot(path: Path, ref: str) -> dict[str, Subtree]:
-    """The subtrees recorded in the snapshot ({} if missing, for another ref, or unreadable)."""
+def read_parse_cache(path: Path, ref: str) -> dict[str, Subtree]:
+    """The subtrees recorded in the parse cache ({} if missing, for another ref, or unreadable)."""
     try:
         data = json.loads(path.read_bytes())
         if data.get("format") != FORMAT or data.get("ref") != ref:
@@ -77,7 +77,7 @@ def read_snapshot(path: Path, ref: str) -> dict[str, Subtree]:
     except FileNotFoundError:
         return {}
     except (OSError, ValueError, KeyError, TypeError, AttributeError, NeoError):
-        return {}  # derived data: a broken snapshot only means reading the ref in full
+        return {}  # derived data: a broken cache only means reading the ref in full
 
 
 def _restore(raw: dict) -> Fact:
@@ -89,7 +89,7 @@ def _restore(raw: dict) -> Fact:
                    "metadata": FactMetadata(**meta)})
 
 
-def write_snapshot(path: Path, ref: str, subtrees: dict[str, Subtree]) -> None:
+def write_parse_cache(path: Path, ref: str, subtrees: dict[str, Subtree]) -> None:
     """Record *subtrees*; failures (read-only .git, full disk) are ignored."""
     from neo_git.fileio import atomic_write
 

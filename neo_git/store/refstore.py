@@ -21,7 +21,7 @@ from neo_git.errors import CorruptStore, InvalidFact, NeoError
 from neo_git.facts import SCHEMA_VERSION, Fact, canonical_json, fact_from_json
 from neo_git.store.base import Change, LoadedScope, Transaction
 from neo_git.store.index import FactIndex, IndexedFacts
-from neo_git.store.parse_cache import SNAPSHOT_AFTER, Subtree, read_snapshot, snapshot_path, write_snapshot
+from neo_git.store.parse_cache import REWRITE_AFTER, Subtree, read_parse_cache, parse_cache_path, write_parse_cache
 
 FACTS_REF = "refs/neo/facts"
 MAX_ATTEMPTS = 60
@@ -118,7 +118,7 @@ class RefStore:
         facts_tree = self.repo[tree["facts"].id] if "facts" in tree else None
         known = self._subtrees
         if not known and self._loaded_tip is None:
-            known = read_snapshot(self._snapshot_path(), self.ref)  # a cold process: skip unchanged subtrees
+            known = read_parse_cache(self._parse_cache_path(), self.ref)  # a cold process: skip unchanged subtrees
         subtrees: dict[str, Subtree] = {}
         read = 0
         if isinstance(facts_tree, pygit2.Tree):
@@ -136,8 +136,8 @@ class RefStore:
             self._subtrees, self._loaded_tip = {}, None
             raise
         self._subtrees, self._loaded_tip = subtrees, tip
-        if read >= SNAPSHOT_AFTER or (read and read * 4 >= len(subtrees)):
-            write_snapshot(self._snapshot_path(), self.ref, subtrees)
+        if read >= REWRITE_AFTER or (read and read * 4 >= len(subtrees)):
+            write_parse_cache(self._parse_cache_path(), self.ref, subtrees)
         return self._loaded
 
     @staticmethod
@@ -208,8 +208,8 @@ class RefStore:
             blobs[name] = (blob_entry.id, fact, None)
         return Subtree.of(entry.id, blobs)
 
-    def _snapshot_path(self) -> Path:
-        return snapshot_path(self.common_dir, self.ref)
+    def _parse_cache_path(self) -> Path:
+        return parse_cache_path(self.common_dir, self.ref)
 
     # --- writing -------------------------------------------------------------------
 
