@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple
 
 from neo_git.fileio import move_aside
+from neo_git.health import CACHE_FILE
 from neo_git.health.states import typed_rows
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -279,7 +280,7 @@ def cache_path(repo: "pygit2.Repository") -> Path | None:
     from neo_git.identity import repository_paths
 
     try:
-        return repository_paths(repo).neo_dir / "health.sqlite"
+        return repository_paths(repo).neo_dir / CACHE_FILE
     except (OSError, ValueError):
         return None
 

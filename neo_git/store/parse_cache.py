@@ -30,6 +30,11 @@ from neo_git.facts import Fact, FactKind, FactMetadata, FactScope
 FORMAT = "2:" + ",".join(f.name for f in fields(Fact)) + ":" + ",".join(f.name for f in fields(FactMetadata))
 _KINDS = {k.value: k for k in FactKind}
 _SCOPES = {s.value: s for s in FactScope}
+_new = object.__new__
+_FACT_FIELDS = frozenset(f.name for f in fields(Fact))
+_META_FIELDS = frozenset(f.name for f in fields(FactMetadata))
+# _restore fills __dict__ directly: only valid while neither class derives anything at init.
+assert not hasattr(Fact, "__post_init__") and not hasattr(FactMetadata, "__post_init__")
 # Rewrite the cache after a load that had to read this many subtrees from git
 # (or a quarter of them): cold starts and large changes, not every single add.
 REWRITE_AFTER = 16
@@ -81,12 +86,22 @@ def read_parse_cache(path: Path, ref: str) -> dict[str, Subtree]:
 
 
 def _restore(raw: dict) -> Fact:
-    """A fact from its `to_dict()` form, trusted: it was validated before it was written."""
-    meta = dict(raw["metadata"])
+    """A fact from its `to_dict()` form, trusted: it was validated before it was written.
+
+    Built without the dataclasses' `__init__` (a frozen one sets each field through
+    `object.__setattr__`): filling `__dict__` directly is about three times faster, which
+    is a third of a cold read of 5,000 facts. FORMAT guarantees the keys are the fields."""
+    meta = raw["metadata"]
+    if raw.keys() != _FACT_FIELDS or meta.keys() != _META_FIELDS:  # as Fact(**raw) would refuse
+        raise KeyError("a parse-cache entry does not have the fields of a Fact")
     meta["invalidation"] = meta["invalidation"] or None
-    return Fact(**{**raw, "kind": _KINDS[raw["kind"]], "scope": _SCOPES[raw["scope"]],
-                   "depends_on": tuple(raw["depends_on"]), "tags": tuple(raw["tags"]),
-                   "metadata": FactMetadata(**meta)})
+    metadata = _new(FactMetadata)
+    metadata.__dict__.update(meta)
+    raw.update(kind=_KINDS[raw["kind"]], scope=_SCOPES[raw["scope"]], depends_on=tuple(raw["depends_on"]),
+               tags=tuple(raw["tags"]), metadata=metadata)
+    fact = _new(Fact)
+    fact.__dict__.update(raw)
+    return fact
 
 
 def write_parse_cache(path: Path, ref: str, subtrees: dict[str, Subtree]) -> None:
