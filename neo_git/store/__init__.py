@@ -16,6 +16,7 @@ from neo_git.facts import (
     MAX_BODY_CHARS, MAX_SOURCE_PROMPT_CHARS, MAX_SUBJECT_CHARS, SCOPE_ORDER, Fact, FactMetadata,
     FactScope, check_text, new_fact_id, now_iso, parse_kind, parse_scope,
 )
+from neo_git.fileio import publish_once
 from neo_git.redact import redact
 from neo_git.store.access import AccessLog
 from neo_git.store.explain import explain, supersession_chain
@@ -173,23 +174,8 @@ class FactStore:
         root = identity.root_commit_id(self.repo)
         if root:
             return root
-        # Unborn repository: remember one id until the first commit exists.
-        marker = self.paths.neo_dir / "project_id"
-        try:
-            return marker.read_text(encoding="utf-8").strip()
-        except FileNotFoundError:
-            # Concurrent first writers must agree on one id: publish ours with link(), which
-            # fails if another process got there first (then theirs wins), never half-written.
-            marker.parent.mkdir(parents=True, exist_ok=True)
-            candidate = marker.with_name(f".project_id.{os.getpid()}.{new_fact_id()}")
-            candidate.write_text(new_fact_id() + "\n", encoding="utf-8")
-            try:
-                os.link(candidate, marker)
-            except FileExistsError:
-                pass
-            finally:
-                candidate.unlink()
-            return marker.read_text(encoding="utf-8").strip()
+        # Unborn repository: one id, kept until the first commit exists (first writer wins).
+        return publish_once(self.paths.neo_dir / "project_id", new_fact_id() + "\n").strip()
 
     # --- setup ---------------------------------------------------------------------
 
