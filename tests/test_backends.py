@@ -18,9 +18,14 @@ from tests.store_helpers import distinct_text, memory_store, open_store, ref_fac
 
 
 def _facts(store, n: int, seed: int) -> list[Fact]:
+    """*n* valid project facts with distinct texts (not written anywhere)."""
     rng = random.Random(seed)
-    return [store._new_fact(*distinct_text(rng), "pattern", "project", (), (), 0.5, None, None, "observed")
-            for _ in range(n)]
+    facts = []
+    for i in range(n):
+        subject, body = distinct_text(rng)
+        facts.append(Fact.from_dict({"id": f"{seed:04x}{i:012x}", "subject": subject, "body": body,
+                                     "kind": "pattern", "scope": "project", "project_id": store.project_id}))
+    return facts
 
 
 @pytest.fixture(params=["memory", "file", "ref"])
