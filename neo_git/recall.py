@@ -9,6 +9,7 @@ only ranks and packs.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
@@ -29,6 +30,11 @@ RECENCY_BOOST = 0.05
 SESSION_WINDOW = timedelta(hours=4)   # "touched in this session": created or recalled this recently
 INVALIDATED_MIN_COSINE = 0.25
 KNOWN_UNKNOWN_MIN_COSINE = 0.1
+# A retraction stored as a fact ("[INVALIDATED - was based on wrong data: …] Original
+# conclusion: …") quotes the stale text, so it resembles the question more than the
+# correction does: retractions rank after every other fact (StateBench train, detect arm:
+# a score weight of 0.1 still let 23 of 158 retractions outrank their correction).
+_RETRACTION = re.compile(r"^\s*\[?\s*(?:INVALIDATED|RETRACTED|WITHDRAWN|REVOKED)\b")
 # More specific scopes win ties: what this repository says beats what the org says.
 SCOPE_WEIGHT = {FactScope.SESSION: 1.0, FactScope.PROJECT: 1.0, FactScope.ORG: 0.97, FactScope.GLOBAL: 0.94}
 
@@ -87,6 +93,26 @@ def _parse_stamp(text: str) -> datetime | None:
     return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
 
 
+def is_retraction(fact: Fact) -> bool:
+    """A fact that only says another one was wrong ("[INVALIDATED …] original: …")."""
+    return bool(_RETRACTION.match(fact.body) or _RETRACTION.match(fact.subject))
+
+
+def family_heads(facts: Sequence[Fact]) -> set[str]:
+    """Ids of the facts that compete in ranking: of the valid facts sharing a scope, kind and
+    normalised subject (a subject family) only the newest, so an older value the write policy
+    kept (its guards were unsure) cannot outrank the current one."""
+    from neo_git.store.supersession import subject_key
+
+    newest: dict[tuple, Fact] = {}
+    for fact in facts:
+        key = (fact.scope, fact.kind, subject_key(fact.subject))
+        best = newest.get(key)
+        if best is None or (fact.metadata.created_at, fact.id) > (best.metadata.created_at, best.id):
+            newest[key] = fact
+    return {fact.id for fact in newest.values()}
+
+
 def recency_boost(fact: Fact, now: datetime, last_accessed: str | None = None) -> float:
     """A small boost for facts created or recalled in the current working session."""
     for stamp in (last_accessed, fact.metadata.last_accessed, fact.metadata.created_at):
@@ -101,6 +127,15 @@ def rank_score(cosine: float, fact: Fact, now: datetime, last_accessed: str | No
     meta = fact.metadata
     return (cosine * meta.confidence * (1 + success_bonus(meta.success_count)) * SCOPE_WEIGHT[fact.scope]
             + recency_boost(fact, now, last_accessed))
+
+
+TIE = 1e-6
+FAMILY_HEADS_ONLY = True
+
+
+def _newest_first(fact: Fact) -> tuple:
+    stamp = _parse_time(fact.metadata.created_at)
+    return (-stamp.timestamp(),) if stamp is not None else (0.0,)
 
 
 class _Layout:
@@ -126,11 +161,15 @@ class _Layout:
                 self.unknowns.append(i)
             else:
                 self.ranked.append(i)
+        if FAMILY_HEADS_ONLY:
+            heads = family_heads([facts[i] for i in self.ranked])
+            self.ranked = [i for i in self.ranked if facts[i].id in heads]
         pool = self.pool = [facts[i] for i in self.ranked]
         n = len(pool)
         self.confidence = np.fromiter((f.metadata.confidence for f in pool), np.float64, n)
         self.bonus = np.fromiter((1 + _bonus(f.metadata.success_count) for f in pool), np.float64, n)
         self.weight = np.fromiter((SCOPE_WEIGHT[f.scope] for f in pool), np.float64, n)
+        self.retraction = [is_retraction(f) for f in pool]
 
     @classmethod
     def of(cls, facts: Sequence[Fact]) -> "_Layout":
@@ -176,7 +215,10 @@ def _ranked(cos: "np.ndarray", layout: _Layout, now: datetime, accessed: Mapping
         keep = np.flatnonzero(scores >= cutoff).tolist()  # every tie at the cut stays
     positions = maybe.tolist()
     values = scores.tolist()
-    order = sorted(keep, key=lambda j: (-values[j], facts[positions[j]].id))
+    # Near-equal scores (within TIE) go to the newer fact, then the smaller id.
+    retraction = layout.retraction
+    order = sorted(keep, key=lambda j: (retraction[positions[j]], -round(values[j] / TIE),
+                                        _newest_first(facts[positions[j]]), facts[positions[j]].id))
     return [(positions[j], values[j]) for j in order]
 
 

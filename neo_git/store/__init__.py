@@ -21,7 +21,8 @@ from neo_git.store.access import AccessLog
 from neo_git.store.explain import explain, supersession_chain
 from neo_git.store.base import Backend, Change, LoadedScope, Transaction
 from neo_git.store.filestore import FileStore
-from neo_git.store.policy import SCOPE_CAPS, AddResult, plan_add
+from neo_git.store.policy import SCOPE_CAPS, AddResult, PlanItem, plan_many
+from neo_git.store.supersession import Thresholds
 from neo_git.store.refstore import FACTS_REF, RefStore, ensure_reflog
 from neo_git.store.vectors import FactVectors
 
@@ -33,6 +34,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from neo_git.recall import ContextResult
 
 __all__ = ["FactStore", "AddResult", "Change", "LoadedScope", "Transaction"]
+
+# What each add_many item may carry besides subject and supersedes (add()'s keyword arguments).
+_ADD_ARGS = frozenset({"body", "kind", "scope", "depends_on", "tags", "confidence", "source_file",
+                       "source_prompt", "provenance"})
 
 
 class FactStore:
@@ -234,7 +239,9 @@ class FactStore:
             depends_on: Sequence[str] = (), supersedes: str | None = None, tags: Sequence[str] = (),
             confidence: float = 0.5, source_file: str | None = None, source_prompt: str | None = None,
             provenance: str = "observed") -> Fact:
-        """Add a fact under the write policy; returns the stored fact (or the existing duplicate)."""
+        """Add a fact under the write policy; returns the stored fact (or the existing duplicate).
+        `fact.supersedes` names what it replaced; `fact.metadata.possibly_supersedes` what it may
+        replace (for `review`)."""
         return self.add_detailed(subject, body, kind=kind, scope=scope, depends_on=depends_on,
                                  supersedes=supersedes, tags=tags, confidence=confidence,
                                  source_file=source_file, source_prompt=source_prompt,
@@ -244,28 +251,81 @@ class FactStore:
                      depends_on: Sequence[str] = (), supersedes: str | None = None, tags: Sequence[str] = (),
                      confidence: float = 0.5, source_file: str | None = None,
                      source_prompt: str | None = None, provenance: str = "observed") -> AddResult:
-        """`add`, returning what happened: supersession, duplicates, flags, evictions."""
-        fact = self._new_fact(subject, body, kind, scope, depends_on, tags, confidence,
-                              source_file, source_prompt, provenance)
-        explicit = None if supersedes is None else self._resolve_id(supersedes, fact.scope)
-        depends = tuple(self._resolve_id(d, fact.scope) for d in fact.depends_on)
-        fact = fact.evolve(depends_on=depends)
-        new_vector = self._embed_one(fact.text)
+        """`add`, returning what happened: supersession (and by which rule), possible
+        supersessions, duplicates, flags, evictions."""
+        return self.add_many_detailed([dict(subject=subject, body=body, kind=kind, scope=scope,
+                                            depends_on=depends_on, supersedes=supersedes, tags=tags,
+                                            confidence=confidence, source_file=source_file,
+                                            source_prompt=source_prompt, provenance=provenance)])[0]
+
+    def add_many(self, items: Iterable[Mapping[str, Any]]) -> list[Fact]:
+        """Add facts asserted together (each item the keyword arguments of `add`): one commit per
+        scope, and no fact of the batch supersedes another (they may supersede older facts)."""
+        return [result.fact for result in self.add_many_detailed(items)]
+
+    def add_many_detailed(self, items: Iterable[Mapping[str, Any]]) -> list[AddResult]:
+        """`add_many`, returning an AddResult per item (in order)."""
+        planned: list[tuple[FactScope, PlanItem]] = []
+        for item in items:
+            if not isinstance(item, Mapping):
+                raise NeoError(f"add_many wants mappings of add()'s arguments, not {type(item).__name__}")
+            args = dict(item)
+            subject = args.pop("subject", None)
+            if subject is None:
+                raise InvalidFact("a fact needs a subject")
+            supersedes = args.pop("supersedes", None)
+            unknown = set(args) - _ADD_ARGS
+            if unknown:
+                raise NeoError(f"add_many: unknown argument(s) {', '.join(sorted(unknown))}",
+                               "each item takes the keyword arguments of add()")
+            fact = self._new_fact(subject, args.get("body", ""), args.get("kind", "pattern"),
+                                  args.get("scope", "project"), args.get("depends_on", ()), args.get("tags", ()),
+                                  args.get("confidence", 0.5), args.get("source_file"),
+                                  args.get("source_prompt"), args.get("provenance", "observed"))
+            planned.append((fact.scope, PlanItem(fact, supersedes)))
+        results: dict[int, AddResult] = {}
+        for scope in dict.fromkeys(scope for scope, _ in planned):
+            positions = [i for i, (s, _) in enumerate(planned) if s is scope]
+            for i, result in zip(positions, self._add_batch(scope, [planned[i][1] for i in positions])):
+                results[i] = result
+        return [results[i] for i in range(len(planned))]
+
+    def _add_batch(self, scope: FactScope, items: list[PlanItem]) -> list[AddResult]:
+        batch_ids = {item.fact.id for item in items}
+        resolved = []
+        for item in items:  # ids may be prefixes; a batch may point at its own earlier facts
+            fact = item.fact
+            depends = tuple(d if d in batch_ids else self._resolve_id(d, scope) for d in fact.depends_on)
+            explicit = item.explicit
+            if explicit is not None and explicit not in batch_ids:
+                explicit = self._resolve_id(explicit, scope)
+            resolved.append(PlanItem(fact.evolve(depends_on=depends), explicit))
         embedder = self.embedder
-        self._vector_rows().remember(fact, new_vector)  # the next add compares with it without a lookup
-        results: list[AddResult] = []
+        vectors = {item.fact.id: self._embed_one(item.fact.text) for item in resolved}
+        rows = self._vector_rows()
+        for item in resolved:  # the next add compares with them without a cache lookup
+            rows.remember(item.fact, vectors[item.fact.id])
+        out: list[list[AddResult]] = [[]]
 
-        def similarity(group):
-            return self._vector_rows().group_scores(group, new_vector)
+        def similarity(group, fact: Fact):
+            return rows.group_scores(group, vectors[fact.id])
 
-        def body_(facts: Mapping[str, Fact]) -> Change | None:
-            result, change = plan_add(facts, fact, similarity=similarity, threshold=embedder.supersede_threshold,
-                                      embedder_id=embedder.id, explicit=explicit, cap=self.caps.get(fact.scope))
-            results[:] = [result]
+        def plan(facts: Mapping[str, Fact]) -> Change | None:
+            results, change = plan_many(facts, resolved, similarity=similarity,
+                                        thresholds=Thresholds.of(embedder), cap=self.caps.get(scope),
+                                        body_similarity=self._body_similarity)
+            out[0] = results
             return change
 
-        self.backends[fact.scope].transact(body_)
-        return results[0]
+        self.backends[scope].transact(plan)
+        return out[0]
+
+    def _body_similarity(self, a: Fact, b: Fact) -> float:
+        """Cosine of two facts' bodies (rule 2's guard; asked only for long bodies of one subject)."""
+        import numpy as np
+
+        vectors = np.asarray(self.embedder.embed([a.body, b.body]), dtype=np.float32)
+        return float(vectors[0] @ vectors[1])
 
     def _new_fact(self, subject, body, kind, scope, depends_on, tags, confidence,
                   source_file, source_prompt, provenance) -> Fact:

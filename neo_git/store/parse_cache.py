@@ -84,6 +84,8 @@ def _restore(raw: dict) -> Fact:
     """A fact from its `to_dict()` form, trusted: it was validated before it was written."""
     meta = dict(raw["metadata"])
     meta["invalidation"] = meta["invalidation"] or None
+    meta["possibly_supersedes"] = tuple(meta.get("possibly_supersedes") or ())  # omitted when empty
+    meta["distinct_from"] = tuple(meta.get("distinct_from") or ())
     return Fact(**{**raw, "kind": _KINDS[raw["kind"]], "scope": _SCOPES[raw["scope"]],
                    "depends_on": tuple(raw["depends_on"]), "tags": tuple(raw["tags"]),
                    "metadata": FactMetadata(**meta)})
