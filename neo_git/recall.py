@@ -62,6 +62,13 @@ class ContextResult:
         """The same result with every fact passed through *transform*."""
         return replace(self, **{layer: [transform(f) for f in getattr(self, layer)] for layer in LAYERS})
 
+    def possible_supersessions(self) -> list[dict]:
+        """Returned facts that may replace another (not yet decided): {"id", "candidate",
+        "similarity"}, so an agent or a person can accept or reject on the spot."""
+        return [{"id": fact.id, "candidate": link["id"], "similarity": link.get("similarity")}
+                for fact in (*self.constraints, *self.valid_facts, *self.known_unknowns)
+                for link in fact.metadata.possibly_supersedes]
+
     def to_dict(self) -> dict:
         """The `git neo recall --json` object."""
         return {
@@ -71,6 +78,7 @@ class ContextResult:
             "invalidated": [f.to_dict() for f in self.invalidated],
             "known_unknowns": [f.to_dict() for f in self.known_unknowns],
             "environment": self.environment,
+            "possible_supersessions": self.possible_supersessions(),
             "scores": {k: round(v, 4) for k, v in self.scores.items()},
             "tokens": self.tokens,
             "max_tokens": self.max_tokens,

@@ -22,6 +22,7 @@ from neo_git.store.explain import explain, supersession_chain
 from neo_git.store.base import Backend, Change, LoadedScope, Transaction
 from neo_git.store.filestore import FileStore
 from neo_git.store.policy import SCOPE_CAPS, AddResult, PlanItem, plan_many
+from neo_git.store.review import plan_accept, plan_reject, proposals, undo_supersession
 from neo_git.store.supersession import Thresholds
 from neo_git.store.refstore import FACTS_REF, RefStore, ensure_reflog
 from neo_git.store.vectors import FactVectors
@@ -372,7 +373,8 @@ class FactStore:
         return out[0]
 
     def invalidate(self, fact_id: str, reason: str = "") -> Fact:
-        """Mark a fact no longer true (keeps its text); restore undoes it."""
+        """Retract a fact without a successor (keeps its text and the reason); restore undoes it."""
+        reason = redact(check_text("reason", reason or "", 1000).strip())
         fact = self._find(fact_id)
 
         def make(current: Fact, facts: Mapping[str, Fact]) -> list[Fact]:
@@ -390,16 +392,53 @@ class FactStore:
             raise NeoError(f"fact {fact.id} is already valid", "nothing to restore")
 
         def make(current: Fact, facts: Mapping[str, Fact]) -> list[Fact]:
-            if current.is_valid:
-                return []
-            changed = [current.evolve(is_valid=True, superseded_by=None, metadata={"invalidation": None})]
-            successor = facts.get(current.superseded_by or "")
-            if successor is not None and successor.supersedes == current.id:
-                changed.append(successor.evolve(supersedes=None))
-            return changed
+            return [] if current.is_valid else undo_supersession(current, facts)
 
         restored = self._update(fact, f"restore {fact.id}: {fact.subject}"[:120], make)
         return self.access.apply(restored)
+
+    # --- review of possible supersessions ------------------------------------------
+
+    def review(self, scope: str | FactScope | None = None) -> list[dict]:
+        """Open possible supersessions (both texts, similarity, why), oldest first."""
+        scopes = SCOPE_ORDER if scope is None else (parse_scope(scope),)
+        out: list[dict] = []
+        for fact_scope in scopes:
+            loaded = self.backends[fact_scope].load()
+            out.extend(proposals({i: f for i, f in loaded.facts.items() if f.scope is fact_scope}))
+        return out
+
+    def accept(self, fact_id: str, candidate: str | None = None) -> Fact:
+        """Accept a possible supersession: *fact_id* supersedes its candidate (the only one, or
+        *candidate*); returns the retired fact. `restore` undoes it exactly."""
+        fact = self._find(fact_id)
+        out: list[Fact] = []
+
+        def plan(facts: Mapping[str, Fact]) -> Change:
+            if fact.id not in facts:
+                raise FactNotFound(fact.id)
+            old, change = plan_accept(facts, fact.id, candidate, self.embedder.id)
+            out[:] = [old]
+            return change
+
+        self.backends[fact.scope].transact(plan)
+        return out[0]
+
+    def reject(self, fact_id: str, candidate: str | None = None) -> str:
+        """Reject a possible supersession: the pair is recorded as distinct and never proposed
+        again; returns the candidate's id."""
+        fact = self._find(fact_id)
+        out: list[str] = []
+
+        def plan(facts: Mapping[str, Fact]) -> Change:
+            if fact.id not in facts:
+                raise FactNotFound(fact.id)
+            kept, change = plan_reject(facts, fact.id, candidate)
+            out[:] = [kept]
+            return change
+
+        self.backends[fact.scope].transact(plan)
+        return out[0]
 
     # --- explaining ----------------------------------------------------------------
 

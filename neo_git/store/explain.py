@@ -71,7 +71,7 @@ def _how(rule: str, detail: Mapping[str, Any]) -> str:
     """The clause naming the rule that retired a fact (DESIGN.md §4, rules 1-3, and review)."""
     similarity = detail.get("similarity")
     if rule == "explicit":
-        return "explicitly (--supersedes; rule 1)"
+        return "explicitly (--supersedes) (rule 1)"
     if rule == "review":
         return "when a person accepted the possible supersession (`git neo review accept`)"
     if rule == "same_subject":

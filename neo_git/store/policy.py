@@ -173,7 +173,7 @@ def supersede(facts: Mapping[str, Fact], index: FactIndex, new: Fact, old: Fact,
     dependents flagged), recording in *changed* and in old's invalidation what to undo on restore."""
     confidence = max(new.metadata.confidence, min(1.0, old.metadata.confidence + CONFIDENCE_CARRY))
     flagged = [fid for fid in index.dependents(old.id) if not facts[fid].needs_review]  # by id
-    undo = {"confidence": new.metadata.confidence, "flagged": flagged}
+    undo = {"confidence": new.metadata.confidence, "carried": confidence, "flagged": flagged}
     links = [link for link in new.metadata.possibly_supersedes if link["id"] == old.id]
     if links:  # accepted from review: restore puts the proposal back
         undo["possible"] = links[0]
