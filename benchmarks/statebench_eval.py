@@ -284,6 +284,24 @@ def run(embedder_name: str, data: Path, splits, sweep: bool) -> int:
                 tallies = evaluate(timelines, vectors, shipped, view, arm == "oracle")
                 for name, label in (("main", "w/o brutal"), ("state", "state tracks"), (BRUTAL, BRUTAL)):
                     print(fmt(split, view, arm, label, tallies[name].row()))
+    if "dev" in loaded or "train" in loaded:
+        print("\nranking ablation (detect arm, state tracks; each line turns one rule off)")
+        print(f"  {'ranking':<34} " + "  ".join(f"{s + ' ' + v + ' Cur@1':>17} {'Stale@5':>7}"
+                                               for s in loaded for v in VIEWS))
+        import neo_git.recall as recall
+
+        for flag, label in ((None, "all current-state rules on"), ("RETRACTIONS_LAST", "retractions ranked by score"),
+                            ("NEWER_WINS_TIES", "ties by id, not by age")):
+            if flag:
+                setattr(recall, flag, False)
+            cells = []
+            for split, timelines in loaded.items():
+                for view in VIEWS:
+                    m = evaluate(timelines, vectors, shipped, view, False)["state"].row()
+                    cells.append(f"{m['Cur@1']:17.3f} {m['Stale@5']:7.3f}")
+            if flag:
+                setattr(recall, flag, True)
+            print(f"  {label:<34} " + "  ".join(cells))
     print(f"\n{time.perf_counter() - started:.1f} s")
     return 0
 

@@ -106,21 +106,6 @@ def is_retraction(fact: Fact) -> bool:
     return bool(_RETRACTION.match(fact.body) or _RETRACTION.match(fact.subject))
 
 
-def family_heads(facts: Sequence[Fact]) -> set[str]:
-    """Ids of the facts that compete in ranking: of the valid facts sharing a scope, kind and
-    normalised subject (a subject family) only the newest, so an older value the write policy
-    kept (its guards were unsure) cannot outrank the current one."""
-    from neo_git.store.supersession import subject_key
-
-    newest: dict[tuple, Fact] = {}
-    for fact in facts:
-        key = (fact.scope, fact.kind, subject_key(fact.subject))
-        best = newest.get(key)
-        if best is None or (fact.metadata.created_at, fact.id) > (best.metadata.created_at, best.id):
-            newest[key] = fact
-    return {fact.id for fact in newest.values()}
-
-
 def recency_boost(fact: Fact, now: datetime, last_accessed: str | None = None) -> float:
     """A small boost for facts created or recalled in the current working session."""
     for stamp in (last_accessed, fact.metadata.last_accessed, fact.metadata.created_at):
@@ -137,12 +122,17 @@ def rank_score(cosine: float, fact: Fact, now: datetime, last_accessed: str | No
             + recency_boost(fact, now, last_accessed))
 
 
-TIE = 1e-6
-FAMILY_HEADS_ONLY = True
+# Current-state ranking (issue 13), each kept because it raised Current@1 on StateBench dev
+# (detect arm) without raising StaleLeak: `benchmarks/statebench_eval.py` prints the ablation.
+# (Ranking only the newest fact of a subject family changed nothing once rule 2 supersedes
+# restated subjects, so it was left out.)
+TIE = 1e-6                 # scores this close are a tie, which goes to the newer fact
+RETRACTIONS_LAST = True    # retractions rank after every other fact
+NEWER_WINS_TIES = True
 
 
 def _newest_first(fact: Fact) -> tuple:
-    stamp = _parse_time(fact.metadata.created_at)
+    stamp = _parse_time(fact.metadata.created_at) if NEWER_WINS_TIES else None
     return (-stamp.timestamp(),) if stamp is not None else (0.0,)
 
 
@@ -169,15 +159,12 @@ class _Layout:
                 self.unknowns.append(i)
             else:
                 self.ranked.append(i)
-        if FAMILY_HEADS_ONLY:
-            heads = family_heads([facts[i] for i in self.ranked])
-            self.ranked = [i for i in self.ranked if facts[i].id in heads]
         pool = self.pool = [facts[i] for i in self.ranked]
         n = len(pool)
         self.confidence = np.fromiter((f.metadata.confidence for f in pool), np.float64, n)
         self.bonus = np.fromiter((1 + _bonus(f.metadata.success_count) for f in pool), np.float64, n)
         self.weight = np.fromiter((SCOPE_WEIGHT[f.scope] for f in pool), np.float64, n)
-        self.retraction = [is_retraction(f) for f in pool]
+        self.retraction = [RETRACTIONS_LAST and is_retraction(f) for f in pool]
 
     @classmethod
     def of(cls, facts: Sequence[Fact]) -> "_Layout":
