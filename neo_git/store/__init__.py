@@ -21,9 +21,9 @@ from neo_git.store.access import AccessLog
 from neo_git.store.explain import explain, supersession_chain
 from neo_git.store.base import Backend, Change, LoadedScope, Transaction
 from neo_git.store.filestore import FileStore
-from neo_git.store.policy import SCOPE_CAPS, AddResult, PlanItem, plan_many
-from neo_git.store.review import plan_accept, plan_reject, proposals, undo_supersession
-from neo_git.store.supersession import Thresholds
+from neo_git.store.policy import SCOPE_CAPS, AddResult
+from neo_git.store.review import undo_supersession
+from neo_git.store.writing import WritePaths
 from neo_git.store.refstore import FACTS_REF, RefStore, ensure_reflog
 from neo_git.store.vectors import FactVectors
 
@@ -36,13 +36,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["FactStore", "AddResult", "Change", "LoadedScope", "Transaction"]
 
-# What each add_many item may carry besides subject and supersedes (add()'s keyword arguments).
-_ADD_ARGS = frozenset({"body", "kind", "scope", "depends_on", "tags", "confidence", "source_file",
-                       "source_prompt", "provenance"})
 
 
-class FactStore:
-    """Facts of every scope visible from one repository."""
+class FactStore(WritePaths):
+    """Facts of every scope visible from one repository (adds and reviews: `store/writing.py`)."""
 
     def __init__(self, repo: "pygit2.Repository", embedder: "str | Embedder | None" = None,
                  home: Path | None = None) -> None:
@@ -236,98 +233,6 @@ class FactStore:
 
         return backend.transact(checked)
 
-    def add(self, subject: str, body: str = "", *, kind: str = "pattern", scope: str = "project",
-            depends_on: Sequence[str] = (), supersedes: str | None = None, tags: Sequence[str] = (),
-            confidence: float = 0.5, source_file: str | None = None, source_prompt: str | None = None,
-            provenance: str = "observed") -> Fact:
-        """Add a fact under the write policy; returns the stored fact (or the existing duplicate).
-        `fact.supersedes` names what it replaced; `fact.metadata.possibly_supersedes` what it may
-        replace (for `review`)."""
-        return self.add_detailed(subject, body, kind=kind, scope=scope, depends_on=depends_on,
-                                 supersedes=supersedes, tags=tags, confidence=confidence,
-                                 source_file=source_file, source_prompt=source_prompt,
-                                 provenance=provenance).fact
-
-    def add_detailed(self, subject: str, body: str = "", *, kind: str = "pattern", scope: str = "project",
-                     depends_on: Sequence[str] = (), supersedes: str | None = None, tags: Sequence[str] = (),
-                     confidence: float = 0.5, source_file: str | None = None,
-                     source_prompt: str | None = None, provenance: str = "observed") -> AddResult:
-        """`add`, returning what happened: supersession (and by which rule), possible
-        supersessions, duplicates, flags, evictions."""
-        return self.add_many_detailed([dict(subject=subject, body=body, kind=kind, scope=scope,
-                                            depends_on=depends_on, supersedes=supersedes, tags=tags,
-                                            confidence=confidence, source_file=source_file,
-                                            source_prompt=source_prompt, provenance=provenance)])[0]
-
-    def add_many(self, items: Iterable[Mapping[str, Any]]) -> list[Fact]:
-        """Add facts asserted together (each item the keyword arguments of `add`): one commit per
-        scope, and no fact of the batch supersedes another (they may supersede older facts)."""
-        return [result.fact for result in self.add_many_detailed(items)]
-
-    def add_many_detailed(self, items: Iterable[Mapping[str, Any]]) -> list[AddResult]:
-        """`add_many`, returning an AddResult per item (in order)."""
-        planned: list[tuple[FactScope, PlanItem]] = []
-        for item in items:
-            if not isinstance(item, Mapping):
-                raise NeoError(f"add_many wants mappings of add()'s arguments, not {type(item).__name__}")
-            args = dict(item)
-            subject = args.pop("subject", None)
-            if subject is None:
-                raise InvalidFact("a fact needs a subject")
-            supersedes = args.pop("supersedes", None)
-            unknown = set(args) - _ADD_ARGS
-            if unknown:
-                raise NeoError(f"add_many: unknown argument(s) {', '.join(sorted(unknown))}",
-                               "each item takes the keyword arguments of add()")
-            fact = self._new_fact(subject, args.get("body", ""), args.get("kind", "pattern"),
-                                  args.get("scope", "project"), args.get("depends_on", ()), args.get("tags", ()),
-                                  args.get("confidence", 0.5), args.get("source_file"),
-                                  args.get("source_prompt"), args.get("provenance", "observed"))
-            planned.append((fact.scope, PlanItem(fact, supersedes)))
-        results: dict[int, AddResult] = {}
-        for scope in dict.fromkeys(scope for scope, _ in planned):
-            positions = [i for i, (s, _) in enumerate(planned) if s is scope]
-            for i, result in zip(positions, self._add_batch(scope, [planned[i][1] for i in positions])):
-                results[i] = result
-        return [results[i] for i in range(len(planned))]
-
-    def _add_batch(self, scope: FactScope, items: list[PlanItem]) -> list[AddResult]:
-        batch_ids = {item.fact.id for item in items}
-        resolved = []
-        for item in items:  # ids may be prefixes; a batch may point at its own earlier facts
-            fact = item.fact
-            depends = tuple(d if d in batch_ids else self._resolve_id(d, scope) for d in fact.depends_on)
-            explicit = item.explicit
-            if explicit is not None and explicit not in batch_ids:
-                explicit = self._resolve_id(explicit, scope)
-            resolved.append(PlanItem(fact.evolve(depends_on=depends), explicit))
-        embedder = self.embedder
-        vectors = {item.fact.id: self._embed_one(item.fact.text) for item in resolved}
-        rows = self._vector_rows()
-        for item in resolved:  # the next add compares with them without a cache lookup
-            rows.remember(item.fact, vectors[item.fact.id])
-        out: list[list[AddResult]] = [[]]
-
-        def similarity(group, fact: Fact):
-            return rows.group_scores(group, vectors[fact.id])
-
-        def plan(facts: Mapping[str, Fact]) -> Change | None:
-            results, change = plan_many(facts, resolved, similarity=similarity,
-                                        thresholds=Thresholds.of(embedder), cap=self.caps.get(scope),
-                                        body_similarity=self._body_similarity)
-            out[0] = results
-            return change
-
-        self.backends[scope].transact(plan)
-        return out[0]
-
-    def _body_similarity(self, a: Fact, b: Fact) -> float:
-        """Cosine of two facts' bodies (rule 2's guard; asked only for long bodies of one subject)."""
-        import numpy as np
-
-        vectors = np.asarray(self.embedder.embed([a.body, b.body]), dtype=np.float32)
-        return float(vectors[0] @ vectors[1])
-
     def _new_fact(self, subject, body, kind, scope, depends_on, tags, confidence,
                   source_file, source_prompt, provenance) -> Fact:
         subject = redact(check_text("subject", subject, MAX_SUBJECT_CHARS, required=True).strip())
@@ -396,49 +301,6 @@ class FactStore:
 
         restored = self._update(fact, f"restore {fact.id}: {fact.subject}"[:120], make)
         return self.access.apply(restored)
-
-    # --- review of possible supersessions ------------------------------------------
-
-    def review(self, scope: str | FactScope | None = None) -> list[dict]:
-        """Open possible supersessions (both texts, similarity, why), oldest first."""
-        scopes = SCOPE_ORDER if scope is None else (parse_scope(scope),)
-        out: list[dict] = []
-        for fact_scope in scopes:
-            loaded = self.backends[fact_scope].load()
-            out.extend(proposals({i: f for i, f in loaded.facts.items() if f.scope is fact_scope}))
-        return out
-
-    def accept(self, fact_id: str, candidate: str | None = None) -> Fact:
-        """Accept a possible supersession: *fact_id* supersedes its candidate (the only one, or
-        *candidate*); returns the retired fact. `restore` undoes it exactly."""
-        fact = self._find(fact_id)
-        out: list[Fact] = []
-
-        def plan(facts: Mapping[str, Fact]) -> Change:
-            if fact.id not in facts:
-                raise FactNotFound(fact.id)
-            old, change = plan_accept(facts, fact.id, candidate, self.embedder.id)
-            out[:] = [old]
-            return change
-
-        self.backends[fact.scope].transact(plan)
-        return out[0]
-
-    def reject(self, fact_id: str, candidate: str | None = None) -> str:
-        """Reject a possible supersession: the pair is recorded as distinct and never proposed
-        again; returns the candidate's id."""
-        fact = self._find(fact_id)
-        out: list[str] = []
-
-        def plan(facts: Mapping[str, Fact]) -> Change:
-            if fact.id not in facts:
-                raise FactNotFound(fact.id)
-            kept, change = plan_reject(facts, fact.id, candidate)
-            out[:] = [kept]
-            return change
-
-        self.backends[fact.scope].transact(plan)
-        return out[0]
 
     # --- explaining ----------------------------------------------------------------
 
