@@ -93,7 +93,13 @@ class WritePaths:
                 explicit = self._resolve_id(explicit, scope)
             resolved.append(PlanItem(fact.evolve(depends_on=depends), explicit))
         embedder = self.embedder
-        vectors = {item.fact.id: self._embed_one(item.fact.text) for item in resolved}
+        if len(resolved) == 1:
+            vectors = {resolved[0].fact.id: self._embed_one(resolved[0].fact.text)}
+        else:  # one embedder call for the batch, straight from the embedder like a single add
+            import numpy as np
+
+            matrix = np.asarray(embedder.embed([item.fact.text for item in resolved]), dtype=np.float32)
+            vectors = {item.fact.id: matrix[i] for i, item in enumerate(resolved)}
         rows = self._vector_rows()
         for item in resolved:  # the next add compares with them without a cache lookup
             rows.remember(item.fact, vectors[item.fact.id])
