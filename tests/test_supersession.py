@@ -218,3 +218,26 @@ def _has_ref(repo) -> bool:
         return True
     except Exception:  # noqa: BLE001 - no ref yet
         return False
+
+
+def test_review_fields_are_validated_and_written_only_when_set():
+    from neo_git.errors import InvalidFact
+    from neo_git.facts import Fact, canonical_json
+
+    base = {"id": "0123456789abcdef", "subject": "s", "body": "", "kind": "decision", "scope": "project",
+            "metadata": {"created_at": "2026-01-01T00:00:00+00:00"}}
+    plain = Fact.from_dict(base)
+    assert "possibly_supersedes" not in plain.to_dict()["metadata"]
+    assert "distinct_from" not in plain.to_dict()["metadata"]
+    linked = Fact.from_dict({**base, "metadata": {**base["metadata"], "distinct_from": ["bb" * 8, "aa" * 8, "aa" * 8],
+                                                 "possibly_supersedes": [{"id": "cc" * 8, "similarity": 0.4},
+                                                                         {"id": "bb" * 8, "similarity": 0.3}]}})
+    meta = linked.to_dict()["metadata"]
+    assert meta["distinct_from"] == ["aa" * 8, "bb" * 8]
+    assert [link["id"] for link in meta["possibly_supersedes"]] == ["bb" * 8, "cc" * 8]
+    assert canonical_json(Fact.from_dict(linked.to_dict())) == canonical_json(linked)
+    for bad in ({"possibly_supersedes": [{"id": "nope"}]}, {"possibly_supersedes": "x"},
+                {"possibly_supersedes": [{"id": "aa" * 8, "similarity": "high"}]},
+                {"distinct_from": ["zz"]}, {"distinct_from": ["aa" * 8] * 65}):
+        with pytest.raises(InvalidFact):
+            Fact.from_dict({**base, "metadata": {**base["metadata"], **bad}})
