@@ -40,8 +40,8 @@ def _why(link: Mapping) -> str:
     similarity, threshold = link.get("similarity"), link.get("threshold")
     if similarity is None:
         return "proposed for review"
-    return (f"similarity {similarity:.3f} reached the possible threshold {threshold or 0:.3f} but not "
-            "the certain one (or the texts are longer than the threshold was calibrated on)")
+    return (f"similarity {similarity:.3f} ≥ review threshold {threshold or 0:.3f}: too weak, or the texts "
+            "too long, for similarity alone to retire a fact")
 
 
 def pick_link(new: Fact, candidate: str | None) -> dict:
