@@ -251,6 +251,27 @@ def calibrate(train, vectors, embedder) -> tuple[float, float, list[str]]:
     return possible, certain, lines
 
 
+def guard_calibration(train, vectors) -> str:
+    """Rule 2's body guard on train: the body cosines of true same-subject restatements whose
+    bodies are both long enough for the guard to apply (it must stay below all of them)."""
+    from neo_git.store.supersession import BODY_GUARD, LONG_BODY_WORDS, _words, subject_key
+
+    cosines = []
+    for t in train:
+        if t.track == BRUTAL:
+            continue
+        writes = list(t.initial) + [w for kind, w in t.events if kind == "write"]
+        for w in writes:
+            old = next((o for o in writes if w.ref and o.key == w.ref), None)
+            if old is None or subject_key(old.key) != subject_key(w.key):
+                continue
+            if _words(old.value) >= LONG_BODY_WORDS and _words(w.value) >= LONG_BODY_WORDS:
+                cosines.append(float(vectors(old.value) @ vectors(w.value)))
+    low = min(cosines) if cosines else float("nan")
+    return (f"body guard {BODY_GUARD:.2f} (bodies ≥ {LONG_BODY_WORDS} words): {len(cosines)} true same-subject "
+            f"restatements with long bodies on train, lowest body cosine {low:.3f}")
+
+
 HEAD = f"  {'split':<6} {'view':<6} {'arm':<7} {'set':<17} {'P':>6} {'R':>6} {'FSR':>7} {'Poss':>6} {'PossR':>6} " \
        f"{'Cur@1':>6} {'Cur@5':>6} {'Stale@5':>7} {'edges':>6} {'added':>6} {'q':>5}"
 
@@ -273,6 +294,7 @@ def run(embedder_name: str, data: Path, splits, sweep: bool) -> int:
         print(f"calibration on train: certain = lowest stable cosine with FSR ≤ {TARGET_FSR} -> {certain:.2f}; "
               f"possible = lowest with Poss ≤ {POSSIBLE_BUDGET} -> {possible:.2f}")
         print("\n".join(lines))
+        print(guard_calibration(loaded["train"], vectors))
     print("\nP/R/FSR: supersession edges; Poss: facts added with a possibly_supersedes link (per fact); "
           "PossR: missed true edges proposed for review; Cur/Stale on reachable queries")
     print(HEAD)
