@@ -180,6 +180,15 @@ def test_same_subject_with_unrelated_long_bodies_is_kept(store):
     assert result.superseded is None and store.get(old.id).is_valid
 
 
+def test_same_subject_with_loosely_related_long_bodies_is_only_proposed(store):
+    old = store.add("Uploads", "We store uploaded files in an S3 bucket per environment, encrypted at rest "
+                               "with KMS keys that rotate yearly.", kind="decision")
+    result = store.add_detailed("Uploads", "We store uploaded images in a bucket per region and serve them "
+                                           "through a CDN with signed links that expire daily.", kind="decision")
+    assert result.superseded is None and store.get(old.id).is_valid
+    assert [link["id"] for link in result.possible] == [old.id]
+
+
 def test_detection_off_when_the_certain_threshold_is_above_one(repo_with_commit):
     from neo_git.store import FactStore
 

@@ -162,20 +162,25 @@ def decide(new: Fact, members: Sequence[Fact], scores: Sequence[float], threshol
                      if s == s and m.id not in exclude and m.id != new.id and not blocked(new, m)),
                     key=lambda pair: (-pair[0], pair[1].id))
     same = set(same_subject) or {m.id for _, m in ranked if subject_key(m.subject) == key}
+    possible = []
     for score, old in ranked:  # rule 2: the most similar same-subject fact that passes the guards
         if old.id not in same or distinct_entities(new, old):
             continue
         if body_similarity is not None and _long(new.body) and _long(old.body):
-            if body_similarity(new, old) < BODY_GUARD:
+            body = body_similarity(new, old)
+            if body < BODY_GUARD:
                 continue  # same title, unrelated content (a template title, a generic subject)
+            if body < thresholds.possible and not possible:
+                # Long bodies only loosely related: as unsure as rule 3's band, so ask.
+                possible.append({"id": old.id, "similarity": round(score, 4), "threshold": thresholds.possible})
+                continue
         return Decision(old.id, RULE_SUBJECT, score, BODY_GUARD)
-    possible = []
     short = _words(new.text) <= CALIBRATED_WORDS
     for score, old in ranked:  # rule 3: cosine alone, most similar first
         if score < thresholds.possible or len(possible) >= MAX_POSSIBLE:
             break
         if old.id in same or distinct_entities(new, old):
-            continue  # failed rule 2's guards, or another entity: not even a candidate
+            continue  # failed rule 2's guards (or proposed by them), or another entity
         if not (short and _words(old.text) <= CALIBRATED_WORDS):
             if score >= thresholds.certain and not possible:  # outside the calibrated lengths
                 possible.append({"id": old.id, "similarity": round(score, 4), "threshold": thresholds.certain})
