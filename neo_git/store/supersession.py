@@ -6,7 +6,8 @@ Which valid fact, if any, a new fact of the same scope and kind replaces:
 2. else a fact with the same *normalised subject* (case, whitespace, punctuation and a
    trailing ``v2``/``corrected``/``updated``/``new``/``revised``/``final`` removed) is
    superseded, unless their bodies are unrelated (both long, body cosine below a weak
-   guard) or they name different entities ("Deal 1" / "Deal 2");
+   guard) or they name different entities ("Deal 1" / "Deal 2"); long bodies only loosely
+   related (below the possible threshold) are proposed for review instead;
 3. else cosine alone supersedes only at or above the embedder's *certain* threshold
    (calibrated for a false-supersession rate ≤ 0.005 on StateBench train); between the
    *possible* threshold and the certain one the new fact only records a
