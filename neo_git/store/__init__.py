@@ -312,8 +312,20 @@ class FactStore(WritePaths):
 
     def why(self, fact_id: str) -> dict:
         """Why a fact is in its state: valid, superseded (by what, similarity, threshold), evicted, ..."""
+        from neo_git.upkeep import trail  # what upkeep did lives in the ref's log
+
         facts = self._load()
-        return explain(self._find(fact_id, facts), {f.id: f for f in facts})
+        try:
+            fact = self._find(fact_id, facts)
+        except FactNotFound:
+            purged = trail.explain_purged(self.paths.common_dir, fact_id)
+            if purged is None:
+                raise
+            return purged
+        info = explain(fact, {f.id: f for f in facts})
+        if fact.is_valid and fact.scope is FactScope.PROJECT:
+            trail.add_upkeep_trail(info, self.paths.common_dir, fact.id)
+        return info
 
     # --- recall --------------------------------------------------------------------
 
