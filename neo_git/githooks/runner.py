@@ -1,0 +1,216 @@
+"""`git neo hook <name> [args…]`: the work the installed shims (and the pre-commit
+framework) hand off. Every entry here returns 0 whatever goes wrong — a hook must
+never fail a git command — except the pre-commit guard's deliberate block.
+
+    post-commit [COMMIT]                 process COMMIT (default HEAD)
+    post-merge  [SQUASH [HEAD [ORIG]]]   process ORIG_HEAD..HEAD (at most MAX_MERGED commits)
+    post-rewrite KIND [MAPFILE]          amend/rebase: "old new" lines from MAPFILE (or stdin)
+    pre-commit [--block-exit N]          the guard; exits N (default 1) to block the commit
+    outcomes                             pre-commit framework's neo-outcomes: starts the
+                                         post-commit or post-merge worker detached
+"""
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Callable, Sequence
+
+MAX_MERGED = 50
+log = logging.getLogger("neo_git.githooks")
+
+
+def run_git_hook(name: str, args: Sequence[str]) -> int:
+    """Run the named hook's work; 0 unless the pre-commit guard blocks."""
+    if os.environ.get("NEO_DISABLE") == "1":
+        return 0
+    handler = HANDLERS.get(name)
+    if handler is None:
+        print(f"git-neo: unknown hook '{name}' (known: {', '.join(HANDLERS)}); nothing done", file=sys.stderr)
+        return 0
+    if name != "pre-commit":
+        logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    try:
+        return handler(list(args))
+    except KeyboardInterrupt:
+        return 0
+    except Exception:  # noqa: BLE001 - logged to hook.log by the shim's redirection; git never sees it
+        print(f"git-neo hook {name}: internal error (git was not affected)", file=sys.stderr)
+        traceback.print_exc(file=sys.stderr)
+        return 0
+
+
+def _stamp(name: str, detail: str) -> None:
+    print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {name} {detail}", file=sys.stderr)
+
+
+def _repo():
+    from neo_git.identity import open_repository
+
+    return open_repository()
+
+
+def sequence_in_progress(repo) -> str | None:
+    """The name of a running rebase/cherry-pick/revert sequence, else None."""
+    git_dir = Path(repo.path)
+    for name in ("rebase-merge", "rebase-apply", "sequencer"):
+        if (git_dir / name).is_dir():
+            return name
+    return None
+
+
+def _report(name: str, results) -> None:
+    for r in results:
+        if r.skipped:
+            _stamp(name, f"{r.commit[:12]}: skipped ({r.skipped})")
+        elif r.errors:
+            _stamp(name, f"{r.commit[:12]}: not processed, will retry with the next commit: {'; '.join(r.errors)}")
+        else:
+            verdicts = [x.get("verdict") for x in r.records if x.get("type") == "outcome"]
+            _stamp(name, f"{r.commit[:12]}: {len(verdicts)} outcome(s) {verdicts}")
+
+
+def post_commit(args: list[str]) -> int:
+    """Process the new commit (the shim passes its id; HEAD otherwise)."""
+    from neo_git.outcomes.processing import process_commits
+
+    repo = _repo()
+    if sequence_in_progress(repo) and not args:
+        return 0   # post-rewrite handles the rebase once
+    if repo.head_is_unborn:
+        return 0
+    commit = args[0] if args else str(repo.head.target)
+    _report("post-commit", process_commits(repo, [commit], trigger="post-commit"))
+    return 0
+
+
+def post_merge(args: list[str]) -> int:
+    """Process the commits a merge or pull brought in: ORIG_HEAD..HEAD, oldest first."""
+    import pygit2
+
+    from neo_git.outcomes.processing import process_commits
+
+    if args and args[0] == "1":
+        return 0   # a squash merge made no commit yet; post-commit sees it later
+    repo = _repo()
+    head = args[1] if len(args) > 1 else str(repo.head.target)
+    orig = args[2] if len(args) > 2 else None
+    if orig is None:
+        try:
+            orig = str(repo.revparse_single("ORIG_HEAD").id)
+        except (KeyError, ValueError):
+            orig = None
+    walker = repo.walk(pygit2.Oid(hex=head), pygit2.enums.SortMode.TOPOLOGICAL)
+    if orig:
+        walker.hide(pygit2.Oid(hex=orig))
+    commits = []
+    for commit in walker:
+        commits.append(str(commit.id))
+        if len(commits) >= MAX_MERGED:
+            break
+    commits.reverse()
+    _report("post-merge", process_commits(repo, commits, trigger="post-merge", catch_up=False))
+    return 0
+
+
+def post_rewrite(args: list[str]) -> int:
+    """Move outcome state to rewritten commits ("old new" pairs from the map file or stdin)."""
+    from neo_git.outcomes.rewrites import apply_rewrites, parse_rewrite_map
+
+    kind = args[0] if args else "rebase"
+    if len(args) > 1:
+        path = Path(args[1])
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        finally:
+            path.unlink(missing_ok=True)
+    else:
+        text = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    pairs = parse_rewrite_map(text)
+    if pairs:
+        _report(f"post-rewrite {kind}", apply_rewrites(_repo(), pairs, kind=kind))
+    return 0
+
+
+def pre_commit(args: list[str]) -> int:
+    """The guard: exit the block code when the staged change introduces a problem."""
+    from neo_git.config import config_bool
+
+    block = 1
+    if len(args) >= 2 and args[0] == "--block-exit" and args[1].isdigit():
+        block = int(args[1])
+    repo = None
+    try:
+        from neo_git.githooks.guard import check_staged, format_result
+
+        repo = _repo()
+        result = check_staged(repo)
+    except Exception as exc:  # noqa: BLE001 - internal errors warn and pass unless neo.strict
+        strict = _strict(repo, config_bool)
+        print(f"git-neo guard: internal error, {'blocking (neo.strict=true)' if strict else 'commit allowed'}: "
+              f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        return block if strict else 0
+    if result.ok:
+        return 0
+    print(format_result(result), file=sys.stderr)
+    return block
+
+
+def _strict(repo, config_bool: Callable) -> bool:
+    try:
+        return bool(config_bool("strict", False, repo=repo))
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def framework_outcomes(args: list[str]) -> int:
+    """pre-commit framework's `neo-outcomes`: start the worker detached and return at once.
+
+    The framework passes no hook arguments; it marks a post-merge run with
+    PRE_COMMIT_IS_SQUASH_MERGE. It has no post-rewrite stdin, so rebases are not
+    followed in this mode (see the README)."""
+    repo = _repo()
+    if repo.head_is_unborn:
+        return 0
+    squash = os.environ.get("PRE_COMMIT_IS_SQUASH_MERGE")
+    head = str(repo.head.target)
+    if squash is not None:
+        try:
+            orig = str(repo.revparse_single("ORIG_HEAD").id)
+        except (KeyError, ValueError):
+            orig = head
+        worker = ["post-merge", squash, head, orig]
+    else:
+        if sequence_in_progress(repo):
+            return 0
+        worker = ["post-commit", head]
+    start_worker(repo, worker)
+    return 0
+
+
+def start_worker(repo, hook_args: list[str]) -> None:
+    """Run `git-neo hook …` detached, output appended to .git/neo/hook.log (NEO_HOOK_SYNC=1:
+    in the foreground, for tests)."""
+    from neo_git.identity import repository_paths
+
+    neo_dir = repository_paths(repo).neo_dir
+    neo_dir.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "neo_git", "hook", *hook_args]
+    with open(neo_dir / "hook.log", "ab") as out:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                start_new_session=True, close_fds=True)
+    if os.environ.get("NEO_HOOK_SYNC") == "1":
+        proc.wait(timeout=300)
+
+
+HANDLERS: dict[str, Callable[[list[str]], int]] = {
+    "post-commit": post_commit,
+    "post-merge": post_merge,
+    "post-rewrite": post_rewrite,
+    "pre-commit": pre_commit,
+    "outcomes": framework_outcomes,
+}
