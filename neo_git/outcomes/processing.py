@@ -138,20 +138,32 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
         result.skipped = "already processed"
         return result
     key = author_key(commit)
+    if any(r.get("type") == "commit" and r.get("commit") == hexid for r in _note(repo, hexid)):
+        ledger.mark(hexid, key, "note found")   # processed before the ledger was lost
+        result.skipped = "already processed (note)"
+        return result
     rewrite_of = ledger.by_author(key)
     changes = changed_files(repo, commit)
     by_path = {c.path: c for c in changes}
     by_old = {c.old_path: c for c in changes if c.old_path}
     pending = [s for s in _pending(paths) if _made_before(s, commit)]
     classified: list[tuple[Suggestion, FileChange, dict]] = []
+    added = [c for c in changes if c.old_id is None and c.new_id is not None]
     for suggestion in pending:
         change = by_path.get(suggestion.file) or by_old.get(suggestion.file)
-        if change is None or change.new_id is None:
+        if change is None:
             continue
-        match = match_suggestion(suggestion.code, suggestion.diff, _text(repo, change.old_id),
-                                 _text(repo, change.new_id))
-        if match.verdict in (ACCEPTED, MODIFIED):
-            classified.append((suggestion, change, match.to_dict()))
+        # A file moved *and* rewritten is a delete plus an add to git's rename detection
+        # (under 50% similar); then the advice may have landed in any added file.
+        candidates = [change] if change.new_id is not None else added
+        best = None
+        for candidate in candidates:
+            match = match_suggestion(suggestion.code, suggestion.diff, _text(repo, candidate.old_id),
+                                     _text(repo, candidate.new_id))
+            if match.verdict in (ACCEPTED, MODIFIED) and (best is None or _rank(match) > _rank(best[1])):
+                best = (candidate, match)
+        if best is not None:
+            classified.append((suggestion, best[0], best[1].to_dict()))
     suggested_paths = {c.path for _, c, _ in classified} | {s.file for s in pending}
     independent: list[str] = []
     if rewrite_of is None and len(commit.parents) <= 1:  # merges and amended copies add no new work
@@ -182,6 +194,17 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
     ledger.mark(hexid, key, trigger if rewrite_of is None else f"{trigger}, amended copy of {rewrite_of}")
     result.records = records
     return result
+
+
+def _note(repo: pygit2.Repository, hexid: str) -> list[dict]:
+    try:
+        return notes.read_note(repo, hexid)
+    except Exception:  # noqa: BLE001 - an unreadable note only means "not known to be processed"
+        return []
+
+
+def _rank(match) -> tuple:
+    return (match.verdict == ACCEPTED, match.shipped, match.similar)
 
 
 def _pending(paths: RepositoryPaths) -> list[Suggestion]:
