@@ -132,6 +132,7 @@ def post_rewrite(args: list[str]) -> int:
         text = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
     pairs = parse_rewrite_map(text)
     if pairs:
+        _stamp(f"post-rewrite {kind}", f"{len(pairs)} rewritten commit(s)")
         _report(f"post-rewrite {kind}", apply_rewrites(_repo(), pairs, kind=kind))
     return 0
 

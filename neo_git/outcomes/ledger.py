@@ -16,6 +16,7 @@ from neo_git.fileio import atomic_write, move_aside
 
 FILE_NAME = "processed.json"
 MAX_COMMITS = 20_000
+MAX_RETRY = 50
 
 
 class Ledger:
@@ -24,6 +25,7 @@ class Ledger:
     def __init__(self, neo_dir: Path) -> None:
         self.path = Path(neo_dir) / FILE_NAME
         self.commits: dict[str, dict] = {}
+        self.retry: list[str] = []      # commits whose processing failed (a locked store...): retried first
         self._load()
 
     def _load(self) -> None:
@@ -40,6 +42,8 @@ class Ledger:
             move_aside(self.path, expected=data)
             return
         self.commits = {k: v for k, v in commits.items() if isinstance(k, str) and isinstance(v, dict)}
+        retry = envelope.get("retry") if isinstance(envelope, dict) else None
+        self.retry = [c for c in retry if isinstance(c, str)][-MAX_RETRY:] if isinstance(retry, list) else []
 
     def __contains__(self, commit: str) -> bool:
         return commit in self.commits
@@ -54,13 +58,20 @@ class Ledger:
     def mark(self, commit: str, author_key: str, via: str) -> None:
         """Record *commit* as processed (by "post-commit", "post-merge", "rewrite of <id>", ...)."""
         self.commits[commit] = {"author": author_key, "via": via}
+        if commit in self.retry:
+            self.retry.remove(commit)
+
+    def failed(self, commit: str) -> None:
+        """Remember a commit whose processing failed, so the next worker retries it."""
+        if commit not in self.retry and commit not in self.commits:
+            self.retry = (self.retry + [commit])[-MAX_RETRY:]
 
     def save(self) -> None:
         """Write atomically, keeping the newest MAX_COMMITS entries (dicts keep insertion order)."""
         items = list(self.commits.items())[-MAX_COMMITS:]
         self.commits = dict(items)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.path, (json.dumps({"version": 1, "commits": self.commits}, indent=0) + "\n").encode())
+        atomic_write(self.path, (json.dumps({"version": 1, "commits": self.commits, "retry": self.retry}, indent=0) + "\n").encode())
 
 
 def author_key(commit) -> str:

@@ -93,7 +93,7 @@ def process_commits(repo: pygit2.Repository, commits: Sequence[str], *, trigger:
     results = []
     with locked(paths.neo_dir / "outcomes.lock", timeout=LOCK_TIMEOUT):
         ledger = Ledger(paths.neo_dir)
-        todo: list[str] = []
+        todo: list[str] = list(ledger.retry) if catch_up else []
         for commit in commits:
             for hexid in (_unprocessed_ancestors(repo, commit, ledger) if catch_up else []) + [commit]:
                 if hexid not in todo:
@@ -174,9 +174,10 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
                         description=s.description, commit_subject=commit.message.splitlines()[0] if commit.message else "",
                         health_reasons=tuple(health.get(s.id, {}).get("reasons", ())))
                 for s, c, m in classified]
-    moved = _apply(repo, outcomes, result)
+    moved = _apply(repo, paths, outcomes, result)
     if result.errors:
-        return result      # not marked processed: the next worker retries it
+        ledger.failed(hexid)   # not marked processed: the next worker retries it
+        return result
     ts = now_iso()
     records = [_commit_record(hexid, trigger, ts, health.get("", {}), rewrite_of)]
     for (suggestion, change, match), outcome in zip(classified, outcomes):
@@ -259,11 +260,20 @@ def _delta_dict(delta) -> dict:
     return {"verdict": delta.verdict, "reasons": list(delta.reasons)[:4], "files": list(delta.files)[:10]}
 
 
-def _apply(repo: pygit2.Repository, outcomes: list[Outcome], result: CommitResult) -> dict[str, list[dict]]:
+def _apply(repo: pygit2.Repository, paths: RepositoryPaths, outcomes: list[Outcome],
+           result: CommitResult) -> dict[str, list[dict]]:
     """Write fact updates and REVIEW facts; {suggestion id: [moved fact dicts]}."""
     if not outcomes:
         return {}
     from neo_git.store import FactStore
+    from neo_git.store.refstore import FACTS_REF
+
+    lock = paths.common_dir / f"{FACTS_REF}.lock"
+    if lock.exists():
+        # A stale lock (a killed git or git-neo) would make every CAS attempt fail; a
+        # background worker should not spin on it. The next worker retries.
+        result.errors.append(f"facts: {FACTS_REF} is locked ({lock})")
+        return {}
 
     moved_by: dict[str, list[dict]] = {}
     try:
