@@ -74,25 +74,67 @@ def _report(name: str, results) -> None:
             _stamp(name, f"{r.commit[:12]}: {len(verdicts)} outcome(s) {verdicts}")
 
 
-def post_commit(args: list[str]) -> int:
-    """Process the new commit (the shim passes its id; HEAD otherwise)."""
+def _neo_dir() -> Path:
+    """`.git/neo` of this repository: from the shim ($NEO_DIR, no pygit2 import needed for a
+    hook run that only queues its work), else discovered."""
+    named = os.environ.get("NEO_DIR")
+    if named:
+        return Path(os.path.abspath(named))
+    from neo_git.identity import repository_paths
+
+    return repository_paths(_repo()).neo_dir
+
+
+def queue_and_drain(item: dict) -> None:
+    """Queue *item*, then process the queue unless another worker is already doing so."""
+    from neo_git.outcomes.queue import drain, enqueue
+
+    neo_dir = _neo_dir()
+    enqueue(neo_dir, item)
+    wait = 300.0 if os.environ.get("NEO_HOOK_SYNC") == "1" else 0.0   # tests: run now, in order
+    drain(neo_dir, _process_items, wait=wait)
+
+
+def _process_items(items: list[dict]) -> None:
+    """Run queued work in order (the caller holds the processing lock)."""
     from neo_git.outcomes.processing import process_commits
+    from neo_git.outcomes.rewrites import apply_rewrites
 
     repo = _repo()
-    if sequence_in_progress(repo) and not args:
-        return 0   # post-rewrite handles the rebase once
-    if repo.head_is_unborn:
-        return 0
-    commit = args[0] if args else str(repo.head.target)
-    _report("post-commit", process_commits(repo, [commit], trigger="post-commit"))
+    for item in items:
+        op = item.get("op")
+        try:
+            if op == "commits":
+                commits = [c for c in item.get("commits") or [] if isinstance(c, str)]
+                trigger = str(item.get("trigger") or "post-commit")
+                _report(trigger, process_commits(repo, commits, trigger=trigger,
+                                                 catch_up=bool(item.get("catch_up", True)), hold_lock=False))
+            elif op == "rewrite":
+                kind = str(item.get("kind") or "rebase")
+                pairs = [tuple(p) for p in item.get("pairs") or [] if isinstance(p, list) and len(p) == 2]
+                _stamp(f"post-rewrite {kind}", f"{len(pairs)} rewritten commit(s)")
+                _report(f"post-rewrite {kind}", apply_rewrites(repo, pairs, kind=kind, hold_lock=False))
+        except Exception:  # noqa: BLE001 - one bad item must not stop the rest of the queue
+            print(f"git-neo: internal error processing {op}:", file=sys.stderr)
+            traceback.print_exc(file=sys.stderr)
+
+
+def post_commit(args: list[str]) -> int:
+    """Queue the new commit (the shim passes its id; HEAD otherwise) and process the queue."""
+    if args:
+        commit = args[0]
+    else:
+        repo = _repo()
+        if sequence_in_progress(repo) or repo.head_is_unborn:
+            return 0   # post-rewrite handles a rebase once
+        commit = str(repo.head.target)
+    queue_and_drain({"op": "commits", "trigger": "post-commit", "commits": [commit], "catch_up": True})
     return 0
 
 
 def post_merge(args: list[str]) -> int:
-    """Process the commits a merge or pull brought in: ORIG_HEAD..HEAD, oldest first."""
+    """Queue the commits a merge or pull brought in: ORIG_HEAD..HEAD, oldest first."""
     import pygit2
-
-    from neo_git.outcomes.processing import process_commits
 
     if args and args[0] == "1":
         return 0   # a squash merge made no commit yet; post-commit sees it later
@@ -113,13 +155,13 @@ def post_merge(args: list[str]) -> int:
         if len(commits) >= MAX_MERGED:
             break
     commits.reverse()
-    _report("post-merge", process_commits(repo, commits, trigger="post-merge", catch_up=False))
+    queue_and_drain({"op": "commits", "trigger": "post-merge", "commits": commits, "catch_up": False})
     return 0
 
 
 def post_rewrite(args: list[str]) -> int:
-    """Move outcome state to rewritten commits ("old new" pairs from the map file or stdin)."""
-    from neo_git.outcomes.rewrites import apply_rewrites, parse_rewrite_map
+    """Queue the "old new" pairs (from the map file the shim saved, or stdin)."""
+    from neo_git.outcomes.rewrites import parse_rewrite_map
 
     kind = args[0] if args else "rebase"
     if len(args) > 1:
@@ -132,8 +174,7 @@ def post_rewrite(args: list[str]) -> int:
         text = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
     pairs = parse_rewrite_map(text)
     if pairs:
-        _stamp(f"post-rewrite {kind}", f"{len(pairs)} rewritten commit(s)")
-        _report(f"post-rewrite {kind}", apply_rewrites(_repo(), pairs, kind=kind))
+        queue_and_drain({"op": "rewrite", "kind": kind, "pairs": [list(p) for p in pairs]})
     return 0
 
 

@@ -12,6 +12,7 @@ suggestion), so a repeat after a crash changes nothing.
 from __future__ import annotations
 
 import logging
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
@@ -85,23 +86,28 @@ def _text(repo: pygit2.Repository, blob_id: str | None) -> str:
 
 
 def process_commits(repo: pygit2.Repository, commits: Sequence[str], *, trigger: str = "post-commit",
-                    paths: RepositoryPaths | None = None, catch_up: bool = True) -> list[CommitResult]:
-    """Process *commits* (oldest first) under the processing lock; with *catch_up*, first
-    any unprocessed first-parent ancestors a failed or missing worker left behind."""
+                    paths: RepositoryPaths | None = None, catch_up: bool = True,
+                    hold_lock: bool = True) -> list[CommitResult]:
+    """Process *commits* (oldest first) under the processing lock (*hold_lock* False: the
+    caller holds it); with *catch_up*, first what failed before and any unprocessed
+    first-parent ancestors a missing worker left behind."""
     paths = paths or repository_paths(repo)
     paths.neo_dir.mkdir(parents=True, exist_ok=True)
-    results = []
-    with locked(paths.neo_dir / "outcomes.lock", timeout=LOCK_TIMEOUT):
-        ledger = Ledger(paths.neo_dir)
-        todo: list[str] = list(ledger.retry) if catch_up else []
-        for commit in commits:
-            for hexid in (_unprocessed_ancestors(repo, commit, ledger) if catch_up else []) + [commit]:
-                if hexid not in todo:
-                    todo.append(hexid)
-        for hexid in todo:
-            results.append(process_one(repo, paths, ledger, hexid, trigger))
-        ledger.save()
+    with locked(paths.neo_dir / "outcomes.lock", timeout=LOCK_TIMEOUT) if hold_lock else nullcontext():
+        results = _process_commits(repo, commits, trigger, paths, catch_up)
     _after_processing(repo, results)
+    return results
+
+
+def _process_commits(repo, commits, trigger, paths, catch_up) -> list[CommitResult]:
+    ledger = Ledger(paths.neo_dir)
+    todo: list[str] = list(ledger.retry) if catch_up else []
+    for commit in commits:
+        for hexid in (_unprocessed_ancestors(repo, commit, ledger) if catch_up else []) + [commit]:
+            if hexid not in todo:
+                todo.append(hexid)
+    results = [process_one(repo, paths, ledger, hexid, trigger) for hexid in todo]
+    ledger.save()
     return results
 
 
@@ -146,7 +152,7 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
     changes = changed_files(repo, commit)
     by_path = {c.path: c for c in changes}
     by_old = {c.old_path: c for c in changes if c.old_path}
-    pending = [s for s in _pending(paths) if _made_before(s, commit)]
+    pending = [s for s in _pending(paths) if _made_before(repo, s, commit)]
     classified: list[tuple[Suggestion, FileChange, dict]] = []
     added = [c for c in changes if c.old_id is None and c.new_id is not None]
     for suggestion in pending:
@@ -214,7 +220,18 @@ def _pending(paths: RepositoryPaths) -> list[Suggestion]:
     return load_suggestions(paths, status="pending")
 
 
-def _made_before(suggestion: Suggestion, commit: pygit2.Commit) -> bool:
+def _made_before(repo: pygit2.Repository, suggestion: Suggestion, commit: pygit2.Commit) -> bool:
+    """Could *commit* contain *suggestion*? Not when the suggestion was recorded on top of
+    it (its HEAD is the commit or a descendant): a worker that lags behind a burst of
+    commits must not match advice given after the commit it is looking at."""
+    if suggestion.head:
+        try:
+            head = pygit2.Oid(hex=suggestion.head)
+            if head == commit.id or repo.descendant_of(head, commit.id):
+                return False
+            return True
+        except (ValueError, KeyError, pygit2.GitError):
+            pass
     from datetime import datetime
 
     try:

@@ -11,6 +11,7 @@ skip post-commit while a rebase is running.
 from __future__ import annotations
 
 import logging
+from contextlib import nullcontext
 from dataclasses import replace
 from typing import Iterable
 
@@ -39,14 +40,15 @@ def parse_rewrite_map(text: str) -> list[tuple[str, str]]:
 
 
 def apply_rewrites(repo: pygit2.Repository, pairs: Iterable[tuple[str, str]], *, kind: str = "rebase",
-                   paths: RepositoryPaths | None = None) -> list[CommitResult]:
+                   paths: RepositoryPaths | None = None, hold_lock: bool = True) -> list[CommitResult]:
     """Move processed state, notes and suggestion outcomes from old to new commit ids, then
-    process new commits that replaced nothing processed."""
+    process new commits that replaced nothing processed (under the processing lock;
+    *hold_lock* False: the caller holds it)."""
     pairs = list(pairs)
     paths = paths or repository_paths(repo)
     paths.neo_dir.mkdir(parents=True, exist_ok=True)
     results = []
-    with locked(paths.neo_dir / "outcomes.lock", timeout=LOCK_TIMEOUT):
+    with locked(paths.neo_dir / "outcomes.lock", timeout=LOCK_TIMEOUT) if hold_lock else nullcontext():
         ledger = Ledger(paths.neo_dir)
         moved: dict[str, str] = {}
         fresh: list[str] = []
