@@ -59,10 +59,17 @@ def check_staged(repo) -> GuardResult:
     from neo_git.health.measure import HealthSnapshot, snapshot_commit, snapshot_index
     from neo_git.identity import open_index
 
+    from neo_git.health.metrics import language_for_path
+
     limit = config_int("maxNesting", DEFAULT_MAX_NESTING, repo=repo)
+    touched = staged_paths(repo, open_index(repo))
+    if not any(language_for_path(p) for p in touched):
+        # no staged source file: nothing can add a cycle, a god file or nesting (deleting
+        # a file only removes edges), and the commit does not pay for a scan
+        return GuardResult(touched=touched, max_nesting=limit)
     after = snapshot_index(repo)
     before = HealthSnapshot(rev="empty", file_metrics={}) if repo.head_is_unborn else snapshot_commit(repo, "HEAD")
-    result = GuardResult(touched=staged_paths(repo, open_index(repo)), max_nesting=limit)
+    result = GuardResult(touched=touched, max_nesting=limit)
 
     old_cycles = {node for component in before.components for node in component}
     for component in after.components:

@@ -136,19 +136,25 @@ def outcome_cap_removals(facts: Mapping[str, Fact], new: Sequence[Fact], cap: in
     return [f.id for f in kept[:excess]]
 
 
-def project_plan(outcomes: Sequence[Outcome], reviews: Sequence[Fact], commit: str):
-    """A transact plan for the project scope: review facts, project fact updates, the cap.
+def project_plan(outcomes: Sequence[Outcome], make_review, commit: str):
+    """A transact plan for the project scope: review facts (``make_review(outcome,
+    project_fact_ids)``), project fact updates, the cap.
 
-    Returns (plan, result) where result["moved"] and result["applied"] are filled by the
-    plan's last run (the one that was written)."""
-    result: dict = {"moved": [], "applied": set()}
+    Returns (plan, result): result["moved"], result["applied"] (suggestion ids whose
+    outcome was written now) and result["project_ids"] are filled by the plan's last run
+    (the one that was written)."""
+    result: dict = {"moved": [], "applied": set(), "project_ids": set()}
 
     def plan(facts: Mapping[str, Fact]) -> Change | None:
+        wanted = {f for o in outcomes for f in o.fact_ids}
+        present = {f for f in wanted if f in facts}
+        reviews = [make_review(o, present) for o in outcomes]
         done = {o.suggestion_id for o, r in zip(outcomes, reviews) if r.id in facts}
         todo_reviews = [r for o, r in zip(outcomes, reviews) if o.suggestion_id not in done]
         updated, moved = plan_fact_updates(facts, outcomes, skip=done)
         result["moved"] = moved
         result["applied"] = {o.suggestion_id for o in outcomes} - done
+        result["project_ids"] = present
         if not todo_reviews and not updated:
             return None
         removed = tuple(outcome_cap_removals(facts, todo_reviews))

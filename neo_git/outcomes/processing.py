@@ -295,14 +295,17 @@ def _apply(repo: pygit2.Repository, paths: RepositoryPaths, outcomes: list[Outco
     moved_by: dict[str, list[dict]] = {}
     try:
         store = FactStore(repo)
-        project = store.backends[FactScope.PROJECT].load().facts
-        reviews = [review_fact(o, org_id=store.org_id, project_id=store.project_id, author=store.author,
-                               project_fact_ids=set(project)) for o in outcomes]
-        plan, found = project_plan(outcomes, reviews, outcomes[0].commit)
+        project_id, org_id, author = store.project_id, store.org_id, store.author
+
+        def make_review(outcome: Outcome, project_fact_ids: set[str]):
+            return review_fact(outcome, org_id=org_id, project_id=project_id, author=author,
+                               project_fact_ids=project_fact_ids)
+
+        plan, found = project_plan(outcomes, make_review, outcomes[0].commit)
         store.transact(FactScope.PROJECT, plan)
         moved = list(found["moved"])
         applied = found["applied"]
-        wanted = {f for o in outcomes for f in o.fact_ids} - set(project)
+        wanted = {f for o in outcomes for f in o.fact_ids} - found["project_ids"]
         for scope in (FactScope.SESSION, FactScope.ORG, FactScope.GLOBAL):
             if not wanted:
                 break
