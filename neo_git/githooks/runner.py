@@ -244,7 +244,8 @@ def start_worker(repo, hook_args: list[str]) -> None:
     argv = [sys.executable, "-m", "neo_git", "hook", *hook_args]
     with open(neo_dir / "hook.log", "ab") as out:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                                start_new_session=True, close_fds=True)
+                                start_new_session=True, close_fds=True,
+                                preexec_fn=lambda: os.nice(10))   # background work yields to the user's
     if os.environ.get("NEO_HOOK_SYNC") == "1":
         proc.wait(timeout=300)
 
