@@ -19,6 +19,8 @@ from typing import Iterable, Iterator
 
 import pygit2
 
+from neo_git.refcas import compare_and_swap
+
 NOTES_REF = "refs/notes/neo"
 NOTE_VERSION = 1
 MAX_ATTEMPTS = 40
@@ -123,30 +125,11 @@ def add_records(repo: pygit2.Repository, commit: str, records: Iterable[dict], *
         tree = _put(repo, root, existing_path or [commit], blob)
         message = f"Notes added by 'git neo' for {commit[:12]}\n"
         new_commit = repo.create_commit(None, signature, signature, message, tree, [tip] if tip else [])
-        if _compare_and_swap(repo, ref, tip, new_commit):
+        if compare_and_swap(repo, ref, tip, new_commit, f"neo: outcome note for {commit[:12]}"):
             return len(new)
         time.sleep(delay * (0.5 + random.random()))
         delay = min(delay * 1.6, 0.1)
     raise RuntimeError(f"could not update {ref}: it kept moving ({MAX_ATTEMPTS} attempts)")
-
-
-def _compare_and_swap(repo: pygit2.Repository, ref: str, expected: pygit2.Oid | None, new: pygit2.Oid) -> bool:
-    try:
-        if expected is None:
-            repo.create_reference_direct(ref, new, False, message="neo: outcome note")
-            return True
-        current = repo.references[ref]
-        if current.target != expected:
-            return False
-        current.set_target(new, "neo: outcome note")  # libgit2 re-checks the old value under the lock
-        return True
-    except (pygit2.AlreadyExistsError, KeyError):
-        return False
-    except (pygit2.GitError, OSError) as exc:
-        text = str(exc)
-        if "does not match" in text or "lock" in text or "exists" in text:
-            return False
-        raise
 
 
 def move_note(repo: pygit2.Repository, old: str, new: str, *, ref: str = NOTES_REF) -> int:

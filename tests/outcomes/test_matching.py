@@ -1,14 +1,7 @@
 """The matching rule: substance shipped -> accepted, rewritten -> modified, else pending."""
 from neo_git.outcomes.matching import ACCEPTED, MODIFIED, PENDING, is_trivial, match_suggestion, normalise
 
-BEFORE = "import os\n\n\ndef fetch(url):\n    return os.getenv(url)\n"
-RETRY = ("def retry(fn, attempts=3):\n"
-         "    for attempt in range(attempts):\n"
-         "        try:\n"
-         "            return fn()\n"
-         "        except OSError:\n"
-         "            if attempt == attempts - 1:\n"
-         "                raise\n")
+from tests.outcome_helpers import BASE as BEFORE, RETRY
 
 
 def test_verbatim_is_accepted():
