@@ -33,6 +33,7 @@ MAX_INDEPENDENT = 5           # unsuggested code files recorded per processed co
 MAX_TEXT_BYTES = 1 << 20      # larger blobs are not line-matched
 MAX_WALK = 20                 # unprocessed ancestors a worker catches up on
 LOCK_TIMEOUT = 300.0          # a worker waits this long for the one before it
+DEFAULT_SUGGESTION_DAYS = 14   # pending suggestions older than this expire
 CLOCK_SLACK = 5               # seconds: a suggestion made "after" a commit can still be in it
 
 
@@ -100,6 +101,7 @@ def process_commits(repo: pygit2.Repository, commits: Sequence[str], *, trigger:
 
 
 def _process_commits(repo, commits, trigger, paths, catch_up) -> list[CommitResult]:
+    expire_old_suggestions(repo, paths)
     ledger = Ledger(paths.neo_dir)
     todo: list[str] = list(ledger.retry) if catch_up else []
     for commit in commits:
@@ -109,6 +111,31 @@ def _process_commits(repo, commits, trigger, paths, catch_up) -> list[CommitResu
     results = [process_one(repo, paths, ledger, hexid, trigger) for hexid in todo]
     ledger.save()
     return results
+
+
+def expire_old_suggestions(repo: pygit2.Repository, paths: RepositoryPaths) -> int:
+    """Mark pending suggestions older than `neo.suggestionDays` (default 14) expired: advice
+    nobody shipped in two weeks should not match some unrelated change much later."""
+    from datetime import datetime, timedelta, timezone
+
+    from neo_git.config import config_int
+
+    days = config_int("suggestionDays", DEFAULT_SUGGESTION_DAYS, repo=repo)
+    cutoff = (datetime.now(timezone.utc) - timedelta(days=max(1, days))).isoformat(timespec="seconds")
+    expired: list[str] = []
+
+    def change(current: list[Suggestion]) -> list[Suggestion] | None:
+        out = []
+        for s in current:
+            if s.status == "pending" and s.created_at and s.created_at < cutoff:
+                s = replace(s, status="expired", outcome={"verdict": "expired", "processed_at": now_iso()})
+                expired.append(s.id)
+            out.append(s)
+        return out if expired else None
+
+    if any(s.created_at and s.created_at < cutoff for s in _pending(paths)):
+        update_suggestions(paths, change)
+    return len(expired)
 
 
 def _unprocessed_ancestors(repo: pygit2.Repository, commit: str, ledger: Ledger) -> list[str]:

@@ -154,3 +154,20 @@ def test_amend_moves_the_note_and_counts_once(repo_with_commit):
     assert any(r.get("verdict") == "accepted" and r["commit"] == old for r in records)
     assert fact(repo, fact_id).metadata.success_count == 1
     assert sum(1 for r in records if r.get("verdict") == "accepted") == 1
+
+
+def test_old_pending_suggestions_expire(repo_with_commit):
+    from dataclasses import replace
+
+    from neo_git.identity import find_repository_paths
+    from neo_git.outcomes.suggestions import update_suggestions
+
+    repo = repo_with_commit
+    fact_id = setup_repo(repo)
+    old = suggest(repo, RETRY, [fact_id])
+    update_suggestions(find_repository_paths(repo), lambda current: [
+        replace(s, created_at="2020-01-01T00:00:00+00:00") if s.id == old.id else s for s in current])
+    commit_files(repo, {"src/db.py": BASE + RETRY}, "much later")
+    process_head(repo)
+    assert _load(repo)[old.id].status == "expired"
+    assert fact(repo, fact_id).metadata.success_count == 0
