@@ -5,7 +5,6 @@ import json
 import os
 import time
 
-from neo_git.cli import main
 from tests.conftest import git
 from tests.outcome_helpers import BASE, VENV_BIN, note, setup_repo, suggest
 
@@ -15,8 +14,11 @@ N = 20
 def test_twenty_back_to_back_commits_lose_nothing(repo_with_commit, monkeypatch):
     repo = repo_with_commit
     fact_id = setup_repo(repo)
-    monkeypatch.chdir(repo)
-    assert main(["install"]) == 0
+    from neo_git.githooks.install import install
+    from neo_git.identity import open_repository
+
+    # the hand-off shims only: the synchronous pre-commit guard is tested on its own
+    install(open_repository(repo), names=("post-commit", "post-merge", "post-rewrite"))
     env = {"PATH": VENV_BIN + os.pathsep + os.environ["PATH"]}   # detached workers (no NEO_HOOK_SYNC)
     body = BASE
     commits = []
