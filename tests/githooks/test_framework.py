@@ -56,12 +56,14 @@ def test_framework_installed_hooks_process_outcomes(repo_with_commit):
 PIP_CACHE = Path(os.environ.get("NEO_TEST_CACHE") or os.path.join(REAL_HOME, ".cache", "git-neo-tests")) / "pip"
 
 
+@pytest.mark.skipif(os.environ.get("NEO_SKIP_TRY_REPO") == "1", reason="NEO_SKIP_TRY_REPO=1: skip the ~1 min try-repo run")
 def test_try_repo_neo_guard_blocks_a_new_cycle_and_passes_otherwise(repo_with_commit):
     """The real thing: `pre-commit try-repo` commits this checkout as it is (uncommitted
     edits included) into a scratch repository, builds a virtualenv and pip-installs
     git-neo and its dependencies into it — every run, since try-repo always uses a fresh
     store. Cost: ~10-15 s of CPU per try-repo with a warm pip cache (two runs here; on
-    the shared 2-core machine 60-75 s of wall time), ~90 s with a cold one."""
+    the shared 2-core machine 60-115 s of wall time), ~90 s with a cold one.
+    NEO_SKIP_TRY_REPO=1 skips it for a quick local run."""
     repo = repo_with_commit
     env = {**os.environ, "PATH": VENV_BIN + os.pathsep + os.environ["PATH"], "PIP_CACHE_DIR": str(PIP_CACHE),
            "PIP_DISABLE_PIP_VERSION_CHECK": "1"}

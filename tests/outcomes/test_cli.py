@@ -71,3 +71,12 @@ def test_work_queued_while_another_worker_holds_the_lock_is_not_lost(repo_with_c
         assert (neo_dir / "queue.jsonl").stat().st_size > 0
     assert drain(neo_dir, runner._process_items)      # the holder's final look takes it
     assert head in json.loads((neo_dir / "processed.json").read_text())["commits"]
+
+
+def test_hook_log_is_rotated(tmp_path):
+    from neo_git.githooks.runner import _rotate_log
+
+    log = tmp_path / "hook.log"
+    log.write_bytes(b"x" * 2000)
+    _rotate_log(log, limit=1000)
+    assert not log.exists() and (tmp_path / "hook.log.1").stat().st_size == 2000
