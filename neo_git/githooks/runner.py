@@ -151,8 +151,9 @@ def post_merge(args: list[str]) -> int:
     if args and args[0] == "1":
         return 0   # a squash merge made no commit yet; post-commit sees it later
     repo = _repo()
-    head = args[1] if len(args) > 1 else str(repo.head.target)
-    orig = args[2] if len(args) > 2 else None
+    head = args[1] if len(args) > 1 and _is_hex(args[1]) else str(repo.head.target)
+    # the shim passes what `git rev-parse ORIG_HEAD` printed: the name itself when it is missing
+    orig = args[2] if len(args) > 2 and _is_hex(args[2]) else None
     if orig is None:
         try:
             orig = str(repo.revparse_single("ORIG_HEAD").id)
@@ -169,6 +170,10 @@ def post_merge(args: list[str]) -> int:
     commits.reverse()
     queue_and_drain({"op": "commits", "trigger": "post-merge", "commits": commits, "catch_up": False})
     return 0
+
+
+def _is_hex(text: str) -> bool:
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
 
 
 def post_rewrite(args: list[str]) -> int:

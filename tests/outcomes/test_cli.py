@@ -80,3 +80,15 @@ def test_hook_log_is_rotated(tmp_path):
     log.write_bytes(b"x" * 2000)
     _rotate_log(log, limit=1000)
     assert not log.exists() and (tmp_path / "hook.log.1").stat().st_size == 2000
+
+
+def test_post_merge_without_orig_head_processes_head(repo_with_commit, monkeypatch):
+    from neo_git.identity import find_repository_paths
+    from tests.conftest import git
+
+    repo = repo_with_commit
+    monkeypatch.chdir(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert main(["hook", "post-merge", "0", head, "ORIG_HEAD"]) == 0
+    ledger = json.loads((find_repository_paths(repo).neo_dir / "processed.json").read_text())
+    assert head in ledger["commits"]
