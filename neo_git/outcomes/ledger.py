@@ -1,8 +1,7 @@
 """Which commits the outcome loop has processed: `.git/neo/processed.json`.
 
 Processing a commit twice must change nothing, so every processed commit is recorded
-here (with its author key, to recognise an amended copy of a commit that was already
-processed: post-commit runs for it before post-rewrite says what it replaced). Only the outcome worker writes it, under the
+here (with its author key and how it was processed, for people reading the file). Only the outcome worker writes it, under the
 processing lock; writes are atomic. A file that does not parse is moved aside and
 processing starts a fresh ledger (the REVIEW fact ids still make a repeat a no-op for
 the facts it touched).
@@ -48,13 +47,6 @@ class Ledger:
     def __contains__(self, commit: str) -> bool:
         return commit in self.commits
 
-    def by_author(self, key: str) -> str | None:
-        """A processed commit with this author key, if any (the newest)."""
-        for commit, entry in reversed(self.commits.items()):
-            if entry.get("author") == key:
-                return commit
-        return None
-
     def mark(self, commit: str, author_key: str, via: str) -> None:
         """Record *commit* as processed (by "post-commit", "post-merge", "rewrite of <id>", ...)."""
         self.commits[commit] = {"author": author_key, "via": via}
@@ -75,8 +67,7 @@ class Ledger:
 
 
 def author_key(commit) -> str:
-    """What `git commit --amend` keeps: author, author time and parent. Two commits made in
-    the same second differ in their parent; an amended copy does not."""
+    """Author, author time and parent of a commit (what `git commit --amend` keeps)."""
     author = commit.author
     parent = str(commit.parent_ids[0]) if commit.parent_ids else "-"
     return f"{author.email}|{author.time}|{author.offset}|{parent}"

@@ -175,7 +175,7 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
         ledger.mark(hexid, key, "note found")   # processed before the ledger was lost
         result.skipped = "already processed (note)"
         return result
-    rewrite_of = ledger.by_author(key)
+    rewrite_of = amended_from(repo, hexid, ledger)
     changes = changed_files(repo, commit)
     by_path = {c.path: c for c in changes}
     by_old = {c.old_path: c for c in changes if c.old_path}
@@ -228,6 +228,24 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
     ledger.mark(hexid, key, trigger if rewrite_of is None else f"{trigger}, amended copy of {rewrite_of}")
     result.records = records
     return result
+
+
+def amended_from(repo: pygit2.Repository, hexid: str, ledger: Ledger, depth: int = 100) -> str | None:
+    """The processed commit *hexid* replaced by `git commit --amend`, if any.
+
+    post-commit runs for an amended commit before post-rewrite says what it replaced, so
+    the worker asks HEAD's reflog, where git wrote "commit (amend): …" with the old id."""
+    try:
+        entries = repo.lookup_reference("HEAD").log()
+        for count, entry in enumerate(entries):
+            if count >= depth:
+                break
+            if str(entry.oid_new) == hexid and (entry.message or "").startswith("commit (amend)"):
+                old = str(entry.oid_old)
+                return old if old in ledger else None
+    except (KeyError, ValueError, pygit2.GitError):
+        pass
+    return None
 
 
 def _note(repo: pygit2.Repository, hexid: str) -> list[dict]:
