@@ -132,10 +132,11 @@ def _process_items(items: list[dict]) -> None:
 
 
 def post_commit(args: list[str]) -> int:
-    """Queue the new commit (the shim passes its id; HEAD otherwise) and process the queue."""
-    if args:
+    """Queue the new commit (the shim passes its id, read from git's files; else HEAD) and
+    process the queue."""
+    if args and _is_hex(args[0]):
         commit = args[0]
-    else:
+    else:   # the shim could not read HEAD's id from git's files (a packed ref): look it up
         repo = _repo()
         if sequence_in_progress(repo) or repo.head_is_unborn:
             return 0   # post-rewrite handles a rebase once
