@@ -273,14 +273,16 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
                          environment=environment or {}, scores=scores, tokens=used, max_tokens=max_tokens)
 
 
-def environment(repo: "pygit2.Repository", paths: "RepositoryPaths", org_id: str) -> dict:
+def environment(repo: "pygit2.Repository | None", paths: "RepositoryPaths | None", org_id: str) -> dict:
     """Where the question is asked from: repository, branch, HEAD, ids, and the health
-    of HEAD when a scan already measured it (recall never scans: that is `git neo health`)."""
+    of HEAD when a scan already measured it (recall never scans: that is `git neo health`).
+    Without a repository (an in-memory store) only the org id is known."""
+    env: dict = {"repo": None, "org_id": org_id, "branch": None, "head": None, "detached": False, "health": None}
+    if repo is None or paths is None:
+        return env
     from neo_git.health import cached_summary
 
-    env: dict = {"repo": str(paths.workdir or paths.git_dir),
-                 "org_id": org_id, "branch": None, "head": None, "detached": False,
-                 "health": cached_summary(repo)}
+    env.update(repo=str(paths.workdir or paths.git_dir), health=cached_summary(repo))
     try:
         if repo.head_is_unborn:
             env["branch"] = repo.references["HEAD"].target.removeprefix("refs/heads/")

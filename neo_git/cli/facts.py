@@ -56,14 +56,21 @@ def _store():
 
 def cmd_init(args: argparse.Namespace) -> int:
     """Set up refs/neo/facts (with a reflog) and .git/neo/."""
+    from neo_git.ingest import ingest  # constraints the team already wrote (CLAUDE.md, AGENTS.md, …)
+
     store = _store()
     info = store.init()
+    info["ingest"] = ingest(store).to_dict()
+    warn(info["ingest"]["warnings"])
     if args.json:
         print_json(info)
     elif info["created"]:
         print(f"Initialized git-neo: {info['ref']} (project {info['project_id']}, org {info['org_id']})")
     else:
         print(f"git-neo is already set up here: {info['ref']} (project {info['project_id']})")
+    if not args.json and info["ingest"]["files"]:
+        print(f"  rules from {', '.join(info['ingest']['files'])}: {len(info['ingest']['added'])} constraints "
+              f"added, {info['ingest']['unchanged']} unchanged (`git neo ingest` refreshes them)")
     return 0
 
 

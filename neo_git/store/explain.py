@@ -10,6 +10,15 @@ from typing import Any, Mapping
 from neo_git.facts import Fact
 
 
+# How `why` words the reasons a fact left without a successor (metadata.invalidation.reason).
+_RETIRED = {
+    "evicted": "was evicted (scope cap)",
+    "pruned": "was pruned by upkeep",
+    "retired": "was retired",
+    "invalidated": "was invalidated",
+}
+
+
 def supersession_chain(fact: Fact, by_id: Mapping[str, Fact]) -> list[Fact]:
     """The chain through *fact*, oldest first (pointer loops are cut)."""
     seen = {fact.id}
@@ -31,6 +40,12 @@ def explain(fact: Fact, by_id: Mapping[str, Fact]) -> dict:
         info["state"] = "valid"
         lines.append(f"{fact.id} is valid ({fact.kind.value}, {fact.scope.value} scope, "
                      f"confidence {fact.metadata.confidence:.2f}).")
+        merged = sorted(f.id for f in by_id.values() if f.superseded_by == fact.id
+                        and (f.metadata.invalidation or {}).get("reason") == "synthesized")
+        if merged:
+            info["synthesized_from"] = merged
+            lines.append(f"Upkeep synthesized it from {len(merged)} near-identical review facts: "
+                         f"{', '.join(merged)}.")
     else:
         detail = fact.metadata.invalidation or {}
         info["state"] = detail.get("reason") or ("superseded" if fact.superseded_by else "invalidated")
@@ -49,8 +64,16 @@ def explain(fact: Fact, by_id: Mapping[str, Fact]) -> dict:
                 how = ""
             lines.append(f"{fact.id} was superseded by {fact.superseded_by}{subject} "
                          f"on {detail.get('at', '?')} {how}".rstrip() + ".")
+            if detail.get("reason") == "synthesized" or (detail.get("explicit") and detail.get("detail")):
+                # upkeep and ingestion say in their own words why (merged into an archetype,
+                # a section of an instruction file changed)
+                lines[-1] = (f"{fact.id} was superseded by {fact.superseded_by}{subject} "
+                             f"on {detail.get('at', '?')}: {detail['detail']}.")
         else:
-            lines.append(f"{fact.id} is not valid: {detail.get('detail') or info['state']}.")
+            verb = _RETIRED.get(info["state"])
+            when = f" on {detail['at']}" if detail.get("at") else ""
+            lines.append(f"{fact.id} {verb}{when}: {detail.get('detail') or info['state']}." if verb
+                         else f"{fact.id} is not valid: {detail.get('detail') or info['state']}.")
         lines.append(f"`git neo restore {fact.id}` brings it back.")
     if fact.supersedes:
         info["supersedes"] = fact.supersedes

@@ -155,17 +155,23 @@ def _apply_cap(facts: Mapping[str, Fact], index: FactIndex, changed: dict[str, F
     # Over the cap: rare, and eviction must rank every valid fact, so O(facts) here.
     current = {**facts, **changed}
     valid = [f for f in current.values() if f.is_valid and f.scope is scope]
+    evicted = plan_evictions(valid, scope, cap, stamp, keep=(new.id,))
+    changed.update((f.id, f) for f in evicted)
+    return [f.id for f in evicted]
+
+
+def plan_evictions(valid: Sequence[Fact], scope: FactScope, cap: int, stamp: str,
+                   keep: Sequence[str] = ()) -> list[Fact]:
+    """The facts to invalidate (as evolved copies saying why) so that *valid*, the valid facts of
+    *scope*, fits its *cap*: the lowest `retention_score` first, never a protected fact
+    (constraints, seed/community/synthesized tags) nor one whose id is in *keep*."""
     excess = len(valid) - cap
     if excess <= 0:
         return []
-    evictable = sorted((f for f in valid if not f.is_protected and f.id != new.id),
+    evictable = sorted((f for f in valid if not f.is_protected and f.id not in keep),
                        key=lambda f: (retention_score(f), f.metadata.created_at, f.id))
-    evicted = []
-    for fact in evictable[:excess]:
-        changed[fact.id] = fact.evolve(is_valid=False, metadata={"invalidation": {
-            "reason": "evicted", "at": stamp,
-            "detail": f"the {new.scope.value} scope was over its cap of {cap} valid facts; "
-                      f"this one scored lowest ({retention_score(fact):.3f})",
-        }})
-        evicted.append(fact.id)
-    return evicted
+    return [fact.evolve(is_valid=False, metadata={"invalidation": {
+        "reason": "evicted", "at": stamp,
+        "detail": f"the {scope.value} scope was over its cap of {cap} valid facts; "
+                  f"this one scored lowest ({retention_score(fact):.3f})",
+    }}) for fact in evictable[:excess]]
