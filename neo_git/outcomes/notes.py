@@ -19,7 +19,7 @@ from typing import Iterable, Iterator
 
 import pygit2
 
-from neo_git.refcas import compare_and_swap
+from neo_git.store.refcas import compare_and_swap
 
 NOTES_REF = "refs/notes/neo"
 NOTE_VERSION = 1

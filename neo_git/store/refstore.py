@@ -19,7 +19,7 @@ import pygit2
 
 from neo_git.errors import CorruptStore, InvalidFact, NeoError
 from neo_git.facts import SCHEMA_VERSION, Fact, canonical_json, fact_from_json
-from neo_git.refcas import compare_and_swap
+from neo_git.store.refcas import compare_and_swap
 from neo_git.store.base import Change, LoadedScope, Transaction
 from neo_git.store.index import FactIndex, IndexedFacts
 from neo_git.store.parse_cache import REWRITE_AFTER, Subtree, read_parse_cache, parse_cache_path, write_parse_cache

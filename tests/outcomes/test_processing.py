@@ -105,6 +105,7 @@ def test_the_outcome_facts_are_capped(repo_with_commit):
     from neo_git.outcomes.confidence import Outcome, review_fact
 
     repo = repo_with_commit
+    git(repo, "config", "neo.autoGc", "false")   # upkeep would merge these look-alike review facts
     fact_id = setup_repo(repo)
     store = FactStore.open(repo)
     old = [review_fact(Outcome(f"{i:040x}", f"{i:016x}", "a.py", "accepted", None, ()), org_id=None,
@@ -171,3 +172,16 @@ def test_old_pending_suggestions_expire(repo_with_commit):
     process_head(repo)
     assert _load(repo)[old.id].status == "expired"
     assert fact(repo, fact_id).metadata.success_count == 0
+
+
+def test_upkeep_runs_after_processing_once_a_day(repo_with_commit):
+    from neo_git.identity import find_repository_paths
+
+    repo = repo_with_commit
+    fact_id = setup_repo(repo)
+    suggest(repo, RETRY, [fact_id])
+    commit_files(repo, {"src/db.py": BASE + RETRY}, "adopt")
+    process_head(repo)
+    from neo_git.upkeep.state import UpkeepState
+
+    assert UpkeepState.read(find_repository_paths(repo).neo_dir).last_run is not None
