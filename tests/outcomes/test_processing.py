@@ -6,6 +6,15 @@ from tests.conftest import commit_files, git
 from tests.outcome_helpers import BASE, RETRY, fact, note, process_head, setup_repo, suggest
 
 
+def adopt_verbatim(repo) -> str:
+    """A fact, a suggestion relying on it, a commit that ships it verbatim, processed."""
+    fact_id = setup_repo(repo)
+    suggest(repo, RETRY, [fact_id])
+    commit_files(repo, {"src/db.py": BASE + RETRY}, "adopt")
+    process_head(repo)
+    return fact_id
+
+
 def _load(repo):
     from neo_git.identity import open_repository, repository_paths
     from neo_git.outcomes.suggestions import load_suggestions
@@ -72,10 +81,7 @@ def test_a_renamed_and_reindented_file_still_matches(repo_with_commit):
 
 def test_processing_twice_changes_nothing(repo_with_commit):
     repo = repo_with_commit
-    fact_id = setup_repo(repo)
-    suggest(repo, RETRY, [fact_id])
-    commit_files(repo, {"src/db.py": BASE + RETRY}, "adopt")
-    process_head(repo)
+    fact_id = adopt_verbatim(repo)
     facts_tip = git(repo, "rev-parse", "refs/neo/facts")
     notes_tip = git(repo, "rev-parse", "refs/notes/neo")
     [again] = process_head(repo)
@@ -178,10 +184,7 @@ def test_upkeep_runs_after_processing_once_a_day(repo_with_commit):
     from neo_git.identity import find_repository_paths
 
     repo = repo_with_commit
-    fact_id = setup_repo(repo)
-    suggest(repo, RETRY, [fact_id])
-    commit_files(repo, {"src/db.py": BASE + RETRY}, "adopt")
-    process_head(repo)
+    fact_id = adopt_verbatim(repo)
     from neo_git.upkeep.state import UpkeepState
 
     assert UpkeepState.read(find_repository_paths(repo).neo_dir).last_run is not None
