@@ -114,9 +114,11 @@ def test_exact_duplicate_is_not_added_twice(store):
 
 def test_why_reports_similarity_and_threshold(store):
     old = store.add("HTTP client", HTTP_OLD, kind="decision")
-    new = store.add("HTTP client", HTTP_NEW, kind="decision")
+    new = store.add("Outbound calls", "We use httpx with a 10 s timeout for all outbound HTTP calls.",
+                    kind="decision")
     info = store.why(old.id)
     threshold = store.embedder.supersede_threshold
+    assert info["rule"] == "similarity" and "(rule 3)" in info["explanation"]
     assert info["state"] == "superseded" and info["superseded_by"] == new.id
     assert info["threshold"] == pytest.approx(threshold)
     assert threshold <= info["similarity"] <= 1.0

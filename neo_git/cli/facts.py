@@ -83,8 +83,7 @@ def cmd_add(args: argparse.Namespace) -> int:
     warn(store.warnings)
     superseded = result.superseded.id if result.superseded else None
     if args.json:
-        print_json({"id": result.fact.id, "superseded": superseded, "duplicate": result.duplicate,
-                    "flagged": list(result.flagged), "evicted": list(result.evicted)})
+        print_json(result.to_dict())
         return 0
     if result.duplicate:
         print(f"{result.fact.id} already says this; nothing added")
@@ -92,6 +91,9 @@ def cmd_add(args: argparse.Namespace) -> int:
     print(f"added {result.fact.kind.value} {result.fact.id}: {result.fact.subject}")
     if superseded:
         print(f"  supersedes {superseded} (see `git neo why {superseded}`)")
+    for link in result.possible:
+        print(f"  may supersede {link['id']} (similarity {link.get('similarity') or 0:.3f}): "
+              f"`git neo review` to accept or reject")
     for fid in result.flagged:
         print(f"  {fid} depends on it and is flagged for review")
     for fid in result.evicted:

@@ -22,7 +22,9 @@ from neo_git.store.access import AccessLog
 from neo_git.store.explain import explain, supersession_chain
 from neo_git.store.base import Backend, Change, LoadedScope, Transaction
 from neo_git.store.filestore import FileStore
-from neo_git.store.policy import SCOPE_CAPS, AddResult, plan_add
+from neo_git.store.policy import SCOPE_CAPS, AddResult
+from neo_git.store.review import undo_supersession
+from neo_git.store.writing import WritePaths
 from neo_git.store.refstore import FACTS_REF, RefStore, ensure_reflog
 from neo_git.store.vectors import FactVectors
 
@@ -36,8 +38,9 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["FactStore", "AddResult", "Change", "LoadedScope", "Transaction"]
 
 
-class FactStore:
-    """Facts of every scope visible from one repository."""
+
+class FactStore(WritePaths):
+    """Facts of every scope visible from one repository (adds and reviews: `store/writing.py`)."""
 
     def __init__(self, repo: "pygit2.Repository", embedder: "str | Embedder | None" = None,
                  home: Path | None = None) -> None:
@@ -256,43 +259,6 @@ class FactStore:
 
         return backend.transact(checked)
 
-    def add(self, subject: str, body: str = "", *, kind: str = "pattern", scope: str = "project",
-            depends_on: Sequence[str] = (), supersedes: str | None = None, tags: Sequence[str] = (),
-            confidence: float = 0.5, source_file: str | None = None, source_prompt: str | None = None,
-            provenance: str = "observed") -> Fact:
-        """Add a fact under the write policy; returns the stored fact (or the existing duplicate)."""
-        return self.add_detailed(subject, body, kind=kind, scope=scope, depends_on=depends_on,
-                                 supersedes=supersedes, tags=tags, confidence=confidence,
-                                 source_file=source_file, source_prompt=source_prompt,
-                                 provenance=provenance).fact
-
-    def add_detailed(self, subject: str, body: str = "", *, kind: str = "pattern", scope: str = "project",
-                     depends_on: Sequence[str] = (), supersedes: str | None = None, tags: Sequence[str] = (),
-                     confidence: float = 0.5, source_file: str | None = None,
-                     source_prompt: str | None = None, provenance: str = "observed") -> AddResult:
-        """`add`, returning what happened: supersession, duplicates, flags, evictions."""
-        fact = self._new_fact(subject, body, kind, scope, depends_on, tags, confidence,
-                              source_file, source_prompt, provenance)
-        explicit = None if supersedes is None else self._resolve_id(supersedes, fact.scope)
-        depends = tuple(self._resolve_id(d, fact.scope) for d in fact.depends_on)
-        fact = fact.evolve(depends_on=depends)
-        new_vector = self._embed_one(fact.text)
-        embedder = self.embedder
-        self._vector_rows().remember(fact, new_vector)  # the next add compares with it without a lookup
-        results: list[AddResult] = []
-
-        def similarity(group):
-            return self._vector_rows().group_scores(group, new_vector)
-
-        def body_(facts: Mapping[str, Fact]) -> Change | None:
-            result, change = plan_add(facts, fact, similarity=similarity, threshold=embedder.supersede_threshold,
-                                      embedder_id=embedder.id, explicit=explicit, cap=self.caps.get(fact.scope))
-            results[:] = [result]
-            return change
-
-        self.backends[fact.scope].transact(body_)
-        return results[0]
-
     def _new_fact(self, subject, body, kind, scope, depends_on, tags, confidence,
                   source_file, source_prompt, provenance) -> Fact:
         subject = redact(check_text("subject", subject, MAX_SUBJECT_CHARS, required=True).strip())
@@ -338,7 +304,8 @@ class FactStore:
         return out[0]
 
     def invalidate(self, fact_id: str, reason: str = "") -> Fact:
-        """Mark a fact no longer true (keeps its text); restore undoes it."""
+        """Retract a fact without a successor (keeps its text and the reason); restore undoes it."""
+        reason = redact(check_text("reason", reason or "", 1000).strip())
         fact = self._find(fact_id)
 
         def make(current: Fact, facts: Mapping[str, Fact]) -> list[Fact]:
@@ -356,13 +323,7 @@ class FactStore:
             raise NeoError(f"fact {fact.id} is already valid", "nothing to restore")
 
         def make(current: Fact, facts: Mapping[str, Fact]) -> list[Fact]:
-            if current.is_valid:
-                return []
-            changed = [current.evolve(is_valid=True, superseded_by=None, metadata={"invalidation": None})]
-            successor = facts.get(current.superseded_by or "")
-            if successor is not None and successor.supersedes == current.id:
-                changed.append(successor.evolve(supersedes=None))
-            return changed
+            return [] if current.is_valid else undo_supersession(current, facts)
 
         restored = self._update(fact, f"restore {fact.id}: {fact.subject}"[:120], make)
         return self.access.apply(restored)
@@ -383,12 +344,12 @@ class FactStore:
         try:
             fact = self._find(fact_id, facts)
         except FactNotFound:
-            purged = trail.explain_purged(self.paths.common_dir, fact_id)
+            purged = None if self.paths is None else trail.explain_purged(self.paths.common_dir, fact_id)
             if purged is None:
                 raise
             return purged
         info = explain(fact, {f.id: f for f in facts})
-        if fact.is_valid and fact.scope is FactScope.PROJECT:
+        if fact.is_valid and fact.scope is FactScope.PROJECT and self.paths is not None:
             trail.add_upkeep_trail(info, self.paths.common_dir, fact.id)
         return info
 

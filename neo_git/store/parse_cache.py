@@ -105,6 +105,9 @@ def _restore(raw: dict) -> Fact:
     `object.__setattr__`): filling `__dict__` directly is about three times faster, which
     is a third of a cold read of 5,000 facts. FORMAT guarantees the keys are the fields."""
     meta = raw["metadata"]
+    # to_dict() leaves these out while they are empty (older facts keep their exact bytes)
+    meta["possibly_supersedes"] = tuple(meta.get("possibly_supersedes") or ())
+    meta["distinct_from"] = tuple(meta.get("distinct_from") or ())
     if raw.keys() != _FACT_FIELDS or meta.keys() != _META_FIELDS:  # as Fact(**raw) would refuse
         raise KeyError("a parse-cache entry does not have the fields of a Fact")
     meta["invalidation"] = meta["invalidation"] or None
