@@ -1,0 +1,16 @@
+"""Fixtures for the sync tests."""
+from __future__ import annotations
+
+import pytest
+
+from tests.sync.helpers import Team
+
+
+@pytest.fixture
+def team(tmp_path, monkeypatch) -> Team:
+    """A bare remote; each clone's own user.name/user.email decides who writes (not the
+    test-wide identity in the environment)."""
+    for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("NEO_EMBEDDER", "hash")
+    return Team(tmp_path)

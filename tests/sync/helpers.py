@@ -1,0 +1,70 @@
+"""A small team for sync tests: one bare remote, clones with their own identities."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import git
+
+REF = "refs/neo/facts"
+PEOPLE = {"alice": "Alice Example <alice@example.com>", "bob": "Bob Example <bob@example.com>",
+          "carol": "Carol Example <carol@example.com>"}
+
+
+class Team:
+    """A bare remote with one commit on main, and clones made on demand."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.remote = root / "remote.git"
+        git(root, "init", "-q", "--bare", "-b", "main", str(self.remote))
+        seed = root / "seed"
+        git(root, "init", "-q", "-b", "main", str(seed))
+        (seed / "README.md").write_text("hello\n", encoding="utf-8")
+        git(seed, "add", "README.md")
+        git(seed, "commit", "-q", "-m", "initial")
+        git(seed, "push", "-q", str(self.remote), "main")
+
+    def clone(self, who: str, *options: str) -> Path:
+        """A clone of the remote (extra `git clone` options allowed) owned by *who*."""
+        path = self.root / who
+        source = f"file://{self.remote}" if options else str(self.remote)
+        git(self.root, "clone", "-q", *options, source, str(path))
+        name, _, email = PEOPLE[who].partition(" <")
+        git(path, "config", "user.name", name)
+        git(path, "config", "user.email", email.rstrip(">"))
+        return path
+
+    def store(self, who: str):
+        """A FactStore on *who*'s clone (hash embedder: deterministic and offline)."""
+        from neo_git.store import FactStore
+
+        return FactStore.open(self.root / who, embedder="hash")
+
+    def sync(self, who: str, remote: str = "origin"):
+        """`git neo sync` in-process for *who*; returns the report."""
+        from neo_git.sync import Syncer
+
+        return Syncer(self.store(who), remote).sync()
+
+
+def neo(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run the real `git neo` CLI (python -m neo_git.cli) in *cwd*."""
+    proc = subprocess.run([sys.executable, "-m", "neo_git.cli", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL,
+                          env={**os.environ, "NEO_EMBEDDER": "hash"})
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git neo {' '.join(args)} exited {proc.returncode}: {proc.stderr}")
+    return proc
+
+
+def tree_of(path: Path) -> str:
+    """The tree id of refs/neo/facts in a clone."""
+    return git(path, "rev-parse", f"{REF}^{{tree}}").strip()
+
+
+def fact_ids(store, include_invalid: bool = True) -> set[str]:
+    """Ids of the project facts."""
+    return {f.id for f in store.list(scope="project", include_invalid=include_invalid)}
