@@ -14,3 +14,17 @@ def team(tmp_path, monkeypatch) -> Team:
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("NEO_EMBEDDER", "hash")
     return Team(tmp_path)
+
+
+@pytest.fixture
+def cli(monkeypatch, capsys):
+    """Run `git neo …` in-process in a directory: (exit code, stdout, stderr)."""
+    from neo_git.cli import main
+
+    def run(cwd, *args):
+        monkeypatch.chdir(cwd)
+        capsys.readouterr()
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return code, out, err
+    return run

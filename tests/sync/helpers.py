@@ -68,3 +68,29 @@ def tree_of(path: Path) -> str:
 def fact_ids(store, include_invalid: bool = True) -> set[str]:
     """Ids of the project facts."""
     return {f.id for f in store.list(scope="project", include_invalid=include_invalid)}
+
+
+def plant(clone: Path, files: dict[str, bytes], message: str = "plant") -> str:
+    """Commit raw *files* (path -> bytes) on top of the clone's refs/neo/facts with plumbing,
+    as a careless or hostile teammate's tool might; returns the commit id."""
+    import pygit2
+
+    repo = pygit2.Repository(str(clone))
+    tip = repo.references[REF].target
+    index = pygit2.Index()
+    index.read_tree(repo[tip].tree)
+    for path, data in files.items():
+        index.add(pygit2.IndexEntry(path, repo.create_blob(data), pygit2.enums.FileMode.BLOB))
+    tree = index.write_tree(repo)
+    sig = repo.default_signature
+    commit = repo.create_commit(REF, sig, sig, message, tree, [tip])
+    return str(commit)
+
+
+def fact_json(fact_id: str, subject: str, body: str = "", **extra) -> bytes:
+    """A stored fact's bytes, as Fact.to_dict would write them (plus *extra* keys)."""
+    import json
+
+    data = {"id": fact_id, "subject": subject, "body": body, "kind": "pattern", "scope": "project",
+            "metadata": {"created_at": "2026-01-01T00:00:00+00:00"}, **extra}
+    return (json.dumps(data, sort_keys=True, indent=2) + "\n").encode("utf-8")
