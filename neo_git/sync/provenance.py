@@ -26,6 +26,9 @@ from neo_git.sync.trees import fact_id_of
 
 CACHE_FORMAT = 1
 _TEXT_KEYS = ("subject", "body", "kind")
+# (common dir, ref) -> (tip, authors): recall asks on every question; this process
+# answers from memory while the tip is unchanged, without reading the cache file.
+_MEMO: dict[tuple[str, str], tuple[str, dict[str, str]]] = {}
 
 
 def fact_authors(repo: pygit2.Repository, common_dir: Path, ref: str = "refs/neo/facts") -> dict[str, str]:
@@ -34,10 +37,16 @@ def fact_authors(repo: pygit2.Repository, common_dir: Path, ref: str = "refs/neo
         tip = repo.references[ref].resolve().target
     except (KeyError, pygit2.GitError):
         return {}
+    key = (str(common_dir), ref)
+    memo = _MEMO.get(key)
+    if memo is not None and memo[0] == str(tip):
+        return memo[1]
     path = _cache_path(common_dir, ref)
-    cached_tip, authors = _read_cache(path, ref)
+    cached_tip, authors = memo if memo is not None else _read_cache(path, ref)
     if cached_tip == str(tip):
+        _MEMO[key] = (cached_tip, authors)
         return authors
+    authors = dict(authors)  # the memo's dict is shared with earlier callers: never edit it
     walker = repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
     hidden = pygit2.Oid(hex=cached_tip) if cached_tip else None
     if hidden is not None and hidden in repo and repo.descendant_of(tip, hidden):
@@ -47,6 +56,7 @@ def fact_authors(repo: pygit2.Repository, common_dir: Path, ref: str = "refs/neo
     for commit in walker:
         _attribute(repo, commit, authors)
     _write_cache(path, ref, str(tip), authors)
+    _MEMO[key] = (str(tip), authors)
     return authors
 
 

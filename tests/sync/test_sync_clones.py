@@ -38,11 +38,15 @@ def test_a_fresh_clone_gets_every_fact_and_note(seeded, options):
     assert report.facts == "created" and report.notes == "fast-forward"
     assert fact_ids(team.store("bob")) == expected
     assert tree_of(bob) == tree_of(team.root / "alice")
-    # ... and the clone keeps working both ways.
-    mine = team.store("bob").add("bob rule", "written in a fresh clone", kind="pattern")
-    team.sync("bob")
+    # ... and the clone keeps working both ways, through a real 3-way merge (in a shallow
+    # clone the merge base comes from `git merge-base`).
+    theirs = team.store("alice").add("alice rule", "written meanwhile", kind="pattern")
     team.sync("alice")
-    assert mine.id in fact_ids(team.store("alice"))
+    mine = team.store("bob").add("bob rule", "written in a fresh clone", kind="pattern")
+    assert team.sync("bob").facts == "merged"
+    team.sync("alice")
+    assert {mine.id, theirs.id} <= fact_ids(team.store("alice"))
+    assert tree_of(bob) == tree_of(team.root / "alice")
 
 
 def test_a_partial_clone_whose_plain_fetch_brought_commits_without_blobs(seeded, cli):

@@ -41,10 +41,10 @@ def test_three_clones_syncing_at_once_all_end_with_every_fact(team):
 
 
 OPS = st.lists(st.tuples(st.sampled_from(["add", "supersede", "confidence", "restore", "sync"]),
-                         st.sampled_from(["alice", "bob"]), st.integers(0, 10_000)), min_size=2, max_size=7)
+                         st.sampled_from(["alice", "bob"]), st.integers(0, 10_000)), min_size=2, max_size=6)
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=OPS)
 def test_random_histories_synced_in_any_order_converge(team, ops):
     with tempfile.TemporaryDirectory() as tmp:

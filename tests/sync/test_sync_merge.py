@@ -8,7 +8,7 @@ import pytest
 from neo_git.errors import NeoError
 from neo_git.sync import RemoteMoved, Syncer
 from tests.conftest import commit_files, git
-from tests.sync.helpers import REF, fact_ids, neo, tree_of
+from tests.sync.helpers import REF, fact_ids, tree_of
 
 
 def test_two_clones_converge_and_the_merge_commit_says_what_came_from_where(team):
@@ -81,21 +81,22 @@ def test_two_sides_superseding_one_fact_give_a_valid_acyclic_result(team):
     assert "chain repaired" in git(bob, "log", "-3", "--format=%B", REF)
 
 
-def test_pull_merges_without_pushing_and_push_refuses_when_the_remote_moved(team):
+def test_pull_merges_without_pushing_and_push_refuses_when_the_remote_moved(team, cli):
     alice, bob = team.clone("alice"), team.clone("bob")
     team.store("alice").add("alpha rule", "alice writes this")
     team.sync("alice")
     team.store("bob").add("beta rule", "bob writes that")
     with pytest.raises(RemoteMoved):
         Syncer(team.store("bob"), "origin").push()
-    proc = neo(bob, "push", check=False)
-    assert proc.returncode == 1
-    assert "fatal: origin has facts or notes you do not have yet" in proc.stderr
-    assert "hint: run `git neo sync origin`" in proc.stderr
+    code, _, err = cli(bob, "push")
+    assert code == 1
+    assert "fatal: origin has facts or notes you do not have yet" in err
+    assert "hint: run `git neo sync origin`" in err
     remote_before = git(team.remote, "rev-parse", REF)
     report = Syncer(team.store("bob"), "origin").pull()
     assert report.facts == "merged" and git(team.remote, "rev-parse", REF) == remote_before
-    assert json.loads(neo(bob, "push", "--json").stdout)["pushed"] == [REF]
+    code, out, _ = cli(bob, "push", "--json")
+    assert code == 0 and json.loads(out)["pushed"] == [REF]
     assert git(team.remote, "rev-parse", REF) == git(bob, "rev-parse", REF)
 
 
@@ -112,11 +113,12 @@ def test_outcome_notes_merge_as_a_sorted_union(team):
             '{"v":1,"id":"a","ts":1}', '{"v":1,"id":"b","ts":2}']
 
 
-def test_no_remote_or_an_unknown_one_is_a_clear_error(team, git_repo):
+def test_no_remote_or_an_unknown_one_is_a_clear_error(team, git_repo, cli):
     commit_files(git_repo, {"a.txt": "x"})
-    proc = neo(git_repo, "sync", check=False)
-    assert proc.returncode == 1 and "fatal: no remote to sync with" in proc.stderr
+    code, _, err = cli(git_repo, "sync")
+    assert code == 1 and "fatal: no remote to sync with" in err
     bob = team.clone("bob")
     with pytest.raises(NeoError, match="no remote named 'upstream'"):
         Syncer(team.store("bob"), "upstream")
-    assert neo(bob, "sync").returncode == 0   # nothing anywhere yet: fine
+    code, out, _ = cli(bob, "sync")
+    assert code == 0 and "facts: none on the remote" in out   # nothing anywhere yet: fine
