@@ -108,8 +108,11 @@ class Syncer:
             if self._is_partial():
                 ours = self._local(FACTS_REF)
                 ensure_blobs(self.git, self.remote, names.facts_tracking, [ours] if ours else [])
-            tracking = self._local(names.facts_tracking) or theirs
-            self.merge_facts(pygit2.Oid(hex=tracking), report)
+            tracking = pygit2.Oid(hex=self._local(names.facts_tracking) or theirs)
+            if not isinstance(self.repo.get(tracking), pygit2.Commit):
+                raise NeoError(f"{self.remote}'s {names.facts_remote} is not a commit; nothing was merged",
+                               f"inspect it with `git cat-file -t {tracking}`")
+            self.merge_facts(tracking, report)
         if names.notes_remote in remote_tips:
             report.notes = merge_notes(self.git, names.notes_tracking)
         else:

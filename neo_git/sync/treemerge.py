@@ -141,7 +141,8 @@ def _merge_entry(repo, plan: MergePlan, prefix: str, name: str, b: Entry | None,
 
 def repair_chains(plan: MergePlan, ours_facts: Mapping[str, Fact]) -> list[str]:
     """Flag facts whose predecessor now points at another successor; break supersession cycles.
-    Works on the merged state (ours + the plan); returns the ids it changed (added to the plan)."""
+    Works on the merged state (ours + the plan) around the facts the plan changes (a new cycle
+    or competing successor must involve one of them); returns the ids it changed."""
     removed = set(plan.removed)
 
     def current(fact_id: str | None) -> Fact | None:
@@ -150,30 +151,29 @@ def repair_chains(plan: MergePlan, ours_facts: Mapping[str, Fact]) -> list[str]:
         return plan.puts.get(fact_id) or ours_facts.get(fact_id)
 
     repaired: list[str] = []
-    ids = sorted((set(ours_facts) | set(plan.puts)) - removed)
-    # Cycles: follow superseded_by; a pointer back into the current path is a cycle.
-    state: dict[str, int] = {}
-    for start in ids:
+    touched = sorted(plan.puts)
+    # Cycles: follow superseded_by from each changed fact; coming back to a fact on the path is a cycle.
+    for start in touched:
         path: list[str] = []
-        node = start
-        while node is not None and state.get(node) is None and current(node) is not None:
-            state[node] = 1
+        node: str | None = start
+        while node is not None and node not in path and current(node) is not None:
             path.append(node)
             node = current(node).superseded_by
-        if node is not None and state.get(node) == 1:
-            cycle = path[path.index(node):]
-            keep = min(cycle)
+        if node is not None and node in path:
+            keep = min(path[path.index(node):])
             fact = current(keep)
-            plan.puts[keep] = fact.evolve(is_valid=True, superseded_by=None, needs_review=True,
-                                          metadata={"invalidation": None})
-            repaired.append(keep)
-        for visited in path:
-            state[visited] = 2
+            if not fact.is_valid or fact.superseded_by is not None:
+                plan.puts[keep] = fact.evolve(is_valid=True, superseded_by=None, needs_review=True,
+                                              metadata={"invalidation": None})
+                repaired.append(keep)
     # Competing successors: both sides superseded the same fact with different new facts.
-    for fact_id in ids:
+    changed = set(plan.puts)
+    candidates = set(changed)
+    candidates.update(f.id for f in ours_facts.values() if f.supersedes in changed)
+    for fact_id in sorted(candidates):
         fact = current(fact_id)
-        predecessor = current(fact.supersedes)
-        if (fact.is_valid and not fact.needs_review and predecessor is not None
+        predecessor = current(fact.supersedes) if fact is not None else None
+        if (predecessor is not None and fact.is_valid and not fact.needs_review
                 and predecessor.superseded_by not in (None, fact_id)):
             plan.puts[fact_id] = fact.evolve(needs_review=True)
             repaired.append(fact_id)

@@ -143,3 +143,15 @@ def test_random_edits_always_merge_symmetrically():
             ours, theirs = mutate(ours), mutate(theirs)
         merged = both_ways(BASE, ours, theirs)
         assert Fact.from_dict(merged.to_dict()) == merged
+
+
+def test_a_forged_supersession_cycle_is_broken_at_its_smallest_id():
+    from neo_git.sync.treemerge import MergePlan, repair_chains
+
+    def retired(fact_id, successor):
+        return Fact.from_dict({"id": fact_id, "subject": f"s{fact_id[0]}", "kind": "decision", "scope": "project",
+                               "is_valid": False, "superseded_by": successor})
+    a, b, c = "a" * 16, "b" * 16, "c" * 16
+    plan = MergePlan(puts={c: retired(c, a)})
+    assert repair_chains(plan, {a: retired(a, b), b: retired(b, c)}) == [a]
+    assert plan.puts[a].is_valid and plan.puts[a].superseded_by is None and plan.puts[a].needs_review
