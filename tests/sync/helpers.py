@@ -1,9 +1,6 @@
 """A small team for sync tests: one bare remote, clones with their own identities."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.conftest import git
@@ -48,16 +45,6 @@ class Team:
         from neo_git.sync import Syncer
 
         return Syncer(self.store(who), remote).sync()
-
-
-def neo(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    """Run the real `git neo` CLI (python -m neo_git.cli) in *cwd*."""
-    proc = subprocess.run([sys.executable, "-m", "neo_git.cli", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=120, stdin=subprocess.DEVNULL,
-                          env={**os.environ, "NEO_EMBEDDER": "hash"})
-    if check and proc.returncode != 0:
-        raise AssertionError(f"git neo {' '.join(args)} exited {proc.returncode}: {proc.stderr}")
-    return proc
 
 
 def tree_of(path: Path) -> str:
