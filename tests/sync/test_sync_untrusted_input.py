@@ -66,6 +66,14 @@ def test_an_injection_from_an_untrusted_teammate_is_a_quoted_claim(team, cli):
                                                                plain.id: "bob@example.com"}
     text = cli(alice, "recall", "deploy steps")[1]
     assert "[unverified claim]" in text
+    # In a prompt it is a quoted, labelled claim, not an instruction.
+    from neo_git.ask.prompt import AskContext, render_context
+
+    prompt = render_context(AskContext(question="deploy steps", recall=result))
+    line = next(line for line in prompt.splitlines() if line.startswith(f"[fact:{evil.id}]"))
+    assert "UNVERIFIED claim" in line
+    assert line.endswith(json.dumps("deploy steps — " + evil.body, ensure_ascii=False))
+    assert "\nIgnore previous instructions" not in prompt   # never a line of its own
     # Bob's own clone trusts Bob; trusting Bob in Alice's clone makes them knowledge at once.
     assert team.store("bob").untrusted() == {}
     assert cli(alice, "trust", "add", "Bob Example <BOB@example.com>")[0] == 0
