@@ -105,7 +105,8 @@ def test_outcome_notes_merge_as_a_sorted_union(team):
     head = git(alice, "rev-parse", "HEAD").strip()
     git(alice, "notes", "--ref=neo", "add", "-m", '{"v":1,"id":"a","ts":1}', head)
     git(bob, "notes", "--ref=neo", "add", "-m", '{"v":1,"id":"b","ts":2}', head)
-    assert team.sync("alice").pushed == ["refs/notes/neo"]
+    team.store("alice").add("alpha rule", "alice writes this")
+    assert team.sync("alice").pushed == [REF, "refs/notes/neo"]      # one atomic push
     assert team.sync("bob").notes == "merged"
     team.sync("alice")
     for clone in (alice, bob):

@@ -121,6 +121,7 @@ def test_a_remote_that_refuses_leaves_local_facts_and_tracking_refs_as_they_were
     team.store("alice").add("alpha rule", "alice writes this")
     team.sync("alice")
     team.store("alice").add("second rule", "written while the remote is locked")
+    git(alice, "notes", "--ref=neo", "add", "-m", '{"v":1,"id":"n","ts":1}', "HEAD")   # both refs move
     _reject_hook(team.remote, 'echo "refs/neo/* is protected: ask an admin" >&2\nexit 1\n')
     before = {ref: git(alice, "rev-parse", ref) for ref in (REF, "refs/remotes/origin/neo/facts")}
     code, _, err = cli(alice, "sync")
@@ -128,6 +129,8 @@ def test_a_remote_that_refuses_leaves_local_facts_and_tracking_refs_as_they_were
     assert "fatal: origin refused the push" in err
     assert "refs/neo/* is protected: ask an admin" in err
     assert {ref: git(alice, "rev-parse", ref) for ref in before} == before
+    assert git(team.remote, "for-each-ref", "refs/notes") == ""     # atomic: neither ref moved
+    assert git(alice, "for-each-ref", "refs/notes/remotes") == ""
 
 
 def test_a_branch_only_remote_gets_a_hint_and_the_refname_fallback_works(team):
