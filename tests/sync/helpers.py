@@ -48,8 +48,8 @@ class Team:
 
 
 def tree_of(path: Path) -> str:
-    """The tree id of refs/neo/facts in a clone."""
-    return git(path, "rev-parse", f"{REF}^{{tree}}").strip()
+    """The tree id of refs/neo/facts in a clone ("" while it has none)."""
+    return git(path, "rev-parse", "--verify", "--quiet", f"{REF}^{{tree}}", check=False).strip()
 
 
 def fact_ids(store, include_invalid: bool = True) -> set[str]:

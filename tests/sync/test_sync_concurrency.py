@@ -9,7 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from neo_git.errors import NeoError
@@ -44,7 +44,10 @@ OPS = st.lists(st.tuples(st.sampled_from(["add", "supersede", "confidence", "res
                          st.sampled_from(["alice", "bob"]), st.integers(0, 10_000)), min_size=2, max_size=6)
 
 
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# Each example builds a remote and two clones (~1 s): no shrinking (it replays dozens of
+# examples) and no example database in the work tree; a failure prints its whole history.
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture],
+          phases=(Phase.explicit, Phase.generate), database=None)
 @given(ops=OPS)
 def test_random_histories_synced_in_any_order_converge(team, ops):
     with tempfile.TemporaryDirectory() as tmp:
