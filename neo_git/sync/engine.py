@@ -80,6 +80,8 @@ class Syncer:
     """Pull, push and sync the project facts and outcome notes of *store* with one remote."""
 
     def __init__(self, store: "FactStore", remote: str | None = None) -> None:
+        if store.repo is None:
+            raise NeoError("an in-memory fact store has no remote to sync with")
         self.store = store
         self.repo = store.repo
         self.remote = resolve_remote(self.repo, remote)

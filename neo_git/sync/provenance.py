@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pygit2
 
-from neo_git.store.parse_cache import snapshot_path
+from neo_git.store.parse_cache import parse_cache_path
 from neo_git.sync.trees import fact_id_of
 
 CACHE_FORMAT = 1
@@ -122,7 +122,7 @@ def _text(repo: pygit2.Repository, oid: pygit2.Oid) -> tuple | None:
 
 
 def _cache_path(common_dir: Path, ref: str) -> Path:
-    facts_cache = snapshot_path(common_dir, ref)   # .git/neo/cache/facts-<ref>.json
+    facts_cache = parse_cache_path(common_dir, ref)   # .git/neo/cache/facts-<ref>.json
     return facts_cache.with_name(facts_cache.name.replace("facts-", "authors-", 1))
 
 

@@ -77,6 +77,8 @@ def trusted_emails(store: "FactStore") -> frozenset[str]:
 
 def untrusted_authors(store: "FactStore") -> dict[str, str]:
     """{fact id: author e-mail} of project facts whose author is not trusted (claims)."""
+    if store.repo is None or store.paths is None:
+        return {}  # an in-memory store has no history, hence no teammates
     authors = fact_authors(store.repo, store.paths.common_dir)
     if not authors:
         return {}
