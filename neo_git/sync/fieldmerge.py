@@ -16,7 +16,7 @@ key's rule below decide (`merge rules` in the README lists them):
 | `metadata.success_count`, `metadata.access_count` | base + Δours + Δtheirs (never below 0); without a base, the larger |
 | `metadata.confidence` | base + Δours + Δtheirs clamped to [0, 1], rounded to 6 places; without a base, the larger |
 | `needs_review` | true if either side says true |
-| `tags`, `depends_on`, and any other list | set merge: base order first, then additions from either side sorted; an item one side removed since the base stays removed |
+| `tags`, `depends_on`, and any other list (an absent one counts as empty) | set merge: base order first, then additions from either side sorted; an item one side removed since the base stays removed |
 | `metadata.created_at` | the earlier |
 | `metadata.last_accessed` | the later |
 | `supersedes` | a value beats none, then the smaller id |
@@ -180,8 +180,9 @@ def merge_default(b: Any, o: Any, t: Any) -> Any:
     """The rule for every key without its own: objects key by key, lists as sets, else a fixed pick."""
     if isinstance(o, dict) and isinstance(t, dict):
         return _merge_object(b if isinstance(b, dict) else MISSING, o, t, {})
-    if isinstance(o, list) and isinstance(t, list):
-        return set_merge(b, o, t)
+    if (isinstance(o, list) or isinstance(t, list)) and all(
+            v is MISSING or v is None or isinstance(v, list) for v in (o, t)):
+        return set_merge(b, o, t)   # an absent list is an empty one (to_dict leaves empty ones out)
     present = [v for v in (o, t) if v is not None and v is not MISSING]
     if len(present) == 1:
         return present[0]          # a value beats none: nothing set on one side is lost

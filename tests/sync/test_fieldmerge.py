@@ -155,3 +155,17 @@ def test_a_forged_supersession_cycle_is_broken_at_its_smallest_id():
     plan = MergePlan(puts={c: retired(c, a)})
     assert repair_chains(plan, {a: retired(a, b), b: retired(b, c)}) == [a]
     assert plan.puts[a].is_valid and plan.puts[a].superseded_by is None and plan.puts[a].needs_review
+
+
+def test_review_links_merge_with_rejections_honoured():
+    """metadata.possibly_supersedes / distinct_from (memory-correctness work) merge by the
+    generic list rule: a rejection on one side (link removed, id marked distinct) survives."""
+    x, y = "1" * 16, "2" * 16
+    base = edit(BASE, metadata={"possibly_supersedes": ({"id": x, "similarity": 0.8},)})
+    rejected = edit(base, metadata={"possibly_supersedes": (), "distinct_from": (x,)})
+    proposed = edit(base, metadata={"possibly_supersedes": ({"id": x, "similarity": 0.8}, {"id": y, "similarity": 0.7}),
+                                    "confidence": 0.6})
+    merged = both_ways(base, rejected, proposed)
+    assert [link["id"] for link in merged.metadata.possibly_supersedes] == [y]
+    assert merged.metadata.distinct_from == (x,)
+    assert merged.metadata.confidence == 0.6
