@@ -32,6 +32,8 @@ BRANCH_NOTES_REF = "refs/heads/neo/notes"
 _MOVED = ("fetch first", "non-fast-forward", "stale info", "already exists", "failed to lock",
           "cannot lock ref", "failed to update ref", "incorrect old value", "but expected")
 _REF = re.compile(r"^refs/[A-Za-z0-9._/-]+$")
+# Every fetch: no tags, full blobs even in a partial clone, FETCH_HEAD and submodules untouched.
+_FETCH = ("fetch", "--no-tags", "--no-filter", "--no-write-fetch-head", "--recurse-submodules=no", "--quiet")
 
 
 @dataclass(frozen=True)
@@ -92,8 +94,7 @@ def fetch(git: Git, remote: str, pairs: Sequence[tuple[str, str]]) -> None:
         return
     refspecs = [f"+{src}:{dst}" for src, dst in pairs]
     try:
-        git.run(["fetch", "--no-tags", "--no-filter", "--no-write-fetch-head", "--recurse-submodules=no",
-                 "--quiet", remote, *refspecs])
+        git.run([*_FETCH, remote, *refspecs])
     except GitCommandError as exc:
         raise NeoError(f"could not fetch from {remote}: {_last_line(exc.stderr)}",
                        "check the remote with `git fetch` and try again") from None
@@ -107,8 +108,7 @@ def ensure_blobs(git: Git, remote: str, tip: str, have: Sequence[str]) -> int:
     missing = [line[1:].strip() for line in proc.stdout.splitlines() if line.startswith("?")]
     if missing:
         try:
-            git.run(["fetch", "--no-tags", "--no-filter", "--no-write-fetch-head", "--recurse-submodules=no",
-                     "--quiet", "--stdin", remote], input="\n".join(missing) + "\n")
+            git.run([*_FETCH, "--stdin", remote], input="\n".join(missing) + "\n")
         except GitCommandError as exc:
             raise NeoError(f"could not fetch the facts' contents from {remote}: {_last_line(exc.stderr)}",
                            "this partial clone's remote must serve blobs by id (uploadpack.allowFilter)") from None
