@@ -76,3 +76,15 @@ def test_configure_fetch_lets_plain_git_fetch_bring_the_refs_without_forcing_not
     assert cli(bob, "sync", "--configure-fetch", "--remove")[0] == 0
     assert git(bob, "config", "--get-all", "remote.origin.fetch").splitlines() == [
         "+refs/heads/*:refs/remotes/origin/*"]
+
+
+def test_install_remote_adds_the_same_fetch_refspecs(seeded, cli):
+    team, _ = seeded
+    bob = team.clone("bob")
+    code, out, _ = cli(bob, "install", "--remote", "origin")
+    assert code == 0 and "added remote.origin.fetch refs/notes/neo:refs/notes/remotes/origin/neo" in out
+    git(bob, "fetch", "-q", "origin")
+    assert git(bob, "rev-parse", "refs/remotes/origin/neo/facts") == git(team.remote, "rev-parse", REF)
+    code, out, _ = cli(bob, "install", "--uninstall", "--remote", "origin")
+    assert code == 0 and git(bob, "config", "--get-all", "remote.origin.fetch").splitlines() == [
+        "+refs/heads/*:refs/remotes/origin/*"]
