@@ -29,6 +29,7 @@ def register(sub) -> dict[str, str]:
     p.add_argument("--scope", "-s", choices=SCOPES, metavar="SCOPE")
     p.add_argument("--kind", "-k", choices=KINDS, metavar="KIND")
     p.add_argument("--all", "-a", action="store_true", help="include superseded/invalid facts")
+    p.add_argument("--untrusted", action="store_true", help="only claims: facts from authors not trusted yet")
     json_flag(p)
 
     for name, text in (("show", "show one fact"),
@@ -105,12 +106,15 @@ def cmd_list(args: argparse.Namespace) -> int:
     """List facts of every (or one) scope."""
     store = _store()
     facts = store.list(scope=args.scope, kind=args.kind, include_invalid=args.all)
+    claims = store.untrusted() if args.untrusted else {}
+    if args.untrusted:
+        facts = [f for f in facts if f.id in claims]
     warn(store.warnings)
     if args.json:
-        print_json([f.to_dict() for f in facts])
+        print_json([f.to_dict() | ({"untrusted_author": claims[f.id]} if f.id in claims else {}) for f in facts])
     else:
         for fact in facts:
-            print(fact_line(fact))
+            print(fact_line(fact) + (f"  (unverified claim by {claims[fact.id]})" if fact.id in claims else ""))
     return 0
 
 
@@ -149,7 +153,8 @@ def cmd_recall(args: argparse.Namespace) -> int:
         for fact in facts:
             score = result.scores.get(fact.id)
             prefix = f"  [{score:.2f}] " if score is not None else "  "
-            print(f"{prefix}{fact.subject} ({fact.kind.value}, {fact.scope.value}, {fact.id[:8]})")
+            claim = " [unverified claim]" if fact.id in result.untrusted else ""
+            print(f"{prefix}{fact.subject} ({fact.kind.value}, {fact.scope.value}, {fact.id[:8]}){claim}")
             if fact.body:
                 print(f"      {fact.body.splitlines()[0][:200]}")
             if fact.superseded_by:
