@@ -184,6 +184,11 @@ class FactMetadata:
         invalidation = data.get("invalidation")
         if invalidation is not None and not isinstance(invalidation, Mapping):
             raise InvalidFact("metadata.invalidation must be an object or null")
+        for key, value in (invalidation or {}).items():
+            # Plain values only: `why` prints them, and a nested value from a push could be
+            # deep enough to overflow the stack when the fact is written back.
+            if not isinstance(key, str) or not (value is None or isinstance(value, (str, int, float, bool))):
+                raise InvalidFact(f"metadata.invalidation.{key} must be text, a number, true/false or null")
         for key in ("similarity", "threshold"):  # `git neo why` formats these as numbers
             value = (invalidation or {}).get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
@@ -267,6 +272,12 @@ class Fact:
         if not isinstance(depends, list) or not isinstance(tags, list):
             raise InvalidFact("depends_on and tags must be lists")
         fact_id = check_id(data.get("id"))
+        superseded_by = None if data.get("superseded_by") is None else check_id(data["superseded_by"], "superseded_by")
+        supersedes = None if data.get("supersedes") is None else check_id(data["supersedes"], "supersedes")
+        depends_on = tuple(dict.fromkeys(check_id(d, "depends_on id") for d in depends))
+        if fact_id in (superseded_by, supersedes) or fact_id in depends_on:
+            # A fact pointing at itself would make `restore` rewrite it twice in one change.
+            raise InvalidFact(f"fact {fact_id} points at itself (superseded_by, supersedes or depends_on)")
         return cls(
             id=fact_id,
             subject=check_text("subject", data.get("subject"), MAX_SUBJECT_CHARS, required=True),
@@ -276,9 +287,9 @@ class Fact:
             org_id=_opt_str(data, "org_id", 256),
             project_id=_opt_str(data, "project_id", 256),
             is_valid=_flag(data, "is_valid", True),
-            superseded_by=None if data.get("superseded_by") is None else check_id(data["superseded_by"], "superseded_by"),
-            supersedes=None if data.get("supersedes") is None else check_id(data["supersedes"], "supersedes"),
-            depends_on=tuple(dict.fromkeys(check_id(d, "depends_on id") for d in depends)),
+            superseded_by=superseded_by,
+            supersedes=supersedes,
+            depends_on=depends_on,
             needs_review=_flag(data, "needs_review", False),
             tags=_check_tags(tags),
             metadata=FactMetadata.from_dict(data.get("metadata")),
@@ -292,8 +303,10 @@ def canonical_json(fact: Fact) -> bytes:
 
 def fact_from_json(data: bytes | str, origin: str = "fact") -> Fact:
     """Parse and validate one stored fact; InvalidFact names *origin* on failure."""
+    from neo_git import safejson
+
     try:
-        return Fact.from_dict(json.loads(data))
+        return Fact.from_dict(safejson.loads(data))
     except InvalidFact as exc:
         raise InvalidFact(f"{origin}: {exc.message}", exc.hint) from None
     except (ValueError, UnicodeDecodeError) as exc:

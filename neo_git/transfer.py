@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from neo_git import safejson
 from neo_git.errors import InvalidFact, NeoError
 from neo_git.identity import vector_cache_dir
 from neo_git.facts import SCOPE_ORDER, Fact, FactScope, parse_scope
@@ -32,7 +33,7 @@ def read_envelope(path: Path) -> list:
     try:
         if path.stat().st_size > MAX_IMPORT_BYTES:
             raise NeoError(f"{path} is larger than {MAX_IMPORT_BYTES >> 20} MiB", "split it first")
-        data = json.loads(path.read_bytes())
+        data = safejson.loads(path.read_bytes())
     except FileNotFoundError:
         raise NeoError(f"no such file: {path}") from None
     except IsADirectoryError:

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Iterable
 
+from neo_git import safejson
 from neo_git.facts import Fact, now_iso
 from neo_git.fileio import atomic_write, locked
 
@@ -25,8 +26,8 @@ class AccessLog:
 
     def _read(self) -> dict[str, list]:
         try:
-            data = json.loads(self.path.read_bytes())
-        except (FileNotFoundError, ValueError, UnicodeDecodeError):
+            data = safejson.loads(self.path.read_bytes())
+        except (OSError, ValueError, UnicodeDecodeError):
             return {}  # derived, local data: a broken file just restarts the counts
         if not isinstance(data, dict):
             return {}

@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 import pygit2
 
+from neo_git import safejson
 from neo_git.errors import NeoError
 from neo_git.facts import Fact, FactKind, FactMetadata, FactScope
 
@@ -61,7 +62,7 @@ def snapshot_path(common_dir: Path, ref: str) -> Path:
 def read_snapshot(path: Path, ref: str) -> dict[str, Subtree]:
     """The subtrees recorded in the snapshot ({} if missing, for another ref, or unreadable)."""
     try:
-        data = json.loads(path.read_bytes())
+        data = safejson.loads(path.read_bytes())
         if data.get("format") != FORMAT or data.get("ref") != ref:
             return {}
         subtrees = {}

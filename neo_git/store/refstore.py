@@ -17,6 +17,7 @@ from typing import Callable
 
 import pygit2
 
+from neo_git import safejson
 from neo_git.errors import CorruptStore, InvalidFact, NeoError
 from neo_git.facts import SCHEMA_VERSION, Fact, canonical_json, fact_from_json
 from neo_git.store.base import Change, LoadedScope, Transaction
@@ -95,8 +96,8 @@ class RefStore:
         if "meta.json" not in tree:
             return {}
         try:
-            data = json.loads(self.repo[tree["meta.json"].id].data)
-        except ValueError:
+            data = safejson.loads(self.repo[tree["meta.json"].id].data)
+        except (ValueError, UnicodeDecodeError):
             return {}
         return data if isinstance(data, dict) else {}
 
