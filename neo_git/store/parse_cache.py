@@ -28,7 +28,7 @@ from neo_git.errors import NeoError
 from neo_git.facts import Fact, FactKind, FactMetadata, FactScope
 
 # Changes whenever Fact or FactMetadata gain, lose or rename a field.
-FORMAT = "2:" + ",".join(f.name for f in fields(Fact)) + ":" + ",".join(f.name for f in fields(FactMetadata))
+FORMAT = "3:" + ",".join(f.name for f in fields(Fact)) + ":" + ",".join(f.name for f in fields(FactMetadata))
 _KINDS = {k.value: k for k in FactKind}
 _SCOPES = {s.value: s for s in FactScope}
 # Rewrite the snapshot after a load that had to read this many subtrees from git

@@ -19,9 +19,10 @@ import pygit2
 
 from neo_git import safejson
 from neo_git.errors import CorruptStore, InvalidFact, NeoError
-from neo_git.facts import SCHEMA_VERSION, Fact, canonical_json, fact_from_json
+from neo_git.facts import SCHEMA_VERSION, Fact, canonical_json
 from neo_git.store.base import Change, LoadedScope, Transaction
 from neo_git.store.index import FactIndex, IndexedFacts
+from neo_git.store.ref_facts import fact_from_blob, fact_path, pointer_problems  # noqa: F401 - fact_path re-exported
 from neo_git.store.parse_cache import SNAPSHOT_AFTER, Subtree, read_snapshot, snapshot_path, write_snapshot
 
 FACTS_REF = "refs/neo/facts"
@@ -29,11 +30,6 @@ MAX_ATTEMPTS = 60
 _BLOB = pygit2.enums.FileMode.BLOB
 _EMPTY = Subtree(None, {}, {}, ())  # stands in for a subtree that is absent
 _TREE = pygit2.enums.FileMode.TREE
-
-
-def fact_path(fact_id: str) -> str:
-    """Path of a fact's blob inside the facts tree."""
-    return f"facts/{fact_id[:2]}/{fact_id}.json"
 
 
 def ensure_reflog(common_dir: Path, ref: str = FACTS_REF) -> None:
@@ -66,7 +62,8 @@ class RefStore:
         self._loaded: dict[str, Fact] = {}
         self._index = FactIndex()
         self._in_tree_order = True       # False once incremental updates appended out of order
-        self._misplaced: set[str] = set()  # subtrees holding a fact whose id does not start with their name
+        self._misplaced: set[str] = set()
+        self._pointer_warnings: tuple = (None, [])  # (tip, warnings about pointers leading nowhere)  # subtrees holding a fact whose id does not start with their name
 
     # --- reading -------------------------------------------------------------------
 
@@ -85,7 +82,10 @@ class RefStore:
             # rebuilt here, on a read, rather than after every write.
             self._loaded = self._merge(self._subtrees)
             self._in_tree_order = True
-        return LoadedScope(dict(self._loaded), [w for s in self._subtrees.values() for w in s.warnings])
+        if self._pointer_warnings[0] != self._loaded_tip:
+            self._pointer_warnings = (self._loaded_tip, pointer_problems(self._loaded, self.ref))
+        warnings = [w for s in self._subtrees.values() for w in s.warnings] + self._pointer_warnings[1]
+        return LoadedScope(dict(self._loaded), warnings)
 
     def meta(self) -> dict:
         """`meta.json` at the tip ({} before the first write)."""
@@ -194,14 +194,12 @@ class RefStore:
             if seen is not None and seen[0] == blob_entry.id:
                 blobs[name] = seen
                 continue
-            origin = f"{self.ref}:facts/{entry.name}/{name}"
+            path = f"facts/{entry.name}/{name}"
             try:
                 blob = self.repo[blob_entry.id]
                 if not isinstance(blob, pygit2.Blob):
-                    raise InvalidFact(f"{origin}: not a file")
-                fact = fact_from_json(blob.data, origin)
-                if f"{fact.id}.json" != name:
-                    raise InvalidFact(f"{origin}: holds fact {fact.id}, not the one its name says")
+                    raise InvalidFact(f"{self.ref}:{path}: not a file")
+                fact = fact_from_blob(blob.data, path, self.ref)
             except InvalidFact as exc:
                 # A teammate's malformed fact: skip it, keep it on the ref untouched.
                 blobs[name] = (blob_entry.id, None, f"{exc.message}; skipped")
