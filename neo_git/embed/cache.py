@@ -5,12 +5,18 @@ losing this folder only costs re-embedding.
 
 One file per embedder, ``neo_home()/cache/vectors/<sanitised id>/vectors.bin``::
 
-    header   64 bytes: magic b"NEOVEC\\0\\1", uint32 dim, uint32 0, the embedder id (≤ 48 bytes)
-    records  32-byte sha256 of the text, then `dim` little-endian float32
+    header   64 bytes: magic b"NEOVEC\\0\\2", uint32 dim, uint32 0, the embedder id (≤ 48 bytes)
+    records  32-byte sha256 of the text, `dim` little-endian float32, then a
+             little-endian uint32 CRC-32 of the key and vector bytes
 
 Keys and vectors live in the same record so one file operation covers both:
 a record is either wholly inside the file or it is a torn tail, and a rewrite
 (`prune`, or the size cap) swaps the whole file with one ``os.replace``.
+
+A record is believed only if its checksum matches, every value is finite and
+its norm is 1 (or 0, an empty text): embedders return unit rows, so a flipped
+bit (a cosine of 6e36) or a torn write can never decide a supersession; such a
+record is skipped and its text embedded again.
 
 Readers take no lock: they read whole records below the size they saw (a
 torn tail is ignored) with one ``np.frombuffer`` and build one dict — 5,000
@@ -25,6 +31,7 @@ import hashlib
 import os
 import re
 import struct
+import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
@@ -37,8 +44,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from neo_git.embed import Embedder
 
 KEY_BYTES = 32
+SUM_BYTES = 4
 HEADER_BYTES = 64
-MAGIC = b"NEOVEC\x00\x01"
+MAGIC = b"NEOVEC\x00\x02"   # version 2: records carry a checksum (version 1 files are rewritten)
+NORM_TOLERANCE = 1e-3
 DATA_FILE = "vectors.bin"
 LOCK_FILE = "lock"
 # A cache that only grows (every distinct query is a row) is cut back to its
@@ -49,6 +58,26 @@ MAX_ROWS = 50_000
 def text_key(text: str) -> bytes:
     """The cache key of a text: sha256 of its UTF-8 bytes (lone surrogates kept)."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+def record_checksum(key: bytes, vector: bytes) -> bytes:
+    """The 4 bytes that close a record: CRC-32 of its key and vector bytes."""
+    return struct.pack("<I", zlib.crc32(vector, zlib.crc32(key)))
+
+
+def record_size(dim: int) -> int:
+    """Bytes per record for vectors of *dim* floats."""
+    return KEY_BYTES + 4 * dim + SUM_BYTES
+
+
+def sane_rows(vectors: "np.ndarray") -> "np.ndarray":
+    """Which rows are believable embeddings: finite, with norm 1 (or 0 for an empty text)."""
+    import numpy as np
+
+    with np.errstate(all="ignore"):
+        finite = np.isfinite(vectors).all(axis=1)
+        norms = np.linalg.norm(np.where(np.isfinite(vectors), vectors, 0).astype(np.float64), axis=1)
+    return finite & ((np.abs(norms - 1.0) <= NORM_TOLERANCE) | (norms == 0.0))
 
 
 def embedder_dirname(embedder_id: str) -> str:
@@ -78,7 +107,7 @@ class _Shelf:
         self.path = folder / DATA_FILE
         self.embedder_id = embedder_id
         self.dim = dim
-        self.record = KEY_BYTES + 4 * dim
+        self.record = record_size(dim)
         self.reset()
 
     def reset(self) -> None:
@@ -100,7 +129,7 @@ class _Shelf:
     def _dtype(self):
         import numpy as np
 
-        return np.dtype([("key", f"V{KEY_BYTES}"), ("vec", "<f4", (self.dim,))])
+        return np.dtype([("key", f"V{KEY_BYTES}"), ("vec", "<f4", (self.dim,)), ("sum", f"V{SUM_BYTES}")])
 
     def refresh(self) -> None:
         """Read the records appended since we last looked (by us or by other processes)."""
@@ -128,9 +157,16 @@ class _Shelf:
             return
         records = np.frombuffer(data, dtype=self._dtype(), count=new)
         vectors = np.ascontiguousarray(records["vec"], dtype=np.float32)
+        sane = sane_rows(vectors).tolist()
         base, size, index = self.rows, self.record, self.index
+        body = size - SUM_BYTES
         for i in range(new):
-            index.setdefault(data[i * size:i * size + KEY_BYTES], base + i)
+            start = i * size
+            # A record that fails its checksum or its sanity check keeps its row (positions
+            # follow the file) but is never found: its text is embedded and appended again.
+            if sane[i] and zlib.crc32(data[start:start + body]).to_bytes(4, "little") == \
+                    data[start + body:start + size]:
+                index.setdefault(data[start:start + KEY_BYTES], base + i)
         needed = self.rows + new
         if self._buffer is None or needed > len(self._buffer):
             grown = np.empty((max(needed, 2 * self.rows, 64), self.dim), dtype=np.float32)
@@ -146,7 +182,11 @@ class _Shelf:
         records = np.empty(len(keys), dtype=self._dtype())
         records["key"] = np.frombuffer(b"".join(keys), dtype=f"V{KEY_BYTES}")
         records["vec"] = vectors
-        payload = records.tobytes()
+        raw = bytearray(records.tobytes())
+        body = self.record - SUM_BYTES
+        for start in range(0, len(raw), self.record):
+            raw[start + body:start + self.record] = zlib.crc32(raw[start:start + body]).to_bytes(4, "little")
+        payload = bytes(raw)
         self.folder.mkdir(parents=True, exist_ok=True)
         with locked(self.folder / LOCK_FILE, timeout=None):
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -313,7 +353,7 @@ class VectorCache:
             if not dim:
                 continue
             name = header[16:HEADER_BYTES].rstrip(b"\0").decode("utf-8", "replace")
-            out[name] = {"dim": dim, "rows": (size - HEADER_BYTES) // (KEY_BYTES + 4 * dim), "bytes": size}
+            out[name] = {"dim": dim, "rows": (size - HEADER_BYTES) // record_size(dim), "bytes": size}
         return out
 
     def prune(self, embedder: "Embedder", keep_texts: Iterable[str]) -> int:

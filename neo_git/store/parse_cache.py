@@ -8,13 +8,17 @@ subtrees that changed, so the ref stays the single source of truth: a stale or
 missing snapshot costs time, never correctness.
 
 It lives in `.git/neo/cache/` (local, derived, never shared), is written
-atomically, and holds only `Fact.to_dict()` output of facts that were validated
-when read from the ref, so they are rebuilt without validating again (half the
-cost of a cold load). A snapshot written for other Fact fields, or one that does
-not parse, is ignored.
+atomically, and holds `Fact.to_dict()` output of facts that were validated when
+read from the ref, so they are rebuilt without validating again (half the cost
+of a cold load). Being a file anyone can edit, it is not trusted: an entry is
+reused only if its fact's canonical JSON hashes to the blob id it claims, and a
+subtree only if its listing rebuilds the tree id, so an edited snapshot can cost
+a re-read but never change (or hide) a fact that a write then commits. A
+snapshot written for other Fact fields, or one that does not parse, is ignored.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import fields
@@ -25,7 +29,7 @@ import pygit2
 
 from neo_git import safejson
 from neo_git.errors import NeoError
-from neo_git.facts import Fact, FactKind, FactMetadata, FactScope
+from neo_git.facts import Fact, FactKind, FactMetadata, FactScope, canonical_json
 
 # Changes whenever Fact or FactMetadata gain, lose or rename a field.
 FORMAT = "3:" + ",".join(f.name for f in fields(Fact)) + ":" + ",".join(f.name for f in fields(FactMetadata))
@@ -42,7 +46,7 @@ BlobEntries = dict[str, tuple[pygit2.Oid, "Fact | None", "str | None"]]
 class Subtree(NamedTuple):
     """One parsed `facts/<xx>/` folder."""
 
-    oid: pygit2.Oid
+    oid: "pygit2.Oid | None"  # None: not verified as a whole, so never reused without a read
     facts: dict[str, Fact]
     blobs: BlobEntries
     warnings: tuple[str, ...]
@@ -68,17 +72,35 @@ def read_snapshot(path: Path, ref: str) -> dict[str, Subtree]:
         subtrees = {}
         for name, (tree_hex, entries) in data["subtrees"].items():
             blobs: BlobEntries = {}
-            for blob_name, blob_hex, raw, warning in entries:
+            listed: list[tuple[str, str]] = []
+            for blob_name, blob_hex, raw, _warning in entries:
+                listed.append((blob_name, blob_hex))
+                # Only a fact whose canonical bytes hash to the blob id it claims is reused; an
+                # entry that says "this blob was broken" cannot be checked, so it is read again.
                 fact = None if raw is None else _restore(raw)
-                if fact is not None and f"{fact.id}.json" != blob_name:
-                    return {}
-                blobs[blob_name] = (pygit2.Oid(hex=blob_hex), fact, None if warning is None else str(warning))
-            subtrees[name] = Subtree.of(pygit2.Oid(hex=tree_hex), blobs)
+                if fact is not None and git_blob_id(canonical_json(fact)) == blob_hex:
+                    blobs[blob_name] = (pygit2.Oid(hex=blob_hex), fact, None)
+            # The subtree as a whole is reused only if its listing rebuilds its tree id and every
+            # entry checked out; otherwise the ref reader reads it, reusing the entries that did.
+            whole = len(blobs) == len(listed) and git_tree_id(listed) == tree_hex
+            subtrees[name] = Subtree.of(pygit2.Oid(hex=tree_hex) if whole else None, blobs)
         return subtrees
     except FileNotFoundError:
         return {}
     except (OSError, ValueError, KeyError, TypeError, AttributeError, NeoError):
         return {}  # derived data: a broken snapshot only means reading the ref in full
+
+
+def git_blob_id(data: bytes) -> str:
+    """The id git gives a blob with *data* (`git hash-object`), in hex."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def git_tree_id(entries: list[tuple[str, str]]) -> str:
+    """The id git gives a tree of regular files (name, blob hex): `git mktree`'s result."""
+    body = b"".join(b"100644 " + name.encode("utf-8") + b"\0" + bytes.fromhex(blob)
+                    for name, blob in sorted(entries, key=lambda e: e[0].encode("utf-8")))
+    return hashlib.sha1(b"tree %d\0" % len(body) + body).hexdigest()
 
 
 def _restore(raw: dict) -> Fact:
