@@ -22,6 +22,7 @@ from neo_git.errors import CorruptStore, InvalidFact, NeoError
 from neo_git.facts import SCHEMA_VERSION, Fact, canonical_json
 from neo_git.store.base import Change, LoadedScope, Transaction
 from neo_git.store.index import FactIndex, IndexedFacts
+from neo_git.store.objects import MissingObject, fetch_missing
 from neo_git.store.ref_facts import fact_from_blob, fact_path, pointer_problems  # noqa: F401 - fact_path re-exported
 from neo_git.store.parse_cache import SNAPSHOT_AFTER, Subtree, read_snapshot, snapshot_path, write_snapshot
 
@@ -92,17 +93,36 @@ class RefStore:
         tip = self.tip()
         if tip is None:
             return {}
-        tree = self._commit(tip).tree
+        tree = self._object(self._commit(tip).tree_id, "the tree of " + self.ref)
         if "meta.json" not in tree:
             return {}
         try:
-            data = safejson.loads(self.repo[tree["meta.json"].id].data)
+            data = safejson.loads(self._object(tree["meta.json"].id, f"{self.ref}:meta.json").data)
         except (ValueError, UnicodeDecodeError):
             return {}
         return data if isinstance(data, dict) else {}
 
+    def _object(self, oid: pygit2.Oid, where: str) -> pygit2.Object:
+        """The object *oid*, fetched from the promisor remote if this is a partial clone;
+        MissingObject (a `fatal:` naming it) if it cannot be had."""
+        try:
+            return self.repo[oid]
+        except (KeyError, ValueError, pygit2.GitError):
+            pass
+        remote = fetch_missing(self.repo, [oid])
+        try:
+            return self.repo[oid]
+        except (KeyError, ValueError, pygit2.GitError):
+            raise MissingObject(str(oid), where, remote) from None
+
+    def _prefetch(self, oids: list[pygit2.Oid]) -> None:
+        """Fetch every object of *oids* this repository lacks in one go (partial clones)."""
+        missing = [oid for oid in oids if oid not in self.repo]
+        if missing:
+            fetch_missing(self.repo, missing)
+
     def _commit(self, oid: pygit2.Oid) -> pygit2.Commit:
-        obj = self.repo[oid]
+        obj = self._object(oid, self.ref)
         if not isinstance(obj, pygit2.Commit):
             raise CorruptStore(f"{self.ref} does not point at a commit",
                                f"inspect it with `git log {self.ref}`; nothing was changed")
@@ -115,14 +135,15 @@ class RefStore:
             self._subtrees, self._loaded, self._index, self._misplaced = {}, {}, FactIndex(), set()
             self._loaded_tip, self._in_tree_order = None, True
             return self._loaded
-        tree = self._commit(tip).tree
-        facts_tree = self.repo[tree["facts"].id] if "facts" in tree else None
+        tree = self._object(self._commit(tip).tree_id, f"the tree of {self.ref}")
+        facts_tree = self._object(tree["facts"].id, f"{self.ref}:facts") if "facts" in tree else None
         known = self._subtrees
         if not known and self._loaded_tip is None:
             known = read_snapshot(self._snapshot_path(), self.ref)  # a cold process: skip unchanged subtrees
         subtrees: dict[str, Subtree] = {}
         read = 0
         if isinstance(facts_tree, pygit2.Tree):
+            self._prefetch_changed(facts_tree, known)
             for entry in facts_tree:
                 cached = known.get(entry.name)
                 if cached is not None and cached.oid == entry.id:
@@ -140,6 +161,19 @@ class RefStore:
         if read >= SNAPSHOT_AFTER or (read and read * 4 >= len(subtrees)):
             write_snapshot(self._snapshot_path(), self.ref, subtrees)
         return self._loaded
+
+    def _prefetch_changed(self, facts_tree: pygit2.Tree, known: dict[str, Subtree]) -> None:
+        """In a partial clone, fetch the subtrees and blobs about to be read in two batches,
+        not one lazy fetch per object."""
+        changed = [e for e in facts_tree if (known.get(e.name) or _EMPTY).oid != e.id]
+        self._prefetch([e.id for e in changed])
+        blobs = []
+        for entry in changed:
+            earlier = (known.get(entry.name) or _EMPTY).blobs
+            sub = self.repo.get(entry.id)
+            if isinstance(sub, pygit2.Tree):
+                blobs += [b.id for b in sub if (earlier.get(b.name) or (None,))[0] != b.id]
+        self._prefetch(blobs)
 
     @staticmethod
     def _merge(subtrees: dict[str, Subtree]) -> dict[str, Fact]:
@@ -183,7 +217,7 @@ class RefStore:
 
     def _read_subtree(self, entry: pygit2.Object, previous: Subtree | None) -> Subtree:
         """Parse one 2-hex folder; blobs unchanged since *previous* reuse their parsed fact."""
-        subtree = self.repo[entry.id]
+        subtree = self._object(entry.id, f"{self.ref}:facts/{entry.name}")
         if not isinstance(subtree, pygit2.Tree):
             return Subtree(entry.id, {}, {}, (f"{self.ref}:facts/{entry.name} is not a folder; skipped",))
         blobs: dict[str, tuple[pygit2.Oid, Fact | None, str | None]] = {}
@@ -195,8 +229,8 @@ class RefStore:
                 blobs[name] = seen
                 continue
             path = f"facts/{entry.name}/{name}"
+            blob = self._object(blob_entry.id, f"{self.ref}:{path}")
             try:
-                blob = self.repo[blob_entry.id]
                 if not isinstance(blob, pygit2.Blob):
                     raise InvalidFact(f"{self.ref}:{path}: not a file")
                 fact = fact_from_blob(blob.data, path, self.ref)
