@@ -124,7 +124,7 @@ def _use_embeddings(store: "FactStore", parsed: list[tuple[Fact, list | None]]) 
     try:
         VectorCache(vector_cache_dir(store.home)).put(
             embedder.id, [f.text for f, _ in with_vectors], [e for _, e in with_vectors])
-    except ValueError as exc:
+    except (ValueError, OSError) as exc:
         return f"ignored ({exc})"
     return f"cached {len(with_vectors)} vectors"
 

@@ -41,6 +41,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(getattr(module, func_name)(args) or 0)
     except NeoError as exc:
         return _fatal(exc.message, exc.hint)
+    except OSError as exc:  # the machine, not us: a read-only folder, a full disk, a folder in the way
+        if isinstance(exc, BrokenPipeError):
+            sys.stderr.close()
+            return 0
+        from neo_git.errors import os_error
+
+        error = os_error(exc)
+        return _fatal(error.message, error.hint)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -17,7 +17,10 @@ def crash_dir() -> Path:
     except Exception:  # noqa: BLE001 - we are already handling a crash
         from neo_git.identity import neo_home
 
-        return neo_home() / "logs"
+        try:
+            return neo_home() / "logs"
+        except Exception:  # noqa: BLE001 - a broken NEO_HOME: the traceback goes to stderr
+            return Path(os.devnull) / "unwritable"
 
 
 def report_bug(argv: list[str]) -> int:

@@ -40,17 +40,35 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def export_target(name: str) -> Path:
+    """The file export writes: NeoError for "", a directory, or a folder that does not exist
+    (export never creates folders: a typo should not leave a new tree behind)."""
+    from neo_git.errors import NeoError
+
+    if not name.strip():
+        raise NeoError("export needs a file name, not an empty one",
+                       "`git neo export facts.json`, or no argument to write to stdout")
+    path = Path(name).expanduser()
+    if path.is_dir():
+        raise NeoError(f"{name} is a directory", f"name a file in it, e.g. `git neo export {path / 'facts.json'}`")
+    if not path.parent.is_dir():
+        raise NeoError(f"cannot export to {name}: the folder {path.parent} does not exist",
+                       f"create it first (`mkdir -p {path.parent}`), or pick an existing folder")
+    return path
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     """Write facts as a Neo v2.0 file (stdout by default)."""
     from neo_git.fileio import atomic_write
     from neo_git.store import FactStore
     from neo_git.transfer import export_envelope
 
+    target = None if args.file == "-" else export_target(args.file)
     envelope = export_envelope(FactStore.open(), scope=args.scope, include_invalid=args.all)
     text = json.dumps(envelope, indent=2, ensure_ascii=False) + "\n"
-    if args.file == "-":
+    if target is None:
         sys.stdout.write(text)
     else:
-        atomic_write(Path(args.file), text.encode("utf-8"))
+        atomic_write(target, text.encode("utf-8"))
         print(f"wrote {len(envelope['facts'])} facts to {args.file}", file=sys.stderr)
     return 0

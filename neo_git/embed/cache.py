@@ -148,7 +148,7 @@ class _Shelf:
                     return
                 fh.seek(HEADER_BYTES + self.rows * self.record)
                 data = fh.read((total - self.rows) * self.record)
-        except FileNotFoundError:
+        except OSError:  # missing, or a folder / unreadable file in the way: nothing cached
             if self.rows:
                 self.reset()
             return

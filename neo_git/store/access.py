@@ -45,14 +45,17 @@ class AccessLog:
         if not ids:
             return
         stamp = now_iso()
-        with locked(self._lock):
-            data = self._read()
-            for fact_id in ids:
-                count = data.get(fact_id, [0, None])[0]
-                data[fact_id] = [count + 1, stamp]
-            # Still atomic (readers never see half a file), but not fsynced: counts are derived,
-            # local data and an fsync per question would dominate recall.
-            atomic_write(self.path, (json.dumps(data, sort_keys=True) + "\n").encode("utf-8"), durable=False)
+        try:
+            with locked(self._lock):
+                data = self._read()
+                for fact_id in ids:
+                    count = data.get(fact_id, [0, None])[0]
+                    data[fact_id] = [count + 1, stamp]
+                # Still atomic (readers never see half a file), but not fsynced: counts are derived,
+                # local data and an fsync per question would dominate recall.
+                atomic_write(self.path, (json.dumps(data, sort_keys=True) + "\n").encode("utf-8"), durable=False)
+        except OSError:
+            return  # a read-only .git/neo (or a folder in the way): the answer matters, the count does not
         self._cache = data
 
     def apply(self, fact: Fact) -> Fact:
