@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from neo_git.cli.output import fact_block, fact_line, print_json, warn
+from neo_git.cli.output import fact_block, fact_line, print_json, score_label, warn
 from neo_git.cli.parser import KINDS, SCOPES, json_flag
 
 
@@ -117,6 +117,10 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_recall(args: argparse.Namespace) -> int:
     """The layered context for a question."""
+    if not args.query.strip():
+        from neo_git.errors import NeoError
+
+        raise NeoError("the query is empty", 'ask a question, e.g. `git neo recall "how do we call services?"`')
     store = _store()
     result = store.recall(args.query, k=args.k, max_tokens=args.max_tokens)
     warn(store.warnings)
@@ -131,7 +135,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
         print(f"{title}:")
         for fact in facts:
             score = result.scores.get(fact.id)
-            prefix = f"  [{score:.2f}] " if score is not None else "  "
+            prefix = f"  {score_label(score)} " if score is not None else "  "
             print(f"{prefix}{fact.subject} ({fact.kind.value}, {fact.scope.value}, {fact.id[:8]})")
             if fact.body:
                 print(f"      {fact.body.splitlines()[0][:200]}")

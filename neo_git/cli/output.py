@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from typing import Any, Iterable
 
@@ -15,6 +16,13 @@ def warn(lines: Iterable[str]) -> None:
     """`warning: …` lines on stderr."""
     for line in lines:
         print(f"warning: {line}", file=sys.stderr)
+
+
+def score_label(score: float) -> str:
+    """`[0.46]`, or `[ ? ]` for a score that is not a finite number (never `[nan]`)."""
+    if not isinstance(score, (int, float)) or not math.isfinite(score):
+        return "[ ? ]"
+    return f"[{score:.2f}]"
 
 
 def fact_line(fact) -> str:

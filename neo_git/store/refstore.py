@@ -28,6 +28,7 @@ from neo_git.store.parse_cache import SNAPSHOT_AFTER, Subtree, read_snapshot, sn
 
 FACTS_REF = "refs/neo/facts"
 MAX_ATTEMPTS = 60
+STALE_LOCK_SECONDS = 2.0  # a ref update holds its lock for milliseconds
 _BLOB = pygit2.enums.FileMode.BLOB
 _EMPTY = Subtree(None, {}, {}, ())  # stands in for a subtree that is absent
 _TREE = pygit2.enums.FileMode.TREE
@@ -69,11 +70,17 @@ class RefStore:
     # --- reading -------------------------------------------------------------------
 
     def tip(self) -> pygit2.Oid | None:
-        """The commit the ref points at, or None before the first fact."""
+        """The commit the ref points at, or None before the first fact. A symbolic ref is refused:
+        reading through it would show another ref's tree, and CAS on it can never succeed."""
         try:
-            return self.repo.references[self.ref].resolve().target
+            ref = self.repo.references[self.ref]
         except KeyError:
             return None
+        if ref.type == pygit2.enums.ReferenceType.SYMBOLIC:
+            raise NeoError(f"{self.ref} is a symbolic ref (to {ref.target}), not a ref git-neo can use",
+                           f"remove the link with `git symbolic-ref --delete {self.ref}` (what it points at "
+                           "is kept), then `git neo init`")
+        return ref.resolve().target
 
     def load(self) -> LoadedScope:
         """All facts at the current tip, in tree order (cached; only changed subtrees are re-read)."""
@@ -261,14 +268,32 @@ class RefStore:
             commit_id = self._write_commit(tip, change)
             if self._compare_and_swap(tip, commit_id, change.message):
                 return change
+            self._check_stale_lock()
             time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 1.6, 0.1)
-        lock = self.common_dir / f"{self.ref}.lock"
-        if lock.exists():  # a git or git-neo process killed mid-update leaves its lock behind, as git does
-            raise NeoError(f"could not update {self.ref}: it is locked by {lock}",
-                           "another git process may be updating it; if none is running, delete that file")
+        self._check_stale_lock(older_than=0.0)
         raise NeoError(f"could not update {self.ref}: it kept moving ({MAX_ATTEMPTS} attempts)",
                        "many writers at once; try again")
+
+    def lock_path(self) -> Path:
+        """The lock file git (and libgit2) create while they update the ref."""
+        return self.common_dir / f"{self.ref}.lock"
+
+    def _check_stale_lock(self, older_than: float = STALE_LOCK_SECONDS) -> None:
+        """A git or git-neo process killed mid-update leaves the ref's lock behind, and every
+        later write would wait for it in vain: once it is older than a live update ever
+        takes, fail with git's own words (and point at the doctor, which can clear it)."""
+        lock = self.lock_path()
+        try:
+            age = time.time() - lock.stat().st_mtime
+        except OSError:
+            return
+        if age >= older_than:
+            raise NeoError(f"Unable to create '{lock}': File exists.",
+                           "Another git process seems to be running in this repository. Please make sure all "
+                           "processes are terminated then try again. If it still fails, a git process may have "
+                           "crashed in this repository earlier: remove the file manually to continue "
+                           "(`git neo doctor --fix` removes it when no process holds it).")
 
     def initialize(self) -> bool:
         """Create the ref with a first commit holding only meta.json; False if it exists."""
