@@ -37,6 +37,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     added = ", ".join(f"{n} {scope}" for scope, n in summary["added"].items() if n) or "nothing new"
     print(f"imported {summary['read']} facts from {summary['file']}: {added}"
           f" ({summary['skipped_existing']} already present; embeddings: {summary['embeddings']})")
+    for scope, ids in summary.get("evicted", {}).items():
+        shown = ", ".join(ids[:10]) + (f", … ({len(ids) - 10} more)" if len(ids) > 10 else "")
+        print(f"evicted {len(ids)} {scope} facts to keep the scope at its cap: {shown}")
+        print("  (`git neo why ID` says why; `git neo restore ID` brings one back)")
     return 0
 
 
