@@ -63,9 +63,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _fatal(message: str, hint: str | None) -> int:
-    print(f"fatal: {message}", file=sys.stderr)
+    from neo_git.cli.output import visible  # messages can quote a teammate's text
+
+    print(f"fatal: {visible(message)}", file=sys.stderr)
     if hint:
-        print(f"hint: {hint}", file=sys.stderr)
+        print(f"hint: {visible(hint)}", file=sys.stderr)
     return 1
 
 
