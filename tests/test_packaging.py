@@ -55,6 +55,7 @@ def test_wheel_contains_data_packages(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert "neo_git/hooks/__init__.py" in names
     assert "neo_git/construct/__init__.py" in names
+    assert "neo_git/redact_rules.json" in names  # redaction patterns are data
     scm = {n for n in names if n.startswith("neo_git/health/languages/") and n.endswith(".scm")}
     expected = {f"neo_git/health/languages/{p.name}" for p in (ROOT / "neo_git/health/languages").glob("*.scm")}
     assert expected and scm == expected
