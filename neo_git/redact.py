@@ -41,15 +41,16 @@ def redact(text: str) -> str:
     """Replace anything that looks like a credential with `[REDACTED:<rule id>]`."""
     if not text:
         return text
+    lowered = text.lower()
     for rule in rules():
-        if rule.keywords:
-            lowered = text.lower()  # recomputed: an earlier rule may have changed the text
-            if not any(k in lowered for k in rule.keywords):
-                continue
+        if rule.keywords and not any(k in lowered for k in rule.keywords):
+            continue
         if rule.group:
-            text = rule.pattern.sub(lambda m, r=rule: _replace_group(m, r), text)
+            changed = rule.pattern.sub(lambda m, r=rule: _replace_group(m, r), text)
         else:
-            text = rule.pattern.sub(f"[REDACTED:{rule.id}]", text)
+            changed = rule.pattern.sub(f"[REDACTED:{rule.id}]", text)
+        if changed != text:
+            text, lowered = changed, changed.lower()
     return text
 
 
