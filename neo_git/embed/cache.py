@@ -80,6 +80,30 @@ def sane_rows(vectors: "np.ndarray") -> "np.ndarray":
     return finite & ((np.abs(norms - 1.0) <= NORM_TOLERANCE) | (norms == 0.0))
 
 
+def untrusted_records(path: Path) -> tuple[int, int] | None:
+    """(records, records that fail their checksum or sanity check, plus a torn tail) in one
+    vectors file; None if it is not a vector file of this version (it is rewritten on use)."""
+    import numpy as np
+
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None
+    dim = _header_dim(data[:HEADER_BYTES])
+    if not dim:
+        return None
+    size = record_size(dim)
+    body = data[HEADER_BYTES:]
+    count, torn = divmod(len(body), size)
+    dtype = np.dtype([("key", f"V{KEY_BYTES}"), ("vec", "<f4", (dim,)), ("sum", f"V{SUM_BYTES}")])
+    vectors = np.frombuffer(body, dtype=dtype, count=count)["vec"]
+    sane = sane_rows(np.ascontiguousarray(vectors, dtype=np.float32)).tolist()
+    bad = sum(1 for i in range(count)
+              if not sane[i] or zlib.crc32(body[i * size:(i + 1) * size - SUM_BYTES]).to_bytes(4, "little")
+              != body[(i + 1) * size - SUM_BYTES:(i + 1) * size])
+    return (count + (1 if torn else 0), bad + (1 if torn else 0))
+
+
 def embedder_dirname(embedder_id: str) -> str:
     """A file-name-safe folder for an embedder id, unique even when sanitising merges ids."""
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", embedder_id).strip("._")[:80] or "embedder"

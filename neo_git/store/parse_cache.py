@@ -91,6 +91,31 @@ def read_snapshot(path: Path, ref: str) -> dict[str, Subtree]:
         return {}  # derived data: a broken snapshot only means reading the ref in full
 
 
+def untrusted_entries(path: Path, ref: str) -> tuple[int, int] | None:
+    """(entries, entries that do not match the blob or tree they claim) in the snapshot at
+    *path*; None if there is none (or it is for another format or ref, so never used)."""
+    try:
+        data = safejson.loads(path.read_bytes())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, UnicodeDecodeError):
+        return (1, 1)  # unreadable: one bad "entry", the file
+    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("ref") != ref:
+        return None
+    total = bad = 0
+    try:
+        for tree_hex, entries in data["subtrees"].values():
+            listed = [(name, blob) for name, blob, _raw, _w in entries]
+            bad += git_tree_id(listed) != tree_hex
+            for _name, blob_hex, raw, _w in entries:
+                total += 1
+                if raw is not None and git_blob_id(canonical_json(_restore(raw))) != blob_hex:
+                    bad += 1
+    except (ValueError, KeyError, TypeError, AttributeError, NeoError):
+        return (max(total, 1), max(bad, 1))
+    return (total, bad)
+
+
 def git_blob_id(data: bytes) -> str:
     """The id git gives a blob with *data* (`git hash-object`), in hex."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
