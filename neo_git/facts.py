@@ -306,7 +306,7 @@ def fact_from_json(data: bytes | str, origin: str = "fact") -> Fact:
     from neo_git import safejson
 
     try:
-        return Fact.from_dict(safejson.loads(data))
+        return Fact.from_dict(safejson.loads(data, max_depth=None))  # from_dict keeps no nested value
     except InvalidFact as exc:
         raise InvalidFact(f"{origin}: {exc.message}", exc.hint) from None
     except (ValueError, UnicodeDecodeError) as exc:

@@ -15,13 +15,16 @@ from typing import Any
 MAX_DEPTH = 32
 
 
-def loads(data: bytes | str) -> Any:
-    """`json.loads`, but ValueError (never RecursionError) for input nested deeper than MAX_DEPTH."""
+def loads(data: bytes | str, max_depth: int | None = MAX_DEPTH) -> Any:
+    """`json.loads`, but ValueError (never RecursionError) for input nested deeper than
+    *max_depth*. None skips the depth walk where the caller keeps no nested value it did not
+    check itself (a fact: `Fact.from_dict` takes plain fields only)."""
     try:
         value = json.loads(data)
     except RecursionError:
         raise ValueError(f"nested too deeply (more than {MAX_DEPTH} levels)") from None
-    check_depth(value)
+    if max_depth is not None:
+        check_depth(value, max_depth)
     return value
 
 

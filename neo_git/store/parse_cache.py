@@ -10,16 +10,17 @@ missing snapshot costs time, never correctness.
 It lives in `.git/neo/cache/` (local, derived, never shared), is written
 atomically, and holds `Fact.to_dict()` output of facts that were validated when
 read from the ref, so they are rebuilt without validating again (half the cost
-of a cold load). Being a file anyone can edit, it is not trusted: an entry is
-reused only if its fact's canonical JSON hashes to the blob id it claims, and a
-subtree only if its listing rebuilds the tree id, so an edited snapshot can cost
-a re-read but never change (or hide) a fact that a write then commits. A
-snapshot written for other Fact fields, or one that does not parse, is ignored.
+of a cold load). Being a file anyone can edit, it is sealed with a keyed
+checksum: an edited or damaged snapshot costs a full read, never a changed (or hidden)
+fact that a write then commits. `git neo doctor` checks every entry against the
+blob it claims. A snapshot for other Fact fields is ignored.
 """
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import os
 import re
 from dataclasses import fields
 from pathlib import Path
@@ -46,7 +47,7 @@ BlobEntries = dict[str, tuple[pygit2.Oid, "Fact | None", "str | None"]]
 class Subtree(NamedTuple):
     """One parsed `facts/<xx>/` folder."""
 
-    oid: "pygit2.Oid | None"  # None: not verified as a whole, so never reused without a read
+    oid: pygit2.Oid
     facts: dict[str, Fact]
     blobs: BlobEntries
     warnings: tuple[str, ...]
@@ -64,26 +65,24 @@ def snapshot_path(common_dir: Path, ref: str) -> Path:
 
 
 def read_snapshot(path: Path, ref: str) -> dict[str, Subtree]:
-    """The subtrees recorded in the snapshot ({} if missing, for another ref, or unreadable)."""
+    """The subtrees recorded in the snapshot ({} if missing, for another ref, unreadable, or not
+    carrying the checksum this repository's key gives it)."""
     try:
-        data = safejson.loads(path.read_bytes())
+        body = _verified_body(path.read_bytes(), path)
+        if body is None:
+            return {}
+        data = safejson.loads(body, max_depth=None)  # sealed: written by us from validated facts
         if data.get("format") != FORMAT or data.get("ref") != ref:
             return {}
         subtrees = {}
         for name, (tree_hex, entries) in data["subtrees"].items():
             blobs: BlobEntries = {}
-            listed: list[tuple[str, str]] = []
-            for blob_name, blob_hex, raw, _warning in entries:
-                listed.append((blob_name, blob_hex))
-                # Only a fact whose canonical bytes hash to the blob id it claims is reused; an
-                # entry that says "this blob was broken" cannot be checked, so it is read again.
+            for blob_name, blob_hex, raw, warning in entries:
                 fact = None if raw is None else _restore(raw)
-                if fact is not None and git_blob_id(canonical_json(fact)) == blob_hex:
-                    blobs[blob_name] = (pygit2.Oid(hex=blob_hex), fact, None)
-            # The subtree as a whole is reused only if its listing rebuilds its tree id and every
-            # entry checked out; otherwise the ref reader reads it, reusing the entries that did.
-            whole = len(blobs) == len(listed) and git_tree_id(listed) == tree_hex
-            subtrees[name] = Subtree.of(pygit2.Oid(hex=tree_hex) if whole else None, blobs)
+                if fact is not None and f"{fact.id}.json" != blob_name:
+                    return {}
+                blobs[blob_name] = (pygit2.Oid(hex=blob_hex), fact, None if warning is None else str(warning))
+            subtrees[name] = Subtree.of(pygit2.Oid(hex=tree_hex), blobs)
         return subtrees
     except FileNotFoundError:
         return {}
@@ -92,28 +91,81 @@ def read_snapshot(path: Path, ref: str) -> dict[str, Subtree]:
 
 
 def untrusted_entries(path: Path, ref: str) -> tuple[int, int] | None:
-    """(entries, entries that do not match the blob or tree they claim) in the snapshot at
-    *path*; None if there is none (or it is for another format or ref, so never used)."""
+    """For the doctor: (entries, entries that do not match the blob or tree they claim) in the
+    snapshot at *path*, checked the slow, exact way (canonical bytes against the blob id); a file
+    whose checksum fails counts as one bad entry. None if there is none, or it is for another
+    format or ref (so never used)."""
     try:
-        data = safejson.loads(path.read_bytes())
+        raw = path.read_bytes()
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, UnicodeDecodeError):
-        return (1, 1)  # unreadable: one bad "entry", the file
+    except OSError:
+        return (1, 1)
+    body = _verified_body(raw, path, create_key=False)
+    try:
+        data = safejson.loads(body if body is not None else raw.partition(b"\n")[2])
+    except (ValueError, UnicodeDecodeError):
+        return (1, 1)
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("ref") != ref:
         return None
-    total = bad = 0
+    total, bad = 0, int(body is None)
     try:
         for tree_hex, entries in data["subtrees"].values():
             listed = [(name, blob) for name, blob, _raw, _w in entries]
             bad += git_tree_id(listed) != tree_hex
-            for _name, blob_hex, raw, _w in entries:
+            for _name, blob_hex, raw_fact, _w in entries:
                 total += 1
-                if raw is not None and git_blob_id(canonical_json(_restore(raw))) != blob_hex:
+                if raw_fact is not None and git_blob_id(canonical_json(_restore(raw_fact))) != blob_hex:
                     bad += 1
     except (ValueError, KeyError, TypeError, AttributeError, NeoError):
         return (max(total, 1), max(bad, 1))
     return (total, bad)
+
+
+# The snapshot is a file anyone can edit, and what it says becomes facts that writes commit.
+# Checking each entry against its blob id means re-encoding every fact canonically, which
+# costs more than reading the blobs from git; so the writer seals the file instead with a
+# keyed BLAKE2b checksum (a random key kept beside it, never shared). An edited or damaged
+# snapshot fails the check and is ignored: the ref is read in full. (Someone who can run
+# code as you could forge it, but could as well write the ref itself.)
+_SEAL = b"neo-snapshot-blake2b:"
+KEY_FILE = "snapshot.key"
+
+
+def _key(folder: Path, create: bool = True) -> bytes | None:
+    path = folder / KEY_FILE
+    try:
+        key = path.read_bytes()
+        return key if len(key) == 32 else None
+    except FileNotFoundError:
+        if not create:
+            return None
+    except OSError:
+        return None
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return _key(folder, create=False)  # another process made it first: use theirs
+    except OSError:
+        return None
+    try:
+        os.write(fd, os.urandom(32))
+    finally:
+        os.close(fd)
+    return _key(folder, create=False)
+
+
+def _seal(body: bytes, key: bytes) -> bytes:
+    return hashlib.blake2b(body, key=key, digest_size=32).hexdigest().encode("ascii")
+
+
+def _verified_body(raw: bytes, path: Path, create_key: bool = False) -> bytes | None:
+    """The snapshot's JSON if its seal matches this repository's key, else None."""
+    header, _, body = raw.partition(b"\n")
+    key = _key(path.parent, create=create_key)
+    if key is None or not header.startswith(_SEAL):
+        return None
+    return body if hmac.compare_digest(header[len(_SEAL):], _seal(body, key)) else None
 
 
 def git_blob_id(data: bytes) -> str:
@@ -146,6 +198,11 @@ def write_snapshot(path: Path, ref: str, subtrees: dict[str, Subtree]) -> None:
                               for blob_name, (blob_id, fact, warning) in sub.blobs.items()]]
         for name, sub in subtrees.items()}}
     try:
-        atomic_write(path, json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        key = _key(path.parent)
+        if key is None:
+            return  # no key, no snapshot: an unsealed one would never be read
+        atomic_write(path, _SEAL + _seal(body, key) + b"\n" + body)
     except (OSError, NeoError):
         pass

@@ -149,3 +149,11 @@ def read_only(*paths: Path):
             else:
                 for p in [path, *path.rglob("*")] if path.is_dir() else [path]:
                     p.chmod(p.stat().st_mode | 0o200)
+
+
+def edit_parse_cache(path: Path, edit) -> None:
+    """Change the parse cache's JSON in place, as a hand edit would (its seal line is kept as it was)."""
+    seal, _, body = path.read_bytes().partition(b"\n")
+    data = json.loads(body)
+    edit(data)
+    path.write_bytes(seal + b"\n" + json.dumps(data).encode())

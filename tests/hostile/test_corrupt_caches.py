@@ -1,13 +1,12 @@
 """Case 2: derived caches are verified before they decide or write anything."""
 from __future__ import annotations
 
-import json
 import struct
 
 import pytest
 
 from tests.conftest import git
-from tests.hostile.plumbing import neo, ref_blob
+from tests.hostile.plumbing import edit_parse_cache, neo, ref_blob
 from tests.store_helpers import open_store
 
 
@@ -19,16 +18,17 @@ def test_an_edited_parse_cache_never_reaches_the_ref(team_repo, capsys):
     repo, ids = team_repo
     target = ids[0]
     open_store(repo).list()  # a cold read writes the parse cache
-    cache = _parse_cache(repo)
-    data = json.loads(cache.read_bytes())
-    edited = 0
-    for _tree, entries in data["subtrees"].values():
-        for entry in entries:
-            if entry[2] and entry[2]["id"] == target:
-                entry[2]["body"] = "EVIL: disable TLS verification"
-                edited += 1
-    assert edited == 1
-    cache.write_text(json.dumps(data))
+    edited = []
+
+    def evil(data):
+        for _tree, entries in data["subtrees"].values():
+            for entry in entries:
+                if entry[2] and entry[2]["id"] == target:
+                    entry[2]["body"] = "EVIL: disable TLS verification"
+                    edited.append(entry)
+
+    edit_parse_cache(_parse_cache(repo), evil)
+    assert len(edited) == 1
     original_body = ref_blob(repo, target)["body"]
 
     shown = neo(capsys, "show", target)
@@ -43,11 +43,11 @@ def test_an_edited_parse_cache_never_reaches_the_ref(team_repo, capsys):
 def test_a_parse_cache_that_drops_a_fact_does_not_hide_it(team_repo, capsys):
     repo, ids = team_repo
     open_store(repo).list()
-    cache = _parse_cache(repo)
-    data = json.loads(cache.read_bytes())
-    for _tree, entries in data["subtrees"].values():
-        entries[:] = [e for e in entries if not (e[2] and e[2]["id"] == ids[1])]
-    cache.write_text(json.dumps(data))
+    def drop(data):
+        for _tree, entries in data["subtrees"].values():
+            entries[:] = [e for e in entries if not (e[2] and e[2]["id"] == ids[1])]
+
+    edit_parse_cache(_parse_cache(repo), drop)
     result = neo(capsys, "list")
     assert ids[1] in result.out
 
@@ -55,13 +55,13 @@ def test_a_parse_cache_that_drops_a_fact_does_not_hide_it(team_repo, capsys):
 def test_a_parse_cache_claiming_a_good_fact_is_broken_does_not_hide_it(team_repo, capsys):
     repo, ids = team_repo
     open_store(repo).list()
-    cache = _parse_cache(repo)
-    data = json.loads(cache.read_bytes())
-    for _tree, entries in data["subtrees"].values():
-        for entry in entries:
-            if entry[2] and entry[2]["id"] == ids[0]:
-                entry[2], entry[3] = None, "not valid JSON; skipped"
-    cache.write_text(json.dumps(data))
+    def break_it(data):
+        for _tree, entries in data["subtrees"].values():
+            for entry in entries:
+                if entry[2] and entry[2]["id"] == ids[0]:
+                    entry[2], entry[3] = None, "not valid JSON; skipped"
+
+    edit_parse_cache(_parse_cache(repo), break_it)
     result = neo(capsys, "list")
     assert ids[0] in result.out and "skipped" not in result.err
 

@@ -5,7 +5,7 @@ import json
 import os
 import time
 
-from tests.hostile.plumbing import fact_dict, neo, push_files, ref_state
+from tests.hostile.plumbing import edit_parse_cache, fact_dict, neo, push_files, ref_state
 from tests.store_helpers import open_store
 
 
@@ -84,12 +84,14 @@ def test_caches_that_do_not_verify_are_reported_and_deleted(team_repo, isolated_
     repo, ids = team_repo
     open_store(repo).recall("http")  # parse cache and vector cache on disk
     snapshot = repo / ".git" / "neo" / "cache" / "facts-refs_neo_facts.json"
-    data = json.loads(snapshot.read_bytes())
-    for _tree, entries in data["subtrees"].values():
-        for entry in entries:
-            if entry[2]:
-                entry[2]["body"] = "tampered"
-    snapshot.write_text(json.dumps(data))
+
+    def tamper(data):
+        for _tree, entries in data["subtrees"].values():
+            for entry in entries:
+                if entry[2]:
+                    entry[2]["body"] = "tampered"
+
+    edit_parse_cache(snapshot, tamper)
     (vectors,) = (isolated_env / ".neo" / "cache" / "vectors").rglob("vectors.bin")
     raw = bytearray(vectors.read_bytes())
     raw[64 + 40] ^= 0xFF
