@@ -11,7 +11,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "FactStore", "Fact", "FactMetadata", "FactKind", "FactScope", "ContextResult",
-    "NeoError", "FactNotFound", "InvalidFact", "__version__",
+    "NeoError", "FactNotFound", "InvalidFact", "NeoEngine", "AskResult", "__version__",
 ]
 
 _LAZY = {
@@ -24,9 +24,13 @@ _LAZY = {
     "NeoError": "neo_git.errors",
     "FactNotFound": "neo_git.errors",
     "InvalidFact": "neo_git.errors",
+    "NeoEngine": "neo_git.ask.engine",
+    "AskResult": "neo_git.ask.model",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
+    from neo_git.ask.engine import NeoEngine
+    from neo_git.ask.model import AskResult
     from neo_git.errors import FactNotFound, InvalidFact, NeoError
     from neo_git.facts import Fact, FactKind, FactMetadata, FactScope
     from neo_git.recall import ContextResult
