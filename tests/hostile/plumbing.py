@@ -124,6 +124,16 @@ def ref_state(repo: Path) -> str:
     return git(repo, "rev-parse", REF).strip()
 
 
+def _set_writable(path: Path, writable: bool, root: bool) -> None:
+    if root:
+        subprocess.run(["chattr", "-R", "-i" if writable else "+i", str(path)], check=writable is False,
+                       capture_output=True)
+        return
+    for p in [path, *path.rglob("*")] if path.is_dir() else [path]:
+        mode = p.stat().st_mode
+        p.chmod(mode | 0o200 if writable else mode & ~0o222)
+
+
 @contextlib.contextmanager
 def read_only(*paths: Path):
     """Make *paths* (recursively) unwritable for this process, even as root: `chattr +i`
@@ -136,19 +146,11 @@ def read_only(*paths: Path):
         pytest.skip("running as root without chattr: cannot make a folder read-only")
     try:
         for path in paths:
-            if root:
-                subprocess.run(["chattr", "-R", "+i", str(path)], check=True, capture_output=True)
-            else:
-                for p in [path, *path.rglob("*")] if path.is_dir() else [path]:
-                    p.chmod(p.stat().st_mode & ~0o222)
+            _set_writable(path, False, root)
         yield
     finally:
         for path in paths:
-            if root:
-                subprocess.run(["chattr", "-R", "-i", str(path)], check=False, capture_output=True)
-            else:
-                for p in [path, *path.rglob("*")] if path.is_dir() else [path]:
-                    p.chmod(p.stat().st_mode | 0o200)
+            _set_writable(path, True, root)
 
 
 def edit_parse_cache(path: Path, edit) -> None:
