@@ -9,6 +9,7 @@ import string
 import pytest
 
 from neo_git.redact import RULES_FILE, redact, rules
+from tests.hostile.plumbing import neo
 
 
 def _mix(n: int, alphabet: str = string.ascii_letters + string.digits, seed: int = 7) -> str:
@@ -133,3 +134,20 @@ def test_crash_logs_redact_argv_and_the_traceback(team_repo, capsys, monkeypatch
     for text in [err] + [p.read_text() for p in logs]:
         assert token not in text and _mix(24) not in text
     assert "[REDACTED:github-token]" in logs[-1].read_text()
+
+
+def test_listed_kinds_never_reach_the_ref_or_neo_home(team_repo, isolated_env, capsys):
+    from tests.conftest import git
+
+    repo, _ = team_repo
+    secrets = {k: CASES[k] for k in ("private-key", "slack-webhook", "huggingface-token", "azure-storage-key",
+                                     "twilio-key", "password-prose")}
+    body = "\n".join(text for text, _secret, _miss in secrets.values())
+    for scope in ("project", "global"):
+        result = neo(capsys, "add", "--scope", scope, "--json", f"Credentials for {scope}", body)
+        assert result.code == 0, result.err
+    stored = git(repo, "log", "-p", "refs/neo/facts") + "".join(
+        p.read_text() for p in (isolated_env / ".neo").rglob("*.json"))
+    for rule_id, (_text, secret, _miss) in secrets.items():
+        assert secret not in stored, rule_id
+        assert f"[REDACTED:{rule_id}]" in stored
