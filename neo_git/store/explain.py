@@ -43,8 +43,10 @@ def explain(fact: Fact, by_id: Mapping[str, Fact]) -> dict:
             if detail.get("explicit"):
                 how = "explicitly (--supersedes)"
             elif detail.get("similarity") is not None:
+                threshold = detail.get("threshold")  # a teammate's fact may carry null here
                 how = (f"because their similarity {detail['similarity']:.3f} reached the "
-                       f"{detail.get('embedder', '?')} threshold {detail.get('threshold', 0):.3f}")
+                       f"{detail.get('embedder') or '?'} threshold"
+                       + (f" {threshold:.3f}" if isinstance(threshold, (int, float)) else ""))
             else:
                 how = ""
             lines.append(f"{fact.id} was superseded by {fact.superseded_by}{subject} "

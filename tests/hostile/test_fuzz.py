@@ -14,7 +14,7 @@ from tests.conftest import git
 from tests.hostile.plumbing import fact_dict, neo, push_files
 
 HOSTILE_ID = "ab00000000000001"
-SETTINGS = settings(max_examples=15, deadline=None, derandomize=True,
+SETTINGS = settings(max_examples=15, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 scalars = (st.none() | st.booleans() | st.integers(min_value=-2**70, max_value=2**70)
@@ -23,6 +23,7 @@ json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
                            | st.dictionaries(st.text(max_size=12), inner, max_size=4), max_leaves=12)
 FIELDS = ("id", "subject", "body", "kind", "scope", "is_valid", "superseded_by", "supersedes", "depends_on",
           "needs_review", "tags", "metadata", "org_id")
+INVALIDATION_KEYS = ("reason", "at", "by", "similarity", "threshold", "embedder", "explicit", "detail")
 META_FIELDS = ("confidence", "access_count", "created_at", "author", "invalidation", "provenance")
 
 
@@ -35,6 +36,9 @@ def fact_shaped(draw):
     if isinstance(fact.get("metadata"), dict):
         for name in draw(st.lists(st.sampled_from(META_FIELDS), max_size=2, unique=True)):
             fact["metadata"][name] = draw(json_values)
+        if draw(st.booleans()):  # what `why` explains: known keys, random plain values
+            fact["is_valid"], fact["superseded_by"] = False, draw(st.sampled_from([None, "ab00000000000002"]))
+            fact["metadata"]["invalidation"] = draw(st.dictionaries(st.sampled_from(INVALIDATION_KEYS), scalars))
     return fact
 
 

@@ -77,3 +77,13 @@ def test_a_pointer_to_a_missing_fact_is_reported_and_ignored(team_repo, capsys):
     assert ref_blob(repo, orphan)["is_valid"] is True
     shown = neo(capsys, "why", ids[0])
     assert shown.code == 0
+
+
+def test_why_explains_a_pushed_fact_with_null_threshold_and_embedder(team_repo, capsys):
+    repo, ids = team_repo
+    odd = "7777000000000001"
+    push_files(repo, {f"facts/77/{odd}.json": fact_dict(odd, "odd", is_valid=False, superseded_by=ids[0], metadata={
+        "invalidation": {"reason": "superseded", "similarity": 0.9, "threshold": None, "embedder": None}})})
+    result = neo(capsys, "why", odd)
+    assert result.code == 0, result.err
+    assert "similarity 0.900" in result.out
