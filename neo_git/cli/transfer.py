@@ -72,6 +72,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     text = json.dumps(envelope, indent=2, ensure_ascii=False) + "\n"
     if target is None:
         sys.stdout.write(text)
+    elif target.exists() and not target.is_file():
+        # A device or a pipe (`/dev/stdout`, a FIFO): write through it. Replacing it atomically
+        # would put a regular file where the device was (as root, even in /dev).
+        with open(target, "wb") as handle:
+            handle.write(text.encode("utf-8"))
     else:
         atomic_write(target, text.encode("utf-8"))
         print(f"wrote {len(envelope['facts'])} facts to {args.file}", file=sys.stderr)

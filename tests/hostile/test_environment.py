@@ -1,6 +1,8 @@
 """Case 4: a strange machine or repository gives `fatal:` + `hint:` (exit 1), never exit 3."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from tests.conftest import commit_files, git
@@ -147,3 +149,28 @@ def test_an_unexpected_os_error_is_a_fatal_naming_the_file(team_repo, capsys):
     with read_only(session.parent):
         result = neo(capsys, "add", "--scope", "session", "Session fact", "body")
     _fatal(result)
+
+
+def test_export_to_a_device_or_pipe_writes_through_it(team_repo, capsys, tmp_path):
+    """`export /dev/stdout` style targets: written to, never replaced by a regular file."""
+    import stat
+    import threading
+
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    received = []
+
+    def reader():
+        with open(pipe, "rb") as handle:
+            received.append(handle.read())
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    result = neo(capsys, "export", str(pipe))
+    if not received:  # the old code replaced the pipe: unblock the reader
+        with open(pipe, "wb") if stat.S_ISFIFO(os.stat(pipe).st_mode) else open(os.devnull, "wb"):
+            pass
+    thread.join(5)
+    assert result.code == 0, result.err
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode), "the pipe was replaced by a file"
+    assert b'"version": "2.0"' in received[0]
