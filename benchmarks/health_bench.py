@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import statistics
 import sys
@@ -34,6 +33,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pygit2  # noqa: E402
+
+from benchmarks._common import cpu_seconds  # noqa: E402
 
 from neo_git.health.measure import snapshot_commit  # noqa: E402
 from neo_git.health.sources import tree_entries  # noqa: E402
@@ -63,15 +64,6 @@ def commit_tree(repo: pygit2.Repository, files: dict[str, bytes], message: str) 
     tree = index.write_tree(repo)
     parents = [] if repo.head_is_unborn else [repo.head.target]
     return repo.create_commit("HEAD", SIGNATURE, SIGNATURE, message, tree, parents)
-
-
-def cpu_seconds() -> float:
-    """User + system time of this process and of its reaped children (pool workers)."""
-    total = 0.0
-    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
-        usage = resource.getrusage(who)
-        total += usage.ru_utime + usage.ru_stime
-    return total
 
 
 CPU_TIMES: dict[str, list[float]] = {}   # measurement -> CPU seconds of each run

@@ -1,385 +1,329 @@
-"""Calibrate an embedder's supersession threshold on StateBench (train) and check it on dev.
+"""StateBench replay of git-neo's write policy and recall: calibration on train, report on dev.
 
-    python benchmarks/statebench_eval.py [--embedder hash] [--data DIR] [--text all|key|subject|value]
+    python benchmarks/statebench_eval.py [--embedder hash] [--data DIR] [--no-sweep] [--splits train,dev]
 
-Offline, a few seconds with the hash embedder. For every timeline of the
-`supersession`, `supersession_detection` and `repair_propagation` tracks the
-state writes are taken in order (initial persistent facts first). Each new
-write is compared with every older write still valid at that point; the pair
-is positive when the data says the new write `supersedes` the old one (by id
-or by key), negative otherwise.
+Follows the replay rules of `../shared/eval/statebench/README.md`:
 
-Two views are reported:
+* every timeline goes to a fresh store; a write is a fact with subject = its key and
+  body = its value ("key" view), or with subject = its value and no body ("value" view:
+  callers who do not reuse subjects, so only cosine can find a supersession);
+* the initial persistent facts are one batch (`add_many`): none supersedes another;
+* `[RESTRICTED` writes are not stored;
+* **oracle arm**: detection off (certain threshold above 1), the data's `supersedes`
+  pointers passed explicitly, `[INVALIDATED` tombstones replayed as an invalidation of
+  their target; **detect arm**: no pointers, the store decides, tombstones are stored
+  like any write;
+* `brutal_realistic` is reported on its own (its corrections point at the previous
+  turn whatever the topic, so content cannot find them);
+* Current@k counts only reachable queries (some stored write contains a `must_mention`).
 
-* pairs — every (new, older valid) pair classified by ``cosine >= threshold``;
-* store — what the fact store does (DESIGN §4): each new write supersedes its
-  single most similar valid write if that cosine reaches the threshold. Edges
-  it creates are compared with the data's `supersedes` edges. The
-  false-supersession rate is wrongly retired facts per new write. Decisions
-  are independent: the valid set follows the data, not earlier mistakes.
+Supersession: a store edge new→old is right when the data's pointer of that write names
+that old write. Precision, recall; FSR = wrong retirements per fact added (initial facts
+included); Poss = facts added with a `possibly_supersedes` link, per fact added; PossR =
+true edges the store missed that it proposed for review instead.
 
-A recall table follows: Current@k / StaleLeak@k (see `recall_metrics`) with
-no supersession, with the data's pointers, and with the store's rule.
+Recall: Current@k = a `must_mention` string is in one of the top-k valid facts;
+StaleLeak@k = one of the top-k valid facts is a write the data says was superseded or
+retracted.
 
-The threshold is chosen on train by F1 and by F0.5 (precision-weighted:
-retiring a good fact hurts more than missing a supersession) in the store
-view, then evaluated on dev.
-
-Texts (the fact store embeds ``subject + "\\n" + body``):
-
-* key      ``"<key>\\n<value>"`` with the raw key. Superseding writes mostly
-           reuse the key with a suffix (`meeting_location` → `meeting_location_v2`),
-           which makes this view easy.
-* subject  ``"<humanised key>\\n<value>"``: the key with its `_v2`/`_corrected`
-           suffix removed and underscores turned into spaces — the subject a
-           person would give the fact. Positives then share the subject, as they
-           would in the store when someone restates a fact.
-* value    ``"<value>"`` only: the hard case, no subject to go by.
-* mixed    subject and value steps pooled: one threshold has to serve facts
-           restated under the same subject and under a reworded one.
-
-How easy each view is, on these tracks: all superseding writes share the
-humanised key with the write they replace and no other pair does (train
-273/273 vs 0/234), so `subject` mostly measures that the subject block
-works; `value` and `mixed` are the honest tests of the body embedding.
+Calibration (train only, key and value views pooled, no brutal_realistic): the *certain*
+threshold is the lowest cosine whose false-supersession rate is ≤ 0.005; the *possible*
+threshold the lowest whose possible-supersession rate stays ≤ POSSIBLE_BUDGET.
 """
 from __future__ import annotations
 
 import argparse
 import json
-import math
-import re
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from memory_replay import MemoryReplay, VectorMemo, shared_eval  # noqa: E402
 
 from neo_git.embed import get_embedder  # noqa: E402
+from neo_git.store.supersession import Thresholds  # noqa: E402
 
-TRACKS = ("supersession", "supersession_detection", "repair_propagation")
-DEFAULT_DATA = ROOT.parent / "shared" / "eval" / "statebench"
-TEXT_VIEWS = ("key", "subject", "value", "mixed")
-THRESHOLDS = [round(x, 2) for x in np.arange(0.20, 0.96, 0.01)]
-
-# Sanity pairs from the brief: same subject, paraphrased body → must supersede;
-# different subject and topic → must not.
-MUST_SUPERSEDE = [
-    ("HTTP client\nWe use httpx with a 10 s timeout for all outbound calls.",
-     "HTTP client\nAll outbound HTTP goes through httpx, timeout 30 s."),
-]
-MUST_NOT_SUPERSEDE = [
-    ("No network calls in hooks\nPost-commit work must never touch the network.",
-     "HTTP client\nAll outbound HTTP goes through httpx, timeout 30 s."),
-]
+DEFAULT_DATA = shared_eval("statebench")
+BRUTAL = "brutal_realistic"
+# The tracks about the current value of a fact; the others test permissions, authority,
+# interruptions (their questions need several facts at once, not the newest one).
+STATE_TRACKS = ("supersession", "supersession_detection", "repair_propagation")
+VIEWS = ("key", "value")
+TARGET_FSR = 0.005
+POSSIBLE_BUDGET = 0.10   # at most one fact in ten added asks for review (train)
+SWEEP = [round(x, 2) for x in np.arange(0.30, 0.96, 0.02)]
+DEBUG = False
+OFF = 2.0                # a certain threshold above 1: detection off (oracle arm)
 
 
 @dataclass
 class Write:
-    id: str
     key: str
     value: str
+    ref: str | None      # the data's `supersedes` (a key, rarely an id)
+    wid: str
+    at: str | None
 
 
 @dataclass
-class Step:
-    """One new write and the writes that were valid when it arrived."""
-
-    new: Write
-    candidates: list[Write]
-    target: int | None  # index into candidates of the write it supersedes, or None
+class Timeline:
+    track: str
+    initial: list[Write]
+    events: list[tuple[str, object]]  # ("write", Write) | ("query", (prompt, must))
 
 
-_SUFFIX = re.compile(r"(?:_v\d+|_corrected|_updated|_new|_old)+$")
-
-
-def humanise(key: str) -> str:
-    """`meeting_location_v2` → `meeting location`."""
-    return _SUFFIX.sub("", key).replace("_", " ").strip()
-
-
-def text_of(write: Write, view: str) -> str:
-    if view == "key":
-        return f"{write.key}\n{write.value}"
-    if view == "subject":
-        return f"{humanise(write.key)}\n{write.value}"
-    return write.value
-
-
-def load_steps(path: Path, tracks=TRACKS) -> list[Step]:
-    """The (new write, valid older writes, target) steps of every timeline in *tracks*."""
-    steps: list[Step] = []
+def load(path: Path) -> list[Timeline]:
+    """Every timeline of a split, in the replay's terms."""
+    out = []
     with open(path, encoding="utf-8") as fh:
         for line in fh:
-            timeline = json.loads(line)
-            if tracks and timeline.get("track") not in tracks:
-                continue
-            valid: list[Write] = [
-                Write(str(f.get("id")), str(f.get("key")), str(f.get("value")))
-                for f in timeline.get("initial_state", {}).get("persistent_facts", [])
-                if f.get("is_valid", True)
-            ]
-            for event in timeline.get("events", []):
-                if event.get("type") not in ("state_write", "supersession"):
-                    continue
-                for w in event.get("writes", []):
-                    new = Write(str(w.get("id")), str(w.get("key")), str(w.get("value")))
-                    target = None
-                    ref = w.get("supersedes")
-                    if ref:
-                        # A pointer names a key or an id; ids repeat ("W-AUTO"), so a key
-                        # match wins, then the newest valid write with that id.
-                        for attr in ("key", "id"):
-                            hits = [i for i, c in enumerate(valid) if getattr(c, attr) == ref]
-                            if hits:
-                                target = hits[-1]
-                                break
-                    if valid:
-                        steps.append(Step(new, list(valid), target))
-                    if target is not None:
-                        del valid[target]
-                    valid.append(new)
-    return steps
-
-
-def similarities(embedder, steps: list[Step], view: str) -> list[np.ndarray]:
-    """Per step, the cosine of the new write with each candidate."""
-    texts: dict[str, int] = {}
-    for step in steps:
-        for w in (step.new, *step.candidates):
-            texts.setdefault(text_of(w, view), len(texts))
-    vectors = embedder.embed(list(texts))
-    out = []
-    for step in steps:
-        new = vectors[texts[text_of(step.new, view)]]
-        cands = vectors[[texts[text_of(c, view)] for c in step.candidates]]
-        out.append(cands @ new)
+            t = json.loads(line)
+            initial = [Write(str(f.get("key")), str(f.get("value")), None, str(f.get("id")), f.get("ts"))
+                       for f in t.get("initial_state", {}).get("persistent_facts", [])
+                       if f.get("is_valid", True) and not str(f.get("value")).startswith("[RESTRICTED")]
+            events: list[tuple[str, object]] = []
+            for e in t.get("events", []):
+                if e.get("type") in ("state_write", "supersession"):
+                    for w in e.get("writes", []):
+                        events.append(("write", Write(str(w.get("key")), str(w.get("value")), w.get("supersedes"),
+                                                      str(w.get("id")), e.get("ts"))))
+                elif e.get("type") == "query":
+                    truth = e.get("ground_truth") or {}
+                    events.append(("query", (str(e.get("prompt", "")), [m for m in truth.get("must_mention") or [] if m])))
+            out.append(Timeline(str(t.get("track")), initial, events))
     return out
 
 
-def f_beta(p: float, r: float, beta: float) -> float:
-    if p == 0 and r == 0:
-        return 0.0
-    b2 = beta * beta
-    return (1 + b2) * p * r / (b2 * p + r)
-
-
-def metrics(steps: list[Step], sims: list[np.ndarray], threshold: float) -> dict:
-    """Pair and store metrics at one threshold."""
-    tp = fp = fn = 0          # pairs
-    stp = sfp = sfn = 0       # store edges
-    for step, sim in zip(steps, sims):
-        for i, s in enumerate(sim):
-            pos = i == step.target
-            hit = s >= threshold
-            tp += pos and hit
-            fp += (not pos) and hit
-            fn += pos and not hit
-        best = int(np.argmax(sim))
-        chosen = best if sim[best] >= threshold else None
-        if chosen is not None and chosen == step.target:
-            stp += 1
-        else:
-            sfp += chosen is not None
-            sfn += step.target is not None
-    res = {}
-    for prefix, (a, b, c) in (("pair", (tp, fp, fn)), ("store", (stp, sfp, sfn))):
-        p = a / (a + b) if a + b else 1.0
-        r = a / (a + c) if a + c else 0.0
-        res.update({f"{prefix}_p": p, f"{prefix}_r": r, f"{prefix}_f1": f_beta(p, r, 1), f"{prefix}_f05": f_beta(p, r, 0.5)})
-    res["false_supersession_rate"] = sfp / len(steps) if steps else 0.0
-    res["wrongly_retired"] = sfp
-    res["steps"] = len(steps)
-    res["positives"] = sum(s.target is not None for s in steps)
-    return res
-
-
-def choose(steps, sims, key: str) -> tuple[float, dict, tuple[float, float]]:
-    """The threshold maximising *key*: the middle of the best plateau (ties are common,
-    the data repeats timelines), with the plateau's ends."""
-    scored = [(metrics(steps, sims, t), t) for t in THRESHOLDS]
-    best = max(m[key] for m, _ in scored)
-    plateau = [t for m, t in scored if m[key] >= best - 1e-12]
-    # the longest run of consecutive best thresholds, then its middle (rounded up: safer)
-    runs, run = [], [plateau[0]]
-    for t in plateau[1:]:
-        if round(t - run[-1], 2) <= 0.01:
-            run.append(t)
-        else:
-            runs.append(run)
-            run = [t]
-    runs.append(run)
-    run = max(runs, key=len)
-    middle = run[len(run) // 2]
-    return middle, metrics(steps, sims, middle), (run[0], run[-1])
-
-
-def row(label: str, m: dict) -> str:
-    return (f"{label:<22} {m['pair_p']:6.3f} {m['pair_r']:6.3f} {m['pair_f1']:6.3f} | "
-            f"{m['store_p']:6.3f} {m['store_r']:6.3f} {m['store_f1']:6.3f} {m['store_f05']:6.3f} "
-            f"{m['false_supersession_rate']:7.3f}")
-
-
-HEADER = (f"{'':<22} {'pairP':>6} {'pairR':>6} {'pairF1':>6} | {'P':>6} {'R':>6} {'F1':>6} {'F0.5':>6} {'FSR':>7}")
-
-
-def sanity(embedder, threshold: float) -> list[str]:
-    lines = []
-    for (a, b), want in [(p, True) for p in MUST_SUPERSEDE] + [(p, False) for p in MUST_NOT_SUPERSEDE]:
-        v = embedder.embed([a, b])
-        cos = float(v[0] @ v[1])
-        ok = (cos >= threshold) == want
-        lines.append(f"  {'ok ' if ok else 'BAD'} cos={cos:.3f} {'supersede' if want else 'keep both'}: "
-                     f"{a.splitlines()[0]!r} vs {b.splitlines()[0]!r}")
-    return lines
-
-
-# --- recall: Current@k / StaleLeak@k ------------------------------------------------
+def texts(write: Write, view: str) -> tuple[str, str]:
+    """(subject, body) of a write in a view."""
+    if view == "key":
+        return write.key, write.value
+    return write.value[:200], ""
 
 
 @dataclass
-class Query:
-    prompt: str
-    must: list[str]
-    must_not: list[str]
-    writes: list[Write]          # every write before the query, oldest first
-    valid_by_data: list[bool]    # per write: still valid according to the data's pointers
+class Tally:
+    added: int = 0
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    possible: int = 0
+    possible_hits: int = 0
+    queries: int = 0
+    current: dict = field(default_factory=lambda: {1: 0, 5: 0})
+    stale: dict = field(default_factory=lambda: {1: 0, 5: 0})
+
+    def merge(self, other: "Tally") -> None:
+        for name in ("added", "tp", "fp", "fn", "possible", "possible_hits", "queries"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for k in self.current:
+            self.current[k] += other.current[k]
+            self.stale[k] += other.stale[k]
+
+    def row(self) -> dict:
+        p = self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
+        r = self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
+        n, q = max(self.added, 1), max(self.queries, 1)
+        missed = self.fn
+        return {"P": p, "R": r, "FSR": self.fp / n, "Poss": self.possible / n,
+                "PossR": self.possible_hits / missed if missed else 1.0,
+                "Cur@1": self.current[1] / q, "Cur@5": self.current[5] / q, "Stale@5": self.stale[5] / q,
+                "edges": self.tp + self.fn, "added": self.added, "queries": self.queries}
 
 
-def load_queries(path: Path, tracks=TRACKS) -> list[Query]:
-    """Queries with the writes made before them; only those whose answer is in some write."""
-    queries: list[Query] = []
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            timeline = json.loads(line)
-            if tracks and timeline.get("track") not in tracks:
-                continue
-            writes = [Write(str(f.get("id")), str(f.get("key")), str(f.get("value")))
-                      for f in timeline.get("initial_state", {}).get("persistent_facts", [])]
-            valid = [True] * len(writes)
-            for event in timeline.get("events", []):
-                if event.get("type") in ("state_write", "supersession"):
-                    for w in event.get("writes", []):
-                        ref = w.get("supersedes")
-                        if ref:
-                            for attr in ("key", "id"):
-                                hits = [i for i, c in enumerate(writes) if valid[i] and getattr(c, attr) == ref]
-                                if hits:
-                                    valid[hits[-1]] = False
-                                    break
-                        writes.append(Write(str(w.get("id")), str(w.get("key")), str(w.get("value"))))
-                        valid.append(True)
-                elif event.get("type") == "query":
-                    truth = event.get("ground_truth") or {}
-                    must = [m for m in truth.get("must_mention") or [] if m]
-                    if writes and any(_mentions(w.value, must) for w in writes):
-                        queries.append(Query(str(event.get("prompt", "")), must, list(truth.get("must_not_mention") or []),
-                                             list(writes), list(valid)))
-    return queries
+def replay(timeline: Timeline, vectors: VectorMemo, thresholds: Thresholds, view: str, oracle: bool,
+           queries: bool = True) -> Tally:
+    """Replay one timeline into a fresh store; count supersession and recall outcomes."""
+    store = MemoryReplay(vectors, Thresholds(OFF, OFF, thresholds.embedder) if oracle else thresholds)
+    tally = Tally()
+    by_write: list[tuple[Write, str]] = []       # (write, fact id), oldest first
+    retired: set[str] = set()                    # fact ids the data says are no longer current
 
+    def target_of(ref: str | None) -> str | None:
+        if not ref:
+            return None
+        for attr in ("key", "wid"):  # a pointer names a key, rarely an id (ids repeat: the newest)
+            hits = [fid for w, fid in by_write if getattr(w, attr) == ref and fid not in retired]
+            if hits:
+                return hits[-1]
+        return None
 
-def _mentions(text: str, terms: list[str]) -> bool:
-    low = text.lower()
-    return any(t.lower() in low for t in terms)
-
-
-def recall_metrics(embedder, queries: list[Query], view: str, mode: str, threshold: float, ks=(1, 3)) -> dict:
-    """Current@k, StaleLeak@k and MustNot@k; *mode* decides which writes are valid:
-    "none" (no supersession), "data" (the data's pointers), "embedder" (the store's rule).
-
-    Current@k: a top-k fact mentions a `must_mention` term. StaleLeak@k: a top-k
-    fact is one the data says was superseded. MustNot@k: a top-k fact mentions a
-    `must_not_mention` term (stricter: a correction often quotes the old value).
-    """
-    current = {k: 0 for k in ks}
-    leak = {k: 0 for k in ks}
-    must_not = {k: 0 for k in ks}
-    for q in queries:
-        texts = [text_of(w, view) for w in q.writes]
-        vectors = embedder.embed(texts + [q.prompt])
-        facts, query = vectors[:-1], vectors[-1]
-        if mode == "data":
-            valid = list(q.valid_by_data)
-        elif mode == "none":
-            valid = [True] * len(texts)
-        else:  # replay the writes through the store's rule
-            valid = [False] * len(texts)
-            for j in range(len(texts)):
-                live = [i for i in range(j) if valid[i]]
-                if live:
-                    sims = facts[live] @ facts[j]
-                    best = int(np.argmax(sims))
-                    if sims[best] >= threshold:
-                        valid[live[best]] = False
-                valid[j] = True
-        live = [i for i, ok in enumerate(valid) if ok]
-        order = [live[i] for i in np.argsort(-(facts[live] @ query), kind="stable")]
-        for k in ks:
-            top = [q.writes[i].value for i in order[:k]]
-            current[k] += any(_mentions(t, q.must) for t in top)
-            leak[k] += any(not q.valid_by_data[i] for i in order[:k])
-            must_not[k] += bool(q.must_not) and any(_mentions(t, q.must_not) for t in top)
-    n = max(len(queries), 1)
-    return {**{f"current@{k}": current[k] / n for k in ks}, **{f"stale@{k}": leak[k] / n for k in ks},
-            **{f"mustnot@{k}": must_not[k] / n for k in ks}}
-
-
-def print_recall(embedder, data: Path, tracks, threshold: float) -> None:
-    for split in ("train", "dev"):
-        queries = load_queries(data / f"{split}.jsonl", tracks)
-        print(f"recall on {split} ({len(queries)} queries whose answer is in a write; subject view; higher "
-              "Current, lower StaleLeak is better)")
-        print(f"  {'valid facts by':<34} {'Cur@1':>6} {'Cur@3':>6} {'Stale@1':>8} {'Stale@3':>8} "
-              f"{'MustNot@1':>9} {'MustNot@3':>9}")
-        for mode, label in (("none", "no supersession"), ("data", "the data's supersedes pointers"),
-                            ("embedder", f"store rule @{threshold:.2f}")):
-            m = recall_metrics(embedder, queries, "subject", mode, threshold)
-            print(f"  {label:<34} {m['current@1']:6.3f} {m['current@3']:6.3f} {m['stale@1']:8.3f} {m['stale@3']:8.3f} "
-                  f"{m['mustnot@1']:9.3f} {m['mustnot@3']:9.3f}")
-    print()
-
-
-def run(embedder_name: str, data: Path, views, sweep: bool, tracks, recall: bool = True) -> int:
-    embedder = get_embedder(embedder_name)
-    started = time.perf_counter()
-    train = load_steps(data / "train.jsonl", tracks)
-    dev = load_steps(data / "dev.jsonl", tracks)
-    print(f"embedder {embedder.id} (current supersede_threshold {embedder.supersede_threshold})")
-    print(f"tracks: {', '.join(tracks) if tracks else 'all'}")
-    print(f"train: {len(train)} new writes ({sum(s.target is not None for s in train)} supersede), "
-          f"{sum(len(s.candidates) for s in train)} pairs; dev: {len(dev)} new writes "
-          f"({sum(s.target is not None for s in dev)} supersede), {sum(len(s.candidates) for s in dev)} pairs")
-    print("P/R/F1 = store view (best match above threshold supersedes); FSR = wrongly retired facts per new write\n")
-    for view in views:
-        if view == "mixed":
-            tr_sims = similarities(embedder, train, "subject") + similarities(embedder, train, "value")
-            dev_sims = similarities(embedder, dev, "subject") + similarities(embedder, dev, "value")
+    def note(result, truth: str | None) -> None:
+        tally.added += 1
+        got = result.superseded.id if result.superseded is not None else None
+        if got is not None and got == truth:
+            tally.tp += 1
         else:
-            tr_sims = similarities(embedder, train, view)
-            dev_sims = similarities(embedder, dev, view)
-        train_steps, dev_steps = (train * 2, dev * 2) if view == "mixed" else (train, dev)
-        print(f"== text view: {view}")
-        if sweep:
-            print(f"{'train threshold':<22}" + HEADER[22:])
-            for t in THRESHOLDS[::5]:
-                print(row(f"  {t:.2f}", metrics(train_steps, tr_sims, t)))
-        print(HEADER)
-        for key, name in (("store_f1", "F1"), ("store_f05", "F0.5")):
-            t, m, (lo, hi) = choose(train_steps, tr_sims, key)
-            print(row(f"best {name} train @{t:.2f}", m) + f"   (best from {lo:.2f} to {hi:.2f})")
-            print(row(f"     {name} dev   @{t:.2f}", metrics(dev_steps, dev_sims, t)))
-        m = metrics(train_steps, tr_sims, embedder.supersede_threshold)
-        print(row(f"current train @{embedder.supersede_threshold:.2f}", m))
-        print(row(f"current dev   @{embedder.supersede_threshold:.2f}", metrics(dev_steps, dev_sims, embedder.supersede_threshold)))
-        print()
-    if recall:
-        print_recall(embedder, data, tracks, embedder.supersede_threshold)
-    print(f"sanity pairs at the current threshold {embedder.supersede_threshold}:")
-    print("\n".join(sanity(embedder, embedder.supersede_threshold)))
+            tally.fp += got is not None
+            if truth is not None:
+                tally.fn += 1
+                tally.possible_hits += any(link["id"] == truth for link in result.possible)
+        tally.possible += bool(result.possible)
+
+    results = store.add_many([(*texts(w, view), None, w.at) for w in timeline.initial])
+    for w, result in zip(timeline.initial, results):
+        by_write.append((w, result.fact.id))
+        note(result, None)
+    seen_values: list[str] = [w.value for w in timeline.initial]
+    for kind, event in timeline.events:
+        if kind == "write":
+            w = event
+            if w.value.startswith("[RESTRICTED"):
+                continue
+            truth = target_of(w.ref)
+            if oracle and w.value.startswith("[INVALIDATED"):
+                if truth is not None:
+                    store.invalidate(truth)
+                    retired.add(truth)
+                continue
+            result = store.add(*texts(w, view), truth if oracle else None, w.at)
+            if not result.duplicate:
+                note(result, truth)
+            if truth is not None:
+                retired.add(truth)
+            by_write.append((w, result.fact.id))
+            seen_values.append(w.value)
+        elif queries:
+            prompt, must = event
+            low = [m.lower() for m in must]
+            if not any(m in v.lower() for v in seen_values for m in low):
+                continue  # unreachable: no stored write contains the answer
+            tally.queries += 1
+            top = store.recall(prompt, k=5)
+            if DEBUG and not any(m in f.text.lower() for f in top[:1] for m in low):
+                print("MISS", timeline.track, prompt, must, [f.text[:70] for f in top[:3]], file=sys.stderr)
+            for k in (1, 5):
+                tally.current[k] += any(m in f.text.lower() for f in top[:k] for m in low)
+                tally.stale[k] += any(f.id in retired for f in top[:k])
+    return tally
+
+
+def evaluate(timelines, vectors, thresholds, view, oracle, queries=True) -> dict[str, Tally]:
+    """Tallies for the timelines without brutal_realistic ("main"), for the state tracks
+    alone ("state") and for brutal_realistic alone."""
+    out = {"main": Tally(), "state": Tally(), BRUTAL: Tally()}
+    for t in timelines:
+        tally = replay(t, vectors, thresholds, view, oracle, queries)
+        out[BRUTAL if t.track == BRUTAL else "main"].merge(tally)
+        if t.track in STATE_TRACKS:
+            out["state"].merge(tally)
+    return out
+
+
+def calibrate(train, vectors, embedder) -> tuple[float, float, list[str]]:
+    """(possible, certain) from train alone (without brutal_realistic), and the sweep's lines.
+
+    certain: the lowest cosine at which rule 3 (with rules 2's subject matching on) keeps the
+    false-supersession rate ≤ TARGET_FSR in *each* view, and at every higher cosine too.
+    possible: the lowest cosine below it at which at most POSSIBLE_BUDGET of the facts
+    added (both views pooled) ask for review."""
+    main = [t for t in train if t.track != BRUTAL]
+    lines = [f"  {'cosine':>6} {'FSR key':>8} {'FSR value':>9} {'R key':>6} {'R value':>7}"
+             "   (the certain threshold at that cosine; train without brutal_realistic)"]
+    fine: list[bool] = []
+    for t in SWEEP:
+        rows = [evaluate(main, vectors, Thresholds(t, t, embedder.id), view, False, queries=False)["main"].row()
+                for view in VIEWS]
+        lines.append(f"  {t:6.2f} {rows[0]['FSR']:8.4f} {rows[1]['FSR']:9.4f} {rows[0]['R']:6.3f} {rows[1]['R']:7.3f}")
+        fine.append(all(r["FSR"] <= TARGET_FSR for r in rows))
+    # the lowest threshold from which every higher one is fine too (a stable region, not a lucky dip)
+    certain = SWEEP[-1]
+    for i in range(len(SWEEP) - 1, -1, -1):
+        if not fine[i]:
+            break
+        certain = SWEEP[i]
+    possible = certain
+    lines.append(f"  {'possible':>8} {'Poss':>6} {'PossR':>6}   (with certain {certain:.2f}; key+value pooled)")
+    for t in [x for x in SWEEP if x < certain]:
+        pooled = Tally()
+        for view in VIEWS:
+            pooled.merge(evaluate(main, vectors, Thresholds(certain, t, embedder.id), view, False,
+                                  queries=False)["main"])
+        m = pooled.row()
+        lines.append(f"  {t:8.2f} {m['Poss']:6.3f} {m['PossR']:6.3f}")
+        if m["Poss"] <= POSSIBLE_BUDGET and possible == certain:
+            possible = t
+    return possible, certain, lines
+
+
+def guard_calibration(train, vectors) -> str:
+    """Rule 2's body guard on train: the body cosines of true same-subject restatements whose
+    bodies are both long enough for the guard to apply (it must stay below all of them)."""
+    from neo_git.store.supersession import BODY_GUARD, LONG_BODY_WORDS, _words, subject_key
+
+    cosines = []
+    for t in train:
+        if t.track == BRUTAL:
+            continue
+        writes = list(t.initial) + [w for kind, w in t.events if kind == "write"]
+        for w in writes:
+            old = next((o for o in writes if w.ref and o.key == w.ref), None)
+            if old is None or subject_key(old.key) != subject_key(w.key):
+                continue
+            if _words(old.value) >= LONG_BODY_WORDS and _words(w.value) >= LONG_BODY_WORDS:
+                cosines.append(float(vectors(old.value) @ vectors(w.value)))
+    low = min(cosines) if cosines else float("nan")
+    return (f"body guard {BODY_GUARD:.2f} (bodies ≥ {LONG_BODY_WORDS} words): {len(cosines)} true same-subject "
+            f"restatements with long bodies on train, lowest body cosine {low:.3f}")
+
+
+HEAD = f"  {'split':<6} {'view':<6} {'arm':<7} {'set':<17} {'P':>6} {'R':>6} {'FSR':>7} {'Poss':>6} {'PossR':>6} " \
+       f"{'Cur@1':>6} {'Cur@5':>6} {'Stale@5':>7} {'edges':>6} {'added':>6} {'q':>5}"
+
+
+def fmt(split, view, arm, name, m) -> str:
+    return (f"  {split:<6} {view:<6} {arm:<7} {name:<17} {m['P']:6.3f} {m['R']:6.3f} {m['FSR']:7.4f} "
+            f"{m['Poss']:6.3f} {m['PossR']:6.3f} {m['Cur@1']:6.3f} {m['Cur@5']:6.3f} {m['Stale@5']:7.3f} "
+            f"{m['edges']:6d} {m['added']:6d} {m['queries']:5d}")
+
+
+def run(embedder_name: str, data: Path, splits, sweep: bool) -> int:
+    embedder = get_embedder(embedder_name)
+    vectors = VectorMemo(embedder)
+    started = time.perf_counter()
+    loaded = {split: load(data / f"{split}.jsonl") for split in splits}
+    shipped = Thresholds.of(embedder)
+    print(f"embedder {embedder.id}: shipped thresholds possible {shipped.possible:.2f}, certain {shipped.certain:.2f}")
+    if sweep and "train" in loaded:
+        possible, certain, lines = calibrate(loaded["train"], vectors, embedder)
+        print(f"calibration on train: certain = lowest stable cosine with FSR ≤ {TARGET_FSR} -> {certain:.2f}; "
+              f"possible = lowest with Poss ≤ {POSSIBLE_BUDGET} -> {possible:.2f}")
+        print("\n".join(lines))
+        print(guard_calibration(loaded["train"], vectors))
+    print("\nP/R/FSR: supersession edges; Poss: facts added with a possibly_supersedes link (per fact); "
+          "PossR: missed true edges proposed for review; Cur/Stale on reachable queries")
+    print(HEAD)
+    for split, timelines in loaded.items():
+        for view in VIEWS:
+            for arm in ("oracle", "detect"):
+                if arm == "oracle" and view == "value":
+                    continue  # the oracle arm ignores content: the view changes nothing
+                tallies = evaluate(timelines, vectors, shipped, view, arm == "oracle")
+                for name, label in (("main", "w/o brutal"), ("state", "state tracks"), (BRUTAL, BRUTAL)):
+                    print(fmt(split, view, arm, label, tallies[name].row()))
+    if "dev" in loaded or "train" in loaded:
+        print("\nranking ablation (detect arm, state tracks; each line turns one rule off)")
+        print(f"  {'ranking':<34} " + "  ".join(f"{s + ' ' + v + ' Cur@1':>17} {'Stale@5':>7}"
+                                               for s in loaded for v in VIEWS))
+        import neo_git.recall as recall
+
+        for flag, label in ((None, "all current-state rules on"), ("RETRACTIONS_LAST", "retractions ranked by score"),
+                            ("NEWER_WINS_TIES", "ties by id, not by age")):
+            if flag:
+                setattr(recall, flag, False)
+            cells = []
+            for split, timelines in loaded.items():
+                for view in VIEWS:
+                    m = evaluate(timelines, vectors, shipped, view, False)["state"].row()
+                    cells.append(f"{m['Cur@1']:17.3f} {m['Stale@5']:7.3f}")
+            if flag:
+                setattr(recall, flag, True)
+            print(f"  {label:<34} " + "  ".join(cells))
     print(f"\n{time.perf_counter() - started:.1f} s")
     return 0
 
@@ -388,25 +332,17 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--embedder", default="hash")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--text", choices=("all", *TEXT_VIEWS), default="all")
-    parser.add_argument("--no-sweep", action="store_true", help="skip the threshold sweep table")
-    parser.add_argument("--no-recall", action="store_true", help="skip the Current@k / StaleLeak@k table")
-    parser.add_argument("--all-tracks", action="store_true", help="use every track, not only the supersession ones")
+    parser.add_argument("--splits", default="train,dev", help="comma-separated: train,dev (never the held-out ones)")
+    parser.add_argument("--no-sweep", action="store_true", help="skip the calibration sweep on train")
     args = parser.parse_args(argv)
-    views = TEXT_VIEWS if args.text == "all" else (args.text,)
+    splits = [s for s in args.splits.split(",") if s]
+    if any(s not in ("train", "dev") for s in splits):
+        print("only the train and dev splits are replayed here", file=sys.stderr)
+        return 2
     if not (args.data / "train.jsonl").is_file():
         print(f"no StateBench data in {args.data} (use --data)", file=sys.stderr)
         return 1
-    from neo_git.errors import NeoError
-
-    try:
-        return run(args.embedder, args.data, views, not args.no_sweep, () if args.all_tracks else TRACKS,
-                   recall=not args.no_recall)
-    except NeoError as exc:
-        print(f"fatal: {exc.message}", file=sys.stderr)
-        if exc.hint:
-            print(f"hint: {exc.hint}", file=sys.stderr)
-        return 1
+    return run(args.embedder, args.data, splits, not args.no_sweep)
 
 
 if __name__ == "__main__":

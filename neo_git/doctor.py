@@ -138,10 +138,10 @@ def check_caches(paths: "RepositoryPaths", home: Path, ref: str = "refs/neo/fact
     records against their checksums, the access log against JSON."""
     from neo_git import safejson
     from neo_git.embed.cache import DATA_FILE, untrusted_records
-    from neo_git.store.parse_cache import snapshot_path, untrusted_entries
+    from neo_git.store.parse_cache import parse_cache_path, untrusted_entries
 
     findings = []
-    snapshot = snapshot_path(paths.common_dir, ref)
+    snapshot = parse_cache_path(paths.common_dir, ref)
     in_the_way = [p for p in (snapshot, paths.neo_dir / "access.json", *_glob(home / "cache" / "vectors", "*/vectors.bin"))
                   if p.is_dir()]
     findings += [Finding("cache", f"{p} is a folder where a cache file belongs (the cache is not used)",

@@ -155,18 +155,29 @@ class FactMetadata:
     provenance: str = "observed"
     author: str = "unknown"
     # Why the fact is no longer valid: {"reason": "superseded"|"evicted"|"invalidated",
-    # "at", "by", "similarity", "threshold", "embedder", "detail"}; None while valid.
+    # "at", "by", "rule", "similarity", "threshold", "embedder", "detail"}; None while valid.
     invalidation: dict | None = None
+    # Facts this one may replace, for review (`git neo review`): ({"id", "similarity",
+    # "threshold"}, ...) sorted by id; nothing was retired for them.
+    possibly_supersedes: tuple[dict, ...] = ()
+    # Facts a person said are distinct from this one (a rejected review): never proposed again.
+    distinct_from: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         """Plain JSON form."""
-        return {
+        data = {
             "created_at": self.created_at, "last_accessed": self.last_accessed,
             "access_count": self.access_count, "source_file": self.source_file,
             "source_prompt": self.source_prompt, "confidence": self.confidence,
             "success_count": self.success_count, "provenance": self.provenance,
             "author": self.author, "invalidation": self.invalidation,
         }
+        # Written only when set, so facts that never had them keep their exact bytes (blob ids).
+        if self.possibly_supersedes:
+            data["possibly_supersedes"] = [dict(link) for link in self.possibly_supersedes]
+        if self.distinct_from:
+            data["distinct_from"] = list(self.distinct_from)
+        return data
 
     @classmethod
     def from_dict(cls, data: Any) -> "FactMetadata":
@@ -204,7 +215,41 @@ class FactMetadata:
             provenance=provenance,
             author=_opt_str(data, "author", 512) or "unknown",
             invalidation=dict(invalidation) if invalidation else None,
+            possibly_supersedes=_possible_links(data.get("possibly_supersedes")),
+            distinct_from=_id_set(data.get("distinct_from"), "metadata.distinct_from"),
         )
+
+
+MAX_LINKS = 64
+
+
+def _id_set(value: Any, what: str) -> tuple[str, ...]:
+    """A sorted, de-duplicated tuple of fact ids (None or [] -> ())."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or len(value) > MAX_LINKS:
+        raise InvalidFact(f"{what} must be a list of at most {MAX_LINKS} fact ids")
+    return tuple(sorted({check_id(v, what) for v in value}))
+
+
+def _possible_links(value: Any) -> tuple[dict, ...]:
+    """Validated `possibly_supersedes` links: {"id", "similarity", "threshold"}, one per id, sorted by id."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or len(value) > MAX_LINKS:
+        raise InvalidFact(f"metadata.possibly_supersedes must be a list of at most {MAX_LINKS} links")
+    links: dict[str, dict] = {}
+    for link in value:
+        if not isinstance(link, Mapping):
+            raise InvalidFact("metadata.possibly_supersedes entries must be objects")
+        fact_id = check_id(link.get("id"), "metadata.possibly_supersedes id")
+        clean = {"id": fact_id}
+        for key in ("similarity", "threshold"):
+            number = link.get(key)
+            if number is not None:
+                clean[key] = float(_number(link, key, 0.0, -1.0, 2.0))
+        links[fact_id] = clean
+    return tuple(links[i] for i in sorted(links))
 
 
 @dataclass(frozen=True)

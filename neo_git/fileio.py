@@ -102,3 +102,26 @@ def move_aside(path: Path, *, suffixes: tuple[str, ...] = ("",), expected: bytes
     except FileNotFoundError:
         pass  # another process moved it aside first
     return aside
+
+
+def publish_once(path: Path, text: str) -> str:
+    """The text of *path*, writing *text* there first if the file does not exist yet.
+
+    Concurrent first writers agree: each writes its own temporary file and publishes it
+    with `link()`, which fails when another process got there first (then theirs wins);
+    the file is never seen half-written."""
+    path = Path(path)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    candidate = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
+    candidate.write_text(text, encoding="utf-8")
+    try:
+        os.link(candidate, path)
+    except FileExistsError:
+        pass
+    finally:
+        candidate.unlink()
+    return path.read_text(encoding="utf-8")

@@ -9,6 +9,7 @@ only ranks and packs.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
@@ -29,6 +30,11 @@ RECENCY_BOOST = 0.05
 SESSION_WINDOW = timedelta(hours=4)   # "touched in this session": created or recalled this recently
 INVALIDATED_MIN_COSINE = 0.25
 KNOWN_UNKNOWN_MIN_COSINE = 0.1
+# A retraction stored as a fact ("[INVALIDATED - was based on wrong data: …] Original
+# conclusion: …") quotes the stale text, so it resembles the question more than the
+# correction does: retractions rank after every other fact (StateBench train, detect arm:
+# a score weight of 0.1 still let 23 of 158 retractions outrank their correction).
+_RETRACTION = re.compile(r"^\s*\[?\s*(?:INVALIDATED|RETRACTED|WITHDRAWN|REVOKED)\b")
 # More specific scopes win ties: what this repository says beats what the org says.
 SCOPE_WEIGHT = {FactScope.SESSION: 1.0, FactScope.PROJECT: 1.0, FactScope.ORG: 0.97, FactScope.GLOBAL: 0.94}
 
@@ -56,6 +62,13 @@ class ContextResult:
         """The same result with every fact passed through *transform*."""
         return replace(self, **{layer: [transform(f) for f in getattr(self, layer)] for layer in LAYERS})
 
+    def possible_supersessions(self) -> list[dict]:
+        """Returned facts that may replace another (not yet decided): {"id", "candidate",
+        "similarity"}, so an agent or a person can accept or reject on the spot."""
+        return [{"id": fact.id, "candidate": link["id"], "similarity": link.get("similarity")}
+                for fact in (*self.constraints, *self.valid_facts, *self.known_unknowns)
+                for link in fact.metadata.possibly_supersedes]
+
     def to_dict(self) -> dict:
         """The `git neo recall --json` object."""
         return {
@@ -65,6 +78,7 @@ class ContextResult:
             "invalidated": [f.to_dict() for f in self.invalidated],
             "known_unknowns": [f.to_dict() for f in self.known_unknowns],
             "environment": self.environment,
+            "possible_supersessions": self.possible_supersessions(),
             "scores": {k: round(v, 4) for k, v in self.scores.items()},
             "tokens": self.tokens,
             "max_tokens": self.max_tokens,
@@ -87,6 +101,11 @@ def _parse_stamp(text: str) -> datetime | None:
     return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
 
 
+def is_retraction(fact: Fact) -> bool:
+    """A fact that only says another one was wrong ("[INVALIDATED …] original: …")."""
+    return bool(_RETRACTION.match(fact.body) or _RETRACTION.match(fact.subject))
+
+
 def recency_boost(fact: Fact, now: datetime, last_accessed: str | None = None) -> float:
     """A small boost for facts created or recalled in the current working session."""
     for stamp in (last_accessed, fact.metadata.last_accessed, fact.metadata.created_at):
@@ -101,6 +120,20 @@ def rank_score(cosine: float, fact: Fact, now: datetime, last_accessed: str | No
     meta = fact.metadata
     return (cosine * meta.confidence * (1 + success_bonus(meta.success_count)) * SCOPE_WEIGHT[fact.scope]
             + recency_boost(fact, now, last_accessed))
+
+
+# Current-state ranking (issue 13), each kept because it raised Current@1 on StateBench dev
+# (detect arm) without raising StaleLeak: `benchmarks/statebench_eval.py` prints the ablation.
+# (Ranking only the newest fact of a subject family changed nothing once rule 2 supersedes
+# restated subjects, so it was left out.)
+TIE = 1e-6                 # scores this close are a tie, which goes to the newer fact
+RETRACTIONS_LAST = True    # retractions rank after every other fact
+NEWER_WINS_TIES = True
+
+
+def _newest_first(fact: Fact) -> tuple:
+    stamp = _parse_time(fact.metadata.created_at) if NEWER_WINS_TIES else None
+    return (-stamp.timestamp(),) if stamp is not None else (0.0,)
 
 
 class _Layout:
@@ -131,6 +164,7 @@ class _Layout:
         self.confidence = np.fromiter((f.metadata.confidence for f in pool), np.float64, n)
         self.bonus = np.fromiter((1 + _bonus(f.metadata.success_count) for f in pool), np.float64, n)
         self.weight = np.fromiter((SCOPE_WEIGHT[f.scope] for f in pool), np.float64, n)
+        self.retraction = [RETRACTIONS_LAST and is_retraction(f) for f in pool]
 
     @classmethod
     def of(cls, facts: Sequence[Fact]) -> "_Layout":
@@ -176,7 +210,10 @@ def _ranked(cos: "np.ndarray", layout: _Layout, now: datetime, accessed: Mapping
         keep = np.flatnonzero(scores >= cutoff).tolist()  # every tie at the cut stays
     positions = maybe.tolist()
     values = scores.tolist()
-    order = sorted(keep, key=lambda j: (-values[j], facts[positions[j]].id))
+    # Near-equal scores (within TIE) go to the newer fact, then the smaller id.
+    retraction = layout.retraction
+    order = sorted(keep, key=lambda j: (retraction[positions[j]], -round(values[j] / TIE),
+                                        _newest_first(facts[positions[j]]), facts[positions[j]].id))
     return [(positions[j], values[j]) for j in order]
 
 
@@ -273,14 +310,16 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
                          environment=environment or {}, scores=scores, tokens=used, max_tokens=max_tokens)
 
 
-def environment(repo: "pygit2.Repository", paths: "RepositoryPaths", org_id: str) -> dict:
+def environment(repo: "pygit2.Repository | None", paths: "RepositoryPaths | None", org_id: str) -> dict:
     """Where the question is asked from: repository, branch, HEAD, ids, and the health
-    of HEAD when a scan already measured it (recall never scans: that is `git neo health`)."""
+    of HEAD when a scan already measured it (recall never scans: that is `git neo health`).
+    Without a repository (an in-memory store) only the org id is known."""
+    env: dict = {"repo": None, "org_id": org_id, "branch": None, "head": None, "detached": False, "health": None}
+    if repo is None or paths is None:
+        return env
     from neo_git.health import cached_summary
 
-    env: dict = {"repo": str(paths.workdir or paths.git_dir),
-                 "org_id": org_id, "branch": None, "head": None, "detached": False,
-                 "health": cached_summary(repo)}
+    env.update(repo=str(paths.workdir or paths.git_dir), health=cached_summary(repo))
     try:
         if repo.head_is_unborn:
             env["branch"] = repo.references["HEAD"].target.removeprefix("refs/heads/")

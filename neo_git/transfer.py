@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from neo_git import safejson
 from neo_git.errors import InvalidFact, NeoError
-from neo_git.identity import vector_cache_dir
 from neo_git.facts import SCOPE_ORDER, Fact, FactScope, now_iso, parse_scope
 from neo_git.scoring import retention_score
 from neo_git.redact import redact
@@ -154,10 +153,11 @@ def _use_embeddings(store: "FactStore", parsed: list[tuple[Fact, list | None]]) 
     dims = {len(e) for _, e in with_vectors}
     if embedder.id != NEO_EMBEDDING_MODEL or dims != {embedder.dim}:
         return f"ignored (the file's vectors are not in the {embedder.id} space)"
-    from neo_git.embed.cache import VectorCache
-
+    cache = store.vector_cache
+    if cache is None:
+        return "ignored (this store keeps no vector cache)"
     try:
-        VectorCache(vector_cache_dir(store.home)).put(
+        cache.put(
             embedder.id, [f.text for f, _ in with_vectors], [e for _, e in with_vectors])
     except (ValueError, OSError) as exc:
         return f"ignored ({exc})"

@@ -29,6 +29,17 @@ def open_store(path, **caps):
     return store
 
 
+def memory_store(**caps):
+    """An in-memory FactStore (no repository, no files) on the hash embedder, with optional
+    lowered caps: for tests of the write policy and recall that do not test storage."""
+    from neo_git.store import FactStore
+
+    store = FactStore.in_memory(embedder="hash")
+    for scope, cap in caps.items():
+        store.caps[FactScope(scope)] = cap
+    return store
+
+
 def random_word(rng: random.Random, length: int = 9) -> str:
     """A made-up lower-case word: the hash embedder sees it as one rare token."""
     return "".join(rng.choice(string.ascii_lowercase) for _ in range(length))

@@ -15,7 +15,7 @@ def test_demo_runs_offline_and_cleans_up(tmp_path, isolated_env):
     out = proc.stdout
     assert "supersedes" in out                          # the paraphrased decision replaced the first
     assert "Changed (no longer true):" in out           # recall shows what changed
-    assert "because their similarity" in out            # why explains the supersession
+    assert "because it restates the same subject" in out or "because their similarity" in out  # why: the rule
     assert "import cycles: 1" in out                    # health found the planted cycle
     assert ": improvement" in out                       # and the fix commit is judged an improvement
     assert out.rstrip().endswith("offline on a throwaway repository.")

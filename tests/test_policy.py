@@ -1,5 +1,9 @@
 """The write policy: supersession (similarity and explicit), duplicates, the review
-cascade, why/restore/history, and scope caps with eviction."""
+cascade, why/restore/history, and scope caps with eviction.
+
+The policy does not depend on where facts are kept, so these run on the in-memory
+store (`memory_store`); the first test runs the same add on the ref store to show
+the policy's result is what lands in git."""
 from __future__ import annotations
 
 import json
@@ -8,16 +12,16 @@ import random
 import pytest
 
 from neo_git.errors import NeoError
-from tests.conftest import git
-from tests.store_helpers import HTTP_NEW, HTTP_OLD, commit_messages, distinct_text, open_store, show_blob
+from tests.store_helpers import HTTP_NEW, HTTP_OLD, distinct_text, memory_store, open_store, show_blob
 
 
 @pytest.fixture
-def store(repo_with_commit):
-    return open_store(repo_with_commit)
+def store():
+    return memory_store()
 
 
-def test_paraphrased_update_supersedes_with_pointers_both_ways(store, repo_with_commit):
+def test_paraphrased_update_supersedes_with_pointers_both_ways(repo_with_commit):
+    store = open_store(repo_with_commit)
     old = store.add("HTTP client", HTTP_OLD, kind="decision")
     result = store.add_detailed("HTTP client", HTTP_NEW, kind="decision")
     new = result.fact
@@ -72,7 +76,7 @@ def test_cascade_flags_exactly_the_dependents(store):
     assert store.get(other_dep.id).needs_review is False
     assert store.get(result.fact.id).needs_review is False
     assert f"It needs review: it depends on {http.id}" in store.why(retry.id)["explanation"]
-    body = git(store.repo.workdir, "log", "-1", "--format=%B", "refs/neo/facts")
+    body = store.project_store.messages[0]
     assert body.startswith(f"supersede {http.id} by {result.fact.id}: HTTP client")
     assert f"flag {retry.id} for review (depends on {http.id})" in body
 
@@ -99,20 +103,22 @@ def test_explicit_supersedes_across_scopes_is_refused(store):
     assert store.list(include_invalid=True) == before
 
 
-def test_exact_duplicate_is_not_added_twice(store, repo_with_commit):
+def test_exact_duplicate_is_not_added_twice(store):
     first = store.add("HTTP client", HTTP_OLD, kind="decision")
-    commits = commit_messages(repo_with_commit)
+    writes = len(store.project_store.log)
     result = store.add_detailed("  HTTP   client ", HTTP_OLD.upper(), kind="decision")
     assert result.duplicate is True and result.fact.id == first.id
-    assert commit_messages(repo_with_commit) == commits
+    assert len(store.project_store.log) == writes  # nothing written
     assert [f.id for f in store.list(include_invalid=True)] == [first.id]
 
 
 def test_why_reports_similarity_and_threshold(store):
     old = store.add("HTTP client", HTTP_OLD, kind="decision")
-    new = store.add("HTTP client", HTTP_NEW, kind="decision")
+    new = store.add("Outbound calls", "We use httpx with a 10 s timeout for all outbound HTTP calls.",
+                    kind="decision")
     info = store.why(old.id)
     threshold = store.embedder.supersede_threshold
+    assert info["rule"] == "similarity" and "(rule 3)" in info["explanation"]
     assert info["state"] == "superseded" and info["superseded_by"] == new.id
     assert info["threshold"] == pytest.approx(threshold)
     assert threshold <= info["similarity"] <= 1.0
@@ -120,14 +126,14 @@ def test_why_reports_similarity_and_threshold(store):
     assert store.why(new.id)["state"] == "valid" and store.why(new.id)["supersedes"] == old.id
 
 
-def test_restore_brings_the_fact_back_and_undoes_the_pointers(store, repo_with_commit):
+def test_restore_brings_the_fact_back_and_undoes_the_pointers(store):
     old = store.add("HTTP client", HTTP_OLD, kind="decision")
     new = store.add("HTTP client", HTTP_NEW, kind="decision")
     restored = store.restore(old.id)
     assert restored.is_valid and restored.superseded_by is None and restored.metadata.invalidation is None
     assert store.get(new.id).supersedes is None
     assert {f.id for f in store.list()} == {old.id, new.id}
-    assert commit_messages(repo_with_commit)[0] == f"restore {old.id}: HTTP client"
+    assert store.project_store.messages[0] == f"restore {old.id}: HTTP client"
     with pytest.raises(NeoError):
         store.restore(old.id)  # already valid
 
@@ -151,8 +157,8 @@ def test_depends_on_unknown_fact_is_refused(store):
 # --- caps ------------------------------------------------------------------------
 
 
-def test_cap_evicts_the_lowest_scoring_unprotected_facts(repo_with_commit):
-    store = open_store(repo_with_commit, project=4)
+def test_cap_evicts_the_lowest_scoring_unprotected_facts():
+    store = memory_store(project=4)
     rng = random.Random(7)
     low = store.add(*distinct_text(rng), confidence=0.1)
     mid = store.add(*distinct_text(rng), confidence=0.6)
@@ -160,8 +166,7 @@ def test_cap_evicts_the_lowest_scoring_unprotected_facts(repo_with_commit):
     seeded = store.add(*distinct_text(rng), tags=["seed"], confidence=0.02)
     result = store.add_detailed(*distinct_text(rng), confidence=0.05)  # 5 valid > 4
     assert result.evicted == (low.id,)
-    body = git(repo_with_commit, "log", "-1", "--format=%B", "refs/neo/facts")
-    assert f"evict {low.id} (over the project cap of 4)" in body
+    assert f"evict {low.id} (over the project cap of 4)" in store.project_store.messages[0]
     evicted = store.get(low.id)
     assert evicted.is_valid is False and evicted.metadata.invalidation["reason"] == "evicted"
     community = store.add(*distinct_text(rng), tags=["community"], confidence=0.0)
@@ -175,8 +180,8 @@ def test_cap_evicts_the_lowest_scoring_unprotected_facts(repo_with_commit):
     assert store.why(low.id)["state"] == "evicted"
 
 
-def test_cap_prefers_keeping_proven_facts(repo_with_commit):
-    store = open_store(repo_with_commit, **{"global": 2})
+def test_cap_prefers_keeping_proven_facts():
+    store = memory_store(**{"global": 2})
     rng = random.Random(11)
     plain = store.add(*distinct_text(rng), scope="global", confidence=0.5)
     proven = store.add(*distinct_text(rng), scope="global", confidence=0.45)
@@ -191,8 +196,7 @@ def test_cap_prefers_keeping_proven_facts(repo_with_commit):
     assert proven.id in valid and plain.id not in valid
 
 
-def test_session_cap_is_fifty(repo_with_commit):
-    store = open_store(repo_with_commit)
+def test_session_cap_is_fifty(store):
     rng = random.Random(3)
     first = store.add(*distinct_text(rng), scope="session", confidence=0.1)
     for _ in range(50):

@@ -1,4 +1,8 @@
-"""Recall: layers, constraint order and share, the token budget, ranking, access counts."""
+"""Recall: layers, constraint order and share, the token budget, ranking, access counts.
+
+Ranking and packing do not depend on storage, so most tests use the in-memory store;
+access counts (kept in `.git/neo/`) and the environment (branch, HEAD, health) need a
+repository."""
 from __future__ import annotations
 
 import random
@@ -7,12 +11,12 @@ import pytest
 
 from neo_git.facts import FactScope
 from neo_git.store.base import Change
-from tests.store_helpers import HTTP_NEW, HTTP_OLD, commit_messages, distinct_text, open_store
+from tests.store_helpers import HTTP_NEW, HTTP_OLD, commit_messages, distinct_text, memory_store, open_store
 
 
 @pytest.fixture
-def store(repo_with_commit):
-    return open_store(repo_with_commit)
+def store():
+    return memory_store()
 
 
 def _returned(ctx):
@@ -95,7 +99,8 @@ def test_known_unknowns_have_their_own_layer(store):
     assert ctx.to_dict()["known_unknowns"][0]["id"] == unknown.id
 
 
-def test_access_count_rises_by_one_per_request_for_returned_facts_only(store, repo_with_commit):
+def test_access_count_rises_by_one_per_request_for_returned_facts_only(repo_with_commit):
+    store = open_store(repo_with_commit)
     returned = store.add("Docker layer caching order", "Copy the lock file before the sources.")
     constraint = store.add("Secrets", "Never commit secrets.", kind="constraint")
     rng = random.Random(9)

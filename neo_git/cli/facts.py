@@ -56,14 +56,21 @@ def _store():
 
 def cmd_init(args: argparse.Namespace) -> int:
     """Set up refs/neo/facts (with a reflog) and .git/neo/."""
+    from neo_git.ingest import ingest  # constraints the team already wrote (CLAUDE.md, AGENTS.md, …)
+
     store = _store()
     info = store.init()
+    info["ingest"] = ingest(store).to_dict()
+    warn(info["ingest"]["warnings"])
     if args.json:
         print_json(info)
     elif info["created"]:
         print(f"Initialized git-neo: {info['ref']} (project {info['project_id']}, org {info['org_id']})")
     else:
         print(f"git-neo is already set up here: {info['ref']} (project {info['project_id']})")
+    if not args.json and info["ingest"]["files"]:
+        print(f"  rules from {', '.join(info['ingest']['files'])}: {len(info['ingest']['added'])} constraints "
+              f"added, {info['ingest']['unchanged']} unchanged (`git neo ingest` refreshes them)")
     return 0
 
 
@@ -76,8 +83,7 @@ def cmd_add(args: argparse.Namespace) -> int:
     warn(store.warnings)
     superseded = result.superseded.id if result.superseded else None
     if args.json:
-        print_json({"id": result.fact.id, "superseded": superseded, "duplicate": result.duplicate,
-                    "flagged": list(result.flagged), "evicted": list(result.evicted)})
+        print_json(result.to_dict())
         return 0
     if result.duplicate:
         print(f"{result.fact.id} already says this; nothing added")
@@ -85,6 +91,9 @@ def cmd_add(args: argparse.Namespace) -> int:
     print(f"added {result.fact.kind.value} {result.fact.id}: {visible(result.fact.subject)}")
     if superseded:
         print(f"  supersedes {superseded} (see `git neo why {superseded}`)")
+    for link in result.possible:
+        print(f"  may supersede {link['id']} (similarity {link.get('similarity') or 0:.3f}): "
+              f"`git neo review` to accept or reject")
     for fid in result.flagged:
         print(f"  {fid} depends on it and is flagged for review")
     for fid in result.evicted:

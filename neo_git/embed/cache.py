@@ -203,11 +203,14 @@ class _Shelf:
         for i in np.flatnonzero(trusted_rows(data[:new * size], self.dim)).tolist():
             index.setdefault(data[i * size:i * size + KEY_BYTES], base + i)
         needed = self.rows + new
-        if self._buffer is None or needed > len(self._buffer):
+        if self._buffer is None:
+            self._buffer = vectors  # a fresh copy already (ascontiguousarray of a field): keep it
+        elif needed > len(self._buffer):
             grown = np.empty((max(needed, 2 * self.rows, 64), self.dim), dtype=np.float32)
             grown[:self.rows] = self.matrix()
             self._buffer = grown
-        self._buffer[self.rows:needed] = vectors
+        if self._buffer is not vectors:
+            self._buffer[self.rows:needed] = vectors
         self.rows = needed
 
     def append(self, keys: list[bytes], vectors: "np.ndarray") -> None:

@@ -20,10 +20,11 @@ __all__ = [
     "FileMetrics", "ImportGraph", "ImportRef",
 ]
 
+CACHE_FILE = "health.sqlite"   # in .git/neo/ (see cache.py)
+
 _LAZY = {
     "snapshot_commit": "neo_git.health.measure",
     "snapshot_index": "neo_git.health.measure",
-    "cached_summary": "neo_git.health.measure",
     "HealthSnapshot": "neo_git.health.measure",
     "health_delta": "neo_git.health.delta",
     "HealthDelta": "neo_git.health.delta",
@@ -33,9 +34,27 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pygit2
+
     from neo_git.health.delta import HealthDelta, health_delta
     from neo_git.health.model import FileMetrics, ImportGraph, ImportRef
-    from neo_git.health.measure import HealthSnapshot, cached_summary, snapshot_commit, snapshot_index
+    from neo_git.health.measure import HealthSnapshot, snapshot_commit, snapshot_index
+
+
+def cached_summary(repo: "pygit2.Repository", rev: str = "HEAD") -> dict | None:
+    """The health summary of *rev* if a scan already measured its tree, else None (see
+    `measure.cached_summary`). A repository without a health cache answers None before
+    any health module loads: recall asks on every call, and loading them cost ~35 ms."""
+    from neo_git.identity import repository_paths
+
+    try:
+        if not (repository_paths(repo).neo_dir / CACHE_FILE).is_file():
+            return None
+    except (OSError, ValueError):
+        return None
+    from neo_git.health.measure import cached_summary as summary
+
+    return summary(repo, rev)
 
 
 def __getattr__(name: str) -> Any:

@@ -26,9 +26,11 @@ import sqlite3
 import time
 import zlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple
 
 from neo_git.fileio import move_aside
+from neo_git.health import CACHE_FILE
+from neo_git.health.states import typed_rows
 
 if TYPE_CHECKING:  # pragma: no cover
     import pygit2
@@ -37,6 +39,13 @@ BUSY_TIMEOUT_SECONDS = 0.2   # a hook must never hang on a lock held by another 
 BATCH_SIZE = 256             # rows written per transaction
 _SELECT_CHUNK = 500          # keys per `IN (...)` query (below every SQLite variable limit)
 MAX_STATES = 8               # whole-snapshot states kept (the most recently used)
+
+
+class StoredState(NamedTuple):
+    """A whole-snapshot state found in the cache, and the tree it belongs to."""
+
+    tree: bytes   # raw tree id
+    state: dict   # see states.py; file rows are FileRow
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS file_results (
@@ -183,8 +192,8 @@ class MetricsCache:
 
     # -- whole-snapshot states ----------------------------------------------
 
-    def load_state(self, trees: Iterable[bytes]) -> tuple[bytes, dict] | None:
-        """(tree, state) for the first of *trees* with a stored state, else None."""
+    def load_state(self, trees: Iterable[bytes]) -> StoredState | None:
+        """The stored state of the first of *trees* that has one, else None."""
         if self._conn is None:
             return None
         try:
@@ -195,10 +204,10 @@ class MetricsCache:
                 if row is not None:
                     try:
                         state = json.loads(zlib.decompress(row[0]))
-                    except (zlib.error, ValueError):  # a damaged row: as if absent
+                        if _looks_like_state(state):
+                            return StoredState(tree, typed_rows(state))
+                    except (zlib.error, ValueError, TypeError):  # a damaged row: as if absent
                         continue
-                    if _looks_like_state(state):
-                        return tree, state
         except sqlite3.Error:
             self._disable()
         return None
@@ -271,7 +280,7 @@ def cache_path(repo: "pygit2.Repository") -> Path | None:
     from neo_git.identity import repository_paths
 
     try:
-        return repository_paths(repo).neo_dir / "health.sqlite"
+        return repository_paths(repo).neo_dir / CACHE_FILE
     except (OSError, ValueError):
         return None
 

@@ -112,10 +112,9 @@ def snapshot_commit(repo: pygit2.Repository, rev: str = "HEAD", *, progress: boo
                     include_type_checking: bool = False, workers: int = 1) -> HealthSnapshot:
     """Measure the tree of commit *rev* (any revision git understands; a tree id works too).
 
-    *workers* > 1 lets a cold scan parse in that many processes (never in hooks). The
-    CLI stays at 1: the pool splits the CPU time well (stdlib benchmark: ~1.1 s in the
-    parent, the rest across the workers) but on a busy 2-core machine it did not
-    clearly beat one process; `benchmarks/health_bench.py` measures both.
+    *workers* > 1 lets a cold scan of 64+ uncached files parse in that many processes.
+    The library default is 1; `git neo health` at a terminal asks for up to 4 and hooks
+    stay at 1 (see `cli/health._workers`); `benchmarks/health_bench.py` measures both.
     """
     rev_id, tree = resolve_tree(repo, rev)
     bases = []
@@ -175,7 +174,7 @@ def cached_summary(repo: pygit2.Repository, rev: str = "HEAD") -> dict | None:
             found = cache.load_state([tree.id.raw])
         if found is None:
             return None
-        return snapshot_from_state(repo, rev_id, found[1], include_type_checking=False).summary()
+        return snapshot_from_state(repo, rev_id, found.state, include_type_checking=False).summary()
     except Exception:  # noqa: BLE001 - recall must never fail because of a health cache
         return None
 

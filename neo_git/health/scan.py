@@ -9,7 +9,7 @@ measured from the blob-keyed cache when the same bytes were measured before.
 from __future__ import annotations
 
 import json
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, NamedTuple
 
 import pygit2
 
@@ -18,11 +18,18 @@ from neo_git.health.model import FileMetrics
 from neo_git.health.skips import content_skip_reason, path_skip_reason
 from neo_git.health.sources import (MODE_GITLINK, MODE_SYMLINK, MODE_TREE, Entry, Source, index_entries,
                                     tree_entries)
-from neo_git.health.states import (by_family, family_of, metrics_from_row, same_import_edges, state_graph,
-                                   store_files)
+from neo_git.health.states import (FileRow, by_family, family_of, metrics_from_row, same_import_edges,
+                                   state_graph, store_files)
 from neo_git.health.versions import analyzer_version, state_version
 
 _EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"  # `git add -N` entries point here
+
+
+class _Found(NamedTuple):
+    """A path looked up in the scanned tree or index."""
+
+    oid: pygit2.Oid
+    mode: int
 
 
 def _file_node(path: str) -> str:
@@ -57,7 +64,7 @@ class Scan:
         self.metrics = metrics
         self._stripped: dict[str, FileMetrics] = {}   # path -> metrics rebuilt from a state row
 
-    def row_metrics(self, path: str, row: list) -> FileMetrics:
+    def row_metrics(self, path: str, row: FileRow) -> FileMetrics:
         """The FileMetrics of a stored row, built once per path and scan."""
         found = self._stripped.get(path)
         if found is None:
@@ -76,10 +83,10 @@ class Scan:
         tree = self.source.tree
         candidates = ([tree.id.raw] if tree is not None else []) + [b.id.raw for b in self.source.bases]
         found = self.cache.load_state(candidates)
-        if found is not None and tree is not None and found[0] == tree.id.raw:
-            self.cache.touch_state(found[0])
-            return found[1]
-        changes = self._changes(found[0]) if found is not None else None
+        if found is not None and tree is not None and found.tree == tree.id.raw:
+            self.cache.touch_state(found.tree)
+            return found.state
+        changes = self._changes(found.tree) if found is not None else None
         if found is None:
             latest = self.cache.latest_state_tree()
             changes = self._changes(latest) if latest is not None else None
@@ -87,7 +94,7 @@ class Scan:
         state = None
         if found is not None and changes is not None:
             try:
-                state = self._incremental(found[1], changes)
+                state = self._incremental(found.state, changes)
             except (KeyError, TypeError, ValueError, IndexError):  # a damaged stored state: start over
                 state = None
         if state is None:
@@ -142,7 +149,7 @@ class Scan:
     def _incremental(self, base: dict, changes: list) -> dict:
         state = {"files": dict(base["files"]), "skipped": dict(base["skipped"]),
                  "families": {}, "components": None}
-        removed = {}
+        removed: dict[str, FileRow] = {}
         for old_path, _new in changes:
             if old_path is not None:
                 row = state["files"].pop(old_path, None)
@@ -159,13 +166,13 @@ class Scan:
             before, after = removed.get(path), measured.get(path)   # a stored row / FileMetrics
             families = set()
             if before is not None:
-                families.add(family_of(before[1]))
+                families.add(family_of(before.language))
             if after is not None:
                 families.add(family_of(after.language))
             touched |= families
-            if before is None or after is None or (before[1], before[7]) != (after.language, after.package):
+            if before is None or after is None or (before.language, before.package) != (after.language, after.package):
                 reshaped |= families
-        names = set(base["families"]) | {family_of(row[1]) for row in state["files"].values()}
+        names = set(base["families"]) | {family_of(row.language) for row in state["files"].values()}
         same_edges = True   # then the import cycles are the base's too
         for family in sorted(names):
             old = base["families"].get(family)
@@ -174,7 +181,7 @@ class Scan:
             if old is not None and family not in touched and not stale_reads:
                 state["families"][family] = old
                 continue
-            files = {p: row for p, row in state["files"].items() if family_of(row[1]) == family}
+            files = {p: row for p, row in state["files"].items() if family_of(row.language) == family}
             if not files:
                 same_edges = False
                 continue
@@ -207,7 +214,7 @@ class Scan:
         """FileMetrics for *files*, with raw imports for the *wanted* paths (from the cache)."""
         result = {p: self.row_metrics(p, row) for p, row in files.items()}
         result.update((p, m) for p, m in measured.items() if p in files)
-        missing = [(p, pygit2.Oid(hex=files[p][0]), files[p][1]) for p in wanted if p not in measured]
+        missing = [(p, pygit2.Oid(hex=files[p].blob), files[p].language) for p in wanted if p not in measured]
         result.update(self._measure(missing, {}, show_progress=False))
         return result
 
@@ -282,12 +289,12 @@ class Scan:
 
         def read(path: str) -> bytes | None:
             found = self._lookup(path)
-            usable = found is not None and found[1] not in (MODE_GITLINK, MODE_SYMLINK, MODE_TREE)
-            reads[path] = str(found[0]) if usable else None
+            usable = found is not None and found.mode not in (MODE_GITLINK, MODE_SYMLINK, MODE_TREE)
+            reads[path] = str(found.oid) if usable else None
             if not usable:
                 return None
             try:
-                return self.repo[found[0]].data
+                return self.repo[found.oid].data
             except (KeyError, ValueError, pygit2.GitError):
                 return None
 
@@ -296,21 +303,21 @@ class Scan:
                 "tc": {n: list(t) for n, t in graph.type_checking_edges.items()},
                 "lang": dict(graph.language_of), "reads": reads}
 
-    def _lookup(self, path: str) -> tuple[pygit2.Oid, int] | None:
+    def _lookup(self, path: str) -> _Found | None:
         try:
             if self.source.tree is not None:
                 entry = self.source.tree[path]
-                return entry.id, entry.filemode
+                return _Found(entry.id, entry.filemode)
             entry = self.source.index[path]
-            return entry.id, int(entry.mode)
+            return _Found(entry.id, int(entry.mode))
         except (KeyError, ValueError, pygit2.GitError):
             return None
 
     def _blob_hex(self, path: str) -> str | None:
         found = self._lookup(path)
-        if found is None or found[1] in (MODE_GITLINK, MODE_SYMLINK, MODE_TREE):
+        if found is None or found.mode in (MODE_GITLINK, MODE_SYMLINK, MODE_TREE):
             return None
-        return str(found[0])
+        return str(found.oid)
 
 
 def _progress(total: int, enabled: bool):

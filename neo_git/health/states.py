@@ -8,23 +8,45 @@ A state is plain JSON (cached by tree id in `cache.py`):
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from neo_git.health.model import FileMetrics, ImportGraph
 
 STATE_FORMAT = "state-1"   # bump with any change to the layout above
+
+
+class FileRow(NamedTuple):
+    """One file of a state; stored as a JSON array in this field order (json writes a
+    NamedTuple as an array, so the stored layout is STATE_FORMAT's)."""
+
+    blob: str               # hex id of the measured blob
+    language: str
+    lines: int
+    functions: int
+    max_nesting: int
+    nesting_line: int
+    has_errors: bool
+    package: str | None     # Java/Go package, else None
+
+
+def typed_rows(state: dict) -> dict:
+    """*state* (as loaded from JSON) with its file rows as FileRow; TypeError on a damaged row."""
+    state["files"] = {path: FileRow(*row) for path, row in state["files"].items()}
+    return state
 
 
 def store_files(state: dict, measured: dict[str, FileMetrics], sources: list) -> None:
     """Write the rows of the *measured* files (their blobs from *sources*) into *state*."""
     blobs = {path: oid for path, oid, _language in sources}
     for path, m in measured.items():
-        state["files"][path] = [str(blobs[path]), m.language, m.lines, m.functions, m.max_nesting,
-                                m.nesting_line, m.has_errors, m.package]
+        state["files"][path] = FileRow(str(blobs[path]), m.language, m.lines, m.functions, m.max_nesting,
+                                       m.nesting_line, m.has_errors, m.package)
 
 
-def metrics_from_row(path: str, row: list) -> FileMetrics:
+def metrics_from_row(path: str, row: FileRow) -> FileMetrics:
     """The FileMetrics of one stored row (without imports: those are in the families)."""
-    _blob, language, lines, functions, max_nesting, nesting_line, has_errors, package = row
-    return FileMetrics(path, language, lines, functions, max_nesting, (), package, has_errors, nesting_line)
+    return FileMetrics(path, row.language, row.lines, row.functions, row.max_nesting, (), row.package,
+                       row.has_errors, row.nesting_line)
 
 
 def family_of(language: str) -> str:

@@ -16,12 +16,15 @@ from neo_git.facts import (
     MAX_BODY_CHARS, MAX_SOURCE_PROMPT_CHARS, MAX_SUBJECT_CHARS, SCOPE_ORDER, Fact, FactMetadata,
     FactScope, check_text, new_fact_id, now_iso, parse_kind, parse_scope,
 )
+from neo_git.fileio import publish_once
 from neo_git.redact import redact
 from neo_git.store.access import AccessLog
 from neo_git.store.explain import explain, supersession_chain
 from neo_git.store.base import Backend, Change, LoadedScope, Transaction
 from neo_git.store.filestore import FileStore
-from neo_git.store.policy import SCOPE_CAPS, AddResult, plan_add
+from neo_git.store.policy import SCOPE_CAPS, AddResult
+from neo_git.store.review import undo_supersession
+from neo_git.store.writing import WritePaths
 from neo_git.store.refstore import FACTS_REF, RefStore, ensure_reflog
 from neo_git.store.vectors import FactVectors
 
@@ -35,36 +38,62 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["FactStore", "AddResult", "Change", "LoadedScope", "Transaction"]
 
 
-class FactStore:
-    """Facts of every scope visible from one repository."""
+
+class FactStore(WritePaths):
+    """Facts of every scope visible from one repository (adds and reviews: `store/writing.py`)."""
 
     def __init__(self, repo: "pygit2.Repository", embedder: "str | Embedder | None" = None,
                  home: Path | None = None) -> None:
         import pygit2
 
+        paths = identity.repository_paths(repo)
+        home = Path(home) if home is not None else identity.neo_home()
+        org_id = identity.org_id(repo)
+        author = identity.author_identity(repo)
+        name, _, email = author.partition(" <")
+        signature = pygit2.Signature(name or "git-neo", email.rstrip(">") or "neo@localhost")
+        project_store = RefStore(repo, paths.common_dir, signature, project_id=lambda: self.project_id)
+        self._setup(repo, paths, home, org_id, author, embedder, {
+            FactScope.GLOBAL: FileStore(home / "facts" / "facts_global.json"),
+            FactScope.ORG: FileStore(home / "facts" / f"facts_org_{org_id}.json"),
+            FactScope.PROJECT: project_store,
+            FactScope.SESSION: FileStore(paths.session_file),
+        }, AccessLog(paths.neo_dir / "access.json"))
+
+    @classmethod
+    def in_memory(cls, embedder: "str | Embedder | None" = "hash", *, org_id: str = "memory",
+                  project_id: str = "0" * 16, author: str = "git-neo <neo@localhost>") -> "FactStore":
+        """A store whose four scopes live in this process (`MemoryBackend`): no repository, no
+        files, no vector cache on disk. Same policy, recall and `transact` as a real store;
+        `init` needs a repository, and recall's environment names none."""
+        from neo_git.store.memory import MemoryBackend
+
+        store = cls.__new__(cls)
+        backends: dict[FactScope, Backend] = {scope: MemoryBackend(description=f"memory:{scope.value}")
+                                              for scope in SCOPE_ORDER}
+        store._setup(None, None, None, org_id, author, embedder, backends, AccessLog(None))
+        store._fixed_project_id = project_id
+        return store
+
+    def _setup(self, repo: "pygit2.Repository | None", paths: "identity.RepositoryPaths | None",
+               home: Path | None, org_id: str, author: str, embedder: "str | Embedder | None",
+               backends: dict[FactScope, Backend], access: AccessLog) -> None:
         self.repo = repo
-        self.paths = identity.repository_paths(repo)
-        self.home = Path(home) if home is not None else identity.neo_home()
-        self.org_id = identity.org_id(repo)
-        self.author = identity.author_identity(repo)
-        name, _, email = self.author.partition(" <")
-        self._signature = pygit2.Signature(name or "git-neo", email.rstrip(">") or "neo@localhost")
+        self.paths = paths
+        self.home = home
+        self.org_id = org_id
+        self.author = author
         self._embedder_arg = embedder
         self._embedder: Embedder | None = None
         self._vector_cache = None
         self._fact_vectors: FactVectors | None = None
         self._matrix_facts: list[Fact] | None = None
         self._matrix = None
+        self._fixed_project_id: str | None = None
         self.caps = dict(SCOPE_CAPS)
-        self.project_store = RefStore(repo, self.paths.common_dir, self._signature,
-                                      project_id=lambda: self.project_id)
-        self.backends: dict[FactScope, Backend] = {
-            FactScope.GLOBAL: FileStore(self.home / "facts" / "facts_global.json"),
-            FactScope.ORG: FileStore(self.home / "facts" / f"facts_org_{self.org_id}.json"),
-            FactScope.PROJECT: self.project_store,
-            FactScope.SESSION: FileStore(self.paths.session_file),
-        }
-        self.access = AccessLog(self.paths.neo_dir / "access.json")
+        self.backends = backends
+        self.project_store = backends[FactScope.PROJECT]
+        self.access = access
         self.warnings: list[str] = []
 
     @classmethod
@@ -84,12 +113,22 @@ class FactStore:
             self._embedder = get_embedder(self._embedder_arg, repo=self.repo)
         return self._embedder
 
-    def _vectors(self, texts: Sequence[str]) -> "np.ndarray":
-        if self._vector_cache is None:
+    @property
+    def vector_cache(self):
+        """The on-disk vector cache of this store's NEO_HOME (None for an in-memory store)."""
+        if self._vector_cache is None and self.home is not None:
             from neo_git.embed.cache import VectorCache
 
             self._vector_cache = VectorCache(identity.vector_cache_dir(self.home))
-        return self._vector_cache.vectors(self.embedder, texts)
+        return self._vector_cache
+
+    def _vectors(self, texts: Sequence[str]) -> "np.ndarray":
+        cache = self.vector_cache
+        if cache is None:  # in memory: FactVectors already keeps each fact's row for the process
+            import numpy as np
+
+            return np.asarray(self.embedder.embed(list(texts)), dtype=np.float32).reshape(len(texts), self.embedder.dim)
+        return cache.vectors(self.embedder, texts)
 
     def _embed_one(self, text: str) -> "np.ndarray":
         """One text's vector straight from the embedder, bypassing the vector cache.
@@ -130,34 +169,24 @@ class FactStore:
     @property
     def project_id(self) -> str:
         """Stable across clones: recorded in the ref's meta.json, else the root commit."""
+        if self._fixed_project_id is not None:
+            return self._fixed_project_id
         recorded = self.project_store.meta().get("project_id")
         if isinstance(recorded, str) and recorded:
             return recorded
         root = identity.root_commit_id(self.repo)
         if root:
             return root
-        # Unborn repository: remember one id until the first commit exists.
-        marker = self.paths.neo_dir / "project_id"
-        try:
-            return marker.read_text(encoding="utf-8").strip()
-        except FileNotFoundError:
-            # Concurrent first writers must agree on one id: publish ours with link(), which
-            # fails if another process got there first (then theirs wins), never half-written.
-            marker.parent.mkdir(parents=True, exist_ok=True)
-            candidate = marker.with_name(f".project_id.{os.getpid()}.{new_fact_id()}")
-            candidate.write_text(new_fact_id() + "\n", encoding="utf-8")
-            try:
-                os.link(candidate, marker)
-            except FileExistsError:
-                pass
-            finally:
-                candidate.unlink()
-            return marker.read_text(encoding="utf-8").strip()
+        # Unborn repository: one id, kept until the first commit exists (first writer wins).
+        return publish_once(self.paths.neo_dir / "project_id", new_fact_id() + "\n").strip()
 
     # --- setup ---------------------------------------------------------------------
 
     def init(self) -> dict:
         """Create `.git/neo/`, the ref's reflog and its first commit (meta.json). Idempotent."""
+        if self.repo is None:
+            raise NeoError("an in-memory store has no repository to initialise",
+                           "open one with FactStore.open(path)")
         self.paths.neo_dir.mkdir(parents=True, exist_ok=True)
         ensure_reflog(self.paths.common_dir, FACTS_REF)
         created = False
@@ -230,43 +259,6 @@ class FactStore:
 
         return backend.transact(checked)
 
-    def add(self, subject: str, body: str = "", *, kind: str = "pattern", scope: str = "project",
-            depends_on: Sequence[str] = (), supersedes: str | None = None, tags: Sequence[str] = (),
-            confidence: float = 0.5, source_file: str | None = None, source_prompt: str | None = None,
-            provenance: str = "observed") -> Fact:
-        """Add a fact under the write policy; returns the stored fact (or the existing duplicate)."""
-        return self.add_detailed(subject, body, kind=kind, scope=scope, depends_on=depends_on,
-                                 supersedes=supersedes, tags=tags, confidence=confidence,
-                                 source_file=source_file, source_prompt=source_prompt,
-                                 provenance=provenance).fact
-
-    def add_detailed(self, subject: str, body: str = "", *, kind: str = "pattern", scope: str = "project",
-                     depends_on: Sequence[str] = (), supersedes: str | None = None, tags: Sequence[str] = (),
-                     confidence: float = 0.5, source_file: str | None = None,
-                     source_prompt: str | None = None, provenance: str = "observed") -> AddResult:
-        """`add`, returning what happened: supersession, duplicates, flags, evictions."""
-        fact = self._new_fact(subject, body, kind, scope, depends_on, tags, confidence,
-                              source_file, source_prompt, provenance)
-        explicit = None if supersedes is None else self._resolve_id(supersedes, fact.scope)
-        depends = tuple(self._resolve_id(d, fact.scope) for d in fact.depends_on)
-        fact = fact.evolve(depends_on=depends)
-        new_vector = self._embed_one(fact.text)
-        embedder = self.embedder
-        self._vector_rows().remember(fact, new_vector)  # the next add compares with it without a lookup
-        results: list[AddResult] = []
-
-        def similarity(group):
-            return self._vector_rows().group_scores(group, new_vector)
-
-        def body_(facts: Mapping[str, Fact]) -> Change | None:
-            result, change = plan_add(facts, fact, similarity=similarity, threshold=embedder.supersede_threshold,
-                                      embedder_id=embedder.id, explicit=explicit, cap=self.caps.get(fact.scope))
-            results[:] = [result]
-            return change
-
-        self.backends[fact.scope].transact(body_)
-        return results[0]
-
     def _new_fact(self, subject, body, kind, scope, depends_on, tags, confidence,
                   source_file, source_prompt, provenance) -> Fact:
         subject = redact(check_text("subject", subject, MAX_SUBJECT_CHARS, required=True).strip())
@@ -312,7 +304,8 @@ class FactStore:
         return out[0]
 
     def invalidate(self, fact_id: str, reason: str = "") -> Fact:
-        """Mark a fact no longer true (keeps its text); restore undoes it."""
+        """Retract a fact without a successor (keeps its text and the reason); restore undoes it."""
+        reason = redact(check_text("reason", reason or "", 1000).strip())
         fact = self._find(fact_id)
 
         def make(current: Fact, facts: Mapping[str, Fact]) -> list[Fact]:
@@ -330,13 +323,7 @@ class FactStore:
             raise NeoError(f"fact {fact.id} is already valid", "nothing to restore")
 
         def make(current: Fact, facts: Mapping[str, Fact]) -> list[Fact]:
-            if current.is_valid:
-                return []
-            changed = [current.evolve(is_valid=True, superseded_by=None, metadata={"invalidation": None})]
-            successor = facts.get(current.superseded_by or "")
-            if successor is not None and successor.supersedes == current.id:
-                changed.append(successor.evolve(supersedes=None))
-            return changed
+            return [] if current.is_valid else undo_supersession(current, facts)
 
         restored = self._update(fact, f"restore {fact.id}: {fact.subject}"[:120], make)
         return self.access.apply(restored)
@@ -351,8 +338,20 @@ class FactStore:
 
     def why(self, fact_id: str) -> dict:
         """Why a fact is in its state: valid, superseded (by what, similarity, threshold), evicted, ..."""
+        from neo_git.upkeep import trail  # what upkeep did lives in the ref's log
+
         facts = self._load()
-        return explain(self._find(fact_id, facts), {f.id: f for f in facts})
+        try:
+            fact = self._find(fact_id, facts)
+        except FactNotFound:
+            purged = None if self.paths is None else trail.explain_purged(self.paths.common_dir, fact_id)
+            if purged is None:
+                raise
+            return purged
+        info = explain(fact, {f.id: f for f in facts})
+        if fact.is_valid and fact.scope is FactScope.PROJECT and self.paths is not None:
+            trail.add_upkeep_trail(info, self.paths.common_dir, fact.id)
+        return info
 
     # --- recall --------------------------------------------------------------------
 

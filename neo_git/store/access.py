@@ -3,7 +3,8 @@
 Recall counts every fact it returns once per request. Writing those counts to
 the shared ref would add a commit (and a merge conflict for teammates) per
 question, so they live beside the repository instead and are laid over the
-stored facts when read: {fact id: [access count, last accessed]}.
+stored facts when read: {fact id: [access count, last accessed]}. Without a
+path (an in-memory store) the counts live only in this object.
 """
 from __future__ import annotations
 
@@ -19,12 +20,14 @@ from neo_git.fileio import atomic_write, locked
 class AccessLog:
     """Per-repository access counts, safe for concurrent processes."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        self._lock = self.path.with_name(self.path.name + ".lock")
+    def __init__(self, path: Path | None) -> None:
+        self.path = None if path is None else Path(path)
+        self._lock = None if self.path is None else self.path.with_name(self.path.name + ".lock")
         self._cache: dict[str, list] | None = None
 
     def _read(self) -> dict[str, list]:
+        if self.path is None:
+            return dict(self._cache or {})
         try:
             data = safejson.loads(self.path.read_bytes())
         except (OSError, ValueError, UnicodeDecodeError):
@@ -45,18 +48,24 @@ class AccessLog:
         if not ids:
             return
         stamp = now_iso()
+        if self.path is None:
+            self._cache = self._counted(self._read(), ids, stamp)
+            return
         try:
             with locked(self._lock):
-                data = self._read()
-                for fact_id in ids:
-                    count = data.get(fact_id, [0, None])[0]
-                    data[fact_id] = [count + 1, stamp]
+                data = self._counted(self._read(), ids, stamp)
                 # Still atomic (readers never see half a file), but not fsynced: counts are derived,
                 # local data and an fsync per question would dominate recall.
                 atomic_write(self.path, (json.dumps(data, sort_keys=True) + "\n").encode("utf-8"), durable=False)
         except OSError:
             return  # a read-only .git/neo (or a folder in the way): the answer matters, the count does not
         self._cache = data
+
+    @staticmethod
+    def _counted(data: dict[str, list], ids: set[str], stamp: str) -> dict[str, list]:
+        for fact_id in ids:
+            data[fact_id] = [data.get(fact_id, [0, None])[0] + 1, stamp]
+        return data
 
     def apply(self, fact: Fact) -> Fact:
         """*fact* with the local access count added to the stored one."""

@@ -10,6 +10,15 @@ from typing import Any, Mapping
 from neo_git.facts import Fact
 
 
+# How `why` words the reasons a fact left without a successor (metadata.invalidation.reason).
+_RETIRED = {
+    "evicted": "was evicted (scope cap)",
+    "pruned": "was pruned by upkeep",
+    "retired": "was retired",
+    "invalidated": "was invalidated",
+}
+
+
 def supersession_chain(fact: Fact, by_id: Mapping[str, Fact]) -> list[Fact]:
     """The chain through *fact*, oldest first (pointer loops are cut)."""
     seen = {fact.id}
@@ -31,29 +40,45 @@ def explain(fact: Fact, by_id: Mapping[str, Fact]) -> dict:
         info["state"] = "valid"
         lines.append(f"{fact.id} is valid ({fact.kind.value}, {fact.scope.value} scope, "
                      f"confidence {fact.metadata.confidence:.2f}).")
+        merged = sorted(f.id for f in by_id.values() if f.superseded_by == fact.id
+                        and (f.metadata.invalidation or {}).get("reason") == "synthesized")
+        if merged:
+            info["synthesized_from"] = merged
+            lines.append(f"Upkeep synthesized it from {len(merged)} near-identical review facts: "
+                         f"{', '.join(merged)}.")
     else:
         detail = fact.metadata.invalidation or {}
         info["state"] = detail.get("reason") or ("superseded" if fact.superseded_by else "invalidated")
-        info.update({k: detail.get(k) for k in ("at", "similarity", "threshold", "embedder", "detail", "explicit")
-                     if detail.get(k) is not None})
+        info.update({k: detail.get(k) for k in ("at", "rule", "similarity", "threshold", "embedder", "detail",
+                                                "explicit") if detail.get(k) is not None})
+        if fact.superseded_by and "rule" not in info:  # written before rules were recorded
+            info["rule"] = "explicit" if detail.get("explicit") else "similarity"
         if fact.superseded_by:
             info["superseded_by"] = fact.superseded_by
             successor = by_id.get(fact.superseded_by)
             subject = f" \"{successor.subject}\"" if successor else ""
-            if detail.get("explicit"):
-                how = "explicitly (--supersedes)"
-            elif detail.get("similarity") is not None:
-                threshold = detail.get("threshold")  # a teammate's fact may carry null here
-                how = (f"because their similarity {detail['similarity']:.3f} reached the "
-                       f"{detail.get('embedder') or '?'} threshold"
-                       + (f" {threshold:.3f}" if isinstance(threshold, (int, float)) else ""))
-            else:
-                how = ""
+            how = _how(info["rule"], detail)
             lines.append(f"{fact.id} was superseded by {fact.superseded_by}{subject} "
                          f"on {detail.get('at', '?')} {how}".rstrip() + ".")
+            if detail.get("reason") == "synthesized" or (detail.get("explicit") and detail.get("detail")):
+                # upkeep and ingestion say in their own words why (merged into an archetype,
+                # a section of an instruction file changed)
+                lines[-1] = (f"{fact.id} was superseded by {fact.superseded_by}{subject} "
+                             f"on {detail.get('at', '?')}: {detail['detail']}.")
         else:
-            lines.append(f"{fact.id} is not valid: {detail.get('detail') or info['state']}.")
+            verb = _RETIRED.get(info["state"])
+            when = f" on {detail['at']}" if detail.get("at") else ""
+            lines.append(f"{fact.id} {verb}{when}: {detail.get('detail') or info['state']}." if verb
+                         else f"{fact.id} is not valid: {detail.get('detail') or info['state']}.")
         lines.append(f"`git neo restore {fact.id}` brings it back.")
+    possible = fact.metadata.possibly_supersedes
+    if possible:
+        info["possibly_supersedes"] = [dict(link) for link in possible]
+        lines.append("It may supersede " + ", ".join(
+            f"{link['id']} (similarity {link.get('similarity', 0):.3f})" for link in possible)
+            + "; nothing was retired: `git neo review` accepts or rejects.")
+    if fact.metadata.distinct_from:
+        info["distinct_from"] = list(fact.metadata.distinct_from)
     if fact.supersedes:
         info["supersedes"] = fact.supersedes
         lines.append(f"It replaced {fact.supersedes}.")
@@ -63,3 +88,19 @@ def explain(fact: Fact, by_id: Mapping[str, Fact]) -> dict:
                      + ", which changed.")
     info["explanation"] = " ".join(lines)
     return info
+
+
+def _how(rule: str, detail: Mapping[str, Any]) -> str:
+    """The clause naming the rule that retired a fact (DESIGN.md §4, rules 1-3, and review)."""
+    similarity = detail.get("similarity")
+    if rule == "explicit":
+        return "explicitly (--supersedes) (rule 1)"
+    if rule == "review":
+        return "when a person accepted the possible supersession (`git neo review accept`)"
+    if rule == "same_subject":
+        tail = f" (similarity {similarity:.3f})" if similarity is not None else ""
+        return f"because it restates the same subject and the bodies are related (rule 2){tail}"
+    if similarity is not None:
+        return (f"because their similarity {similarity:.3f} reached the {detail.get('embedder', '?')} "
+                f"certain threshold {detail.get('threshold') or 0:.3f} (rule 3)")
+    return ""

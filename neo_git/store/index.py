@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import Iterator, Mapping
 
 from neo_git.facts import Fact, FactKind, FactScope
+from neo_git.store.supersession import subject_key
 
 # Compact a group once it has more dead rows than this and more dead than alive.
 COMPACT_AFTER = 64
@@ -40,7 +41,7 @@ def text_key(fact: Fact) -> tuple[str, str]:
 class PeerGroup:
     """The valid facts of one (scope, kind): what a new fact of that scope and kind may supersede."""
 
-    __slots__ = ("rows", "alive", "row_of", "members", "epoch", "_texts", "__weakref__")
+    __slots__ = ("rows", "alive", "row_of", "members", "epoch", "_texts", "_subjects", "__weakref__")
 
     def __init__(self) -> None:
         self.rows: list[Fact] = []          # row -> the fact as it joined (its text is the row's text)
@@ -51,6 +52,8 @@ class PeerGroup:
         # text_key -> member ids; built on the first duplicate check, so a cold process
         # normalises the texts of the one kind it adds, not of every stored fact.
         self._texts: dict[tuple[str, str], set[str]] | None = None
+        # subject_key -> member ids (the write policy's rule 2), built on first use too.
+        self._subjects: dict[str, set[str]] | None = None
 
     def __len__(self) -> int:
         return len(self.members)
@@ -63,6 +66,8 @@ class PeerGroup:
         self.members[fact.id] = fact
         if self._texts is not None:
             self._texts.setdefault(text_key(fact), set()).add(fact.id)
+        if self._subjects is not None:
+            self._subjects.setdefault(subject_key(fact.subject), set()).add(fact.id)
 
     def leave(self, fact_id: str) -> None:
         """Drop a member; its row stays, dead, until the group is compacted."""
@@ -73,6 +78,11 @@ class PeerGroup:
             self._texts[key].discard(fact_id)
             if not self._texts[key]:
                 del self._texts[key]
+        if self._subjects is not None:
+            key = subject_key(fact.subject)
+            self._subjects[key].discard(fact_id)
+            if not self._subjects[key]:
+                del self._subjects[key]
         dead = len(self.rows) - len(self.members)
         if dead > COMPACT_AFTER and dead > len(self.members):
             self._compact()
@@ -84,6 +94,14 @@ class PeerGroup:
             for fact in self.members.values():
                 self._texts.setdefault(text_key(fact), set()).add(fact.id)
         return self._texts
+
+    def same_subject(self, subject: str) -> set[str]:
+        """Ids of members whose normalised subject (`subject_key`) equals *subject*'s."""
+        if self._subjects is None:
+            self._subjects = {}
+            for fact in self.members.values():
+                self._subjects.setdefault(subject_key(fact.subject), set()).add(fact.id)
+        return set(self._subjects.get(subject_key(subject), ()))
 
     def _compact(self) -> None:
         # Supersession churn leaves dead rows behind; renumbering costs O(group) once

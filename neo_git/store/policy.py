@@ -13,16 +13,17 @@ flagged dependents are listed by id: no decision depends on storage order.
 """
 from __future__ import annotations
 
-import math
-import sys
-from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Callable, Collection, Mapping, Sequence
 
 from neo_git.errors import NeoError
 from neo_git.facts import Fact, FactScope, now_iso
 from neo_git.scoring import retention_score, success_bonus  # noqa: F401 - re-exported
 from neo_git.store.base import Change
-from neo_git.store.index import FactIndex, PeerGroup
+from neo_git.store.index import FactIndex, IndexedFacts, PeerGroup
+from neo_git.store.supersession import (
+    RULE_EXPLICIT, BodySimilarity, Decision, Thresholds, decide, live_candidates,
+)
 
 SCOPE_CAPS = {FactScope.GLOBAL: 200, FactScope.ORG: 100, FactScope.PROJECT: 500, FactScope.SESSION: 50}
 CONFIDENCE_CARRY = 0.05
@@ -53,91 +54,187 @@ class AddResult:
     duplicate: bool = False
     flagged: tuple[str, ...] = ()   # dependents marked needs_review
     evicted: tuple[str, ...] = ()   # facts invalidated by the scope cap
+    rule: str | None = None         # which rule retired `superseded` (supersession.RULE_*)
+
+    @property
+    def possible(self) -> tuple[dict, ...]:
+        """Facts this one may supersede, for review: ({"id", "similarity", "threshold"}, ...)."""
+        return self.fact.metadata.possibly_supersedes
+
+    def to_dict(self) -> dict:
+        """The `git neo add --json` object."""
+        return {"id": self.fact.id, "superseded": self.superseded.id if self.superseded else None,
+                "rule": self.rule, "possibly_supersedes": [dict(link) for link in self.possible],
+                "duplicate": self.duplicate, "flagged": list(self.flagged), "evicted": list(self.evicted)}
 
 
 def plan_add(facts: Mapping[str, Fact], new: Fact, *, similarity: Similarity, threshold: float,
-             embedder_id: str, explicit: str | None = None, cap: int | None = None) -> tuple[AddResult, Change | None]:
-    """Decide what adding *new* to *facts* writes (facts may carry their `FactIndex` as `.index`)."""
-    index = index_of(facts)
+             embedder_id: str, explicit: str | None = None, cap: int | None = None,
+             possible: float | None = None, body_similarity: BodySimilarity | None = None,
+             exclude: Collection[str] = ()) -> tuple[AddResult, Change | None]:
+    """Decide what adding *new* to *facts* writes (facts may carry their `FactIndex` as `.index`).
+
+    *threshold* is the certain threshold, *possible* the lower review threshold (default: no
+    band); ids in *exclude* (the rest of a batch) are never superseded by similarity."""
+    thresholds = Thresholds(threshold, threshold if possible is None else min(possible, threshold), embedder_id)
+    changed, result = _plan_one(facts, index_of(facts), new, similarity, thresholds, explicit, cap,
+                                body_similarity, exclude, now_iso())
+    if result.duplicate:
+        return result, None
+    return result, _change(changed, [result], cap)
+
+
+def plan_many(facts: Mapping[str, Fact], items: Sequence[PlanItem], *,
+              similarity: Callable[[PeerGroup, Fact], Sequence[float]], thresholds: Thresholds, cap: int | None = None,
+              body_similarity: BodySimilarity | None = None) -> tuple[list[AddResult], Change | None]:
+    """Plan a batch as one change: each item as `plan_add` would, except that facts of the
+    batch never supersede each other (explicit pointers into the batch are allowed)."""
+    if len(items) == 1:  # one add: plan against the backend's own index, no copy
+        item = items[0]
+        result, change = plan_add(facts, item.fact, similarity=lambda group: similarity(group, item.fact),
+                                  threshold=thresholds.certain, possible=thresholds.possible,
+                                  embedder_id=thresholds.embedder, explicit=item.explicit, cap=cap,
+                                  body_similarity=body_similarity)
+        return [result], change
+    # A batch plans each fact against the facts before it (and the batch so far), on a copy:
+    # the backend's index must not change inside a plan that may be retried.
+    working = dict(facts)
+    index = FactIndex.build(working)
+    view = IndexedFacts(working, index)
+    batch = frozenset(item.fact.id for item in items)
+    changed: dict[str, Fact] = {}
+    results: list[AddResult] = []
+    stamp = now_iso()
+    for item in items:
+        def scores(group: PeerGroup, fact: Fact = item.fact) -> Sequence[float]:
+            return similarity(group, fact)
+
+        step, result = _plan_one(view, index, item.fact, scores, thresholds, item.explicit, cap,
+                                 body_similarity, batch, stamp)
+        results.append(result)
+        for fact in step.values():
+            index.update(working.get(fact.id), fact)
+            working[fact.id] = fact
+            changed[fact.id] = fact
+    written = [r for r in results if not r.duplicate]
+    if not written:
+        return results, None
+    # A batch result's facts are as planned; later steps of the batch may have changed
+    # them again (flagged, evicted): report the final state.
+    results = [r if r.duplicate else _final(r, changed) for r in results]
+    return results, _change(changed, written, cap)
+
+
+@dataclass(frozen=True)
+class PlanItem:
+    """One fact of a batch, with its explicit `supersedes` id (resolved) if any."""
+
+    fact: Fact
+    explicit: str | None = None
+
+
+def _final(result: AddResult, changed: Mapping[str, Fact]) -> AddResult:
+    superseded = changed.get(result.superseded.id) if result.superseded else None
+    return replace(result, fact=changed.get(result.fact.id, result.fact), superseded=superseded)
+
+
+def _plan_one(facts: Mapping[str, Fact], index: FactIndex, new: Fact, similarity: Similarity,
+              thresholds: Thresholds, explicit: str | None, cap: int | None,
+              body_similarity: BodySimilarity | None, exclude: Collection[str],
+              stamp: str) -> tuple[dict[str, Fact], AddResult]:
     duplicate = index.duplicate_of(new)
     if duplicate is not None:
-        return AddResult(facts[duplicate], duplicate=True), None
+        return {}, AddResult(facts[duplicate], duplicate=True)
     for dep in new.depends_on:
         if dep not in facts:
             raise NeoError(f"depends-on fact '{dep}' is not in the {new.scope.value} scope",
                            "a fact can depend only on facts of its own scope")
-    old, sim = _supersession_target(facts, new, similarity, threshold, explicit, index.group(new.scope, new.kind))
+    if explicit is not None:
+        decision = Decision(_explicit_target(facts, new, explicit).id, RULE_EXPLICIT)
+    else:
+        decision = _detect(index.group(new.scope, new.kind), new, similarity, thresholds,
+                           body_similarity, exclude)
     changed: dict[str, Fact] = {}
     flagged: list[str] = []
-    stamp = now_iso()
+    old = facts[decision.target] if decision.target is not None else None
+    if decision.possible:
+        new = new.evolve(metadata={"possibly_supersedes": decision.possible})
     if old is not None:
-        confidence = max(new.metadata.confidence, min(1.0, old.metadata.confidence + CONFIDENCE_CARRY))
-        new = new.evolve(supersedes=old.id, metadata={"confidence": confidence})
-        old = old.evolve(is_valid=False, superseded_by=new.id, metadata={"invalidation": {
-            "reason": "superseded", "at": stamp, "by": new.id, "explicit": explicit is not None,
-            "similarity": None if sim is None else round(sim, 4),
-            "threshold": None if explicit else threshold, "embedder": embedder_id,
-        }})
-        changed[old.id] = old
-        for fact_id in index.dependents(old.id):  # valid dependents, by id
-            fact = facts[fact_id]
-            if not fact.needs_review:
-                changed[fact.id] = fact.evolve(needs_review=True)
-                flagged.append(fact.id)
+        new, old, flagged = supersede(facts, index, new, old, decision, thresholds.embedder, stamp, changed)
     changed[new.id] = new
     evicted = _apply_cap(facts, index, changed, new, cap, stamp)
-    kind = new.kind.value
-    if old is not None:
-        message = f"supersede {old.id} by {new.id}: {new.subject}"
+    return changed, AddResult(new, superseded=old, flagged=tuple(flagged), evicted=tuple(evicted),
+                              rule=decision.rule if old is not None else None)
+
+
+def supersede(facts: Mapping[str, Fact], index: FactIndex, new: Fact, old: Fact, decision: Decision,
+              embedder_id: str, stamp: str, changed: dict[str, Fact]) -> tuple[Fact, Fact, list[str]]:
+    """Retire *old* in favour of *new* (pointers both ways, confidence carried over, valid
+    dependents flagged), recording in *changed* and in old's invalidation what to undo on restore."""
+    confidence = max(new.metadata.confidence, min(1.0, old.metadata.confidence + CONFIDENCE_CARRY))
+    flagged = [fid for fid in index.dependents(old.id) if not facts[fid].needs_review]  # by id
+    undo = {"confidence": new.metadata.confidence, "carried": confidence, "flagged": flagged}
+    links = [link for link in new.metadata.possibly_supersedes if link["id"] == old.id]
+    if links:  # accepted from review: restore puts the proposal back
+        undo["possible"] = links[0]
+    new = new.evolve(supersedes=old.id, metadata={
+        "confidence": confidence,
+        "possibly_supersedes": tuple(l for l in new.metadata.possibly_supersedes if l["id"] != old.id)})
+    explicit = decision.rule == RULE_EXPLICIT
+    old = old.evolve(is_valid=False, superseded_by=new.id, metadata={"invalidation": {
+        "reason": "superseded", "at": stamp, "by": new.id, "rule": decision.rule, "explicit": explicit,
+        "similarity": None if decision.similarity is None else round(decision.similarity, 4),
+        "threshold": decision.threshold, "embedder": embedder_id, "undo": undo,
+    }})
+    changed[old.id] = old
+    for fact_id in flagged:
+        changed[fact_id] = facts[fact_id].evolve(needs_review=True)
+    return new, old, flagged
+
+
+def _explicit_target(facts: Mapping[str, Fact], new: Fact, explicit: str) -> Fact:
+    old = facts.get(explicit)
+    if old is None:
+        raise NeoError(f"cannot supersede '{explicit}': no such fact in the {new.scope.value} scope",
+                       "a fact can supersede only a fact of its own scope; `git neo list --all` shows ids")
+    if not old.is_valid:
+        hint = f"it was superseded by {old.superseded_by}; supersede that one" if old.superseded_by \
+            else "restore it first with `git neo restore`"
+        raise NeoError(f"cannot supersede '{explicit}': it is no longer valid", hint)
+    return old
+
+
+def _detect(group: PeerGroup | None, new: Fact, similarity: Similarity, thresholds: Thresholds,
+            body_similarity: BodySimilarity | None, exclude: Collection[str]) -> Decision:
+    if not thresholds.detecting or group is None or not group.members:
+        return Decision()
+    same = group.same_subject(new.subject) - set(exclude)
+    scores = similarity(group)
+    members, member_scores = live_candidates(group, scores, thresholds.possible, same)
+    return decide(new, members, member_scores, thresholds, body_similarity, exclude, same)
+
+
+def _change(changed: Mapping[str, Fact], results: Sequence[AddResult], cap: int | None) -> Change:
+    lines: list[str] = []
+    messages = []
+    for result in results:
+        new = result.fact
+        if result.superseded is not None:
+            old = result.superseded.id
+            messages.append(f"supersede {old} by {new.id}: {new.subject}")
+            lines.append(f"rule: {result.rule}")
+            lines += [f"flag {fid} for review (depends on {old})" for fid in result.flagged]
+        else:
+            messages.append(f"add {new.kind.value} {new.id}: {new.subject}")
+        lines += [f"possibly supersedes {link['id']} (similarity {link['similarity']:.3f}; "
+                  f"`git neo review`)" for link in result.possible]
+        lines += [f"evict {fid} (over the {new.scope.value} cap of {cap})" for fid in result.evicted]
+    if len(results) == 1:
+        message = messages[0]
     else:
-        message = f"add {kind} {new.id}: {new.subject}"
-    details = [f"flag {fid} for review (depends on {old.id})" for fid in flagged]
-    details += [f"evict {fid} (over the {new.scope.value} cap of {cap})" for fid in evicted]
-    change = Change(tuple(changed.values()), message[:120], tuple(details))
-    result = AddResult(new, superseded=old, flagged=tuple(flagged), evicted=tuple(evicted))
-    return result, change
-
-
-def _supersession_target(facts: Mapping[str, Fact], new: Fact, similarity: Similarity, threshold: float,
-                         explicit: str | None, group: PeerGroup | None) -> tuple[Fact | None, float | None]:
-    if explicit is not None:
-        old = facts.get(explicit)
-        if old is None:
-            raise NeoError(f"cannot supersede '{explicit}': no such fact in the {new.scope.value} scope",
-                           "a fact can supersede only a fact of its own scope; `git neo list --all` shows ids")
-        if not old.is_valid:
-            hint = f"it was superseded by {old.superseded_by}; supersede that one" if old.superseded_by \
-                else "restore it first with `git neo restore`"
-            raise NeoError(f"cannot supersede '{explicit}': it is no longer valid", hint)
-        return old, None
-    if group is None or not group.members:
-        return None, None
-    best, score = _most_similar(group, similarity(group), threshold)
-    if best is None:
-        return None, None
-    return group.members[best], float(score)
-
-
-def _most_similar(group: PeerGroup, scores: Sequence[float], threshold: float) -> tuple[str | None, float]:
-    """(id, score) of the live row scoring highest if that reaches *threshold*, else (None, score).
-    Equal top scores go to the smallest id; a NaN score never wins."""
-    rows = group.rows
-    np = sys.modules.get("numpy")  # only an ndarray takes the fast path, so never import numpy here
-    if np is not None and isinstance(scores, np.ndarray) and scores.ndim == 1:
-        alive = np.frombuffer(bytes(group.alive), dtype=np.bool_)  # a copy: the bytearray keeps growing
-        live = np.where(alive & ~np.isnan(scores), scores, -np.inf)
-        top = live.max()
-        if not top >= threshold:  # checked before the ties: below it, thousands may tie at 0
-            return None, top
-        return min(rows[i].id for i in np.flatnonzero(live == top).tolist()), top
-    best, top = None, -math.inf
-    for row, fact in enumerate(rows):
-        score = scores[row]
-        if not group.alive[row] or score != score:  # dead row or NaN
-            continue
-        if score > top or (score == top and fact.id < best):
-            best, top = fact.id, score
-    return (best, top) if best is not None and top >= threshold else (None, top)
+        message = f"add {len(results)} facts in one batch"
+        lines = messages + lines
+    return Change(tuple(changed.values()), message[:120], tuple(lines))
 
 
 def _apply_cap(facts: Mapping[str, Fact], index: FactIndex, changed: dict[str, Fact], new: Fact,
@@ -155,17 +252,23 @@ def _apply_cap(facts: Mapping[str, Fact], index: FactIndex, changed: dict[str, F
     # Over the cap: rare, and eviction must rank every valid fact, so O(facts) here.
     current = {**facts, **changed}
     valid = [f for f in current.values() if f.is_valid and f.scope is scope]
+    evicted = plan_evictions(valid, scope, cap, stamp, keep=(new.id,))
+    changed.update((f.id, f) for f in evicted)
+    return [f.id for f in evicted]
+
+
+def plan_evictions(valid: Sequence[Fact], scope: FactScope, cap: int, stamp: str,
+                   keep: Sequence[str] = ()) -> list[Fact]:
+    """The facts to invalidate (as evolved copies saying why) so that *valid*, the valid facts of
+    *scope*, fits its *cap*: the lowest `retention_score` first, never a protected fact
+    (constraints, seed/community/synthesized tags) nor one whose id is in *keep*."""
     excess = len(valid) - cap
     if excess <= 0:
         return []
-    evictable = sorted((f for f in valid if not f.is_protected and f.id != new.id),
+    evictable = sorted((f for f in valid if not f.is_protected and f.id not in keep),
                        key=lambda f: (retention_score(f), f.metadata.created_at, f.id))
-    evicted = []
-    for fact in evictable[:excess]:
-        changed[fact.id] = fact.evolve(is_valid=False, metadata={"invalidation": {
-            "reason": "evicted", "at": stamp,
-            "detail": f"the {new.scope.value} scope was over its cap of {cap} valid facts; "
-                      f"this one scored lowest ({retention_score(fact):.3f})",
-        }})
-        evicted.append(fact.id)
-    return evicted
+    return [fact.evolve(is_valid=False, metadata={"invalidation": {
+        "reason": "evicted", "at": stamp,
+        "detail": f"the {scope.value} scope was over its cap of {cap} valid facts; "
+                  f"this one scored lowest ({retention_score(fact):.3f})",
+    }}) for fact in evictable[:excess]]

@@ -23,8 +23,8 @@ from neo_git.facts import SCHEMA_VERSION, Fact, canonical_json
 from neo_git.store.base import Change, LoadedScope, Transaction
 from neo_git.store.index import FactIndex, IndexedFacts
 from neo_git.store.objects import MissingObject, fetch_missing
+from neo_git.store.parse_cache import REWRITE_AFTER, Subtree, parse_cache_path, read_parse_cache, write_parse_cache
 from neo_git.store.ref_facts import fact_from_blob, fact_path, pointer_problems  # noqa: F401 - fact_path re-exported
-from neo_git.store.parse_cache import SNAPSHOT_AFTER, Subtree, read_snapshot, snapshot_path, write_snapshot
 
 FACTS_REF = "refs/neo/facts"
 MAX_ATTEMPTS = 60
@@ -61,11 +61,12 @@ class RefStore:
         self._subtrees: dict[str, Subtree] = {}
         self._loaded_tip: pygit2.Oid | None = None
         # id -> fact at _loaded_tip, and its index; both updated per changed fact, not rebuilt.
+        # The index is built on the first write only (`_indexed`): a reader (recall) never needs it.
         self._loaded: dict[str, Fact] = {}
-        self._index = FactIndex()
+        self._index: FactIndex | None = FactIndex()
         self._in_tree_order = True       # False once incremental updates appended out of order
-        self._misplaced: set[str] = set()
-        self._pointer_warnings: tuple = (None, [])  # (tip, warnings about pointers leading nowhere)  # subtrees holding a fact whose id does not start with their name
+        self._misplaced: set[str] = set()  # subtrees holding a fact whose id does not start with their name
+        self._pointer_warnings: tuple = (None, [])  # (tip, warnings about pointers leading nowhere)
 
     # --- reading -------------------------------------------------------------------
 
@@ -146,7 +147,7 @@ class RefStore:
         facts_tree = self._object(tree["facts"].id, f"{self.ref}:facts") if "facts" in tree else None
         known = self._subtrees
         if not known and self._loaded_tip is None:
-            known = read_snapshot(self._snapshot_path(), self.ref)  # a cold process: skip unchanged subtrees
+            known = read_parse_cache(self._parse_cache_path(), self.ref)  # a cold process: skip unchanged subtrees
         subtrees: dict[str, Subtree] = {}
         read = 0
         if isinstance(facts_tree, pygit2.Tree):
@@ -165,8 +166,8 @@ class RefStore:
             self._subtrees, self._loaded_tip = {}, None
             raise
         self._subtrees, self._loaded_tip = subtrees, tip
-        if read >= SNAPSHOT_AFTER or (read and read * 4 >= len(subtrees)):
-            write_snapshot(self._snapshot_path(), self.ref, subtrees)
+        if read >= REWRITE_AFTER or (read and read * 4 >= len(subtrees)):
+            write_parse_cache(self._parse_cache_path(), self.ref, subtrees)
         return self._loaded
 
     def _prefetch_changed(self, facts_tree: pygit2.Tree, known: dict[str, Subtree]) -> None:
@@ -203,7 +204,7 @@ class RefStore:
             # First load, or a teammate's fact filed under the wrong folder: the same id may then
             # sit in two subtrees (the later one wins), so merge everything as a full read does.
             self._loaded = self._merge(subtrees)
-            self._index = FactIndex.build(self._loaded)
+            self._index = None  # built when a write needs it
             self._in_tree_order, self._misplaced = True, misplaced
             return
         merged, index = self._loaded, self._index
@@ -213,14 +214,22 @@ class RefStore:
             for fact_id, fact in before.items():
                 if fact_id not in after:
                     del merged[fact_id]
-                    index.update(fact, None)
+                    if index is not None:
+                        index.update(fact, None)
             for fact_id, fact in after.items():
                 old = before.get(fact_id)
                 if old is not fact:  # unchanged blobs keep their parsed Fact object
                     if old is None:
                         self._in_tree_order = False  # appended at the end of the dict
                     merged[fact_id] = fact
-                    index.update(old, fact)
+                    if index is not None:
+                        index.update(old, fact)
+
+    def _indexed(self) -> FactIndex:
+        """The index of the loaded facts, built now if no write needed it before."""
+        if self._index is None:
+            self._index = FactIndex.build(self._loaded)
+        return self._index
 
     def _read_subtree(self, entry: pygit2.Object, previous: Subtree | None) -> Subtree:
         """Parse one 2-hex folder; blobs unchanged since *previous* reuse their parsed fact."""
@@ -248,8 +257,8 @@ class RefStore:
             blobs[name] = (blob_entry.id, fact, None)
         return Subtree.of(entry.id, blobs)
 
-    def _snapshot_path(self) -> Path:
-        return snapshot_path(self.common_dir, self.ref)
+    def _parse_cache_path(self) -> Path:
+        return parse_cache_path(self.common_dir, self.ref)
 
     # --- writing -------------------------------------------------------------------
 
@@ -262,7 +271,7 @@ class RefStore:
             tip = self.tip()
             facts = self._load_at(tip)
             # A read-only view with its index, not a copy: copying every fact per add was O(N).
-            change = body(IndexedFacts(facts, self._index))
+            change = body(IndexedFacts(facts, self._indexed()))
             if change is None or change.is_empty:
                 return change
             commit_id = self._write_commit(tip, change)

@@ -1,1 +1,0 @@
-"""The curated Construct pattern library: markdown files shipped in the wheel."""

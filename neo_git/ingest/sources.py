@@ -1,0 +1,67 @@
+"""Which files hold the rules a team wrote for its AI tools, and reading them safely.
+
+Files are read from the work tree (they are often uncommitted). A file that is not
+UTF-8 text, is larger than the cap, or leads outside the work tree through a symlink
+is skipped with a warning, and the constraints it gave earlier are left alone: an
+unreadable file is not a deleted one.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+# Files and folders, relative to the work tree (a folder: every file under it).
+SOURCE_PATHS = ("CLAUDE.md", "AGENTS.md", ".cursorrules", ".cursor/rules", ".github/copilot-instructions.md",
+                ".windsurfrules", ".clinerules")
+MAX_BYTES = 256 * 1024
+MAX_FILES_PER_FOLDER = 200
+
+
+class SourceText(NamedTuple):
+    """One instruction file: its path relative to the work tree and its text (None: skipped)."""
+
+    path: str
+    text: str | None
+    problem: str = ""   # why it was skipped
+
+
+def _candidates(workdir: Path) -> list[Path]:
+    found: list[Path] = []
+    for name in SOURCE_PATHS:
+        path = workdir / name
+        if path.is_dir():
+            found += sorted(p for p in path.rglob("*") if p.is_file() or p.is_symlink())[:MAX_FILES_PER_FOLDER]
+        elif path.exists() or path.is_symlink():
+            found.append(path)
+    return found
+
+
+def read_sources(workdir: Path) -> list[SourceText]:
+    """Every instruction file present in *workdir*, in a fixed order, read or skipped."""
+    root = Path(workdir).resolve()
+    out = []
+    for path in _candidates(root):
+        rel = path.relative_to(root).as_posix()
+        try:
+            real = path.resolve()
+            if root not in real.parents:
+                out.append(SourceText(rel, None, "it leads outside the work tree (symlink)"))
+                continue
+            size = real.stat().st_size
+            if size > MAX_BYTES:
+                out.append(SourceText(rel, None, f"it is larger than {MAX_BYTES // 1024} KiB ({size:,} bytes)"))
+                continue
+            data = real.read_bytes()
+        except OSError as exc:
+            out.append(SourceText(rel, None, f"it cannot be read ({exc.strerror or exc})"))
+            continue
+        if b"\0" in data:
+            out.append(SourceText(rel, None, "it is a binary file"))
+            continue
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            out.append(SourceText(rel, None, "it is not UTF-8 text"))
+            continue
+        out.append(SourceText(rel, text))
+    return out

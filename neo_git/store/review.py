@@ -1,0 +1,119 @@
+"""Possible supersessions: listing them, accepting one, rejecting one, and undoing a supersession.
+
+A fact added with `metadata.possibly_supersedes` links retired nothing: the write policy
+was not certain (rule 3's band between the possible and the certain threshold, or a long
+text outside the lengths the threshold was calibrated on). A person decides: *accept*
+supersedes the candidate exactly as rule 1 would (rule "review"); *reject* drops the link
+and records the candidate in `metadata.distinct_from`, so the pair is never proposed again.
+Pure functions over one scope's facts; `FactStore` runs them in the scope's transaction.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+from neo_git.errors import NeoError
+from neo_git.facts import Fact, now_iso
+from neo_git.store.base import Change
+from neo_git.store.policy import index_of, supersede
+from neo_git.store.supersession import RULE_REVIEW, Decision, blocked
+
+
+def proposals(facts: Mapping[str, Fact]) -> list[dict]:
+    """Open possible supersessions, oldest proposal first: both facts valid, pair not rejected."""
+    out = []
+    for new in sorted(facts.values(), key=lambda f: (f.metadata.created_at, f.id)):
+        if not new.is_valid:
+            continue
+        for link in new.metadata.possibly_supersedes:
+            old = facts.get(link["id"])
+            if old is None or not old.is_valid or blocked(new, old):
+                continue
+            out.append({"id": new.id, "candidate": old.id, "similarity": link.get("similarity"),
+                        "threshold": link.get("threshold"), "scope": new.scope.value, "kind": new.kind.value,
+                        "new": {"subject": new.subject, "body": new.body},
+                        "old": {"subject": old.subject, "body": old.body},
+                        "why": _why(link)})
+    return out
+
+
+def _why(link: Mapping) -> str:
+    similarity, threshold = link.get("similarity"), link.get("threshold")
+    if similarity is None:
+        return "proposed for review"
+    return (f"similarity {similarity:.3f} ≥ review threshold {threshold or 0:.3f}: too weak, or the texts "
+            "too long, for similarity alone to retire a fact")
+
+
+def pick_link(new: Fact, candidate: str | None) -> dict:
+    """The link of *new* to resolve: the one naming *candidate* (a unique id prefix), or the only one."""
+    links = new.metadata.possibly_supersedes
+    if candidate:
+        wanted = candidate.strip().lower()
+        matches = [link for link in links if link["id"].startswith(wanted)]
+        if len(matches) != 1:
+            raise NeoError(f"{new.id} has no possible supersession of '{candidate}'",
+                           "`git neo review` lists the open ones")
+        return matches[0]
+    if len(links) == 1:
+        return links[0]
+    if not links:
+        raise NeoError(f"{new.id} proposes no supersession", "`git neo review` lists the open ones")
+    raise NeoError(f"{new.id} may supersede {len(links)} facts; say which",
+                   "e.g. `git neo review accept " + new.id[:8] + " " + links[0]["id"][:8] + "`")
+
+
+def plan_accept(facts: Mapping[str, Fact], new_id: str, candidate: str | None,
+                embedder_id: str) -> tuple[Fact, Change]:
+    """Supersede the candidate by *new_id* (rule "review"); returns the retired fact and the change."""
+    new = facts[new_id]
+    link = pick_link(new, candidate)
+    old = facts.get(link["id"])
+    if not new.is_valid:
+        raise NeoError(f"{new.id} is no longer valid", "restore it first with `git neo restore`")
+    if old is None or not old.is_valid:
+        raise NeoError(f"{link['id']} is no longer valid: nothing to supersede",
+                       "`git neo reject` drops the proposal")
+    changed: dict[str, Fact] = {}
+    decision = Decision(old.id, RULE_REVIEW, link.get("similarity"), link.get("threshold"))
+    new, old, flagged = supersede(facts, index_of(facts), new, old, decision, embedder_id, now_iso(), changed)
+    changed[new.id] = new
+    details = ("rule: review (a possible supersession accepted by a person)",
+               *(f"flag {fid} for review (depends on {old.id})" for fid in flagged))
+    return old, Change(tuple(changed.values()), f"supersede {old.id} by {new.id}: {new.subject}"[:120], details)
+
+
+def plan_reject(facts: Mapping[str, Fact], new_id: str, candidate: str | None) -> tuple[str, Change]:
+    """Drop the link and remember the pair as distinct; returns the candidate id and the change."""
+    new = facts[new_id]
+    link = pick_link(new, candidate)
+    kept = tuple(l for l in new.metadata.possibly_supersedes if l["id"] != link["id"])
+    distinct = tuple(sorted({*new.metadata.distinct_from, link["id"]}))
+    new = new.evolve(metadata={"possibly_supersedes": kept, "distinct_from": distinct})
+    return link["id"], Change((new,), f"keep {link['id']} beside {new.id}: {new.subject}"[:120],
+                              ("rule: review (a person said the two facts are distinct)",))
+
+
+def undo_supersession(current: Fact, facts: Mapping[str, Fact]) -> list[Fact]:
+    """The facts a restore of *current* rewrites: it valid again, its successor's pointer,
+    confidence and possible link as before the supersession, its dependents unflagged."""
+    changed = [current.evolve(is_valid=True, superseded_by=None, metadata={"invalidation": None})]
+    detail = current.metadata.invalidation or {}
+    undo = detail.get("undo") if isinstance(detail.get("undo"), Mapping) else {}
+    successor = facts.get(current.superseded_by or "")
+    if successor is not None and successor.supersedes == current.id:
+        meta: dict = {}
+        before = undo.get("confidence")
+        if isinstance(before, (int, float)) and not isinstance(before, bool) and 0 <= before <= 1 \
+                and successor.metadata.confidence == undo.get("carried"):
+            # the carried-over confidence goes with the supersession (unless outcomes changed it since)
+            meta["confidence"] = float(before)
+        link = undo.get("possible")
+        if isinstance(link, Mapping) and link.get("id") == current.id:
+            meta["possibly_supersedes"] = tuple(sorted((*successor.metadata.possibly_supersedes, dict(link)),
+                                                       key=lambda l: l["id"]))
+        changed.append(successor.evolve(supersedes=None, metadata=meta))
+    for fact_id in undo.get("flagged") or ():
+        dependent = facts.get(fact_id) if isinstance(fact_id, str) else None
+        if dependent is not None and dependent.needs_review and current.id in dependent.depends_on:
+            changed.append(dependent.evolve(needs_review=False))
+    return changed

@@ -1,0 +1,216 @@
+"""The supersession rule (DESIGN.md §4, refined in docs/design-notes.md "Memory correctness").
+
+Which valid fact, if any, a new fact of the same scope and kind replaces:
+
+1. an explicit ``supersedes`` id wins (decided by the caller, `policy.plan_add`);
+2. else a fact with the same *normalised subject* (case, whitespace, punctuation and a
+   trailing ``v2``/``corrected``/``updated``/``new``/``revised``/``final`` removed) is
+   superseded, unless their bodies are unrelated (both long, body cosine below a weak
+   guard) or they name different entities ("Deal 1" / "Deal 2"); long bodies only loosely
+   related (below the possible threshold) are proposed for review instead;
+3. else cosine alone supersedes only at or above the embedder's *certain* threshold
+   (calibrated for a false-supersession rate ≤ 0.005 on StateBench train); between the
+   *possible* threshold and the certain one the new fact only records a
+   ``possibly_supersedes`` link for review, retiring nothing.
+
+Never candidates: facts written in the same batch, and pairs a person rejected
+(``metadata.distinct_from`` on either fact). An embedder whose ``supersede_threshold``
+is above 1 turns rules 2 and 3 off (the "oracle arm" of an evaluation).
+"""
+from __future__ import annotations
+
+import math
+import re
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable, Collection, Mapping, Sequence
+
+from neo_git.facts import Fact
+
+RULE_EXPLICIT = "explicit"
+RULE_SUBJECT = "same_subject"
+RULE_SIMILARITY = "similarity"
+RULE_REVIEW = "review"  # a possible supersession a person accepted
+
+# Bodies count as "unrelated" only when both have at least this many words and their
+# cosine is below BODY_GUARD. Short bodies are values ("$25,000" → "$40,000", "card-based
+# UI" → "list-based UI"): under the same subject a new value is a restatement even when
+# the two share no word. On StateBench train the 11 same-subject restatements whose bodies
+# are both long have body cosines ≥ 0.758 (hash embedder; `statebench_eval.py` prints it),
+# and no same-subject pair outside brutal_realistic is a non-supersession: the guard is
+# kept weak on purpose, for template titles over unrelated records.
+BODY_GUARD = 0.10
+LONG_BODY_WORDS = 12
+# Rule 3 is calibrated on statement-sized facts (StateBench: at most 25 words). Between
+# longer texts (decision records, design docs) cosine mostly measures shared project
+# vocabulary: on real ADRs the best match of every record scores 0.35-0.59 (10th-90th
+# percentile) whether or not it is the record it replaced. Beyond this length cosine
+# alone never retires anything; a match at or above the certain threshold becomes a
+# possible supersession (the single best one), for a person to decide.
+CALIBRATED_WORDS = 40
+LABEL_WORDS = 4   # entity labels are looked for in the first words of a subject and of a body
+MAX_POSSIBLE = 3  # possible links recorded per new fact, most similar first
+
+_SUFFIX = re.compile(r"(?:\s+(?:v\d+|corrected|updated|new|revised|final))+$")
+_PUNCT = re.compile(r"[\W_]+", re.UNICODE)
+_WORDS = re.compile(r"\w+", re.UNICODE)
+# An entity label: a word and a number ("Deal 1", "fact_0", "SR-3456", "ticket #12").
+_LABEL = re.compile(r"\b([A-Za-z]{2,})[ _#-]?(\d+)\b")
+# Words followed by a number that state a value, not name an entity.
+_NOT_LABELS = frozenset("""
+jan january feb february mar march apr april may jun june jul july aug august sep sept
+september oct october nov november dec december mon monday tue tuesday wed wednesday thu
+thursday fri friday sat saturday sun sunday at by to from until before after on in of
+is was be now only about around over under up down than top last next first within
+for and or the a an per every each usd eur gbp us to version tier level step
+""".split())
+
+
+@lru_cache(maxsize=1 << 16)
+def subject_key(subject: str) -> str:
+    """`"API_migration deadline (v2)"` → `"api migration deadline"`: what rule 2 compares."""
+    words = _PUNCT.sub(" ", subject.casefold()).strip()
+    stripped = _SUFFIX.sub("", words).strip()
+    return stripped or words
+
+
+@lru_cache(maxsize=1 << 14)
+def entity_labels(text: str) -> Mapping[str, frozenset[str]]:
+    """{label word: the numbers it carries} in the first LABEL_WORDS words of *text*, e.g.
+    "Deal 1 (closed): $500,000" → {"deal": {"1"}}. Only the opening words: there a label names
+    what the fact is about; later ("moved to Room 302", "net-60") it is usually the value."""
+    head = " ".join(text.replace("_", " ").split()[:LABEL_WORDS])
+    found: dict[str, set[str]] = {}
+    for word, number in _LABEL.findall(head):
+        word = word.casefold()
+        if word not in _NOT_LABELS:
+            found.setdefault(word, set()).add(number.lstrip("0") or "0")
+    return {word: frozenset(numbers) for word, numbers in found.items()}
+
+
+def distinct_entities(a: Fact, b: Fact) -> bool:
+    """True when both facts name an entity of the same kind with different numbers
+    ("Deal 1 (closed)" / "Deal 2 (in progress)", `fact_0` / `fact_1`): templated facts
+    about different things, however similar their wording."""
+    for left, right in ((entity_labels(a.subject), entity_labels(b.subject)),
+                        (entity_labels(a.body), entity_labels(b.body))):
+        if any(left[word].isdisjoint(right[word]) for word in left.keys() & right.keys()):
+            return True
+    return False
+
+
+@lru_cache(maxsize=1 << 14)
+def _words(text: str) -> int:
+    return len(_WORDS.findall(text))
+
+
+def _long(text: str) -> bool:
+    return _words(text) >= LONG_BODY_WORDS
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The cosine thresholds of one embedder."""
+
+    certain: float   # cosine alone supersedes at or above this
+    possible: float  # a possibly_supersedes link at or above this (and below certain)
+    embedder: str = "?"
+
+    @property
+    def detecting(self) -> bool:
+        """False when automatic detection is off (certain threshold above 1)."""
+        return self.certain <= 1.0
+
+    @classmethod
+    def of(cls, embedder) -> "Thresholds":
+        """The embedder's `supersede_threshold` (certain) and `possible_threshold` (default: no band)."""
+        certain = float(embedder.supersede_threshold)
+        possible = float(getattr(embedder, "possible_threshold", certain))
+        return cls(certain=certain, possible=min(possible, certain), embedder=getattr(embedder, "id", "?"))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the rule decided for one new fact."""
+
+    target: str | None = None          # id of the fact to supersede
+    rule: str | None = None            # RULE_SUBJECT or RULE_SIMILARITY when target is set
+    similarity: float | None = None    # cosine of the full texts
+    threshold: float | None = None     # the threshold (or guard) that was passed
+    possible: tuple[dict, ...] = ()    # {"id", "similarity", "threshold"} links, sorted by id
+
+
+BodySimilarity = Callable[[Fact, Fact], float]
+
+
+def blocked(new: Fact, old: Fact) -> bool:
+    """A person said these two are distinct (a rejected review), in either direction."""
+    return old.id in new.metadata.distinct_from or new.id in old.metadata.distinct_from
+
+
+def decide(new: Fact, members: Sequence[Fact], scores: Sequence[float], thresholds: Thresholds,
+           body_similarity: BodySimilarity | None = None, exclude: Collection[str] = (),
+           same_subject: Collection[str] = ()) -> Decision:
+    """Rules 2 and 3 over *members* (live candidates, with their cosine *scores* to *new*).
+
+    *exclude*: ids that are never candidates (the new fact's batch). *same_subject*: ids of
+    members whose normalised subject equals the new one's (computed here when empty)."""
+    if not thresholds.detecting or not members:
+        return Decision()
+    key = subject_key(new.subject)
+    ranked = sorted(((float(s), m) for s, m in zip(scores, members)
+                     if s == s and m.id not in exclude and m.id != new.id and not blocked(new, m)),
+                    key=lambda pair: (-pair[0], pair[1].id))
+    same = set(same_subject) or {m.id for _, m in ranked if subject_key(m.subject) == key}
+    possible = []
+    for score, old in ranked:  # rule 2: the most similar same-subject fact that passes the guards
+        if old.id not in same or distinct_entities(new, old):
+            continue
+        if body_similarity is not None and _long(new.body) and _long(old.body):
+            body = body_similarity(new, old)
+            if body < BODY_GUARD:
+                continue  # same title, unrelated content (a template title, a generic subject)
+            if body < thresholds.possible and not possible:
+                # Long bodies only loosely related: as unsure as rule 3's band, so ask.
+                possible.append({"id": old.id, "similarity": round(score, 4), "threshold": thresholds.possible})
+                continue
+        return Decision(old.id, RULE_SUBJECT, score, BODY_GUARD)
+    short = _words(new.text) <= CALIBRATED_WORDS
+    for score, old in ranked:  # rule 3: cosine alone, most similar first
+        if score < thresholds.possible or len(possible) >= MAX_POSSIBLE:
+            break
+        if old.id in same or distinct_entities(new, old):
+            continue  # failed rule 2's guards (or proposed by them), or another entity
+        if not (short and _words(old.text) <= CALIBRATED_WORDS):
+            if score >= thresholds.certain and not possible:  # outside the calibrated lengths
+                possible.append({"id": old.id, "similarity": round(score, 4), "threshold": thresholds.certain})
+            break
+        if score >= thresholds.certain and not possible:
+            return Decision(old.id, RULE_SIMILARITY, score, thresholds.certain)
+        possible.append({"id": old.id, "similarity": round(score, 4), "threshold": thresholds.possible})
+    return Decision(possible=tuple(sorted(possible, key=lambda link: link["id"])))
+
+
+def live_candidates(group, scores: Sequence[float], floor: float,
+                    same_subject: Collection[str]) -> tuple[list[Fact], list[float]]:
+    """The group's live members worth deciding on: those scoring ≥ *floor*, plus every
+    same-subject member (rule 2 does not need a high cosine). Uses numpy when *scores* is an ndarray."""
+    rows = group.rows
+    np = sys.modules.get("numpy")
+    picked: dict[int, float] = {}
+    if np is not None and isinstance(scores, np.ndarray) and scores.ndim == 1:
+        alive = np.frombuffer(bytes(group.alive), dtype=np.bool_)
+        hits = np.flatnonzero(alive & (scores >= floor)).tolist()
+        picked = {row: float(scores[row]) for row in hits}
+    else:
+        for row, score in enumerate(scores):
+            if group.alive[row] and score == score and score >= floor:
+                picked[row] = float(score)
+    for fact_id in same_subject:
+        row = group.row_of.get(fact_id)
+        if row is not None and row not in picked:
+            score = float(scores[row])
+            picked[row] = score if not math.isnan(score) else -1.0
+    members = [group.members[rows[row].id] for row in picked]
+    return members, list(picked.values())

@@ -1,0 +1,168 @@
+"""The add and review paths of `FactStore` (a mixin: the class lives in `store/__init__.py`).
+
+Every add goes through `add_many_detailed`: one commit per scope, the write policy
+(`policy.plan_many`) deciding supersessions inside the scope's transaction, facts of one
+batch never superseding each other. Review accepts or rejects possible supersessions
+(`store/review.py`).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+
+from neo_git.errors import FactNotFound, InvalidFact, NeoError
+from neo_git.facts import SCOPE_ORDER, Fact, FactScope, parse_scope
+from neo_git.store.base import Change
+from neo_git.store.policy import AddResult, PlanItem, plan_many
+from neo_git.store.review import plan_accept, plan_reject, proposals
+from neo_git.store.supersession import Thresholds
+
+if TYPE_CHECKING:  # pragma: no cover
+    from neo_git.store import FactStore
+
+# What each add_many item may carry besides subject and supersedes (add()'s keyword arguments).
+_ADD_ARGS = frozenset({"body", "kind", "scope", "depends_on", "tags", "confidence", "source_file",
+                       "source_prompt", "provenance"})
+
+
+class WritePaths:
+    """add, add_detailed, add_many(_detailed), review, accept, reject."""
+
+    def add(self: "FactStore", subject: str, body: str = "", *, kind: str = "pattern", scope: str = "project",
+            depends_on: Sequence[str] = (), supersedes: str | None = None, tags: Sequence[str] = (),
+            confidence: float = 0.5, source_file: str | None = None, source_prompt: str | None = None,
+            provenance: str = "observed") -> Fact:
+        """Add a fact under the write policy; returns the stored fact (or the existing duplicate).
+        `fact.supersedes` names what it replaced; `fact.metadata.possibly_supersedes` what it may
+        replace (for `review`)."""
+        return self.add_detailed(subject, body, kind=kind, scope=scope, depends_on=depends_on,
+                                 supersedes=supersedes, tags=tags, confidence=confidence,
+                                 source_file=source_file, source_prompt=source_prompt,
+                                 provenance=provenance).fact
+
+    def add_detailed(self: "FactStore", subject: str, body: str = "", *, kind: str = "pattern", scope: str = "project",
+                     depends_on: Sequence[str] = (), supersedes: str | None = None, tags: Sequence[str] = (),
+                     confidence: float = 0.5, source_file: str | None = None,
+                     source_prompt: str | None = None, provenance: str = "observed") -> AddResult:
+        """`add`, returning what happened: supersession (and by which rule), possible
+        supersessions, duplicates, flags, evictions."""
+        return self.add_many_detailed([dict(subject=subject, body=body, kind=kind, scope=scope,
+                                            depends_on=depends_on, supersedes=supersedes, tags=tags,
+                                            confidence=confidence, source_file=source_file,
+                                            source_prompt=source_prompt, provenance=provenance)])[0]
+
+    def add_many(self: "FactStore", items: Iterable[Mapping[str, Any]]) -> list[Fact]:
+        """Add facts asserted together (each item the keyword arguments of `add`): one commit per
+        scope, and no fact of the batch supersedes another (they may supersede older facts)."""
+        return [result.fact for result in self.add_many_detailed(items)]
+
+    def add_many_detailed(self: "FactStore", items: Iterable[Mapping[str, Any]]) -> list[AddResult]:
+        """`add_many`, returning an AddResult per item (in order)."""
+        planned: list[tuple[FactScope, PlanItem]] = []
+        for item in items:
+            if not isinstance(item, Mapping):
+                raise NeoError(f"add_many wants mappings of add()'s arguments, not {type(item).__name__}")
+            args = dict(item)
+            subject = args.pop("subject", None)
+            if subject is None:
+                raise InvalidFact("a fact needs a subject")
+            supersedes = args.pop("supersedes", None)
+            unknown = set(args) - _ADD_ARGS
+            if unknown:
+                raise NeoError(f"add_many: unknown argument(s) {', '.join(sorted(unknown))}",
+                               "each item takes the keyword arguments of add()")
+            fact = self._new_fact(subject, args.get("body", ""), args.get("kind", "pattern"),
+                                  args.get("scope", "project"), args.get("depends_on", ()), args.get("tags", ()),
+                                  args.get("confidence", 0.5), args.get("source_file"),
+                                  args.get("source_prompt"), args.get("provenance", "observed"))
+            planned.append((fact.scope, PlanItem(fact, supersedes)))
+        results: dict[int, AddResult] = {}
+        for scope in dict.fromkeys(scope for scope, _ in planned):
+            positions = [i for i, (s, _) in enumerate(planned) if s is scope]
+            for i, result in zip(positions, self._add_batch(scope, [planned[i][1] for i in positions])):
+                results[i] = result
+        return [results[i] for i in range(len(planned))]
+
+    def _add_batch(self: "FactStore", scope: FactScope, items: list[PlanItem]) -> list[AddResult]:
+        batch_ids = {item.fact.id for item in items}
+        resolved = []
+        for item in items:  # ids may be prefixes; a batch may point at its own earlier facts
+            fact = item.fact
+            depends = tuple(d if d in batch_ids else self._resolve_id(d, scope) for d in fact.depends_on)
+            explicit = item.explicit
+            if explicit is not None and explicit not in batch_ids:
+                explicit = self._resolve_id(explicit, scope)
+            resolved.append(PlanItem(fact.evolve(depends_on=depends), explicit))
+        embedder = self.embedder
+        if len(resolved) == 1:
+            vectors = {resolved[0].fact.id: self._embed_one(resolved[0].fact.text)}
+        else:  # one embedder call for the batch, straight from the embedder like a single add
+            import numpy as np
+
+            matrix = np.asarray(embedder.embed([item.fact.text for item in resolved]), dtype=np.float32)
+            vectors = {item.fact.id: matrix[i] for i, item in enumerate(resolved)}
+        rows = self._vector_rows()
+        for item in resolved:  # the next add compares with them without a cache lookup
+            rows.remember(item.fact, vectors[item.fact.id])
+        out: list[list[AddResult]] = [[]]
+
+        def similarity(group, fact: Fact):
+            return rows.group_scores(group, vectors[fact.id])
+
+        def plan(facts: Mapping[str, Fact]) -> Change | None:
+            results, change = plan_many(facts, resolved, similarity=similarity,
+                                        thresholds=Thresholds.of(embedder), cap=self.caps.get(scope),
+                                        body_similarity=self._body_similarity)
+            out[0] = results
+            return change
+
+        self.backends[scope].transact(plan)
+        return out[0]
+
+    def _body_similarity(self: "FactStore", a: Fact, b: Fact) -> float:
+        """Cosine of two facts' bodies (rule 2's guard; asked only for long bodies of one subject)."""
+        import numpy as np
+
+        vectors = np.asarray(self.embedder.embed([a.body, b.body]), dtype=np.float32)
+        return float(vectors[0] @ vectors[1])
+
+
+    def review(self: "FactStore", scope: str | FactScope | None = None) -> list[dict]:
+        """Open possible supersessions (both texts, similarity, why), oldest first."""
+        scopes = SCOPE_ORDER if scope is None else (parse_scope(scope),)
+        out: list[dict] = []
+        for fact_scope in scopes:
+            loaded = self.backends[fact_scope].load()
+            out.extend(proposals({i: f for i, f in loaded.facts.items() if f.scope is fact_scope}))
+        return out
+
+    def accept(self: "FactStore", fact_id: str, candidate: str | None = None) -> Fact:
+        """Accept a possible supersession: *fact_id* supersedes its candidate (the only one, or
+        *candidate*); returns the retired fact. `restore` undoes it exactly."""
+        fact = self._find(fact_id)
+        out: list[Fact] = []
+
+        def plan(facts: Mapping[str, Fact]) -> Change:
+            if fact.id not in facts:
+                raise FactNotFound(fact.id)
+            old, change = plan_accept(facts, fact.id, candidate, self.embedder.id)
+            out[:] = [old]
+            return change
+
+        self.backends[fact.scope].transact(plan)
+        return out[0]
+
+    def reject(self: "FactStore", fact_id: str, candidate: str | None = None) -> str:
+        """Reject a possible supersession: the pair is recorded as distinct and never proposed
+        again; returns the candidate's id."""
+        fact = self._find(fact_id)
+        out: list[str] = []
+
+        def plan(facts: Mapping[str, Fact]) -> Change:
+            if fact.id not in facts:
+                raise FactNotFound(fact.id)
+            kept, change = plan_reject(facts, fact.id, candidate)
+            out[:] = [kept]
+            return change
+
+        self.backends[fact.scope].transact(plan)
+        return out[0]

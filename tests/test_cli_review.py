@@ -1,0 +1,81 @@
+"""`git neo review [accept|reject]`, `git neo invalidate`, and the possible supersessions that
+`add --json` and `recall --json` expose."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from neo_git.cli import main
+from tests.test_supersession import POSSIBLE_NEW, POSSIBLE_OLD
+
+
+@pytest.fixture
+def repo(repo_with_commit, monkeypatch):
+    monkeypatch.chdir(repo_with_commit)
+    monkeypatch.setenv("NEO_EMBEDDER", "hash")
+    return repo_with_commit
+
+
+def run(capsys, *argv, code=0):
+    got = main(list(argv))
+    out = capsys.readouterr()
+    assert got == code, out.err
+    return out
+
+
+def run_json(capsys, *argv):
+    return json.loads(run(capsys, *argv).out)
+
+
+def test_add_and_recall_json_expose_possible_supersessions(repo, capsys):
+    old = run_json(capsys, "add", "-k", "decision", "--json", *POSSIBLE_OLD)
+    new = run_json(capsys, "add", "-k", "decision", "--json", *POSSIBLE_NEW)
+    assert new["superseded"] is None and new["rule"] is None
+    assert [link["id"] for link in new["possibly_supersedes"]] == [old["id"]]
+    recalled = run_json(capsys, "recall", "--json", "When do login sessions expire?")
+    assert {"constraints", "valid_facts", "invalidated", "known_unknowns", "environment"} <= set(recalled)
+    assert {"id": new["id"], "candidate": old["id"]}.items() <= recalled["possible_supersessions"][0].items()
+    listed = run_json(capsys, "review", "--json")
+    assert [(i["id"], i["candidate"]) for i in listed] == [(new["id"], old["id"])]
+    text = run(capsys, "review").out
+    assert f"{new['id']} may supersede {old['id']}" in text and "Login sessions" in text
+
+
+def test_review_accept_supersedes_and_restore_undoes(repo, capsys):
+    old = run_json(capsys, "add", "-k", "decision", "--json", *POSSIBLE_OLD)
+    new = run_json(capsys, "add", "-k", "decision", "--json", *POSSIBLE_NEW)
+    done = run_json(capsys, "review", "accept", new["id"][:8], "--json")
+    assert done == {"id": new["id"], "superseded": old["id"], "rule": "review"}
+    why = run_json(capsys, "why", old["id"], "--json")
+    assert why["rule"] == "review" and why["superseded_by"] == new["id"]
+    assert "nothing to review" in run(capsys, "review").out
+    run(capsys, "restore", old["id"])
+    assert len(run_json(capsys, "review", "--json")) == 1
+
+
+def test_review_reject_is_remembered(repo, capsys):
+    old = run_json(capsys, "add", "-k", "decision", "--json", *POSSIBLE_OLD)
+    new = run_json(capsys, "add", "-k", "decision", "--json", *POSSIBLE_NEW)
+    assert run_json(capsys, "review", "reject", new["id"], old["id"][:6], "--json") == \
+        {"id": new["id"], "distinct_from": old["id"]}
+    assert run_json(capsys, "review", "--json") == []
+    shown = run_json(capsys, "show", new["id"], "--json")
+    assert shown["metadata"]["distinct_from"] == [old["id"]] and "possibly_supersedes" not in shown["metadata"]
+
+
+def test_review_errors_are_clear(repo, capsys):
+    new = run_json(capsys, "add", "-k", "decision", "--json", "Lonely", "Nothing else is like it.")
+    err = run(capsys, "review", "accept", code=1).err
+    assert "needs the id" in err and "hint:" in err
+    assert "proposes no supersession" in run(capsys, "review", "accept", new["id"], code=1).err
+    assert run(capsys, "review", "maybe", code=2)
+
+
+def test_invalidate_needs_a_reason_and_keeps_it(repo, capsys):
+    fact = run_json(capsys, "add", "-k", "decision", "--json", "Build", "We build with Make.")
+    run(capsys, "invalidate", fact["id"], code=2)  # --reason is required
+    gone = run_json(capsys, "invalidate", fact["id"][:6], "--reason", "we moved to Bazel", "--json")
+    assert gone["is_valid"] is False and gone["metadata"]["invalidation"]["detail"] == "we moved to Bazel"
+    assert run_json(capsys, "list", "--json") == []
+    assert "we moved to Bazel" in run_json(capsys, "why", fact["id"], "--json")["explanation"]

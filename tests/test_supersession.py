@@ -1,0 +1,252 @@
+"""The supersession rule (issue 13): restated subjects supersede, templated-but-different facts
+do not, batches never supersede among themselves, possible supersessions wait for a person,
+retractions rank last, and `why` names the rule that fired."""
+from __future__ import annotations
+
+import pytest
+
+from neo_git.embed.hashing import HashEmbedder
+from neo_git.store.supersession import distinct_entities, entity_labels, subject_key
+from tests.store_helpers import HTTP_NEW, HTTP_OLD, commit_messages, open_store
+
+POSSIBLE_OLD = ("Cache layer", "Redis caches the session tokens for an hour.")
+POSSIBLE_NEW = ("Login sessions", "Sessions expire after one hour of inactivity.")
+
+
+@pytest.fixture
+def store(repo_with_commit):
+    return open_store(repo_with_commit)
+
+
+@pytest.mark.parametrize("subject, key", [
+    ("API migration deadline", "api migration deadline"),
+    ("api_migration_deadline_v3", "api migration deadline"),
+    ("API Migration Deadline (corrected)", "api migration deadline"),
+    ("  Deploy   target -- updated, final ", "deploy target"),
+    ("New", "new"),  # nothing left after the suffix: keep the words
+    ("Deal 1", "deal 1"),
+])
+def test_subject_key_normalises_case_punctuation_and_restatement_suffixes(subject, key):
+    assert subject_key(subject) == key
+
+
+def test_entity_labels_come_from_the_opening_words_only():
+    assert entity_labels("Deal 1 (closed): $500,000") == {"deal": frozenset({"1"})}
+    assert entity_labels("restricted_fact_0") == {"fact": frozenset({"0"})}
+    assert entity_labels("Seattle office, Building A, Room 302") == {}  # a value late in the text
+    assert entity_labels("Deadline moved to January 20") == {}  # months state values
+
+
+def test_a_restatement_under_the_same_subject_supersedes(store):
+    old = store.add("Deploy target", "We deploy to Heroku.", kind="decision")
+    result = store.add_detailed("deploy_target (corrected)", "Production runs on Fly.io.", kind="decision")
+    assert result.superseded is not None and result.superseded.id == old.id and result.rule == "same_subject"
+    info = store.why(old.id)
+    assert info["rule"] == "same_subject" and "(rule 2)" in info["explanation"]
+
+
+@pytest.mark.parametrize("old, new", [
+    (("Deal 1 (closed)", "$500,000"), ("Deal 2 (in progress)", "$300,000")),
+    (("Deal status", "Deal 1 (closed): $500,000"), ("Deal status", "Deal 2 (in progress): $300,000")),
+])
+def test_templated_facts_about_different_entities_never_supersede(store, old, new):
+    first = store.add(*old, kind="decision")
+    result = store.add_detailed(*new, kind="decision")
+    assert result.superseded is None and result.possible == ()
+    assert store.get(first.id).is_valid
+
+
+def test_a_batch_of_similar_facts_supersedes_nothing_among_itself(store, repo_with_commit):
+    before = len(commit_messages(repo_with_commit)) if _has_ref(repo_with_commit) else 0
+    items = [{"subject": "Meeting room", "body": f"The weekly sync is in room {n} on floor {n}.",
+              "kind": "decision"} for n in range(10)]
+    facts = store.add_many(items)
+    assert len({f.id for f in facts}) == 10
+    assert all(f.is_valid and f.supersedes is None and not f.metadata.possibly_supersedes for f in facts)
+    assert len(store.list()) == 10
+    assert len(commit_messages(repo_with_commit)) == before + 1  # one commit for the batch
+    assert commit_messages(repo_with_commit)[0] == "add 10 facts in one batch"
+
+
+def test_a_batch_may_supersede_older_facts(store):
+    old = store.add("Meeting room", "The weekly sync is in room Aurora.", kind="decision")
+    new, other = store.add_many([
+        {"subject": "meeting room (updated)", "body": "The weekly sync moved to room Borealis.", "kind": "decision"},
+        {"subject": "Lunch", "body": "Lunch is at noon.", "kind": "decision"},
+    ])
+    assert new.supersedes == old.id and other.supersedes is None
+    assert not store.get(old.id).is_valid
+
+
+def test_add_many_refuses_unknown_arguments_and_writes_nothing(store, repo_with_commit):
+    from neo_git.errors import NeoError
+
+    with pytest.raises(NeoError, match="unknown argument"):
+        store.add_many([{"subject": "a", "colour": "red"}])
+    assert store.list() == []
+
+
+def test_cosine_between_the_thresholds_only_proposes(store):
+    old = store.add(*POSSIBLE_OLD, kind="decision")
+    result = store.add_detailed(*POSSIBLE_NEW, kind="decision")
+    assert result.superseded is None and store.get(old.id).is_valid
+    (link,) = result.possible
+    embedder = store.embedder
+    assert link["id"] == old.id and embedder.possible_threshold <= link["similarity"] < embedder.supersede_threshold
+    (item,) = store.review()
+    assert (item["id"], item["candidate"]) == (result.fact.id, old.id)
+    assert item["new"]["subject"] == "Login sessions" and item["old"]["body"] == POSSIBLE_OLD[1]
+    assert "may supersede" in store.why(result.fact.id)["explanation"]
+
+
+def test_a_rejected_pair_is_never_proposed_again(store):
+    old = store.add(*POSSIBLE_OLD, kind="decision")
+    new = store.add(*POSSIBLE_NEW, kind="decision")
+    assert store.reject(new.id) == old.id
+    assert store.review() == []
+    stored = store.get(new.id)
+    assert stored.metadata.distinct_from == (old.id,) and stored.metadata.possibly_supersedes == ()
+    assert store.add(*POSSIBLE_NEW, kind="decision").id == new.id  # the same text again: a duplicate
+    assert store.review() == []
+    from neo_git.errors import NeoError
+
+    with pytest.raises(NeoError, match="proposes no supersession"):
+        store.accept(new.id)
+
+
+def test_the_policy_never_proposes_a_rejected_pair():
+    from neo_git.facts import Fact
+    from neo_git.store.supersession import Thresholds, decide
+
+    def fact(i, subject, **meta):
+        return Fact.from_dict({"id": f"{i:016x}", "subject": subject, "body": "", "kind": "decision",
+                               "scope": "project", "metadata": meta})
+
+    old = fact(1, "cache layer")
+    rejected = fact(2, "login sessions", distinct_from=[old.id])
+    fresh = fact(3, "login sessions v2")
+    thresholds = Thresholds(certain=0.9, possible=0.1)
+    assert decide(rejected, [old], [0.5], thresholds).possible == ()
+    assert decide(fact(4, "other"), [rejected], [0.95], thresholds).target == rejected.id
+    assert decide(old, [fact(5, "x", distinct_from=[old.id])], [0.95], thresholds).target is None
+    assert decide(fresh, [old], [0.5], thresholds).possible[0]["id"] == old.id
+
+
+def _all(store):
+    return {f.id: f.to_dict() for f in store.list(include_invalid=True)}
+
+
+def test_accept_then_restore_leaves_the_store_as_before(store):
+    old = store.add(*POSSIBLE_OLD, kind="decision", confidence=0.8)
+    store.add("Token refresh", "Clients refresh the token before the hour is up.", kind="pattern",
+              depends_on=[old.id])
+    new = store.add(*POSSIBLE_NEW, kind="decision")
+    before = _all(store)
+    retired = store.accept(new.id, old.id[:6])
+    assert retired.id == old.id and retired.superseded_by == new.id
+    after = store.get(new.id)
+    assert after.supersedes == old.id and after.metadata.confidence == pytest.approx(0.85)
+    assert store.why(old.id)["rule"] == "review" and store.review() == []
+    assert any(f.needs_review for f in store.list(kind="pattern"))
+    store.restore(old.id)
+    assert _all(store) == before
+    assert [(i["id"], i["candidate"]) for i in store.review()] == [(new.id, old.id)]
+
+
+def test_an_explicit_pointer_wins_and_is_named(store):
+    old = store.add("Logging", "structlog everywhere.", kind="decision")
+    new = store.add("Tracing", "OpenTelemetry spans on every request.", kind="decision", supersedes=old.id[:8])
+    assert new.supersedes == old.id
+    info = store.why(old.id)
+    assert info["rule"] == "explicit" and "(rule 1)" in info["explanation"]
+
+
+def test_long_records_are_only_proposed_never_retired(store):
+    words = "context decision consequences service queue retries message broker handler pipeline"
+    old_body = " ".join([words] * 6) + " We use RabbitMQ."
+    new_body = " ".join([words] * 6) + " We use Kafka."
+    old = store.add("Use RabbitMQ for messaging", old_body, kind="decision")
+    result = store.add_detailed("Use Kafka for events", new_body, kind="decision")
+    assert result.superseded is None and store.get(old.id).is_valid
+    assert [link["id"] for link in result.possible] == [old.id]
+
+
+def test_same_subject_with_unrelated_long_bodies_is_kept(store):
+    template = "Decision record title"
+    old = store.add(template, "We store uploaded files in an S3 bucket per environment, encrypted at rest "
+                              "with KMS keys that rotate yearly.", kind="decision")
+    result = store.add_detailed(template, "Frontend components are written in React with TypeScript and "
+                                          "styled using Emotion across every page of the site.", kind="decision")
+    assert result.superseded is None and store.get(old.id).is_valid
+
+
+def test_same_subject_with_loosely_related_long_bodies_is_only_proposed(store):
+    old = store.add("Uploads", "We store uploaded files in an S3 bucket per environment, encrypted at rest "
+                               "with KMS keys that rotate yearly.", kind="decision")
+    result = store.add_detailed("Uploads", "We store uploaded images in a bucket per region and serve them "
+                                           "through a CDN with signed links that expire daily.", kind="decision")
+    assert result.superseded is None and store.get(old.id).is_valid
+    assert [link["id"] for link in result.possible] == [old.id]
+
+
+def test_detection_off_when_the_certain_threshold_is_above_one(repo_with_commit):
+    from neo_git.store import FactStore
+
+    store = FactStore.open(repo_with_commit, embedder=HashEmbedder(supersede_threshold=2.0))
+    old = store.add("HTTP client", HTTP_OLD, kind="decision")
+    new = store.add("HTTP client", HTTP_NEW, kind="decision")
+    assert new.supersedes is None and store.get(old.id).is_valid
+    assert store.add("HTTP client", HTTP_NEW + " Really.", kind="decision", supersedes=new.id).supersedes == new.id
+
+
+def test_a_retraction_never_outranks_the_correction(store):
+    store.add("Meeting time", "Client call at 2pm EST Tuesday", kind="decision")
+    store.add("meeting_time_corrected", "Moved to 10am EST Tuesday (client conflict)", kind="decision")
+    store.add("Prep plan", "Prepare deck by 1:30pm EST Tuesday, dial in at 1:55pm", kind="decision")
+    retraction = store.add("prep_plan_corrected", "[INVALIDATED - was based on wrong data: Client call at 2pm] "
+                           "Original conclusion: Prepare deck by 1:30pm EST Tuesday, dial in at 1:55pm",
+                           kind="decision")
+    ranked = store.recall("When should I prepare the deck and dial in on Tuesday?", k=3).valid_facts
+    assert ranked[-1].id == retraction.id and ranked[0].subject == "meeting_time_corrected"
+
+
+def test_invalidate_retracts_without_a_successor(store):
+    fact = store.add("Build", "We build with Make.", kind="decision")
+    gone = store.invalidate(fact.id[:6], "we moved to Bazel")
+    assert not gone.is_valid and gone.superseded_by is None
+    info = store.why(fact.id)
+    assert info["state"] == "invalidated" and "we moved to Bazel" in info["explanation"]
+    assert store.list() == []
+
+
+def _has_ref(repo) -> bool:
+    from tests.conftest import git
+
+    try:
+        git(repo, "rev-parse", "--verify", "-q", "refs/neo/facts")
+        return True
+    except Exception:  # noqa: BLE001 - no ref yet
+        return False
+
+
+def test_review_fields_are_validated_and_written_only_when_set():
+    from neo_git.errors import InvalidFact
+    from neo_git.facts import Fact, canonical_json
+
+    base = {"id": "0123456789abcdef", "subject": "s", "body": "", "kind": "decision", "scope": "project",
+            "metadata": {"created_at": "2026-01-01T00:00:00+00:00"}}
+    plain = Fact.from_dict(base)
+    assert "possibly_supersedes" not in plain.to_dict()["metadata"]
+    assert "distinct_from" not in plain.to_dict()["metadata"]
+    linked = Fact.from_dict({**base, "metadata": {**base["metadata"], "distinct_from": ["bb" * 8, "aa" * 8, "aa" * 8],
+                                                 "possibly_supersedes": [{"id": "cc" * 8, "similarity": 0.4},
+                                                                         {"id": "bb" * 8, "similarity": 0.3}]}})
+    meta = linked.to_dict()["metadata"]
+    assert meta["distinct_from"] == ["aa" * 8, "bb" * 8]
+    assert [link["id"] for link in meta["possibly_supersedes"]] == ["bb" * 8, "cc" * 8]
+    assert canonical_json(Fact.from_dict(linked.to_dict())) == canonical_json(linked)
+    for bad in ({"possibly_supersedes": [{"id": "nope"}]}, {"possibly_supersedes": "x"},
+                {"possibly_supersedes": [{"id": "aa" * 8, "similarity": "high"}]},
+                {"distinct_from": ["zz"]}, {"distinct_from": ["aa" * 8] * 65}):
+        with pytest.raises(InvalidFact):
+            Fact.from_dict({**base, "metadata": {**base["metadata"], **bad}})

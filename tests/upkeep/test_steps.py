@@ -1,0 +1,182 @@
+"""Upkeep on a real store: the exact thresholds of pruning, demotion, caps and purge,
+each action one commit saying why, and `why` explaining it afterwards."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from neo_git.errors import FactNotFound
+from neo_git.facts import FactScope
+from neo_git.upkeep import maybe_run_daily, run_gc
+from tests.conftest import git
+from tests.store_helpers import REF, commit_messages, open_store, ref_fact_ids
+from tests.upkeep.helpers import NOW, days_ago, make, put, state
+
+
+def test_stale_pruning_thresholds(store, repo_with_commit):
+    stale = make(store, "old unproven guess", confidence=0.3, created=days_ago(20))
+    confident = make(store, "old but confident", confidence=0.5, created=days_ago(20))
+    young = make(store, "young unproven guess", confidence=0.3, created=days_ago(5))
+    proven = make(store, "old low but helped once", confidence=0.3, success=1, created=days_ago(20))
+    at_edge = make(store, "exactly at the confidence line", confidence=0.4, created=days_ago(20))
+    day_14 = make(store, "exactly fourteen days old", confidence=0.3, created=days_ago(14))
+    constraint = make(store, "never push to main", kind="constraint", confidence=0.1, created=days_ago(90))
+    put(store, stale, confident, young, proven, at_edge, day_14, constraint)
+
+    report = run_gc(store, now=NOW)
+
+    assert [a.fact_id for a in report.actions if a.step == "prune"] == [stale.id]
+    assert not state(store, stale.id).is_valid
+    for kept in (confident, young, proven, at_edge, day_14, constraint):
+        assert state(store, kept.id).is_valid, kept.subject
+    assert commit_messages(repo_with_commit)[0] == "upkeep: prune 1 fact (project scope)"
+    body = git(repo_with_commit, "log", "-1", "--format=%b", REF)
+    assert stale.id in body and "unproven after 20 days" in body
+    why = store.why(stale.id)
+    assert why["state"] == "pruned"
+    assert "pruned by upkeep" in why["explanation"] and "confidence 0.30 < 0.4" in why["explanation"]
+
+
+def test_demotion_once_per_batch_of_evidence(store, repo_with_commit):
+    ignored = make(store, "retrieved a lot, never helped", confidence=0.5)
+    helped = make(store, "retrieved a lot and helped", confidence=0.5, success=2)
+    rule = make(store, "a constraint is recalled on every question", kind="constraint", confidence=0.5)
+    put(store, ignored, helped, rule)
+    for _ in range(12):
+        store.access.record([ignored.id, helped.id, rule.id])
+
+    first = run_gc(store, now=NOW)
+    assert [a.fact_id for a in first.actions] == [ignored.id]
+    assert state(store, ignored.id).metadata.confidence == pytest.approx(0.4)
+    assert state(store, helped.id).metadata.confidence == 0.5
+    assert state(store, rule.id).metadata.confidence == 0.5
+
+    tip = git(repo_with_commit, "rev-parse", REF)
+    assert run_gc(store, now=NOW).actions == []
+    assert run_gc(open_store(repo_with_commit), now=NOW + timedelta(days=3)).actions == []  # a new process
+    assert git(repo_with_commit, "rev-parse", REF) == tip
+    assert state(store, ignored.id).metadata.confidence == pytest.approx(0.4)
+
+    for _ in range(10):  # a new batch of evidence
+        store.access.record([ignored.id])
+    run_gc(store, now=NOW)
+    assert state(store, ignored.id).metadata.confidence == pytest.approx(0.3)
+    why = store.why(ignored.id)
+    assert why["is_valid"] and len(why["upkeep"]) == 2 and "never helped" in why["explanation"]
+
+
+def test_demotion_floor(store):
+    low = make(store, "already almost worthless", confidence=0.15)
+    put(store, low)
+    for round_ in range(3):
+        for _ in range(10):
+            store.access.record([low.id])
+        run_gc(store, now=NOW)
+    assert state(store, low.id).metadata.confidence == pytest.approx(0.1)
+
+
+def test_501st_project_fact_evicts_lowest_unprotected(store):
+    protected = [make(store, f"protected {i}", confidence=0.0, tags=(tag,))
+                 for i, tag in enumerate(("seed", "community", "synthesized"))]
+    constraint = make(store, "a constraint nobody trusts", kind="constraint", confidence=0.0)
+    weakest = make(store, "the weakest ordinary fact", confidence=0.05)
+    others = [make(store, f"filler number {i}", f"body {i}", confidence=0.6) for i in range(495)]
+    put(store, *protected, constraint, weakest, *others)
+    assert len(store.list(scope="project")) == 500
+
+    result = store.add_detailed("the five hundred and first fact", "brand new", confidence=0.7)
+    assert result.evicted == (weakest.id,)
+    assert store.why(weakest.id)["state"] == "evicted"
+    for i in range(5):  # any number of adds: the protected ones stay
+        store.add(f"later fact {i} zq{i}x", f"body {i} unrelated{i}", confidence=0.9)
+    valid = {f.id for f in store.list(scope="project")}
+    assert len(valid) == 500
+    assert {f.id for f in protected} | {constraint.id} <= valid
+
+
+def test_gc_enforces_caps_written_past_the_policy(store):
+    """A sync merge or import can leave a scope over its cap; gc brings it back."""
+    store.caps[FactScope.PROJECT] = 10
+    facts = [make(store, f"fact {i}", confidence=0.1 * (i % 9) + 0.1) for i in range(14)]
+    put(store, *facts)
+    report = run_gc(store, now=NOW)
+    evicted = [a.fact_id for a in report.actions if a.step == "evict"]
+    assert len(evicted) == 4 and len(store.list(scope="project")) == 10
+    lowest = sorted(facts, key=lambda f: (f.metadata.confidence, f.metadata.created_at, f.id))[:4]
+    assert set(evicted) == {f.id for f in lowest}
+
+
+def test_purge_removes_long_retired_facts_from_the_tip_only(store, repo_with_commit):
+    old = store.add("HTTP client", "requests with a 10 s timeout")
+    new = store.add("HTTP client", "httpx with a 30 s timeout", supersedes=old.id)
+    needed = store.add("Logging format", "key=value pairs")
+    store.invalidate(needed.id, "replaced by structured logs")
+    dependent = make(store, "log parser assumes key=value", depends_on=(needed.id,))
+    put(store, dependent)
+
+    assert run_gc(store, now=NOW + timedelta(days=29)).actions == []
+    report = run_gc(store, now=NOW + timedelta(days=31))
+    assert [(a.step, a.fact_id) for a in report.actions] == [("purge", old.id)]
+    ids = ref_fact_ids(repo_with_commit)
+    assert old.id not in ids and needed.id in ids and new.id in ids
+    # history keeps it
+    assert old.id in git(repo_with_commit, "log", "--format=%b", REF)
+    assert "requests" in git(repo_with_commit, "show", f"{REF}~1:facts/{old.id[:2]}/{old.id}.json")
+    why = store.why(old.id[:8])
+    assert why["state"] == "purged" and "superseded" in why["explanation"] and "git show" in why["explanation"]
+    with pytest.raises(FactNotFound):
+        store.why("abcdabcdabcdabcd")
+
+
+def test_dry_run_writes_nothing_and_matches_the_real_run(store, repo_with_commit):
+    put(store, make(store, "stale", confidence=0.2, created=days_ago(40)),
+        *[make(store, f"near duplicate review {i}", "use a context manager to close the file in loader.py",
+               kind="review") for i in range(3)])
+    tip = git(repo_with_commit, "rev-parse", REF)
+    dry = run_gc(store, now=NOW, dry_run=True)
+    assert git(repo_with_commit, "rev-parse", REF) == tip
+    assert not (store.paths.neo_dir / "upkeep.json").exists()
+    real = run_gc(open_store(repo_with_commit), now=NOW)
+    assert [(a.step, a.fact_id, a.why) for a in dry.actions] == [(a.step, a.fact_id, a.why) for a in real.actions]
+    assert dry.counts()["prune"] == 1 and dry.counts()["synthesize"] == 3
+
+
+def test_maybe_run_daily(store):
+    put(store, make(store, "stale", confidence=0.2, created=days_ago(40)))
+    first = maybe_run_daily(store, now=NOW)
+    assert first is not None and first.counts()["prune"] == 1
+    assert maybe_run_daily(store, now=NOW + timedelta(hours=23)) is None
+    assert maybe_run_daily(store, now=NOW + timedelta(hours=25)) is not None
+    git(store.paths.workdir, "config", "neo.autoGc", "false")
+    assert maybe_run_daily(store, now=NOW + timedelta(days=5)) is None
+
+
+def test_file_scopes_too(store):
+    stale = make(store, "global stale guess", confidence=0.2, created=days_ago(30), scope="global")
+    put(store, stale, scope="global")
+    report = run_gc(store, now=NOW)
+    assert [(a.scope, a.fact_id) for a in report.actions] == [("global", stale.id)]
+    assert store.why(stale.id)["state"] == "pruned"
+
+
+def test_daily_run_skips_while_another_gc_holds_the_lock(store):
+    from neo_git.fileio import locked
+
+    put(store, make(store, "stale", confidence=0.2, created=days_ago(40)))
+    store.paths.neo_dir.mkdir(parents=True, exist_ok=True)
+    with locked(store.paths.neo_dir / "upkeep.lock"):
+        assert maybe_run_daily(store, now=NOW) is None
+    assert maybe_run_daily(store, now=NOW).counts()["prune"] == 1
+
+
+def test_corrupt_state_file_starts_afresh(store):
+    ignored = make(store, "retrieved a lot, never helped", confidence=0.5)
+    put(store, ignored)
+    for _ in range(10):
+        store.access.record([ignored.id])
+    run_gc(store, now=NOW)
+    (store.paths.neo_dir / "upkeep.json").write_bytes(b"\x00not json")
+    report = run_gc(store, now=NOW)  # the record is lost: at most one extra demotion, no crash
+    assert report.counts()["demote"] == 1
+    assert state(store, ignored.id).metadata.confidence == pytest.approx(0.3)
