@@ -23,6 +23,7 @@ MAX_BODY_CHARS = 16_384
 MAX_TAGS = 32
 MAX_TAG_CHARS = 64
 MAX_SOURCE_PROMPT_CHARS = 200
+INVALIDATION_DEPTH = 6
 _ID = re.compile(r"^[0-9a-f]{16}$")
 _TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")
 
@@ -195,11 +196,16 @@ class FactMetadata:
         invalidation = data.get("invalidation")
         if invalidation is not None and not isinstance(invalidation, Mapping):
             raise InvalidFact("metadata.invalidation must be an object or null")
-        for key, value in (invalidation or {}).items():
-            # Plain values only: `why` prints them, and a nested value from a push could be
-            # deep enough to overflow the stack when the fact is written back.
-            if not isinstance(key, str) or not (value is None or isinstance(value, (str, int, float, bool))):
-                raise InvalidFact(f"metadata.invalidation.{key} must be text, a number, true/false or null")
+        if invalidation:
+            # Shallow only (`undo` holds a small object): a value nested hundreds of levels deep
+            # in a teammate's push would overflow the stack when the fact is written back.
+            from neo_git.safejson import check_depth
+
+            try:
+                check_depth(dict(invalidation), INVALIDATION_DEPTH)
+            except ValueError:
+                raise InvalidFact(f"metadata.invalidation is nested more than {INVALIDATION_DEPTH} levels deep") \
+                    from None
         for key in ("similarity", "threshold"):  # `git neo why` formats these as numbers
             value = (invalidation or {}).get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
