@@ -116,11 +116,19 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Show one fact."""
-    fact = _store().get(args.id)
+    store = _store()
+    fact = store.get(args.id)
+    from neo_git.outcomes.history import fact_outcome_history
+
+    outcomes = fact_outcome_history(store.repo, fact.id)
     if args.json:
-        print_json(fact.to_dict())
+        print_json({**fact.to_dict(), **({"outcomes": outcomes} if outcomes else {})})
     else:
         print(fact_block(fact))
+        from neo_git.cli.outcomes import format_fact_outcomes
+
+        if outcomes:
+            print("\n" + format_fact_outcomes(outcomes))
     return 0
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 
 from neo_git.cli.output import print_json
 from neo_git.cli.parser import json_flag
@@ -20,6 +21,8 @@ def register(sub) -> dict[str, str]:
     p.add_argument("rev", nargs="?", default=None, help="commit to measure (default HEAD)")
     p.add_argument("--staged", action="store_true", help="measure the index instead of a commit")
     p.add_argument("--diff", nargs=2, metavar=("A", "B"), help="compare two revisions")
+    p.add_argument("--check", action="store_true",
+                   help="with --staged: the pre-commit gate (exit 1 if the change adds a cycle, god file or deep nesting)")
     json_flag(p)
     return {"health": "cmd_health"}
 
@@ -33,6 +36,17 @@ def cmd_health(args: argparse.Namespace) -> int:
         return _usage_error("--diff takes both revisions itself; drop REV and --staged")
     if args.staged and args.rev is not None:
         return _usage_error("--staged measures the index; give either REV or --staged")
+    if args.check:
+        if not args.staged or args.diff:
+            return _usage_error("--check gates staged changes: use `git neo health --staged --check`")
+        from neo_git.githooks.guard import check_staged, format_result
+
+        result = check_staged(_open_repo())
+        if args.json:
+            _print_json(result.to_dict())
+        else:
+            print(format_result(result), file=sys.stdout if result.ok else sys.stderr)
+        return 0 if result.ok else 1
     repo = _open_repo()
     progress = not args.json
     workers = _workers()
@@ -60,7 +74,7 @@ def cmd_health(args: argparse.Namespace) -> int:
     return 0
 
 
-USAGE = "usage: git neo health [REV | --staged] [--json]\n       git neo health --diff A B [--json]"
+USAGE = "usage: git neo health [REV | --staged [--check]] [--json]\n       git neo health --diff A B [--json]"
 
 
 def _usage_error(message: str) -> int:

@@ -20,6 +20,7 @@ import pygit2
 from neo_git import safejson
 from neo_git.errors import CorruptStore, InvalidFact, NeoError
 from neo_git.facts import SCHEMA_VERSION, Fact, canonical_json
+from neo_git.store.refcas import compare_and_swap
 from neo_git.store.base import Change, LoadedScope, Transaction
 from neo_git.store.index import FactIndex, IndexedFacts
 from neo_git.store.objects import MissingObject, fetch_missing
@@ -357,23 +358,4 @@ class RefStore:
         return self.repo.create_blob(json.dumps(meta, sort_keys=True, indent=2) + "\n")
 
     def _compare_and_swap(self, expected: pygit2.Oid | None, new: pygit2.Oid, message: str) -> bool:
-        reflog_message = f"neo: {message}"[:200]
-        try:
-            if expected is None:
-                self.repo.create_reference_direct(self.ref, new, False, message=reflog_message)
-                return True
-            ref = self.repo.references[self.ref]
-            if ref.target != expected:
-                return False
-            # libgit2 re-checks the old value under the ref's lock file: this is the CAS.
-            ref.set_target(new, reflog_message)
-            return True
-        except (pygit2.AlreadyExistsError, KeyError):
-            return False
-        except (pygit2.GitError, OSError) as exc:
-            # pygit2 raises OSError, not GitError, for "failed to lock file …/facts.lock"
-            # (libgit2's GIT_ERROR_OS class): another writer holds the ref's lock.
-            text = str(exc)
-            if "does not match" in text or "lock" in text or "exists" in text:
-                return False
-            raise
+        return compare_and_swap(self.repo, self.ref, expected, new, f"neo: {message}"[:200])

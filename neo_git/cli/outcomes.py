@@ -1,0 +1,162 @@
+"""`git neo suggest`, `git neo outcomes`, `git neo install [--uninstall]`: the outcome loop."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from neo_git.cli.output import print_json
+from neo_git.cli.parser import json_flag
+from neo_git.errors import NeoError
+
+MAX_INPUT_BYTES = 256 * 1024
+
+
+def register(sub) -> dict[str, str]:
+    """Add suggest, outcomes, install."""
+    p = sub.add_parser("suggest", help="record a suggestion, to learn later whether it shipped")
+    p.add_argument("--file", required=True, metavar="PATH", help="the file the suggestion is about")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--code-file", metavar="F", help="a file holding the suggested code ('-' for stdin)")
+    source.add_argument("--diff-file", metavar="F", help="a file holding a unified diff ('-' for stdin)")
+    p.add_argument("--fact", action="append", default=[], metavar="ID", help="a fact the advice relied on")
+    p.add_argument("--description", default="", metavar="T", help="what the suggestion does")
+    json_flag(p)
+
+    p = sub.add_parser("outcomes", help="what became of recent suggestions, with the health verdict")
+    p.add_argument("-n", type=int, default=20, dest="limit", help="outcomes to show (default 20)")
+    json_flag(p)
+
+    p = sub.add_parser("install", help="install the git hooks (existing hooks are kept and chained)")
+    p.add_argument("--uninstall", action="store_true", help="remove them and restore what was there")
+    # The team-sharing work adds `--remote R` here (configure a remote's fetch/push of refs/neo/*).
+    json_flag(p)
+    return {"suggest": "cmd_suggest", "outcomes": "cmd_outcomes", "install": "cmd_install"}
+
+
+def _read_input(name: str) -> str:
+    if name == "-":
+        data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+    else:
+        try:
+            with open(name, "rb") as handle:
+                data = handle.read(MAX_INPUT_BYTES + 1)
+        except OSError as exc:
+            raise NeoError(f"cannot read {name}: {exc.strerror}", "pass an existing file") from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise NeoError(f"{name} is larger than {MAX_INPUT_BYTES // 1024} KiB", "suggest the part that changes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise NeoError(f"{name} is not UTF-8 text", "suggestions are source code") from None
+
+
+def cmd_suggest(args: argparse.Namespace) -> int:
+    """Record a pending suggestion."""
+    from neo_git.identity import open_repository, repository_paths
+    from neo_git.outcomes.suggestions import record_suggestion
+
+    code = _read_input(args.code_file) if args.code_file else None
+    diff = _read_input(args.diff_file) if args.diff_file else None
+    repo = open_repository()
+    paths = repository_paths(repo)
+    file = args.file
+    if not Path(file).is_absolute() and paths.workdir is not None:
+        # a path typed in a subfolder is relative to it, as for git itself
+        file = str((Path.cwd() / file).resolve())
+    suggestion = record_suggestion(repo, paths, file=file, code=code, diff=diff, description=args.description,
+                                   fact_ids=args.fact, origin="person")
+    if args.json:
+        print_json(suggestion.to_dict())
+    else:
+        print(f"recorded suggestion {suggestion.id} for {suggestion.file}"
+              + (f" (relies on {len(suggestion.fact_ids)} fact(s))" if suggestion.fact_ids else ""))
+    return 0
+
+
+def cmd_outcomes(args: argparse.Namespace) -> int:
+    """Recent outcomes (from the notes) and suggestions still pending."""
+    from neo_git.identity import open_repository, repository_paths
+    from neo_git.outcomes.history import recent_outcomes
+    from neo_git.outcomes.suggestions import load_suggestions
+
+    repo = open_repository()
+    records = recent_outcomes(repo, max(1, args.limit))
+    pending = load_suggestions(repository_paths(repo), status="pending")
+    if args.json:
+        print_json({"outcomes": records, "pending": [s.to_dict() for s in pending]})
+        return 0
+    if not records and not pending:
+        print("no outcomes yet: record advice with `git neo suggest` (or `git neo ask`), "
+              "install the hooks with `git neo install`, and commit")
+        return 0
+    for r in records:
+        print(format_outcome(r))
+    if pending:
+        print(f"\npending: {len(pending)} suggestion(s) not shipped yet")
+        for s in pending[-10:]:
+            print(f"  {s.id[:8]}  {s.file}  {_who(s.to_dict())}  {s.description[:60]}")
+    return 0
+
+
+def _who(record: dict) -> str:
+    origin = record.get("origin") or ""
+    if origin == "agent":
+        turn = f" turn {record['turn_id']}" if record.get("turn_id") else ""
+        return f"agent {record.get('agent') or '?'} (session {str(record.get('session_id') or '?')[:12]}{turn})"
+    return origin
+
+
+def format_outcome(r: dict) -> str:
+    """One outcome record as a short block."""
+    commit = str(r.get("commit", ""))[:10]
+    verdict = str(r.get("verdict", "")).upper()
+    head = f"{commit}  {verdict:<11} {r.get('file', '')}"
+    if r.get("health"):
+        head += f"  health: {r['health']}"
+    lines = [head]
+    if r.get("suggestion"):
+        desc = f" — {r['description']}" if r.get("description") else ""
+        lines.append(f"    suggestion {str(r['suggestion'])[:8]} by {_who(r)}{desc}")
+    for moved in r.get("facts") or ():
+        before, after = (moved.get("confidence") or [0, 0])[:2]
+        lines.append(f"    fact {str(moved.get('id'))[:8]}: confidence {before:.2f} -> {after:.2f}, "
+                     f"successes {moved.get('success_count', ['?', '?'])[1]}")
+    return "\n".join(lines)
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    """Install or remove the hook shims."""
+    from neo_git.githooks.install import install, uninstall
+    from neo_git.identity import open_repository
+
+    repo = open_repository()
+    report = uninstall(repo) if args.uninstall else install(repo)
+    if args.json:
+        print_json(report.to_dict())
+        return 0
+    if args.uninstall:
+        print(f"removed git-neo hooks from {report.hooks_dir}: "
+              + (", ".join(report.removed + report.restored) or "none were installed"))
+        if report.restored:
+            print("  restored your own hooks: " + ", ".join(report.restored))
+    else:
+        print(f"installed git-neo hooks in {report.hooks_dir}: {', '.join(report.installed)}")
+        if report.chained:
+            print("  your existing hooks still run first: " + ", ".join(report.chained))
+        if report.rewrite_ref == "added":
+            print("  notes.rewriteRef=refs/notes/neo: outcome notes follow amend and rebase")
+    for line in report.skipped:
+        print(f"warning: {line}", file=sys.stderr)
+    return 0
+
+
+def format_fact_outcomes(history: list[dict]) -> str:
+    """`git neo show`: the commits that moved a fact's confidence, and why."""
+    lines = ["Outcomes (commits that moved its confidence):"]
+    for h in history:
+        before, after = (h.get("confidence") or [0, 0])[:2]
+        health = f", health {h['health']}" if h.get("health") else ""
+        lines.append(f"  {str(h.get('commit'))[:10]}  {h.get('verdict')}  {h.get('file')}{health}: "
+                     f"confidence {before:.2f} -> {after:.2f}")
+    return "\n".join(lines)

@@ -1,0 +1,277 @@
+"""`git neo hook <name> [args…]`: the work the installed shims (and the pre-commit
+framework) hand off. Every entry here returns 0 whatever goes wrong — a hook must
+never fail a git command — except the pre-commit guard's deliberate block.
+
+    post-commit [COMMIT]                 process COMMIT (default HEAD)
+    post-merge  [SQUASH [HEAD [ORIG]]]   process ORIG_HEAD..HEAD (at most MAX_MERGED commits)
+    post-rewrite KIND [MAPFILE]          amend/rebase: "old new" lines from MAPFILE (or stdin)
+    pre-commit [--block-exit N]          the guard; exits N (default 1) to block the commit
+    outcomes                             pre-commit framework's neo-outcomes: starts the
+                                         post-commit or post-merge worker detached
+"""
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Callable, Sequence
+
+MAX_MERGED = 50
+MAX_LOG_BYTES = 1 << 20
+log = logging.getLogger("neo_git.githooks")
+
+
+def run_git_hook(name: str, args: Sequence[str]) -> int:
+    """Run the named hook's work; 0 unless the pre-commit guard blocks."""
+    if os.environ.get("NEO_DISABLE") == "1":
+        return 0
+    handler = HANDLERS.get(name)
+    if handler is None:
+        print(f"git-neo: unknown hook '{name}' (known: {', '.join(HANDLERS)}); nothing done", file=sys.stderr)
+        return 0
+    if name != "pre-commit":
+        logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    try:
+        return handler(list(args))
+    except KeyboardInterrupt:
+        return 0
+    except Exception:  # noqa: BLE001 - logged to hook.log by the shim's redirection; git never sees it
+        print(f"git-neo hook {name}: internal error (git was not affected)", file=sys.stderr)
+        traceback.print_exc(file=sys.stderr)
+        return 0
+
+
+def _stamp(name: str, detail: str) -> None:
+    print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {name} {detail}", file=sys.stderr)
+
+
+def _repo():
+    from neo_git.identity import open_repository
+
+    return open_repository()
+
+
+def sequence_in_progress(repo) -> str | None:
+    """The name of a running rebase/cherry-pick/revert sequence, else None."""
+    git_dir = Path(repo.path)
+    for name in ("rebase-merge", "rebase-apply", "sequencer"):
+        if (git_dir / name).is_dir():
+            return name
+    return None
+
+
+def _report(name: str, results) -> None:
+    for r in results:
+        if r.skipped:
+            _stamp(name, f"{r.commit[:12]}: skipped ({r.skipped})")
+        elif r.errors:
+            _stamp(name, f"{r.commit[:12]}: not processed, will retry with the next commit: {'; '.join(r.errors)}")
+        else:
+            verdicts = [x.get("verdict") for x in r.records if x.get("type") == "outcome"]
+            _stamp(name, f"{r.commit[:12]}: {len(verdicts)} outcome(s) {verdicts}")
+
+
+def _neo_dir() -> Path:
+    """`.git/neo` of this repository: from the shim ($NEO_DIR, no pygit2 import needed for a
+    hook run that only queues its work), else discovered."""
+    named = os.environ.get("NEO_DIR")
+    if named:
+        return Path(os.path.abspath(named))
+    from neo_git.identity import repository_paths
+
+    return repository_paths(_repo()).neo_dir
+
+
+def queue_and_drain(item: dict) -> None:
+    """Queue *item*, then process the queue unless another worker is already doing so."""
+    from neo_git.outcomes.queue import drain, enqueue
+
+    neo_dir = _neo_dir()
+    _rotate_log(neo_dir / "hook.log")
+    enqueue(neo_dir, item)
+    wait = 300.0 if os.environ.get("NEO_HOOK_SYNC") == "1" else 0.0   # tests: run now, in order
+    drain(neo_dir, _process_items, wait=wait)
+
+
+def _rotate_log(path: Path, limit: int = MAX_LOG_BYTES) -> None:
+    """Keep hook.log small: past *limit* it becomes hook.log.1 (the previous .1 is dropped).
+    A process still appending through its open descriptor simply finishes in the old file."""
+    try:
+        if path.stat().st_size > limit:
+            os.replace(path, path.with_name(path.name + ".1"))
+    except OSError:
+        pass
+
+
+def _process_items(items: list[dict]) -> None:
+    """Run queued work in order (the caller holds the processing lock)."""
+    from neo_git.outcomes.processing import process_commits
+    from neo_git.outcomes.rewrites import apply_rewrites
+
+    repo = _repo()
+    for item in items:
+        op = item.get("op")
+        try:
+            if op == "commits":
+                commits = [c for c in item.get("commits") or [] if isinstance(c, str)]
+                trigger = str(item.get("trigger") or "post-commit")
+                _report(trigger, process_commits(repo, commits, trigger=trigger,
+                                                 catch_up=bool(item.get("catch_up", True)), hold_lock=False))
+            elif op == "rewrite":
+                kind = str(item.get("kind") or "rebase")
+                pairs = [tuple(p) for p in item.get("pairs") or [] if isinstance(p, list) and len(p) == 2]
+                _stamp(f"post-rewrite {kind}", f"{len(pairs)} rewritten commit(s)")
+                _report(f"post-rewrite {kind}", apply_rewrites(repo, pairs, kind=kind, hold_lock=False))
+        except Exception:  # noqa: BLE001 - one bad item must not stop the rest of the queue
+            print(f"git-neo: internal error processing {op}:", file=sys.stderr)
+            traceback.print_exc(file=sys.stderr)
+
+
+def post_commit(args: list[str]) -> int:
+    """Queue the new commit (the shim passes its id, read from git's files; else HEAD) and
+    process the queue."""
+    if args and _is_hex(args[0]):
+        commit = args[0]
+    else:   # the shim could not read HEAD's id from git's files (a packed ref): look it up
+        repo = _repo()
+        if sequence_in_progress(repo) or repo.head_is_unborn:
+            return 0   # post-rewrite handles a rebase once
+        commit = str(repo.head.target)
+    queue_and_drain({"op": "commits", "trigger": "post-commit", "commits": [commit], "catch_up": True})
+    return 0
+
+
+def post_merge(args: list[str]) -> int:
+    """Queue the commits a merge or pull brought in: ORIG_HEAD..HEAD, oldest first."""
+    import pygit2
+
+    if args and args[0] == "1":
+        return 0   # a squash merge made no commit yet; post-commit sees it later
+    repo = _repo()
+    head = args[1] if len(args) > 1 and _is_hex(args[1]) else str(repo.head.target)
+    # the shim passes what `git rev-parse ORIG_HEAD` printed: the name itself when it is missing
+    orig = args[2] if len(args) > 2 and _is_hex(args[2]) else None
+    if orig is None:
+        try:
+            orig = str(repo.revparse_single("ORIG_HEAD").id)
+        except (KeyError, ValueError):
+            orig = None
+    walker = repo.walk(pygit2.Oid(hex=head), pygit2.enums.SortMode.TOPOLOGICAL)
+    if orig:
+        walker.hide(pygit2.Oid(hex=orig))
+    commits = []
+    for commit in walker:
+        commits.append(str(commit.id))
+        if len(commits) >= MAX_MERGED:
+            break
+    commits.reverse()
+    queue_and_drain({"op": "commits", "trigger": "post-merge", "commits": commits, "catch_up": False})
+    return 0
+
+
+def _is_hex(text: str) -> bool:
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
+
+
+def post_rewrite(args: list[str]) -> int:
+    """Queue the "old new" pairs (from the map file the shim saved, or stdin)."""
+    from neo_git.outcomes.rewrites import parse_rewrite_map
+
+    kind = args[0] if args else "rebase"
+    if len(args) > 1:
+        path = Path(args[1])
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        finally:
+            path.unlink(missing_ok=True)
+    else:
+        text = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    pairs = parse_rewrite_map(text)
+    if pairs:
+        queue_and_drain({"op": "rewrite", "kind": kind, "pairs": [list(p) for p in pairs]})
+    return 0
+
+
+def pre_commit(args: list[str]) -> int:
+    """The guard: exit the block code when the staged change introduces a problem."""
+    from neo_git.config import config_bool
+
+    block = 1
+    if len(args) >= 2 and args[0] == "--block-exit" and args[1].isdigit():
+        block = int(args[1])
+    repo = None
+    try:
+        from neo_git.githooks.guard import check_staged, format_result
+
+        repo = _repo()
+        result = check_staged(repo)
+    except Exception as exc:  # noqa: BLE001 - internal errors warn and pass unless neo.strict
+        strict = _strict(repo, config_bool)
+        print(f"git-neo guard: internal error, {'blocking (neo.strict=true)' if strict else 'commit allowed'}: "
+              f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        return block if strict else 0
+    if result.ok:
+        return 0
+    print(format_result(result), file=sys.stderr)
+    return block
+
+
+def _strict(repo, config_bool: Callable) -> bool:
+    try:
+        return bool(config_bool("strict", False, repo=repo))
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def framework_outcomes(args: list[str]) -> int:
+    """pre-commit framework's `neo-outcomes`: start the worker detached and return at once.
+
+    The framework passes no hook arguments; it marks a post-merge run with
+    PRE_COMMIT_IS_SQUASH_MERGE. It has no post-rewrite stdin, so rebases are not
+    followed in this mode (see the README)."""
+    repo = _repo()
+    if repo.head_is_unborn:
+        return 0
+    squash = os.environ.get("PRE_COMMIT_IS_SQUASH_MERGE")
+    head = str(repo.head.target)
+    if squash is not None:
+        try:
+            orig = str(repo.revparse_single("ORIG_HEAD").id)
+        except (KeyError, ValueError):
+            orig = head
+        worker = ["post-merge", squash, head, orig]
+    else:
+        if sequence_in_progress(repo):
+            return 0
+        worker = ["post-commit", head]
+    start_worker(repo, worker)
+    return 0
+
+
+def start_worker(repo, hook_args: list[str]) -> None:
+    """Run `git-neo hook …` detached, output appended to .git/neo/hook.log (NEO_HOOK_SYNC=1:
+    in the foreground, for tests)."""
+    from neo_git.identity import repository_paths
+
+    neo_dir = repository_paths(repo).neo_dir
+    neo_dir.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "neo_git", "hook", *hook_args]
+    with open(neo_dir / "hook.log", "ab") as out:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                start_new_session=True, close_fds=True,
+                                preexec_fn=lambda: os.nice(10))   # background work yields to the user's
+    if os.environ.get("NEO_HOOK_SYNC") == "1":
+        proc.wait(timeout=300)
+
+
+HANDLERS: dict[str, Callable[[list[str]], int]] = {
+    "post-commit": post_commit,
+    "post-merge": post_merge,
+    "post-rewrite": post_rewrite,
+    "pre-commit": pre_commit,
+    "outcomes": framework_outcomes,
+}

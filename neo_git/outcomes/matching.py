@@ -1,0 +1,137 @@
+"""Did a commit ship a suggestion? Line matching that ignores what carries no substance.
+
+A suggestion's *substance* is its non-trivial lines, normalised: leading/trailing
+whitespace dropped and inner runs of whitespace collapsed (so re-indenting the code,
+as happens when it moves into a class or an `if`, still matches). Trivial lines carry
+no advice and never count: braces and other bare punctuation, `pass`, a bare `return`
+(`return None`, `return;`), `else:`/`try:`/`finally:`, `break`/`continue`, and imports
+(an imports-only change is not the advice). Comments count: a suggested comment is
+part of what was suggested.
+
+Against a commit that changed the suggestion's file (renames are followed by the
+caller), with `added` = the normalised non-trivial lines the commit added to it:
+- ACCEPTED when at least ACCEPT_RATIO of the suggestion's new substance is in the
+  committed file and at least one of those lines was added by this commit;
+- MODIFIED when some of it shipped, or a committed line closely resembles a
+  suggested one (difflib ratio >= SIMILAR_RATIO: the person rewrote the advice);
+- otherwise still pending: the commit changed something else in that file.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+ACCEPTED, MODIFIED, PENDING = "accepted", "modified", "pending"
+ACCEPT_RATIO = 0.7
+SIMILAR_RATIO = 0.75
+
+_SPACE = re.compile(r"\s+")
+_PUNCTUATION_ONLY = re.compile(r"^[\s{}()\[\];,:.]*$")
+_TRIVIAL = frozenset({
+    "pass", "return", "return none", "return;", "return null;", "return nil", "break", "break;",
+    "continue", "continue;", "else:", "else", "try:", "finally:", "} else {", "else {", "end", "...",
+    "} catch {", "default:", "do", "then", "fi", "done", "esac",
+})
+_IMPORT = re.compile(
+    r"^(import\s|from\s+\S+\s+import\s|use\s+\S|#include\s|package\s|require\s*\(|"
+    r"(const|let|var)\s+\S+\s*=\s*require\s*\(|export\s+\*\s+from\s|export\s*\{[^}]*\}\s*from\s)")
+
+
+def normalise(line: str) -> str:
+    """A line with indentation and inner whitespace runs folded away."""
+    return _SPACE.sub(" ", line.strip())
+
+
+def is_trivial(normalised: str) -> bool:
+    """True for lines that carry no advice: punctuation, pass/return/else, imports."""
+    if _PUNCTUATION_ONLY.match(normalised):
+        return True
+    lowered = normalised.lower().rstrip()
+    if lowered in _TRIVIAL:
+        return True
+    return bool(_IMPORT.match(normalised))
+
+
+def substance(lines: Iterable[str]) -> list[str]:
+    """The normalised non-trivial lines, in order, without repeats."""
+    out: dict[str, None] = {}
+    for line in lines:
+        text = normalise(line)
+        if text and not is_trivial(text):
+            out.setdefault(text, None)
+    return list(out)
+
+
+def suggested_lines(code: str | None, diff: str | None) -> list[str]:
+    """The lines a suggestion proposes: its code block, else the `+` lines of its diff."""
+    if code and code.strip():
+        return code.splitlines()
+    lines = []
+    for line in (diff or "").splitlines():
+        if line.startswith("+") and not line.startswith("+++"):
+            lines.append(line[1:])
+    return lines
+
+
+@dataclass(frozen=True)
+class Match:
+    """The verdict for one suggestion against one commit, with the evidence."""
+
+    verdict: str            # accepted | modified | pending
+    suggested: int          # substantive lines the suggestion introduces
+    shipped: int            # of those, present in the committed file
+    added_now: int          # of those, added by this very commit
+    similar: int            # committed lines closely resembling a suggested line
+
+    @property
+    def ratio(self) -> float:
+        """Share of the suggestion's substance that shipped (0 when it has none)."""
+        return self.shipped / self.suggested if self.suggested else 0.0
+
+    def to_dict(self) -> dict:
+        """JSON form (outcome records and notes)."""
+        return {"verdict": self.verdict, "suggested_lines": self.suggested, "shipped_lines": self.shipped,
+                "added_lines": self.added_now, "similar_lines": self.similar, "ratio": round(self.ratio, 3)}
+
+
+def match_suggestion(code: str | None, diff: str | None, before: str, after: str) -> Match:
+    """Classify a suggestion against one commit's change of its file (*before* -> *after*,
+    the file's text in the parent and in the commit; "" when absent)."""
+    proposed = substance(suggested_lines(code, diff))
+    old = set(substance(before.splitlines()))
+    new = set(substance(after.splitlines()))
+    # What the suggestion introduces: lines already in the file before say nothing about
+    # whether the advice was taken (a code block usually repeats the unchanged signature).
+    fresh = [line for line in proposed if line not in old] or proposed
+    added = new - old
+    shipped = [line for line in fresh if line in new]
+    added_now = [line for line in shipped if line in added]
+    unmatched_added = [line for line in added if line not in fresh]
+    similar = _similar_count([line for line in fresh if line not in new], unmatched_added)
+    if not fresh:
+        verdict = PENDING
+    elif len(shipped) / len(fresh) >= ACCEPT_RATIO and added_now:
+        verdict = ACCEPTED
+    elif added_now or similar:
+        verdict = MODIFIED
+    else:
+        verdict = PENDING
+    return Match(verdict, len(fresh), len(shipped), len(added_now), similar)
+
+
+def _similar_count(missing: list[str], added: list[str], limit: int = 400) -> int:
+    """How many suggested lines that did not ship have a close relative among the added lines."""
+    if not missing or not added:
+        return 0
+    count = 0
+    for line in missing[:limit]:
+        matcher = difflib.SequenceMatcher(None, "", line, autojunk=False)  # b is cached
+        for candidate in added[:limit]:
+            matcher.set_seq1(candidate)
+            if matcher.real_quick_ratio() >= SIMILAR_RATIO and matcher.quick_ratio() >= SIMILAR_RATIO \
+                    and matcher.ratio() >= SIMILAR_RATIO:
+                count += 1
+                break
+    return count

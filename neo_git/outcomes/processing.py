@@ -1,0 +1,443 @@
+"""The outcome loop for new commits (DESIGN.md §7): classify pending suggestions against
+what shipped, measure health, move facts, write the note, remember the commit.
+
+    process_commits(repo, [commit_hex, ...], trigger="post-commit")
+
+All of it runs under `.git/neo/outcomes.lock`, so overlapping background workers (20
+commits made back to back) take turns; fact writes go through `FactStore.transact`
+(compare-and-swap), notes through `notes.add_records` (compare-and-swap). A commit
+already in the ledger is skipped, and REVIEW facts have ids derived from (commit,
+suggestion), so a repeat after a crash changes nothing.
+"""
+from __future__ import annotations
+
+import logging
+from contextlib import nullcontext
+from dataclasses import dataclass, field, replace
+from typing import Sequence
+
+import pygit2
+
+from neo_git.facts import FactScope, now_iso
+from neo_git.fileio import locked
+from neo_git.identity import RepositoryPaths, repository_paths
+from neo_git.outcomes import notes
+from neo_git.outcomes.confidence import Outcome, project_plan, review_fact, scope_plan
+from neo_git.outcomes.ledger import Ledger, author_key
+from neo_git.outcomes.matching import ACCEPTED, MODIFIED, match_suggestion
+from neo_git.outcomes.suggestions import Suggestion, update_suggestions
+
+log = logging.getLogger("neo_git.outcomes")
+
+MAX_INDEPENDENT = 5           # unsuggested code files recorded per processed commit
+MAX_TEXT_BYTES = 1 << 20      # larger blobs are not line-matched
+MAX_WALK = 20                 # unprocessed ancestors a worker catches up on
+LOCK_TIMEOUT = 300.0          # a worker waits this long for the one before it
+DEFAULT_SUGGESTION_DAYS = 14   # pending suggestions older than this expire
+CLOCK_SLACK = 5               # seconds: a suggestion made "after" a commit can still be in it
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file a commit changed (renames followed: *old_path* is where it came from)."""
+
+    path: str
+    old_path: str | None
+    old_id: str | None
+    new_id: str | None
+
+
+@dataclass
+class CommitResult:
+    """What processing one commit did."""
+
+    commit: str
+    skipped: str | None = None            # why nothing was done ("already processed", ...)
+    records: list[dict] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def changed_files(repo: pygit2.Repository, commit: pygit2.Commit) -> list[FileChange]:
+    """Files *commit* changed against its first parent, with renames detected."""
+    if commit.parents:
+        diff = repo.diff(commit.parents[0].tree, commit.tree)
+    else:
+        diff = commit.tree.diff_to_tree(swap=True)
+    diff.find_similar()
+    out = []
+    for delta in diff.deltas:
+        zero = "0" * 40
+        old_id = str(delta.old_file.id) if str(delta.old_file.id) != zero else None
+        new_id = str(delta.new_file.id) if str(delta.new_file.id) != zero else None
+        if new_id is None:  # deleted
+            out.append(FileChange(delta.old_file.path, delta.old_file.path, old_id, None))
+        else:
+            old_path = delta.old_file.path if old_id else None
+            out.append(FileChange(delta.new_file.path, old_path, old_id, new_id))
+    return out
+
+
+def _text(repo: pygit2.Repository, blob_id: str | None) -> str:
+    if not blob_id:
+        return ""
+    blob = repo[blob_id]
+    if blob.size > MAX_TEXT_BYTES or blob.is_binary:
+        return ""
+    return blob.data.decode("utf-8", "replace")
+
+
+def process_commits(repo: pygit2.Repository, commits: Sequence[str], *, trigger: str = "post-commit",
+                    paths: RepositoryPaths | None = None, catch_up: bool = True,
+                    hold_lock: bool = True) -> list[CommitResult]:
+    """Process *commits* (oldest first) under the processing lock (*hold_lock* False: the
+    caller holds it); with *catch_up*, first what failed before and any unprocessed
+    first-parent ancestors a missing worker left behind."""
+    paths = paths or repository_paths(repo)
+    paths.neo_dir.mkdir(parents=True, exist_ok=True)
+    with locked(paths.neo_dir / "outcomes.lock", timeout=LOCK_TIMEOUT) if hold_lock else nullcontext():
+        results = _process_commits(repo, commits, trigger, paths, catch_up)
+    _after_processing(repo, results)
+    return results
+
+
+def _process_commits(repo, commits, trigger, paths, catch_up) -> list[CommitResult]:
+    expire_old_suggestions(repo, paths)
+    ledger = Ledger(paths.neo_dir)
+    todo: list[str] = list(ledger.retry) if catch_up else []
+    for commit in commits:
+        for hexid in (_unprocessed_ancestors(repo, commit, ledger) if catch_up else []) + [commit]:
+            if hexid not in todo:
+                todo.append(hexid)
+    results = [process_one(repo, paths, ledger, hexid, trigger) for hexid in todo]
+    ledger.save()
+    return results
+
+
+def expire_old_suggestions(repo: pygit2.Repository, paths: RepositoryPaths) -> int:
+    """Mark pending suggestions older than `neo.suggestionDays` (default 14) expired: advice
+    nobody shipped in two weeks should not match some unrelated change much later."""
+    from datetime import datetime, timedelta, timezone
+
+    from neo_git.config import config_int
+
+    days = config_int("suggestionDays", DEFAULT_SUGGESTION_DAYS, repo=repo)
+    cutoff = (datetime.now(timezone.utc) - timedelta(days=max(1, days))).isoformat(timespec="seconds")
+    expired: list[str] = []
+
+    def change(current: list[Suggestion]) -> list[Suggestion] | None:
+        out = []
+        for s in current:
+            if s.status == "pending" and s.created_at and s.created_at < cutoff:
+                s = replace(s, status="expired", outcome={"verdict": "expired", "processed_at": now_iso()})
+                expired.append(s.id)
+            out.append(s)
+        return out if expired else None
+
+    if any(s.created_at and s.created_at < cutoff for s in _pending(paths)):
+        update_suggestions(paths, change)
+    return len(expired)
+
+
+def _unprocessed_ancestors(repo: pygit2.Repository, commit: str, ledger: Ledger) -> list[str]:
+    """First-parent ancestors of *commit* not yet processed, oldest first, but only when a
+    processed one is found within MAX_WALK steps (a fresh install never digs into history)."""
+    found: list[str] = []
+    try:
+        current = repo[commit].peel(pygit2.Commit)
+    except (KeyError, ValueError):
+        return []
+    for _ in range(MAX_WALK):
+        if not current.parents:
+            return []
+        current = current.parents[0]
+        hexid = str(current.id)
+        if hexid in ledger:
+            return list(reversed(found))
+        found.append(hexid)
+    return []
+
+
+def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger, hexid: str,
+                trigger: str) -> CommitResult:
+    """Process one commit (the caller holds the processing lock and saves the ledger)."""
+    result = CommitResult(hexid)
+    try:
+        commit = repo[hexid].peel(pygit2.Commit)
+    except (KeyError, ValueError) as exc:
+        result.skipped = f"not a commit ({exc})"
+        return result
+    hexid = result.commit = str(commit.id)
+    if hexid in ledger:
+        result.skipped = "already processed"
+        return result
+    key = author_key(commit)
+    if any(r.get("type") == "commit" and r.get("commit") == hexid for r in _note(repo, hexid)):
+        ledger.mark(hexid, key, "note found")   # processed before the ledger was lost
+        result.skipped = "already processed (note)"
+        return result
+    rewrite_of = amended_from(repo, hexid, ledger)
+    changes = changed_files(repo, commit)
+    by_path = {c.path: c for c in changes}
+    by_old = {c.old_path: c for c in changes if c.old_path}
+    pending = [s for s in _pending(paths) if _made_before(repo, s, commit)]
+    classified: list[tuple[Suggestion, FileChange, dict]] = []
+    added = [c for c in changes if c.old_id is None and c.new_id is not None]
+    for suggestion in pending:
+        change = by_path.get(suggestion.file) or by_old.get(suggestion.file)
+        if change is None:
+            continue
+        # A file moved *and* rewritten is a delete plus an add to git's rename detection
+        # (under 50% similar); then the advice may have landed in any added file.
+        candidates = [change] if change.new_id is not None else added
+        best = None
+        for candidate in candidates:
+            match = match_suggestion(suggestion.code, suggestion.diff, _text(repo, candidate.old_id),
+                                     _text(repo, candidate.new_id))
+            if match.verdict in (ACCEPTED, MODIFIED) and (best is None or _rank(match) > _rank(best[1])):
+                best = (candidate, match)
+        if best is not None:
+            classified.append((suggestion, best[0], best[1].to_dict()))
+    suggested_paths = {c.path for _, c, _ in classified} | {s.file for s in pending}
+    independent: list[str] = []
+    if rewrite_of is None and len(commit.parents) <= 1:  # merges and amended copies add no new work
+        independent = _independent_files(changes, suggested_paths)
+    health = _health(repo, commit, classified, independent) if (classified or independent) else {}
+    outcomes = [Outcome(commit=hexid, suggestion_id=s.id, file=c.path, verdict=m["verdict"],
+                        health=health.get(s.id, {}).get("verdict"), fact_ids=s.fact_ids,
+                        description=s.description, commit_subject=commit.message.splitlines()[0] if commit.message else "",
+                        health_reasons=tuple(health.get(s.id, {}).get("reasons", ())))
+                for s, c, m in classified]
+    moved = _apply(repo, paths, outcomes, result)
+    if result.errors:
+        ledger.failed(hexid)   # not marked processed: the next worker retries it
+        return result
+    ts = now_iso()
+    records = [_commit_record(hexid, trigger, ts, health.get("", {}), rewrite_of)]
+    for (suggestion, change, match), outcome in zip(classified, outcomes):
+        records.append(_outcome_record(hexid, ts, suggestion, change, match, health.get(suggestion.id),
+                                       moved.get(suggestion.id, [])))
+    for path in independent:
+        records.append({"v": notes.NOTE_VERSION, "id": _record_id(hexid, "independent", path), "ts": ts,
+                        "type": "outcome", "verdict": "independent", "commit": hexid, "file": path,
+                        "health": health.get("", {}).get("verdict")})
+    try:
+        notes.add_records(repo, hexid, records)
+    except Exception as exc:  # noqa: BLE001 - a note is a record; the facts already moved
+        result.errors.append(f"note: {exc}")
+    _set_statuses(paths, classified, records)
+    ledger.mark(hexid, key, trigger if rewrite_of is None else f"{trigger}, amended copy of {rewrite_of}")
+    result.records = records
+    return result
+
+
+def amended_from(repo: pygit2.Repository, hexid: str, ledger: Ledger, depth: int = 100) -> str | None:
+    """The processed commit *hexid* replaced by `git commit --amend`, if any.
+
+    post-commit runs for an amended commit before post-rewrite says what it replaced, so
+    the worker asks HEAD's reflog, where git wrote "commit (amend): …" with the old id."""
+    try:
+        entries = repo.lookup_reference("HEAD").log()
+        for count, entry in enumerate(entries):
+            if count >= depth:
+                break
+            if str(entry.oid_new) == hexid and (entry.message or "").startswith("commit (amend)"):
+                old = str(entry.oid_old)
+                return old if old in ledger else None
+    except (KeyError, ValueError, pygit2.GitError):
+        pass
+    return None
+
+
+def _note(repo: pygit2.Repository, hexid: str) -> list[dict]:
+    try:
+        return notes.read_note(repo, hexid)
+    except Exception:  # noqa: BLE001 - an unreadable note only means "not known to be processed"
+        return []
+
+
+def _rank(match) -> tuple:
+    return (match.verdict == ACCEPTED, match.shipped, match.similar)
+
+
+def _pending(paths: RepositoryPaths) -> list[Suggestion]:
+    from neo_git.outcomes.suggestions import load_suggestions
+
+    return load_suggestions(paths, status="pending")
+
+
+def _made_before(repo: pygit2.Repository, suggestion: Suggestion, commit: pygit2.Commit) -> bool:
+    """Could *commit* contain *suggestion*? Not when the suggestion was recorded on top of
+    it (its HEAD is the commit or a descendant): a worker that lags behind a burst of
+    commits must not match advice given after the commit it is looking at."""
+    if suggestion.head:
+        try:
+            head = pygit2.Oid(hex=suggestion.head)
+            if head == commit.id or repo.descendant_of(head, commit.id):
+                return False
+            return True
+        except (ValueError, KeyError, pygit2.GitError):
+            pass
+    from datetime import datetime
+
+    try:
+        made = datetime.fromisoformat(suggestion.created_at.replace("Z", "+00:00")).timestamp()
+    except (ValueError, AttributeError):
+        return True
+    return made <= commit.commit_time + CLOCK_SLACK
+
+
+def _independent_files(changes: list[FileChange], suggested: set[str]) -> list[str]:
+    from neo_git.health.metrics import language_for_path
+
+    out = []
+    for change in changes:
+        if change.new_id is None or change.path in suggested or change.old_path in suggested:
+            continue
+        if language_for_path(change.path):
+            out.append(change.path)
+        if len(out) >= MAX_INDEPENDENT:
+            break
+    return out
+
+
+def _health(repo: pygit2.Repository, commit: pygit2.Commit, classified, independent) -> dict:
+    """{"": whole-commit delta, suggestion id: delta restricted to its file} as small dicts."""
+    if not commit.parents:
+        return {}
+    try:
+        from neo_git.health import health_delta, snapshot_commit
+
+        before = snapshot_commit(repo, str(commit.parents[0].id))
+        after = snapshot_commit(repo, str(commit.id))
+    except Exception as exc:  # noqa: BLE001 - health is evidence, not a precondition
+        log.warning("health not measured for %s: %s", str(commit.id)[:12], exc)
+        return {}
+    out = {"": _delta_dict(health_delta(before, after))}
+    for suggestion, change, _ in classified:
+        out[suggestion.id] = _delta_dict(health_delta(before, after, paths={change.path, suggestion.file}))
+    return out
+
+
+def _delta_dict(delta) -> dict:
+    return {"verdict": delta.verdict, "reasons": list(delta.reasons)[:4], "files": list(delta.files)[:10]}
+
+
+def _apply(repo: pygit2.Repository, paths: RepositoryPaths, outcomes: list[Outcome],
+           result: CommitResult) -> dict[str, list[dict]]:
+    """Write fact updates and REVIEW facts; {suggestion id: [moved fact dicts]}."""
+    if not outcomes:
+        return {}
+    from neo_git.store import FactStore
+    from neo_git.store.refstore import FACTS_REF
+
+    lock = paths.common_dir / f"{FACTS_REF}.lock"
+    if lock.exists():
+        # A stale lock (a killed git or git-neo) would make every CAS attempt fail; a
+        # background worker should not spin on it. The next worker retries.
+        result.errors.append(f"facts: {FACTS_REF} is locked ({lock})")
+        return {}
+
+    moved_by: dict[str, list[dict]] = {}
+    try:
+        store = FactStore(repo)
+        project_id, org_id, author = store.project_id, store.org_id, store.author
+
+        def make_review(outcome: Outcome, project_fact_ids: set[str]):
+            return review_fact(outcome, org_id=org_id, project_id=project_id, author=author,
+                               project_fact_ids=project_fact_ids)
+
+        plan, found = project_plan(outcomes, make_review, outcomes[0].commit)
+        store.transact(FactScope.PROJECT, plan)
+        moved = list(found["moved"])
+        applied = found["applied"]
+        wanted = {f for o in outcomes for f in o.fact_ids} - found["project_ids"]
+        for scope in (FactScope.SESSION, FactScope.ORG, FactScope.GLOBAL):
+            if not wanted:
+                break
+            try:
+                present = wanted & set(store.backends[scope].load().facts)
+            except Exception as exc:  # noqa: BLE001 - a corrupt ~/.neo file must not stop the loop
+                log.warning("%s facts unreadable: %s", scope.value, exc)
+                continue
+            if present:
+                todo = [replace(o, fact_ids=tuple(f for f in o.fact_ids if f in present))
+                        for o in outcomes if o.suggestion_id in applied]
+                scoped, found = scope_plan(todo, outcomes[0].commit)
+                store.transact(scope, scoped)
+                moved += found["moved"]
+                wanted -= present
+    except Exception as exc:  # noqa: BLE001 - retried by the next worker
+        result.errors.append(f"facts: {exc}")
+        return {}
+    for outcome in outcomes:
+        moved_by[outcome.suggestion_id] = [m.to_dict() for m in moved if m.id in outcome.fact_ids]
+    return moved_by
+
+
+def _record_id(commit: str, *parts: str) -> str:
+    import hashlib
+
+    return hashlib.sha1(":".join((commit,) + parts).encode()).hexdigest()[:16]
+
+
+def _commit_record(hexid: str, trigger: str, ts: str, health: dict, rewrite_of: str | None) -> dict:
+    record = {"v": notes.NOTE_VERSION, "id": _record_id(hexid, "commit"), "ts": ts, "type": "commit",
+              "commit": hexid, "trigger": trigger, "health": health.get("verdict"),
+              "health_reasons": health.get("reasons", [])}
+    if rewrite_of:
+        record["amends"] = rewrite_of
+    return record
+
+
+def _outcome_record(hexid: str, ts: str, suggestion: Suggestion, change: FileChange, match: dict,
+                    health: dict | None, moved: list[dict]) -> dict:
+    return {
+        "v": notes.NOTE_VERSION, "id": _record_id(hexid, "suggestion", suggestion.id), "ts": ts,
+        "type": "outcome", "verdict": match["verdict"], "commit": hexid, "suggestion": suggestion.id,
+        "file": change.path, "suggested_file": suggestion.file, "description": suggestion.description[:200],
+        "origin": suggestion.origin, "agent": suggestion.agent, "session_id": suggestion.session_id,
+        "turn_id": suggestion.turn_id, "author": suggestion.author, "suggested_at": suggestion.created_at,
+        "match": match, "health": (health or {}).get("verdict"), "health_reasons": (health or {}).get("reasons", []),
+        "facts": moved,
+    }
+
+
+def _set_statuses(paths: RepositoryPaths, classified, records: list[dict]) -> None:
+    by_suggestion = {r.get("suggestion"): r for r in records if r.get("suggestion")}
+
+    def change(current: list[Suggestion]) -> list[Suggestion] | None:
+        wanted = {s.id for s, _, _ in classified}
+        if not wanted:
+            return None
+        out = []
+        for s in current:
+            if s.id in wanted and s.status == "pending":
+                record = by_suggestion[s.id]
+                s = replace(s, status=record["verdict"], outcome={
+                    "commit": record["commit"], "verdict": record["verdict"], "file": record["file"],
+                    "health": record["health"], "facts": record["facts"], "match": record["match"],
+                    "processed_at": record["ts"]})
+            out.append(s)
+        return out
+
+    update_suggestions(paths, change)
+
+
+def _after_processing(repo: pygit2.Repository, results: list[CommitResult]) -> None:
+    # --- upkeep call site -----------------------------------------------------------
+    # The daily upkeep run (caps, stale pruning, demotion; neo_git.upkeep, written by
+    # the upkeep engineer) hangs off the outcome worker: it runs in the background,
+    # after processing, outside the processing lock. Guarded so this works before
+    # neo_git.upkeep exists, and so upkeep can never make outcome processing fail.
+    if not any(r.records for r in results):
+        return
+    try:
+        from neo_git import upkeep  # type: ignore[attr-defined]
+    except ImportError:
+        return
+    try:
+        from neo_git.store import FactStore
+
+        upkeep.maybe_run_daily(FactStore(repo))
+    except Exception as exc:  # noqa: BLE001 - upkeep trouble is logged, never raised from a hook
+        log.warning("upkeep: %s", exc)
