@@ -77,14 +77,15 @@ def cmd_suggest(args: argparse.Namespace) -> int:
 def cmd_outcomes(args: argparse.Namespace) -> int:
     """Recent outcomes (from the notes) and suggestions still pending."""
     from neo_git.identity import open_repository, repository_paths
-    from neo_git.outcomes.history import recent_outcomes
+    from neo_git.outcomes.history import agent_summary, outcome_records, recent_outcomes
     from neo_git.outcomes.suggestions import load_suggestions
 
     repo = open_repository()
     records = recent_outcomes(repo, max(1, args.limit))
     pending = load_suggestions(repository_paths(repo), status="pending")
+    agents = agent_summary(outcome_records(repo))
     if args.json:
-        print_json({"outcomes": records, "pending": [s.to_dict() for s in pending]})
+        print_json({"outcomes": records, "pending": [s.to_dict() for s in pending], "agents": agents})
         return 0
     if not records and not pending:
         print("no outcomes yet: record advice with `git neo suggest` (or `git neo ask`), "
@@ -92,6 +93,11 @@ def cmd_outcomes(args: argparse.Namespace) -> int:
         return 0
     for r in records:
         print(format_outcome(r))
+    for agent, row in sorted(agents.items()):
+        total = row["accepted"] + row["modified"]
+        print(f"\nagent {agent}: {row['accepted']} of {total} recorded edits shipped as written "
+              f"({row['shipped_unchanged']:.0%}), {row['modified']} changed by a person first, "
+              f"over {len(row['sessions'])} session(s)")
     if pending:
         print(f"\npending: {len(pending)} suggestion(s) not shipped yet")
         for s in pending[-10:]:

@@ -43,3 +43,24 @@ def fact_outcome_history(repo, fact_id: str, records: Iterable[dict] | None = No
                             "confidence": moved.get("confidence"), "success_count": moved.get("success_count"),
                             "origin": record.get("origin"), "agent": record.get("agent")})
     return sorted(out, key=lambda r: str(r.get("ts", "")))
+
+
+def agent_summary(records: Iterable[dict]) -> dict[str, dict]:
+    """Per agent (and per agent session): how many of its recorded edits shipped as written
+    (accepted) or were changed by a person first (modified)."""
+    summary: dict[str, dict] = {}
+    for record in records:
+        if record.get("type") != "outcome" or record.get("origin") != "agent":
+            continue
+        verdict = record.get("verdict")
+        if verdict not in ("accepted", "modified"):
+            continue
+        agent = str(record.get("agent") or "?")
+        row = summary.setdefault(agent, {"accepted": 0, "modified": 0, "sessions": {}})
+        row[verdict] += 1
+        session = row["sessions"].setdefault(str(record.get("session_id") or "?"), {"accepted": 0, "modified": 0})
+        session[verdict] += 1
+    for row in summary.values():
+        total = row["accepted"] + row["modified"]
+        row["shipped_unchanged"] = round(row["accepted"] / total, 3) if total else None
+    return summary

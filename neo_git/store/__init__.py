@@ -353,6 +353,20 @@ class FactStore(WritePaths):
             trail.add_upkeep_trail(info, self.paths.common_dir, fact.id)
         return info
 
+    def nearest(self, text: str, *, scope: str = "project", kind: str = "pattern", k: int = 3,
+                exclude: Sequence[str] = ()) -> list[tuple[Fact, float]]:
+        """The *k* valid facts of this scope and kind closest to *text* (cosine, highest first),
+        so a caller (an agent) can pass `supersedes` explicitly when it means to replace one."""
+        fact_scope, fact_kind = parse_scope(scope), parse_kind(kind)
+        skip = set(exclude)
+        peers = [f for f in self._load((fact_scope,))
+                 if f.is_valid and f.kind is fact_kind and f.scope is fact_scope and f.id not in skip]
+        if not peers or k <= 0:
+            return []
+        scores = self._vectors_of(peers) @ self._embed_one(text)
+        ranked = sorted(zip(peers, (float(x) for x in scores)), key=lambda pair: (-pair[1], pair[0].id))
+        return [(fact, round(score, 4)) for fact, score in ranked[:k] if score == score]
+
     # --- recall --------------------------------------------------------------------
 
     def recall(self, query: str, k: int = 5, max_tokens: int = 12000) -> "ContextResult":

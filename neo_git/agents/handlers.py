@@ -1,0 +1,157 @@
+"""What each agent hook event does, once the payload is read and a repository is found."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from neo_git.agents import turns
+from neo_git.agents.context import DEFAULT_AGENT_TOKENS, render, session_start_sections
+from neo_git.agents.payload import EDIT_TOOLS, file_edits, text_field
+from neo_git.agents.session_state import load_state, state_path, update_state
+from neo_git.identity import RepositoryPaths
+
+_HOOK_EVENT_NAME = {"session-start": "SessionStart", "prompt-submit": "UserPromptSubmit"}
+MAX_PROMPT_CHARS = 20_000
+
+
+@dataclass
+class HookContext:
+    """One hook invocation: the agent, its payload, and the repository it runs in."""
+
+    agent: str
+    payload: dict
+    repo: Any
+    paths: RepositoryPaths
+
+    @classmethod
+    def open(cls, agent: str, payload: dict) -> "HookContext | None":
+        """The context for the payload's `cwd` (None when it is not inside a repository)."""
+        from neo_git.errors import NotARepository
+        from neo_git.identity import open_repository, repository_paths
+
+        cwd = text_field(payload, "cwd") or os.getcwd()
+        try:
+            repo = open_repository(cwd)
+        except NotARepository:
+            return None
+        return cls(agent, payload, repo, repository_paths(repo))
+
+    @property
+    def session_id(self) -> str:
+        """The agent's session id ("unknown" when the payload has none)."""
+        return text_field(self.payload, "session_id", 200).strip() or "unknown"
+
+    def timeout_ms(self, default: int) -> int:
+        """`neo.agentHookTimeoutMs` (the environment variable wins, for tests and benchmarks)."""
+        if os.environ.get("NEO_AGENT_HOOK_TIMEOUT_MS"):
+            return default
+        from neo_git.config import config_int
+
+        return config_int("agentHookTimeoutMs", default, repo=self.repo)
+
+    def budget(self) -> int:
+        """Token budget for injected context (`neo.agentContextTokens`, default 1,500)."""
+        from neo_git.config import config_int
+
+        return config_int("agentContextTokens", DEFAULT_AGENT_TOKENS, repo=self.repo)
+
+    def settings(self) -> turns.TurnSettings:
+        """Freshness window and TTL of turn records."""
+        return turns.TurnSettings.from_config(self.repo)
+
+    def store(self):
+        """The fact store of this repository."""
+        from neo_git.store import FactStore
+
+        return FactStore(self.repo)
+
+    # --- events ------------------------------------------------------------------
+
+    def handle(self, event: str) -> dict | None:
+        """Run *event*; returns the JSON to print, or None for no output."""
+        if event == "session-start":
+            return self.session_start()
+        if event == "prompt-submit":
+            return self.prompt_submit()
+        if event == "post-tool-use":
+            self.post_tool_use()
+            return None
+        if event in ("stop", "stop-failure"):
+            turns.finish_turn(self.paths, self.agent, self.session_id,
+                              "error" if event == "stop-failure" else "completed")
+            return {} if self.agent == "codex" else None  # Codex wants JSON on a Stop hook's stdout
+        if event == "session-end":
+            from neo_git.agents.hooks import detach_finish
+
+            detach_finish(self.agent, self.session_id, str(self.paths.workdir or self.paths.git_dir),
+                          "interrupted")
+            return None
+        return None
+
+    def _output(self, event: str, text: str) -> dict | None:
+        if not text:
+            return None
+        return {"hookSpecificOutput": {"hookEventName": _HOOK_EVENT_NAME[event], "additionalContext": text}}
+
+    def session_start(self) -> dict | None:
+        """Constraints plus the few highest-valued project facts, once per session."""
+        store = self.store()
+        facts = store.list()
+        if not facts:
+            return None
+        path = state_path(self.paths, self.agent, self.session_id)
+        given = set(load_state(path).given)
+        sections = [(title, [f for f in group if f.id not in given])
+                    for title, group in session_start_sections(facts)]
+        text, ids = render(sections, self.budget())
+        if ids:
+            update_state(path, lambda state: state.given.extend(i for i in ids if i not in state.given))
+        return self._output("session-start", text)
+
+    def prompt_submit(self) -> dict | None:
+        """Start the turn first, then the facts relevant to the prompt not given yet."""
+        turn = turns.start_turn(self.paths, self.agent, self.session_id,
+                                turn_id=text_field(self.payload, "turn_id", 200) or None, settings=self.settings())
+        path = state_path(self.paths, self.agent, self.session_id)
+
+        def new_turn(state) -> None:
+            state.turn_id, state.turn_facts = turn.turn_id, []
+
+        state = update_state(path, new_turn)
+        prompt = text_field(self.payload, "prompt", MAX_PROMPT_CHARS).strip()
+        if not prompt:
+            return None
+        store = self.store()
+        budget = self.budget()
+        result = store.recall(prompt, k=5, max_tokens=max(budget, 200))
+        given = set(state.given)
+        sections = [("Constraints (always apply)", [f for f in result.constraints if f.id not in given]),
+                    ("Relevant facts", [f for f in result.valid_facts if f.id not in given]),
+                    ("No longer true (superseded)", [f for f in result.invalidated if f.id not in given][:2])]
+        text, ids = render(sections, budget)
+        if ids:
+            def remember(state) -> None:
+                state.given.extend(i for i in ids if i not in state.given)
+                state.turn_facts.extend(i for i in ids if i not in state.turn_facts)
+
+            update_state(path, remember)
+        return self._output("prompt-submit", text)
+
+    def post_tool_use(self) -> None:
+        """A file edit becomes a pending suggestion (what the agent wrote); the turn progresses."""
+        tool = text_field(self.payload, "tool_name", 200)
+        if tool in EDIT_TOOLS:
+            from neo_git.outcomes.suggestions import normalise_path, record_suggestion
+
+            state = load_state(state_path(self.paths, self.agent, self.session_id))
+            for edit in file_edits(tool, self.payload.get("tool_input")):
+                try:
+                    normalise_path(edit.path, self.paths.workdir)
+                except Exception:  # noqa: BLE001 - an edit outside the repository is not ours to track
+                    continue
+                record_suggestion(self.repo, self.paths, file=edit.path, code=edit.written, diff=edit.diff,
+                                  description=f"{self.agent} {tool} edit", fact_ids=state.turn_facts,
+                                  origin="agent", agent=self.agent, session_id=self.session_id,
+                                  turn_id=text_field(self.payload, "turn_id", 200) or state.turn_id)
+        turns.progress_turn(self.paths, self.agent, self.session_id, settings=self.settings())

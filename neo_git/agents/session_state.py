@@ -1,0 +1,57 @@
+"""What one agent session has already been given, so hooks never repeat a fact.
+
+`.git/neo/agents/<agent>-<session>.json`: fact ids injected in this session, the current
+turn's id and the facts given during that turn (recorded with the agent's edits as the
+facts a suggestion relied on). Local and disposable: a lost file only means a fact may be
+shown twice.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from neo_git.fileio import atomic_write, locked
+from neo_git.identity import RepositoryPaths
+
+MAX_GIVEN = 2000
+
+
+@dataclass
+class SessionState:
+    """The facts an agent session has seen and its current turn."""
+
+    given: list[str] = field(default_factory=list)
+    turn_id: str | None = None
+    turn_facts: list[str] = field(default_factory=list)
+
+
+def state_path(paths: RepositoryPaths, agent: str, session_id: str) -> Path:
+    """A file name safe for any agent/session string (sanitised, with a hash against clashes)."""
+    raw = f"{agent}\0{session_id}"
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{agent}-{session_id}")[:80]
+    digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return paths.neo_dir / "agents" / f"{slug}-{digest}.json"
+
+
+def load_state(path: Path) -> SessionState:
+    """The stored state (empty when missing or unreadable)."""
+    try:
+        data = json.loads(path.read_bytes())
+        return SessionState(given=[str(i) for i in data.get("given", [])][-MAX_GIVEN:],
+                            turn_id=data.get("turn_id") if isinstance(data.get("turn_id"), str) else None,
+                            turn_facts=[str(i) for i in data.get("turn_facts", [])])
+    except (OSError, ValueError, AttributeError, TypeError, RecursionError):
+        return SessionState()
+
+
+def update_state(path: Path, change) -> SessionState:
+    """Apply *change* (SessionState -> None, mutating) under a lock and save."""
+    with locked(path.with_name(path.name + ".lock"), timeout=2.0):
+        state = load_state(path)
+        change(state)
+        state.given = state.given[-MAX_GIVEN:]
+        atomic_write(path, (json.dumps(asdict(state), sort_keys=True) + "\n").encode(), durable=False)
+        return state

@@ -1,0 +1,226 @@
+"""Turn records: has an agent really begun a turn, and is it still making progress?
+
+A running harness can be wedged, rate-limited or frozen; the agent's own hooks are the
+only reliable witness. Records are local to the clone (`.git/neo/turns.json`, never the
+shared ref), one interval per turn:
+
+    {turn_id, session_id, agent, started_at, last_progress_at, fresh_until, expires_at,
+     terminal_state}
+
+* start (prompt submit) opens a new interval: started_at = last_progress_at = now.
+* progress (a file edit, a successful add_fact or suggest) refreshes last_progress_at and
+  fresh_until of the newest open interval of that agent session, never started_at, and never
+  opens one: progress is not a start signal.
+* a terminal update (stop, session end, error) closes the newest open interval of that
+  agent session with completed | interrupted | error.
+
+A turn is *active* while fresh, *stale* past fresh_until with no terminal state (possibly
+wedged), *finished* once closed, *expired* past expires_at; expired rows are pruned on the
+next write. Times are epoch seconds (floats) in the file, ISO 8601 when shown.
+"""
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from dataclasses import asdict, dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+from neo_git.errors import CorruptStore, NeoError
+from neo_git.fileio import atomic_write, locked, read_json_list
+from neo_git.identity import RepositoryPaths
+
+FILE_NAME = "turns.json"
+FORMAT_VERSION = 1
+DEFAULT_FRESH_SECONDS = 300.0       # no progress for 5 minutes: the turn looks stale
+DEFAULT_TTL_SECONDS = 7 * 24 * 3600.0  # rows older than a week are pruned
+TERMINAL_STATES = ("completed", "interrupted", "error")
+MAX_ROWS = 2000
+_MAX_ID = 200
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One agent turn, from its start signal to its terminal state."""
+
+    turn_id: str
+    session_id: str
+    agent: str
+    started_at: float
+    last_progress_at: float
+    fresh_until: float
+    expires_at: float
+    terminal_state: str | None = None
+    ended_at: float | None = None
+
+    def status(self, now: float) -> str:
+        """active | stale | finished | expired, as `git neo turns` shows it."""
+        if now >= self.expires_at:
+            return "expired"
+        if self.terminal_state is not None:
+            return "finished"
+        return "active" if now < self.fresh_until else "stale"
+
+    def to_view(self, now: float) -> dict:
+        """The JSON shape of `git neo turns --json`: ISO times plus status and age."""
+        view = asdict(self)
+        for key in ("started_at", "last_progress_at", "fresh_until", "expires_at", "ended_at"):
+            if view[key] is not None:
+                view[key] = iso(view[key])
+        view["status"] = self.status(now)
+        view["seconds_since_progress"] = round(max(0.0, now - self.last_progress_at), 1)
+        return view
+
+
+def iso(epoch: float) -> str:
+    """Epoch seconds as ISO 8601 UTC."""
+    return datetime.fromtimestamp(epoch, timezone.utc).replace(microsecond=0).isoformat()
+
+
+@dataclass(frozen=True)
+class TurnSettings:
+    """Freshness window and time to live, from `neo.turnFreshSeconds` / `neo.turnTtlSeconds`."""
+
+    fresh_seconds: float = DEFAULT_FRESH_SECONDS
+    ttl_seconds: float = DEFAULT_TTL_SECONDS
+
+    @classmethod
+    def from_config(cls, repo=None) -> "TurnSettings":
+        """The configured values (bad values fall back to the defaults)."""
+        from neo_git.config import config_int
+
+        return cls(float(config_int("turnFreshSeconds", int(DEFAULT_FRESH_SECONDS), repo=repo)),
+                   float(config_int("turnTtlSeconds", int(DEFAULT_TTL_SECONDS), repo=repo)))
+
+
+def turns_path(paths: RepositoryPaths) -> Path:
+    """`.git/neo/turns.json` (shared by the worktrees of the clone, never pushed)."""
+    return paths.neo_dir / FILE_NAME
+
+
+def _clean_id(value, what: str) -> str:
+    text = str(value or "").strip()
+    if not text or len(text) > _MAX_ID or any(ord(c) < 32 for c in text):
+        raise NeoError(f"invalid {what} {value!r}", f"a {what} is a short printable string")
+    return text
+
+
+def _read(path: Path, have_lock: bool) -> list[Turn]:
+    rows = read_json_list(path, "turns", have_lock=have_lock, what="turns file",
+                          hint="turn records are local and rebuilt by the next agent turn")
+    if rows is None:
+        return []
+    turns = []
+    for raw in rows:
+        try:
+            turn = Turn(**{k: raw[k] for k in Turn.__dataclass_fields__ if k in raw})
+            if not all(isinstance(getattr(turn, k), (int, float)) for k in
+                       ("started_at", "last_progress_at", "fresh_until", "expires_at")):
+                raise TypeError("times must be numbers")
+        except (TypeError, KeyError):
+            continue  # a malformed row is dropped: turn records are local, derived observations
+        turns.append(turn)
+    return turns
+
+
+def update_turns(paths: RepositoryPaths, change: Callable[[list[Turn]], list[Turn] | None],
+                 now: float | None = None) -> list[Turn]:
+    """Apply *change* to the records under the lock, prune expired rows, save atomically."""
+    now = time.time() if now is None else now
+    path = turns_path(paths)
+    with locked(path.with_name(path.name + ".lock"), timeout=5.0):
+        try:
+            current = _read(path, have_lock=True)
+        except CorruptStore:
+            current = []  # moved aside; start over (records are observations, not facts)
+        updated = change(list(current))
+        if updated is None:
+            return current
+        kept = [t for t in updated if t.expires_at > now][-MAX_ROWS:]
+        envelope = {"version": FORMAT_VERSION, "turns": [asdict(t) for t in kept]}
+        atomic_write(path, (json.dumps(envelope, indent=1, sort_keys=True) + "\n").encode("utf-8"), durable=False)
+        return kept
+
+
+def _newest_open(turns: list[Turn], agent: str, session_id: str) -> int | None:
+    for index in range(len(turns) - 1, -1, -1):
+        turn = turns[index]
+        if turn.agent == agent and turn.session_id == session_id and turn.terminal_state is None:
+            return index
+    return None
+
+
+def start_turn(paths: RepositoryPaths, agent: str, session_id: str, *, turn_id: str | None = None,
+               settings: TurnSettings = TurnSettings(), now: float | None = None) -> Turn:
+    """Open a new turn for this agent session (the start signal: a prompt was submitted).
+    An earlier turn of the same session still open is closed as interrupted."""
+    now = time.time() if now is None else now
+    agent, session_id = _clean_id(agent, "agent"), _clean_id(session_id, "session id")
+    turn = Turn(turn_id=_clean_id(turn_id, "turn id") if turn_id else secrets.token_hex(8),
+                session_id=session_id, agent=agent, started_at=now, last_progress_at=now,
+                fresh_until=now + settings.fresh_seconds, expires_at=now + settings.ttl_seconds)
+
+    def change(turns: list[Turn]) -> list[Turn]:
+        open_index = _newest_open(turns, agent, session_id)
+        if open_index is not None:  # a new prompt while the last turn never ended
+            turns[open_index] = replace(turns[open_index], terminal_state="interrupted", ended_at=now)
+        return turns + [turn]
+
+    update_turns(paths, change, now)
+    return turn
+
+
+def _update_newest_open(paths: RepositoryPaths, agent: str, session_id: str, now: float | None,
+                        update: Callable[[Turn, float], Turn]) -> Turn | None:
+    """Apply *update* to the newest open turn of this agent session; None when none is open."""
+    now = time.time() if now is None else now
+    agent, session_id = _clean_id(agent, "agent"), _clean_id(session_id, "session id")
+    out: list[Turn] = []
+
+    def change(turns: list[Turn]) -> list[Turn] | None:
+        index = _newest_open(turns, agent, session_id)
+        if index is None:
+            return None
+        turns[index] = update(turns[index], now)
+        out.append(turns[index])
+        return turns
+
+    update_turns(paths, change, now)
+    return out[0] if out else None
+
+
+def progress_turn(paths: RepositoryPaths, agent: str, session_id: str, *,
+                  settings: TurnSettings = TurnSettings(), now: float | None = None) -> Turn | None:
+    """Refresh the newest open turn of this agent session; None when there is none (progress
+    never opens a turn)."""
+    return _update_newest_open(paths, agent, session_id, now, lambda turn, at: replace(
+        turn, last_progress_at=at, fresh_until=max(turn.fresh_until, at + settings.fresh_seconds)))
+
+
+def finish_turn(paths: RepositoryPaths, agent: str, session_id: str, state: str = "completed", *,
+                now: float | None = None) -> Turn | None:
+    """Close the newest open turn of this agent session with *state*; None when none is open."""
+    if state not in TERMINAL_STATES:
+        raise NeoError(f"unknown terminal state '{state}'", "use one of: " + ", ".join(TERMINAL_STATES))
+    return _update_newest_open(paths, agent, session_id, now,
+                               lambda turn, at: replace(turn, terminal_state=state, ended_at=at))
+
+
+def load_turns(paths: RepositoryPaths) -> list[Turn]:
+    """Every stored turn, oldest first (a corrupt file reads as none)."""
+    try:
+        return _read(turns_path(paths), have_lock=False)
+    except CorruptStore:
+        return []
+
+
+def newest_per_agent(turns: list[Turn]) -> list[Turn]:
+    """The newest turn of each (agent, session), newest first."""
+    newest: dict[tuple[str, str], Turn] = {}
+    for turn in turns:
+        key = (turn.agent, turn.session_id)
+        if key not in newest or turn.started_at >= newest[key].started_at:
+            newest[key] = turn
+    return sorted(newest.values(), key=lambda t: t.started_at, reverse=True)
