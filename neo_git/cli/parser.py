@@ -19,7 +19,7 @@ SCOPES = tuple(s.value for s in FactScope)
 
 # Command groups, in the order `git neo -h` lists them.
 GROUPS = ("facts", "review", "transfer", "sync", "model", "health", "upkeep", "construct", "outcomes", "ask",
-          "agents", "hook", "demo")
+          "agents", "hook", "doctor", "demo")
 
 DESCRIPTION = "git-neo: team-shared, self-correcting memory of a codebase, kept in git."
 
