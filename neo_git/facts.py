@@ -23,6 +23,7 @@ MAX_BODY_CHARS = 16_384
 MAX_TAGS = 32
 MAX_TAG_CHARS = 64
 MAX_SOURCE_PROMPT_CHARS = 200
+INVALIDATION_DEPTH = 6
 _ID = re.compile(r"^[0-9a-f]{16}$")
 _TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")
 
@@ -195,6 +196,16 @@ class FactMetadata:
         invalidation = data.get("invalidation")
         if invalidation is not None and not isinstance(invalidation, Mapping):
             raise InvalidFact("metadata.invalidation must be an object or null")
+        if invalidation:
+            # Shallow only (`undo` holds a small object): a value nested hundreds of levels deep
+            # in a teammate's push would overflow the stack when the fact is written back.
+            from neo_git.safejson import check_depth
+
+            try:
+                check_depth(dict(invalidation), INVALIDATION_DEPTH)
+            except ValueError:
+                raise InvalidFact(f"metadata.invalidation is nested more than {INVALIDATION_DEPTH} levels deep") \
+                    from None
         for key in ("similarity", "threshold"):  # `git neo why` formats these as numbers
             value = (invalidation or {}).get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
@@ -312,6 +323,12 @@ class Fact:
         if not isinstance(depends, list) or not isinstance(tags, list):
             raise InvalidFact("depends_on and tags must be lists")
         fact_id = check_id(data.get("id"))
+        superseded_by = None if data.get("superseded_by") is None else check_id(data["superseded_by"], "superseded_by")
+        supersedes = None if data.get("supersedes") is None else check_id(data["supersedes"], "supersedes")
+        depends_on = tuple(dict.fromkeys(check_id(d, "depends_on id") for d in depends))
+        if fact_id in (superseded_by, supersedes) or fact_id in depends_on:
+            # A fact pointing at itself would make `restore` rewrite it twice in one change.
+            raise InvalidFact(f"fact {fact_id} points at itself (superseded_by, supersedes or depends_on)")
         return cls(
             id=fact_id,
             subject=check_text("subject", data.get("subject"), MAX_SUBJECT_CHARS, required=True),
@@ -321,9 +338,9 @@ class Fact:
             org_id=_opt_str(data, "org_id", 256),
             project_id=_opt_str(data, "project_id", 256),
             is_valid=_flag(data, "is_valid", True),
-            superseded_by=None if data.get("superseded_by") is None else check_id(data["superseded_by"], "superseded_by"),
-            supersedes=None if data.get("supersedes") is None else check_id(data["supersedes"], "supersedes"),
-            depends_on=tuple(dict.fromkeys(check_id(d, "depends_on id") for d in depends)),
+            superseded_by=superseded_by,
+            supersedes=supersedes,
+            depends_on=depends_on,
             needs_review=_flag(data, "needs_review", False),
             tags=_check_tags(tags),
             metadata=FactMetadata.from_dict(data.get("metadata")),
@@ -337,8 +354,10 @@ def canonical_json(fact: Fact) -> bytes:
 
 def fact_from_json(data: bytes | str, origin: str = "fact") -> Fact:
     """Parse and validate one stored fact; InvalidFact names *origin* on failure."""
+    from neo_git import safejson
+
     try:
-        return Fact.from_dict(json.loads(data))
+        return Fact.from_dict(safejson.loads(data, max_depth=None))  # from_dict keeps no nested value
     except InvalidFact as exc:
         raise InvalidFact(f"{origin}: {exc.message}", exc.hint) from None
     except (ValueError, UnicodeDecodeError) as exc:

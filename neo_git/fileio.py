@@ -125,3 +125,32 @@ def publish_once(path: Path, text: str) -> str:
     finally:
         candidate.unlink()
     return path.read_text(encoding="utf-8")
+
+
+def read_json_list(path: Path, key: str, *, have_lock: bool, what: str, hint: str) -> list | None:
+    """The list under *key* in a local JSON file `{"version": …, key: [...]}`; None when the
+    file does not exist. A file that does not parse is moved aside (under its lock file,
+    `<name>.lock`, unless the caller holds it) and CorruptStore is raised: never overwritten."""
+    import json
+
+    from neo_git.errors import CorruptStore
+
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise CorruptStore(f"{path} is a directory, not a {what}") from None
+    try:
+        envelope = json.loads(data)
+        rows = envelope.get(key) if isinstance(envelope, dict) else None
+        if not isinstance(rows, list):
+            raise ValueError(f'expected {{"version": 1, "{key}": [...]}}')
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        if have_lock:
+            aside = move_aside(path, expected=data)
+        else:
+            with locked(path.with_name(path.name + ".lock")):
+                aside = move_aside(path, expected=data)
+        raise CorruptStore(f"{path} is not a valid {what} ({str(exc)[:80]}); moved it to {aside}", hint) from None
+    return rows

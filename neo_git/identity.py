@@ -20,9 +20,24 @@ UNKNOWN_ORG = "unknown"
 
 
 def neo_home() -> Path:
-    """`$NEO_HOME`, else `~/.neo`: where global and org facts live."""
+    """`$NEO_HOME`, else `~/.neo`: where global and org facts live.
+
+    A relative NEO_HOME is refused: it would be resolved against whatever folder a
+    command runs in (a hook runs in the work tree), scattering facts into checkouts.
+    A NEO_HOME that is a file is refused too."""
+    from neo_git.errors import NeoError
+
     env = os.environ.get("NEO_HOME")
-    return Path(env).expanduser() if env else Path.home() / ".neo"
+    if not env:
+        return Path.home() / ".neo"
+    home = Path(env).expanduser()
+    if not home.is_absolute():
+        raise NeoError(f"NEO_HOME must be an absolute path, not '{env}'",
+                       "set it to a full path (e.g. NEO_HOME=$HOME/.neo), or unset it to use ~/.neo")
+    if home.exists() and not home.is_dir():
+        raise NeoError(f"NEO_HOME is not a folder: {home}",
+                       "point NEO_HOME at a folder (it is created if missing), or unset it to use ~/.neo")
+    return home
 
 
 def vector_cache_dir(home: Path | None = None) -> Path:

@@ -37,6 +37,9 @@ KNOWN_UNKNOWN_MIN_COSINE = 0.1
 _RETRACTION = re.compile(r"^\s*\[?\s*(?:INVALIDATED|RETRACTED|WITHDRAWN|REVOKED)\b")
 # More specific scopes win ties: what this repository says beats what the org says.
 SCOPE_WEIGHT = {FactScope.SESSION: 1.0, FactScope.PROJECT: 1.0, FactScope.ORG: 0.97, FactScope.GLOBAL: 0.94}
+# A claim (a teammate's fact whose author is not trusted, see neo_git.sync.trust) ranks below
+# trusted facts of similar relevance and never enters the always-included constraint layer.
+CLAIM_WEIGHT = 0.5
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,7 @@ class ContextResult:
     scores: dict[str, float] = field(default_factory=dict)
     tokens: int = 0
     max_tokens: int = 0
+    untrusted: tuple[str, ...] = ()   # ids of returned facts that are claims: prompts mark them unverified
 
     @property
     def returned_ids(self) -> list[str]:
@@ -82,6 +86,7 @@ class ContextResult:
             "scores": {k: round(v, 4) for k, v in self.scores.items()},
             "tokens": self.tokens,
             "max_tokens": self.max_tokens,
+            "untrusted": list(self.untrusted),
         }
 
 
@@ -115,10 +120,12 @@ def recency_boost(fact: Fact, now: datetime, last_accessed: str | None = None) -
     return 0.0
 
 
-def rank_score(cosine: float, fact: Fact, now: datetime, last_accessed: str | None = None) -> float:
-    """The ranking formula of DESIGN.md §5."""
+def rank_score(cosine: float, fact: Fact, now: datetime, last_accessed: str | None = None,
+               claim: bool = False) -> float:
+    """The ranking formula of DESIGN.md §5 (a *claim* weighs CLAIM_WEIGHT)."""
     meta = fact.metadata
-    return (cosine * meta.confidence * (1 + success_bonus(meta.success_count)) * SCOPE_WEIGHT[fact.scope]
+    weight = SCOPE_WEIGHT[fact.scope] * (CLAIM_WEIGHT if claim else 1.0)
+    return (cosine * meta.confidence * (1 + success_bonus(meta.success_count)) * weight
             + recency_boost(fact, now, last_accessed))
 
 
@@ -141,9 +148,9 @@ class _Layout:
     which layer each belongs to, and the ranking weights of the ranked ones. Facts are
     immutable, so it is kept for the last list seen and reused while the objects are the same."""
 
-    memo: "tuple[list[Fact], _Layout | None]" = ([], None)  # replaced whole: threads never mix two lists
+    memo: "tuple[list[Fact], frozenset, _Layout | None]" = ([], frozenset(), None)  # replaced whole
 
-    def __init__(self, facts: Sequence[Fact]) -> None:
+    def __init__(self, facts: Sequence[Fact], untrusted: frozenset = frozenset()) -> None:
         import numpy as np
 
         self.constraints: list[int] = []
@@ -153,7 +160,7 @@ class _Layout:
         for i, fact in enumerate(facts):
             if not fact.is_valid:
                 self.retired.append(i)
-            elif fact.kind is FactKind.CONSTRAINT:
+            elif fact.kind is FactKind.CONSTRAINT and fact.id not in untrusted:
                 self.constraints.append(i)
             elif fact.kind is FactKind.KNOWN_UNKNOWN:
                 self.unknowns.append(i)
@@ -163,15 +170,17 @@ class _Layout:
         n = len(pool)
         self.confidence = np.fromiter((f.metadata.confidence for f in pool), np.float64, n)
         self.bonus = np.fromiter((1 + _bonus(f.metadata.success_count) for f in pool), np.float64, n)
-        self.weight = np.fromiter((SCOPE_WEIGHT[f.scope] for f in pool), np.float64, n)
+        self.weight = np.fromiter((SCOPE_WEIGHT[f.scope] * (CLAIM_WEIGHT if f.id in untrusted else 1.0)
+                                   for f in pool), np.float64, n)
         self.retraction = [RETRACTIONS_LAST and is_retraction(f) for f in pool]
 
     @classmethod
-    def of(cls, facts: Sequence[Fact]) -> "_Layout":
-        known, layout = cls.memo
-        if layout is None or len(known) != len(facts) or not all(a is b for a, b in zip(known, facts)):
-            layout = cls(facts)
-            cls.memo = (list(facts), layout)
+    def of(cls, facts: Sequence[Fact], untrusted: frozenset = frozenset()) -> "_Layout":
+        known, claims, layout = cls.memo
+        if (layout is None or claims != untrusted or len(known) != len(facts)
+                or not all(a is b for a, b in zip(known, facts))):
+            layout = cls(facts, untrusted)
+            cls.memo = (list(facts), untrusted, layout)
         return layout
 
 
@@ -233,10 +242,12 @@ def _take_relevant(facts: Sequence[Fact], candidates: Sequence[int], relevance: 
 
 def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int = 5,
              max_tokens: int = 12000, environment: dict | None = None,
-             last_accessed: Mapping[str, str | None] | None = None) -> ContextResult:
+             last_accessed: Mapping[str, str | None] | None = None,
+             untrusted: frozenset = frozenset()) -> ContextResult:
     """Pack *facts* (with their cosine to the query, same order) into layers.
 
-    *last_accessed* holds access times kept outside the facts (the local access log).
+    *last_accessed* holds access times kept outside the facts (the local access log);
+    *untrusted* the ids of claims (ranked lower, never constraints, listed in the result).
     """
     if not facts:  # nothing to rank: keep numpy unloaded
         return ContextResult(query=query, environment=environment or {}, max_tokens=max_tokens)
@@ -245,7 +256,7 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     accessed = last_accessed or {}
     now = datetime.now(timezone.utc)
     cos_all = np.asarray(cosines, dtype=np.float64).reshape(-1)[:len(facts)]
-    layout = _Layout.of(facts)
+    layout = _Layout.of(facts, frozenset(untrusted))
     cos = {}
     scores: dict[str, float] = {}
 
@@ -305,9 +316,11 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     taken_retired, used = _take_relevant(facts, layout.retired, relevance, INVALIDATED_MIN_COSINE,
                                          k, used, max_tokens)
     invalidated = [facts[i] for i in taken_retired]
+    claims = tuple(f.id for f in (*valid_facts, *known_unknowns, *invalidated) if f.id in untrusted)
     return ContextResult(query=query, constraints=constraints, valid_facts=valid_facts,
                          invalidated=invalidated, known_unknowns=known_unknowns,
-                         environment=environment or {}, scores=scores, tokens=used, max_tokens=max_tokens)
+                         environment=environment or {}, scores=scores, tokens=used, max_tokens=max_tokens,
+                         untrusted=claims)
 
 
 def environment(repo: "pygit2.Repository | None", paths: "RepositoryPaths | None", org_id: str) -> dict:

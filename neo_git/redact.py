@@ -1,49 +1,66 @@
 """Secrets never leave the machine: redact keys and tokens from text.
 
 Applied to every fact before it is written (the project ref is pushed to
-teammates; ~/.neo is exported) and, later, to every prompt before it is sent.
+teammates; ~/.neo is exported), to crash reports, and, later, to every prompt
+before it is sent. The patterns are data, `redact_rules.json` beside this file,
+adapted from gitleaks' and detect-secrets' published rule sets (each rule names
+the one it follows), so the list grows by reviewing those projects, not by
+guessing. Values that only say where a secret lives (`os.environ[...]`,
+`$DB_PASSWORD`, `process.env.X`) are kept: that is advice, not a secret.
 """
 from __future__ import annotations
 
+import json
 import re
+from functools import lru_cache
+from pathlib import Path
+from typing import NamedTuple
 
-# (label, pattern). Order matters: specific token formats before generic assignments.
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (label, re.compile(pattern))
-    for label, pattern in (
-        ("private-key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"),
-        ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}"),
-        ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
-        ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"),
-        ("gitlab-token", r"\bglpat-[A-Za-z0-9_\-]{20,}"),
-        ("aws-access-key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-        ("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-        ("google-api-key", r"\bAIza[0-9A-Za-z_\-]{35}\b"),
-        ("stripe-key", r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}"),
-        ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-        ("bearer-token", r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/\-]{16,}=*"),
-        ("url-credentials", r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"),
-        ("secret", r"(?i)(?<![A-Za-z0-9])(?:api[_-]?key|secret(?:[_-]?key)?|secret[_-]?access[_-]?key|access[_-]?token|auth[_-]?token|"
-                   r"password|passwd|pwd|client[_-]?secret)\s*[:=]\s*[\"']?(?!\[REDACTED)(?!" + r"|".join((
-                       # a reference to where the secret lives is advice, not a secret:
-                       # $DB_PASSWORD, ${db_password}, os.environ[...], os.getenv(...), process.env.X
-                       r"(?:(?-i:\$[A-Z_][A-Z0-9_]*)|\$\{[A-Za-z_][\w.]*\})(?![^\s\"',;])",
-                       r"os\.environ\b", r"os\.getenv\(", r"process\.env\.", r"ENV\[")) + r")"
-                   r"([^\s\"',;]{6,})"),
-    )
-)
+RULES_FILE = Path(__file__).with_name("redact_rules.json")
+
+
+class Rule(NamedTuple):
+    """One secret pattern: `[REDACTED:<id>]` replaces group *group* (0: the whole match)."""
+
+    id: str
+    pattern: re.Pattern[str]
+    keywords: tuple[str, ...]
+    group: int
+
+
+@lru_cache(maxsize=1)
+def rules() -> tuple[Rule, ...]:
+    """The shipped rules, compiled once per process."""
+    data = json.loads(RULES_FILE.read_text(encoding="utf-8"))
+    return tuple(Rule(r["id"], re.compile(r["regex"]), tuple(k.lower() for k in r.get("keywords") or ()),
+                      int(r.get("group", 0)))
+                 for r in data["rules"])
 
 
 def redact(text: str) -> str:
-    """Replace anything that looks like a credential with `[REDACTED:<kind>]`."""
+    """Replace anything that looks like a credential with `[REDACTED:<rule id>]`."""
     if not text:
         return text
-    for label, pattern in _PATTERNS:
-        if pattern.groups:
-            text = pattern.sub(lambda m, lb=label: m.group(0).replace(m.group(1), f"[REDACTED:{lb}]"), text)
+    lowered = text.lower()
+    for rule in rules():
+        if rule.keywords and not any(k in lowered for k in rule.keywords):
+            continue
+        if rule.group:
+            changed = rule.pattern.sub(lambda m, r=rule: _replace_group(m, r), text)
         else:
-            text = pattern.sub(f"[REDACTED:{label}]", text)
+            changed = rule.pattern.sub(f"[REDACTED:{rule.id}]", text)
+        if changed != text:
+            text, lowered = changed, changed.lower()
     return text
+
+
+def _replace_group(match: re.Match[str], rule: Rule) -> str:
+    start, end = match.span(rule.group)
+    if start < 0:
+        return match.group(0)
+    base = match.start(0)
+    whole = match.group(0)
+    return whole[:start - base] + f"[REDACTED:{rule.id}]" + whole[end - base:]
 
 
 def contains_secret(text: str) -> bool:

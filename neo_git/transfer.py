@@ -13,8 +13,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from neo_git import safejson
 from neo_git.errors import InvalidFact, NeoError
-from neo_git.facts import SCOPE_ORDER, Fact, FactScope, parse_scope
+from neo_git.facts import SCOPE_ORDER, Fact, FactScope, now_iso, parse_scope
+from neo_git.scoring import retention_score
 from neo_git.redact import redact
 from neo_git.store.base import Change
 from neo_git.store.filestore import ENVELOPE_VERSION
@@ -31,7 +33,7 @@ def read_envelope(path: Path) -> list:
     try:
         if path.stat().st_size > MAX_IMPORT_BYTES:
             raise NeoError(f"{path} is larger than {MAX_IMPORT_BYTES >> 20} MiB", "split it first")
-        data = json.loads(path.read_bytes())
+        data = safejson.loads(path.read_bytes())
     except FileNotFoundError:
         raise NeoError(f"no such file: {path}") from None
     except IsADirectoryError:
@@ -85,7 +87,7 @@ def import_file(store: "FactStore", path: str | Path, scope: str | None = None) 
         except InvalidFact as exc:
             raise NeoError(f"{path}: fact #{index}: {exc.message}; nothing was imported", exc.hint) from None
     summary: dict[str, Any] = {"file": str(path), "read": len(parsed), "added": {}, "skipped_existing": 0,
-                               "embeddings": "none"}
+                               "evicted": {}, "embeddings": "none"}
     # Ids are unique across scopes: an id already stored anywhere is skipped.
     elsewhere = {f.id for f in store.list(include_invalid=True)}
     for fact_scope in SCOPE_ORDER:
@@ -95,18 +97,52 @@ def import_file(store: "FactStore", path: str | Path, scope: str | None = None) 
         if not batch:
             continue
         added: list[Fact] = []
+        evicted: list[str] = []
+        cap = store.caps.get(fact_scope)
 
-        def body(facts: dict[str, Fact], batch=batch, added=added) -> Change | None:
+        def body(facts: dict[str, Fact], batch=batch, added=added, evicted=evicted, cap=cap,
+                 fact_scope=fact_scope) -> Change | None:
             added[:] = [f for f in batch if f.id not in facts]
             if not added:
                 return None
-            return Change(tuple(added), f"import {len(added)} {fact_scope.value} facts from {path.name}")
+            # The cap applies to this write, as to an add: otherwise the next add would evict
+            # thousands of facts in one commit that says it added one.
+            evictions = evict_over_cap(facts, added, fact_scope, cap)
+            evicted[:] = [f.id for f in evictions]
+            written = {f.id: f for f in added}
+            written.update((f.id, f) for f in evictions)
+            details = tuple(f"evict {fid} (over the {fact_scope.value} cap of {cap})" for fid in evicted)
+            return Change(tuple(written.values()), f"import {len(added)} {fact_scope.value} facts from {path.name}",
+                          details)
 
         store.transact(fact_scope, body)
         summary["added"][fact_scope.value] = len(added)
+        if evicted:
+            summary["evicted"][fact_scope.value] = list(evicted)
         summary["skipped_existing"] += len(batch) - len(added)
     summary["embeddings"] = _use_embeddings(store, parsed)
     return summary
+
+
+def evict_over_cap(facts: "dict[str, Fact]", added: list[Fact], scope: FactScope, cap: int | None) -> list[Fact]:
+    """The facts to invalidate so that *scope* holds at most *cap* valid facts once *added* are in:
+    the lowest-scoring unprotected ones (existing or imported), ranked as an add ranks them
+    (retention score, then age, then id). Protected facts may leave the scope over its cap."""
+    if cap is None:
+        return []
+    current = {**facts, **{f.id: f for f in added}}
+    valid = [f for f in current.values() if f.is_valid and f.scope is scope]
+    excess = len(valid) - cap
+    if excess <= 0:
+        return []
+    stamp = now_iso()
+    ranked = sorted((f for f in valid if not f.is_protected),
+                    key=lambda f: (retention_score(f), f.metadata.created_at, f.id))
+    return [fact.evolve(is_valid=False, metadata={"invalidation": {
+        "reason": "evicted", "at": stamp,
+        "detail": f"an import took the {scope.value} scope over its cap of {cap} valid facts; "
+                  f"this one scored lowest ({retention_score(fact):.3f})"}})
+        for fact in ranked[:excess]]
 
 
 def _use_embeddings(store: "FactStore", parsed: list[tuple[Fact, list | None]]) -> str:
@@ -123,7 +159,7 @@ def _use_embeddings(store: "FactStore", parsed: list[tuple[Fact, list | None]]) 
     try:
         cache.put(
             embedder.id, [f.text for f, _ in with_vectors], [e for _, e in with_vectors])
-    except ValueError as exc:
+    except (ValueError, OSError) as exc:
         return f"ignored ({exc})"
     return f"cached {len(with_vectors)} vectors"
 

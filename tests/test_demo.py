@@ -18,6 +18,8 @@ def test_demo_runs_offline_and_cleans_up(tmp_path, isolated_env):
     assert "because it restates the same subject" in out or "because their similarity" in out  # why: the rule
     assert "import cycles: 1" in out                    # health found the planted cycle
     assert ": improvement" in out                       # and the fix commit is judged an improvement
+    assert "ACCEPTED    app/config.py  health: improvement" in out   # the outcome loop saw the advice ship
+    assert "architecture/dependency-inversion" in out   # a curated pattern for the cycle
     assert out.rstrip().endswith("offline on a throwaway repository.")
     assert list(tmp_path.iterdir()) == []               # the throwaway repository is gone
     assert not (Path(isolated_env) / ".neo").exists()   # the user's ~/.neo was never touched

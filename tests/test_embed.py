@@ -235,10 +235,14 @@ def test_fastembed_real_loader_fails_fast_offline_on_a_broken_cache():
     assert embedder.id == "fastembed:jinaai/jina-embeddings-v2-base-code"
     assert embedder.dim == 768 and embedder.supersede_threshold == 0.85
     assert not embedder.embed([""]).any()  # empty text needs no model
+    import fastembed  # noqa: F401 - imported before the clock starts: only the load attempt is timed
+
     started = time.perf_counter()
     with pytest.raises(NeoError) as info:
         embedder.embed(["hello"])
-    assert time.perf_counter() - started < 5.0  # includes importing fastembed (~0.5 s)
+    # Retrying downloads took ~40 s; a local-only failure takes well under a second on an idle
+    # machine. The bound leaves room for a loaded CI box without letting a retry loop pass.
+    assert time.perf_counter() - started < 15.0
     assert "model pull" in info.value.hint
 
 

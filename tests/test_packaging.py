@@ -77,6 +77,7 @@ def test_wheel_contains_every_package_and_the_data_folders(wheel):
     for package in _source_packages() | {"neo_git/planted_pkg", "neo_git/planted_pkg/inner"}:
         assert f"{package}/__init__.py" in names, package
     assert "neo_git/planted_pkg/inner/mod.py" in names
+    assert "neo_git/redact_rules.json" in names  # redaction patterns are data
     scm = {n for n in names if n.startswith("neo_git/health/languages/") and n.endswith(".scm")}
     expected = {f"neo_git/health/languages/{p.name}" for p in (ROOT / "neo_git/health/languages").glob("*.scm")}
     assert expected and scm == expected

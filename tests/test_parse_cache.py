@@ -44,11 +44,12 @@ def test_a_cold_read_from_the_cache_equals_parsing_every_blob(repo_with_commit):
 def test_a_damaged_cache_entry_is_ignored(repo_with_commit):
     store = _populated(repo_with_commit)
     path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
-    data = json.loads(path.read_bytes())
+    seal, _, body = path.read_bytes().partition(b"\n")  # the first line seals the JSON below it
+    data = json.loads(body)
     entries = next(iter(data["subtrees"].values()))[1]
     entries[0][2].pop("subject")        # a fact without a field
     entries[0][2]["surprise"] = "extra"
-    path.write_text(json.dumps(data), encoding="utf-8")
+    path.write_bytes(seal + b"\n" + json.dumps(data).encode("utf-8"))
     cold = _cold_facts(store)
     assert cold == store.project_store.load().facts
     assert len(cold) == len(ref_fact_ids(repo_with_commit)) == len(git(

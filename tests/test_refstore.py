@@ -173,7 +173,7 @@ def test_a_stale_ref_lock_is_named_in_the_error(repo_with_commit, monkeypatch):
     lock.write_text("")  # left behind by a process killed inside a ref update
     with pytest.raises(NeoError) as info:
         store.add("Layout", "Code lives under src/.")
-    assert "facts.lock" in info.value.message and "delete" in info.value.hint
+    assert "facts.lock" in info.value.message and "remove the file manually" in info.value.hint
     assert git(repo_with_commit, "rev-parse", REF) == tip
     lock.unlink()
     store.add("Layout", "Code lives under src/.")

@@ -143,11 +143,12 @@ def test_misplaced_and_broken_blobs_from_a_teammate_keep_the_index_exact(repo_wi
     rng = random.Random(9)
     kept = [store.add(*distinct_text(rng)) for _ in range(6)]
     assert_index_matches_rebuild(backend)
-    # The same id filed under a later folder: a full read lets the later entry win.
+    # The same id filed under another folder: skipped (a fact counts only at its own path),
+    # so a hostile copy can never override the real one.
     twin = kept[0].evolve(subject="a teammate's rewrite of it", is_valid=False)
     plant_blob(repo_with_commit, f"facts/zz/{twin.id}.json", canonical_json(twin))
     plant_blob(repo_with_commit, f"facts/{kept[1].id[:2]}/ffffffffffffffff.json", b"{not json")
-    assert view_of(backend)[kept[0].id].subject == "a teammate's rewrite of it"
+    assert view_of(backend)[kept[0].id].subject == kept[0].subject
     assert_index_matches_rebuild(backend)
     store.add(*distinct_text(rng))
     store.invalidate(kept[2].id)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from neo_git.embed import cache as cache_module
-from neo_git.embed.cache import DATA_FILE, HEADER_BYTES, KEY_BYTES, VectorCache, text_key
+from neo_git.embed.cache import DATA_FILE, HEADER_BYTES, VectorCache, record_size, text_key
 from neo_git.embed.hashing import HashEmbedder
 
 
@@ -79,7 +79,7 @@ def _only_folder(root: Path) -> str:
 
 def _rows(folder: Path, dim: int) -> float:
     """Records in the data file (a fraction means a torn tail)."""
-    return ((folder / DATA_FILE).stat().st_size - HEADER_BYTES) / (KEY_BYTES + 4 * dim)
+    return ((folder / DATA_FILE).stat().st_size - HEADER_BYTES) / record_size(dim)
 
 
 def _append_worker(args):

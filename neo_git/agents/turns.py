@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Callable
 
 from neo_git.errors import CorruptStore, NeoError
-from neo_git.fileio import atomic_write, locked, move_aside
+from neo_git.fileio import atomic_write, locked, read_json_list
 from neo_git.identity import RepositoryPaths
 
 FILE_NAME = "turns.json"
@@ -108,23 +108,10 @@ def _clean_id(value, what: str) -> str:
 
 
 def _read(path: Path, have_lock: bool) -> list[Turn]:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    rows = read_json_list(path, "turns", have_lock=have_lock, what="turns file",
+                          hint="turn records are local and rebuilt by the next agent turn")
+    if rows is None:
         return []
-    try:
-        envelope = json.loads(data)
-        rows = envelope["turns"] if isinstance(envelope, dict) else None
-        if not isinstance(rows, list):
-            raise ValueError('expected {"version": 1, "turns": [...]}')
-    except (ValueError, KeyError, UnicodeDecodeError, RecursionError) as exc:
-        if have_lock:
-            aside = move_aside(path, expected=data)
-        else:
-            with locked(path.with_name(path.name + ".lock")):
-                aside = move_aside(path, expected=data)
-        raise CorruptStore(f"{path} is not a valid turns file ({str(exc)[:80]}); moved it to {aside}",
-                           "turn records are local and rebuilt by the next agent turn") from None
     turns = []
     for raw in rows:
         try:
@@ -185,10 +172,9 @@ def start_turn(paths: RepositoryPaths, agent: str, session_id: str, *, turn_id: 
     return turn
 
 
-def progress_turn(paths: RepositoryPaths, agent: str, session_id: str, *,
-                  settings: TurnSettings = TurnSettings(), now: float | None = None) -> Turn | None:
-    """Refresh the newest open turn of this agent session; None when there is none (progress
-    never opens a turn)."""
+def _update_newest_open(paths: RepositoryPaths, agent: str, session_id: str, now: float | None,
+                        update: Callable[[Turn, float], Turn]) -> Turn | None:
+    """Apply *update* to the newest open turn of this agent session; None when none is open."""
     now = time.time() if now is None else now
     agent, session_id = _clean_id(agent, "agent"), _clean_id(session_id, "session id")
     out: list[Turn] = []
@@ -197,13 +183,20 @@ def progress_turn(paths: RepositoryPaths, agent: str, session_id: str, *,
         index = _newest_open(turns, agent, session_id)
         if index is None:
             return None
-        turns[index] = replace(turns[index], last_progress_at=now,
-                               fresh_until=max(turns[index].fresh_until, now + settings.fresh_seconds))
+        turns[index] = update(turns[index], now)
         out.append(turns[index])
         return turns
 
     update_turns(paths, change, now)
     return out[0] if out else None
+
+
+def progress_turn(paths: RepositoryPaths, agent: str, session_id: str, *,
+                  settings: TurnSettings = TurnSettings(), now: float | None = None) -> Turn | None:
+    """Refresh the newest open turn of this agent session; None when there is none (progress
+    never opens a turn)."""
+    return _update_newest_open(paths, agent, session_id, now, lambda turn, at: replace(
+        turn, last_progress_at=at, fresh_until=max(turn.fresh_until, at + settings.fresh_seconds)))
 
 
 def finish_turn(paths: RepositoryPaths, agent: str, session_id: str, state: str = "completed", *,
@@ -211,20 +204,8 @@ def finish_turn(paths: RepositoryPaths, agent: str, session_id: str, state: str 
     """Close the newest open turn of this agent session with *state*; None when none is open."""
     if state not in TERMINAL_STATES:
         raise NeoError(f"unknown terminal state '{state}'", "use one of: " + ", ".join(TERMINAL_STATES))
-    now = time.time() if now is None else now
-    agent, session_id = _clean_id(agent, "agent"), _clean_id(session_id, "session id")
-    out: list[Turn] = []
-
-    def change(turns: list[Turn]) -> list[Turn] | None:
-        index = _newest_open(turns, agent, session_id)
-        if index is None:
-            return None
-        turns[index] = replace(turns[index], terminal_state=state, ended_at=now)
-        out.append(turns[index])
-        return turns
-
-    update_turns(paths, change, now)
-    return out[0] if out else None
+    return _update_newest_open(paths, agent, session_id, now,
+                               lambda turn, at: replace(turn, terminal_state=state, ended_at=at))
 
 
 def load_turns(paths: RepositoryPaths) -> list[Turn]:

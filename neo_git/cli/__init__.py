@@ -47,6 +47,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(getattr(module, func_name)(args) or 0)
     except NeoError as exc:
         return _fatal(exc.message, exc.hint)
+    except OSError as exc:  # the machine, not us: a read-only folder, a full disk, a folder in the way
+        if isinstance(exc, BrokenPipeError):
+            sys.stderr.close()
+            return 0
+        from neo_git.errors import os_error
+
+        error = os_error(exc)
+        return _fatal(error.message, error.hint)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
@@ -61,9 +69,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _fatal(message: str, hint: str | None) -> int:
-    print(f"fatal: {message}", file=sys.stderr)
+    from neo_git.cli.output import visible  # messages can quote a teammate's text
+
+    print(f"fatal: {visible(message)}", file=sys.stderr)
     if hint:
-        print(f"hint: {hint}", file=sys.stderr)
+        print(f"hint: {visible(hint)}", file=sys.stderr)
     return 1
 
 

@@ -17,18 +17,31 @@ def crash_dir() -> Path:
     except Exception:  # noqa: BLE001 - we are already handling a crash
         from neo_git.identity import neo_home
 
-        return neo_home() / "logs"
+        try:
+            return neo_home() / "logs"
+        except Exception:  # noqa: BLE001 - a broken NEO_HOME: the traceback goes to stderr
+            return Path(os.devnull) / "unwritable"
+
+
+def _redacted(text: str) -> str:
+    """*text* with secrets replaced: argv and exception messages quote what the user typed."""
+    try:
+        from neo_git.redact import redact
+
+        return redact(text)
+    except Exception:  # noqa: BLE001 - a crash report must still be written
+        return text
 
 
 def report_bug(argv: list[str]) -> int:
     """Print a short notice, write the traceback to a log file, return 3."""
-    text = "".join(traceback.format_exc())
+    text = _redacted("".join(traceback.format_exc()))
     path = None
     try:
         directory = crash_dir()
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
-        path.write_text(f"argv: {argv!r}\n\n{text}", encoding="utf-8")
+        path.write_text(f"argv: {_redacted(repr(list(argv)))}\n\n{text}", encoding="utf-8")
     except OSError:
         pass
     last = text.strip().splitlines()[-1] if text.strip() else "unknown error"

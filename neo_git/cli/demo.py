@@ -82,10 +82,19 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print("\n$ git log --oneline refs/neo/facts    # the audit trail is plain git")
         print(_git(repo, "log", "--oneline", "refs/neo/facts"), end="")
         _step("code health from git objects: import cycles, god files, nesting", ["health"])
-        (repo / "app" / "config.py").write_text("TIMEOUT = 30\nHEALTH_URL = 'http://localhost/health'\n",
-                                                encoding="utf-8")
+        _step("a curated pattern for what health found", ["construct", "search", "break an import cycle", "-k", "1"])
+        fixed = ("import os\n\nTIMEOUT = int(os.environ.get('APP_TIMEOUT', '30'))\n"
+                 "HEALTH_URL = 'http://localhost/health'\n")
+        (work / "suggested_config.py").write_text(fixed, encoding="utf-8")
+        _step("advice, recorded so git-neo can learn whether it ships",
+              ["suggest", "--file", "app/config.py", "--code-file", str(work / "suggested_config.py"),
+               "--fact", _current_decision(), "--description", "config stops importing http; timeout from the environment"])
+        (repo / "app" / "config.py").write_text(fixed, encoding="utf-8")
         _git(repo, "commit", "-q", "-am", "config no longer imports http")
-        print("\n$ git commit -am 'config no longer imports http'")
+        print("\n$ git commit -am 'config no longer imports http'    # the post-commit hook does the rest")
+        _process_head(repo)
+        _step("the advice shipped as written, and the code got healthier", ["outcomes"])
+        _step("so the decision it relied on gained confidence", ["show", _current_decision()])
         _step("did that commit make the code healthier?", ["health", "--diff", "HEAD~1", "HEAD"])
         print("\nDone. Everything above ran offline on a throwaway repository.")
         if args.keep:
@@ -99,6 +108,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
             os.environ["NEO_HOME"] = old_home
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _process_head(repo: Path) -> None:
+    """What the installed post-commit hook hands to its background worker, run here in-process
+    so the demo can show the result at once."""
+    from neo_git.identity import open_repository
+    from neo_git.outcomes.processing import process_commits
+
+    opened = open_repository(repo)
+    process_commits(opened, [str(opened.head.target)])
+
+
+def _current_decision() -> str:
+    from neo_git.store import FactStore
+
+    return next(f.id for f in FactStore.open().list(kind="decision"))
 
 
 def _latest_superseded() -> str | None:

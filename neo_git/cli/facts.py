@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from neo_git.cli.output import fact_block, fact_line, print_json, warn
+from neo_git.cli.output import fact_block, fact_line, print_json, score_label, visible, warn
 from neo_git.cli.parser import KINDS, SCOPES, json_flag
 
 
@@ -29,6 +29,7 @@ def register(sub) -> dict[str, str]:
     p.add_argument("--scope", "-s", choices=SCOPES, metavar="SCOPE")
     p.add_argument("--kind", "-k", choices=KINDS, metavar="KIND")
     p.add_argument("--all", "-a", action="store_true", help="include superseded/invalid facts")
+    p.add_argument("--untrusted", action="store_true", help="only claims: facts from authors not trusted yet")
     json_flag(p)
 
     for name, text in (("show", "show one fact"),
@@ -88,7 +89,7 @@ def cmd_add(args: argparse.Namespace) -> int:
     if result.duplicate:
         print(f"{result.fact.id} already says this; nothing added")
         return 0
-    print(f"added {result.fact.kind.value} {result.fact.id}: {result.fact.subject}")
+    print(f"added {result.fact.kind.value} {result.fact.id}: {visible(result.fact.subject)}")
     if superseded:
         print(f"  supersedes {superseded} (see `git neo why {superseded}`)")
     for link in result.possible:
@@ -105,12 +106,15 @@ def cmd_list(args: argparse.Namespace) -> int:
     """List facts of every (or one) scope."""
     store = _store()
     facts = store.list(scope=args.scope, kind=args.kind, include_invalid=args.all)
+    claims = store.untrusted() if args.untrusted else {}
+    if args.untrusted:
+        facts = [f for f in facts if f.id in claims]
     warn(store.warnings)
     if args.json:
-        print_json([f.to_dict() for f in facts])
+        print_json([f.to_dict() | ({"untrusted_author": claims[f.id]} if f.id in claims else {}) for f in facts])
     else:
         for fact in facts:
-            print(fact_line(fact))
+            print(fact_line(fact) + (f"  (unverified claim by {claims[fact.id]})" if fact.id in claims else ""))
     return 0
 
 
@@ -134,6 +138,10 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_recall(args: argparse.Namespace) -> int:
     """The layered context for a question."""
+    if not args.query.strip():
+        from neo_git.errors import NeoError
+
+        raise NeoError("the query is empty", 'ask a question, e.g. `git neo recall "how do we call services?"`')
     store = _store()
     result = store.recall(args.query, k=args.k, max_tokens=args.max_tokens)
     warn(store.warnings)
@@ -148,15 +156,16 @@ def cmd_recall(args: argparse.Namespace) -> int:
         print(f"{title}:")
         for fact in facts:
             score = result.scores.get(fact.id)
-            prefix = f"  [{score:.2f}] " if score is not None else "  "
-            print(f"{prefix}{fact.subject} ({fact.kind.value}, {fact.scope.value}, {fact.id[:8]})")
+            prefix = f"  {score_label(score)} " if score is not None else "  "
+            claim = " [unverified claim]" if fact.id in result.untrusted else ""
+            print(f"{prefix}{visible(fact.subject)} ({fact.kind.value}, {fact.scope.value}, {fact.id[:8]}){claim}")
             if fact.body:
-                print(f"      {fact.body.splitlines()[0][:200]}")
+                print(f"      {visible(fact.body.splitlines()[0][:200])}")
             if fact.superseded_by:
                 print(f"      → now: {fact.superseded_by[:8]}")
     env = result.environment
     where = env.get("branch") or ("detached " + (env.get("head") or "")) if env else ""
-    print(f"({result.tokens} of {result.max_tokens} tokens; {where})")
+    print(f"({result.tokens} of {result.max_tokens} tokens; {visible(where)})")
     return 0
 
 
@@ -166,7 +175,7 @@ def cmd_why(args: argparse.Namespace) -> int:
     if args.json:
         print_json(info)
     else:
-        print(info["explanation"])
+        print(visible(info["explanation"]))
     return 0
 
 
@@ -178,8 +187,8 @@ def cmd_history(args: argparse.Namespace) -> int:
         return 0
     for fact in chain:
         state = "valid" if fact.is_valid else "superseded" if fact.superseded_by else "invalid"
-        print(f"{fact.metadata.created_at}  {fact.id}  {state:<10}  {fact.metadata.author}")
-        print(f"    {fact.subject}" + (f": {fact.body.splitlines()[0][:160]}" if fact.body else ""))
+        print(visible(f"{fact.metadata.created_at}  {fact.id}  {state:<10}  {fact.metadata.author}"))
+        print("    " + visible(fact.subject + (f": {fact.body.splitlines()[0][:160]}" if fact.body else "")))
     return 0
 
 
@@ -189,5 +198,5 @@ def cmd_restore(args: argparse.Namespace) -> int:
     if args.json:
         print_json(fact.to_dict())
     else:
-        print(f"restored {fact.id}: {fact.subject}")
+        print(f"restored {fact.id}: {visible(fact.subject)}")
     return 0

@@ -60,8 +60,8 @@ def _pull(args) -> int:
     if fm.model_cached(model):
         message = f"{model} is already in {fm.models_dir()}"
     else:
-        print(f"downloading {model} into {fm.models_dir()} …", file=sys.stderr)
-        fm.pull(model)
+        # Said only once the checks (fastembed installed, online, model known) have passed.
+        fm.pull(model, on_download=lambda: print(f"downloading {model} into {fm.models_dir()} …", file=sys.stderr))
         message = f"downloaded {model} into {fm.models_dir()}"
     if args.json:
         print_json({"model": model, "models_dir": str(fm.models_dir()), "cached": True})

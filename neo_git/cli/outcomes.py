@@ -29,7 +29,8 @@ def register(sub) -> dict[str, str]:
 
     p = sub.add_parser("install", help="install the git hooks (existing hooks are kept and chained)")
     p.add_argument("--uninstall", action="store_true", help="remove them and restore what was there")
-    # The team-sharing work adds `--remote R` here (configure a remote's fetch/push of refs/neo/*).
+    p.add_argument("--remote", metavar="R", help="also let a plain `git fetch R` bring the facts and notes "
+                   "(into tracking refs; never a forced notes refspec)")
     json_flag(p)
     return {"suggest": "cmd_suggest", "outcomes": "cmd_outcomes", "install": "cmd_install"}
 
@@ -138,9 +139,12 @@ def cmd_install(args: argparse.Namespace) -> int:
 
     repo = open_repository()
     report = uninstall(repo) if args.uninstall else install(repo)
+    refspecs = _configure_remote(repo, args.remote, args.uninstall) if args.remote else []
     if args.json:
-        print_json(report.to_dict())
+        print_json(report.to_dict() | ({"remote_fetch": refspecs} if args.remote else {}))
         return 0
+    for spec in refspecs:
+        print(f"{'removed' if args.uninstall else 'added'} remote.{args.remote}.fetch {spec}")
     if args.uninstall:
         print(f"removed git-neo hooks from {report.hooks_dir}: "
               + (", ".join(report.removed + report.restored) or "none were installed"))
@@ -155,6 +159,13 @@ def cmd_install(args: argparse.Namespace) -> int:
     for line in report.skipped:
         print(f"warning: {line}", file=sys.stderr)
     return 0
+
+
+def _configure_remote(repo, remote: str, remove: bool) -> list[str]:
+    """`--remote`: the sync work's fetch refspecs (neo_git.sync.configure_remote_fetch)."""
+    from neo_git.sync import configure_remote_fetch
+
+    return configure_remote_fetch(repo, remote, remove=remove)
 
 
 def format_fact_outcomes(history: list[dict]) -> str:

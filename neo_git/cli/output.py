@@ -2,8 +2,27 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 import sys
 from typing import Any, Iterable
+
+
+# C0 controls but tab, DEL, C1 controls (0x9b is a one-byte CSI to some terminals) and the
+# bidirectional overrides that reorder what is shown ("Trojan Source").
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r"}
+
+
+def visible(text: Any) -> str:
+    """*text* safe to print on a terminal: control characters (ANSI/OSC escapes, CR, newlines,
+    bidi overrides) from a teammate's push are shown as escapes (`\\x1b`, `\\n`), not obeyed.
+    Every human-readable line that carries stored text goes through here; JSON output does not."""
+    text = str(text)
+    if not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(lambda m: _NAMED.get(m.group(0)) or (f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100
+                                                         else f"\\u{ord(m.group(0)):04x}"), text)
 
 
 def print_json(value: Any) -> None:
@@ -14,7 +33,14 @@ def print_json(value: Any) -> None:
 def warn(lines: Iterable[str]) -> None:
     """`warning: …` lines on stderr."""
     for line in lines:
-        print(f"warning: {line}", file=sys.stderr)
+        print(f"warning: {visible(line)}", file=sys.stderr)
+
+
+def score_label(score: float) -> str:
+    """`[0.46]`, or `[ ? ]` for a score that is not a finite number (never `[nan]`)."""
+    if not isinstance(score, (int, float)) or not math.isfinite(score):
+        return "[ ? ]"
+    return f"[{score:.2f}]"
 
 
 def fact_line(fact) -> str:
@@ -22,7 +48,7 @@ def fact_line(fact) -> str:
     state = "" if fact.is_valid else f" [superseded by {fact.superseded_by[:8]}]" if fact.superseded_by \
         else " [invalid]"
     review = " [needs review]" if fact.needs_review else ""
-    return f"{fact.id}  {fact.kind.value:<13} {fact.scope.value:<8} {fact.subject}{state}{review}"
+    return f"{fact.id}  {fact.kind.value:<13} {fact.scope.value:<8} {visible(fact.subject)}{state}{review}"
 
 
 def fact_block(fact) -> str:
@@ -33,16 +59,16 @@ def fact_block(fact) -> str:
         f"Kind:       {fact.kind.value}",
         f"Scope:      {fact.scope.value}",
         f"State:      {'valid' if fact.is_valid else 'not valid'}" + (" (needs review)" if fact.needs_review else ""),
-        f"Author:     {meta.author}",
-        f"Created:    {meta.created_at}",
+        f"Author:     {visible(meta.author)}",
+        f"Created:    {visible(meta.created_at)}",
         f"Confidence: {meta.confidence:.2f}   successes: {meta.success_count}   accessed: {meta.access_count}",
     ]
     for label, value in (("Supersedes", fact.supersedes), ("Superseded by", fact.superseded_by),
                          ("Depends on", ", ".join(fact.depends_on)), ("Tags", ", ".join(fact.tags)),
                          ("Source file", meta.source_file)):
         if value:
-            lines.append(f"{label + ':':<12}{value}")
-    lines += ["", f"    {fact.subject}"]
+            lines.append(f"{label + ':':<12}{visible(value)}")
+    lines += ["", f"    {visible(fact.subject)}"]
     if fact.body:
-        lines += [""] + [f"    {line}" for line in fact.body.splitlines()]
+        lines += [""] + [f"    {visible(line)}" for line in fact.body.splitlines()]
     return "\n".join(lines)

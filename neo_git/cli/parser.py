@@ -18,8 +18,8 @@ KINDS = tuple(k.value for k in FactKind)
 SCOPES = tuple(s.value for s in FactScope)
 
 # Command groups, in the order `git neo -h` lists them.
-GROUPS = ("facts", "review", "transfer", "model", "health", "upkeep", "construct", "outcomes", "ask", "agents",
-          "hook", "demo")
+GROUPS = ("facts", "review", "transfer", "sync", "model", "health", "upkeep", "construct", "outcomes", "ask",
+          "agents", "hook", "doctor", "demo")
 
 DESCRIPTION = "git-neo: team-shared, self-correcting memory of a codebase, kept in git."
 

@@ -37,7 +37,28 @@ def cmd_import(args: argparse.Namespace) -> int:
     added = ", ".join(f"{n} {scope}" for scope, n in summary["added"].items() if n) or "nothing new"
     print(f"imported {summary['read']} facts from {summary['file']}: {added}"
           f" ({summary['skipped_existing']} already present; embeddings: {summary['embeddings']})")
+    for scope, ids in summary.get("evicted", {}).items():
+        shown = ", ".join(ids[:10]) + (f", … ({len(ids) - 10} more)" if len(ids) > 10 else "")
+        print(f"evicted {len(ids)} {scope} facts to keep the scope at its cap: {shown}")
+        print("  (`git neo why ID` says why; `git neo restore ID` brings one back)")
     return 0
+
+
+def export_target(name: str) -> Path:
+    """The file export writes: NeoError for "", a directory, or a folder that does not exist
+    (export never creates folders: a typo should not leave a new tree behind)."""
+    from neo_git.errors import NeoError
+
+    if not name.strip():
+        raise NeoError("export needs a file name, not an empty one",
+                       "`git neo export facts.json`, or no argument to write to stdout")
+    path = Path(name).expanduser()
+    if path.is_dir():
+        raise NeoError(f"{name} is a directory", f"name a file in it, e.g. `git neo export {path / 'facts.json'}`")
+    if not path.parent.is_dir():
+        raise NeoError(f"cannot export to {name}: the folder {path.parent} does not exist",
+                       f"create it first (`mkdir -p {path.parent}`), or pick an existing folder")
+    return path
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -46,11 +67,17 @@ def cmd_export(args: argparse.Namespace) -> int:
     from neo_git.store import FactStore
     from neo_git.transfer import export_envelope
 
+    target = None if args.file == "-" else export_target(args.file)
     envelope = export_envelope(FactStore.open(), scope=args.scope, include_invalid=args.all)
     text = json.dumps(envelope, indent=2, ensure_ascii=False) + "\n"
-    if args.file == "-":
+    if target is None:
         sys.stdout.write(text)
+    elif target.exists() and not target.is_file():
+        # A device or a pipe (`/dev/stdout`, a FIFO): write through it. Replacing it atomically
+        # would put a regular file where the device was (as root, even in /dev).
+        with open(target, "wb") as handle:
+            handle.write(text.encode("utf-8"))
     else:
-        atomic_write(Path(args.file), text.encode("utf-8"))
+        atomic_write(target, text.encode("utf-8"))
         print(f"wrote {len(envelope['facts'])} facts to {args.file}", file=sys.stderr)
     return 0

@@ -194,8 +194,9 @@ def _download(TextEmbedding, model: str, cache_dir: Path) -> None:
     TextEmbedding(model, cache_dir=str(cache_dir))
 
 
-def pull(model: str | None = None, cache_dir: Path | None = None) -> Path:
-    """Download *model* into the local cache (the one place that uses the network)."""
+def pull(model: str | None = None, cache_dir: Path | None = None, on_download=None) -> Path:
+    """Download *model* into the local cache (the one place that uses the network); *on_download*
+    is called just before the download starts (after every check that could refuse it)."""
     model = model or DEFAULT_MODEL
     cache_dir = cache_dir or models_dir()
     if not package_available():
@@ -219,6 +220,8 @@ def pull(model: str | None = None, cache_dir: Path | None = None) -> Path:
         )
     cache_dir.mkdir(parents=True, exist_ok=True)
     try:
+        if on_download is not None:
+            on_download()
         with _quiet_fastembed():
             _download(TextEmbedding, model, cache_dir)
     except Exception as exc:  # noqa: BLE001 - network, hub and unknown-model errors alike

@@ -19,9 +19,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from neo_git.errors import CorruptStore, NeoError
+from neo_git.errors import NeoError
 from neo_git.facts import check_id, new_fact_id, now_iso
-from neo_git.fileio import atomic_write, locked, move_aside
+from neo_git.fileio import atomic_write, locked, read_json_list
 from neo_git.identity import RepositoryPaths
 
 FILE_NAME = "suggestions.json"
@@ -122,26 +122,12 @@ def _validate(s: Suggestion) -> None:
 
 def _read(path: Path, have_lock: bool) -> tuple[list[Suggestion], list]:
     """(valid suggestions, raw entries that did not validate, kept verbatim)."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    rows = read_json_list(path, "suggestions", have_lock=have_lock, what="suggestions file",
+                          hint="pending suggestions in it are not lost: fix the JSON and move it back")
+    if rows is None:
         return [], []
-    except IsADirectoryError:
-        raise CorruptStore(f"{path} is a directory, not a suggestions file") from None
-    try:
-        envelope = json.loads(data)
-        if not isinstance(envelope, dict) or not isinstance(envelope.get("suggestions"), list):
-            raise ValueError('expected {"version": 1, "suggestions": [...]}')
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        if have_lock:
-            aside = move_aside(path, expected=data)
-        else:
-            with locked(path.with_name(path.name + ".lock")):
-                aside = move_aside(path, expected=data)
-        raise CorruptStore(f"{path} is not a valid suggestions file ({str(exc)[:80]}); moved it to {aside}",
-                           "pending suggestions in it are not lost: fix the JSON and move it back") from None
     good, bad = [], []
-    for raw in envelope["suggestions"]:
+    for raw in rows:
         try:
             good.append(Suggestion.from_dict(raw))
         except (ValueError, TypeError, NeoError):

@@ -383,10 +383,18 @@ class FactStore(WritePaths):
             cosines = []
         accessed = self.access.counts()
         result = assemble(query, facts, cosines, k=k, max_tokens=max_tokens,
-                          environment=self.environment(), last_accessed={i: v[1] for i, v in accessed.items()})
+                          environment=self.environment(), last_accessed={i: v[1] for i, v in accessed.items()},
+                          untrusted=frozenset(self.untrusted()))
         self.access.record(result.returned_ids)
         apply = self.access.apply
         return result.with_facts(apply)
+
+    def untrusted(self) -> dict[str, str]:
+        """{fact id: author e-mail} of project facts whose author is not trusted here: claims
+        (computed from the ref's history and `neo.trusted`, never stored; see neo_git.sync.trust)."""
+        from neo_git.sync.trust import untrusted_authors
+
+        return untrusted_authors(self)
 
     def environment(self) -> dict:
         """Where the question is asked from (see `recall.environment`)."""

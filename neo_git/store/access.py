@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Iterable
 
+from neo_git import safejson
 from neo_git.facts import Fact, now_iso
 from neo_git.fileio import atomic_write, locked
 
@@ -28,8 +29,8 @@ class AccessLog:
         if self.path is None:
             return dict(self._cache or {})
         try:
-            data = json.loads(self.path.read_bytes())
-        except (FileNotFoundError, ValueError, UnicodeDecodeError):
+            data = safejson.loads(self.path.read_bytes())
+        except (OSError, ValueError, UnicodeDecodeError):
             return {}  # derived, local data: a broken file just restarts the counts
         if not isinstance(data, dict):
             return {}
@@ -50,11 +51,14 @@ class AccessLog:
         if self.path is None:
             self._cache = self._counted(self._read(), ids, stamp)
             return
-        with locked(self._lock):
-            data = self._counted(self._read(), ids, stamp)
-            # Still atomic (readers never see half a file), but not fsynced: counts are derived,
-            # local data and an fsync per question would dominate recall.
-            atomic_write(self.path, (json.dumps(data, sort_keys=True) + "\n").encode("utf-8"), durable=False)
+        try:
+            with locked(self._lock):
+                data = self._counted(self._read(), ids, stamp)
+                # Still atomic (readers never see half a file), but not fsynced: counts are derived,
+                # local data and an fsync per question would dominate recall.
+                atomic_write(self.path, (json.dumps(data, sort_keys=True) + "\n").encode("utf-8"), durable=False)
+        except OSError:
+            return  # a read-only .git/neo (or a folder in the way): the answer matters, the count does not
         self._cache = data
 
     @staticmethod

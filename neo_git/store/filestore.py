@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from types import MappingProxyType
 
+from neo_git import safejson
 from neo_git.errors import CorruptStore, InvalidFact
 from neo_git.facts import Fact
 from neo_git.fileio import atomic_write, locked, move_aside
@@ -70,7 +71,7 @@ class FileStore:
         except IsADirectoryError:
             raise CorruptStore(f"{self.path} is a directory, not a facts file") from None
         try:
-            envelope = json.loads(data)
+            envelope = safejson.loads(data)
             if isinstance(envelope, list):  # a bare list of facts: accept, rewrite as envelope
                 envelope = {"version": ENVELOPE_VERSION, "facts": envelope}
             if not isinstance(envelope, dict) or not isinstance(envelope.get("facts"), list):

@@ -8,15 +8,20 @@ subtrees that changed, so the ref stays the single source of truth: a stale or
 missing cache costs time, never correctness.
 
 It lives in `.git/neo/cache/` (local, derived, never shared), is written
-atomically, and holds only `Fact.to_dict()` output of facts that were validated
-when read from the ref, so they are rebuilt without validating again (half the
-cost of a cold load). A cache written for other Fact fields, or one that does
-not parse, is ignored.
+atomically, and holds `Fact.to_dict()` output of facts that were validated when
+read from the ref, so they are rebuilt without validating again (half the cost
+of a cold load). Being a file anyone can edit, it is sealed with a keyed
+checksum: an edited or damaged cache costs a full read, never a changed (or
+hidden) fact that a write then commits. `git neo doctor` checks every entry
+against the blob it claims. A cache for other Fact fields is ignored.
 """
 from __future__ import annotations
 
 import gc
+import hashlib
+import hmac
 import json
+import os
 import re
 from dataclasses import fields
 from pathlib import Path
@@ -24,11 +29,12 @@ from typing import NamedTuple
 
 import pygit2
 
+from neo_git import safejson
 from neo_git.errors import NeoError
-from neo_git.facts import Fact, FactKind, FactMetadata, FactScope
+from neo_git.facts import Fact, FactKind, FactMetadata, FactScope, canonical_json
 
 # Changes whenever Fact or FactMetadata gain, lose or rename a field.
-FORMAT = "2:" + ",".join(f.name for f in fields(Fact)) + ":" + ",".join(f.name for f in fields(FactMetadata))
+FORMAT = "3:" + ",".join(f.name for f in fields(Fact)) + ":" + ",".join(f.name for f in fields(FactMetadata))
 _KINDS = {k.value: k for k in FactKind}
 _SCOPES = {s.value: s for s in FactScope}
 _new = object.__new__
@@ -79,7 +85,10 @@ def read_parse_cache(path: Path, ref: str) -> dict[str, Subtree]:
 
 def _parse(path: Path, ref: str) -> dict[str, Subtree]:
     try:
-        data = json.loads(path.read_bytes())
+        body = _verified_body(path.read_bytes(), path)
+        if body is None:
+            return {}
+        data = safejson.loads(body, max_depth=None)  # sealed: written by us from validated facts
         if data.get("format") != FORMAT or data.get("ref") != ref:
             return {}
         subtrees = {}
@@ -96,6 +105,96 @@ def _parse(path: Path, ref: str) -> dict[str, Subtree]:
         return {}
     except (OSError, ValueError, KeyError, TypeError, AttributeError, NeoError):
         return {}  # derived data: a broken cache only means reading the ref in full
+
+
+def untrusted_entries(path: Path, ref: str) -> tuple[int, int] | None:
+    """For the doctor: (entries, entries that do not match the blob or tree they claim) in the
+    parse cache at *path*, checked the slow, exact way (canonical bytes against the blob id); a file
+    whose checksum fails counts as one bad entry. None if there is none, or it is for another
+    format or ref (so never used)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return (1, 1)
+    body = _verified_body(raw, path, create_key=False)
+    try:
+        data = safejson.loads(body if body is not None else raw.partition(b"\n")[2])
+    except (ValueError, UnicodeDecodeError):
+        return (1, 1)
+    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("ref") != ref:
+        return None
+    total, bad = 0, int(body is None)
+    try:
+        for tree_hex, entries in data["subtrees"].values():
+            listed = [(name, blob) for name, blob, _raw, _w in entries]
+            bad += git_tree_id(listed) != tree_hex
+            for _name, blob_hex, raw_fact, _w in entries:
+                total += 1
+                if raw_fact is not None and git_blob_id(canonical_json(_restore(raw_fact))) != blob_hex:
+                    bad += 1
+    except (ValueError, KeyError, TypeError, AttributeError, NeoError):
+        return (max(total, 1), max(bad, 1))
+    return (total, bad)
+
+
+# The parse cache is a file anyone can edit, and what it says becomes facts that writes commit.
+# Checking each entry against its blob id means re-encoding every fact canonically, which
+# costs more than reading the blobs from git; so the writer seals the file instead with a
+# keyed BLAKE2b checksum (a random key kept beside it, never shared). An edited or damaged
+# cache fails the check and is ignored: the ref is read in full. (Someone who can run
+# code as you could forge it, but could as well write the ref itself.)
+_SEAL = b"neo-parse-cache-blake2b:"
+KEY_FILE = "parse-cache.key"
+
+
+def _key(folder: Path, create: bool = True) -> bytes | None:
+    path = folder / KEY_FILE
+    try:
+        key = path.read_bytes()
+        return key if len(key) == 32 else None
+    except FileNotFoundError:
+        if not create:
+            return None
+    except OSError:
+        return None
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return _key(folder, create=False)  # another process made it first: use theirs
+    except OSError:
+        return None
+    try:
+        os.write(fd, os.urandom(32))
+    finally:
+        os.close(fd)
+    return _key(folder, create=False)
+
+
+def _seal(body: bytes, key: bytes) -> bytes:
+    return hashlib.blake2b(body, key=key, digest_size=32).hexdigest().encode("ascii")
+
+
+def _verified_body(raw: bytes, path: Path, create_key: bool = False) -> bytes | None:
+    """The cache's JSON if its seal matches this repository's key, else None."""
+    header, _, body = raw.partition(b"\n")
+    key = _key(path.parent, create=create_key)
+    if key is None or not header.startswith(_SEAL):
+        return None
+    return body if hmac.compare_digest(header[len(_SEAL):], _seal(body, key)) else None
+
+
+def git_blob_id(data: bytes) -> str:
+    """The id git gives a blob with *data* (`git hash-object`), in hex."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def git_tree_id(entries: list[tuple[str, str]]) -> str:
+    """The id git gives a tree of regular files (name, blob hex): `git mktree`'s result."""
+    body = b"".join(b"100644 " + name.encode("utf-8") + b"\0" + bytes.fromhex(blob)
+                    for name, blob in sorted(entries, key=lambda e: e[0].encode("utf-8")))
+    return hashlib.sha1(b"tree %d\0" % len(body) + body).hexdigest()
 
 
 def _restore(raw: dict) -> Fact:
@@ -129,6 +228,11 @@ def write_parse_cache(path: Path, ref: str, subtrees: dict[str, Subtree]) -> Non
                               for blob_name, (blob_id, fact, warning) in sub.blobs.items()]]
         for name, sub in subtrees.items()}}
     try:
-        atomic_write(path, json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        key = _key(path.parent)
+        if key is None:
+            return  # no key, no cache: an unsealed one would never be read
+        atomic_write(path, _SEAL + _seal(body, key) + b"\n" + body)
     except (OSError, NeoError):
         pass

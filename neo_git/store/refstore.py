@@ -17,23 +17,22 @@ from typing import Callable
 
 import pygit2
 
+from neo_git import safejson
 from neo_git.errors import CorruptStore, InvalidFact, NeoError
-from neo_git.facts import SCHEMA_VERSION, Fact, canonical_json, fact_from_json
+from neo_git.facts import SCHEMA_VERSION, Fact, canonical_json
 from neo_git.store.refcas import compare_and_swap
 from neo_git.store.base import Change, LoadedScope, Transaction
 from neo_git.store.index import FactIndex, IndexedFacts
-from neo_git.store.parse_cache import REWRITE_AFTER, Subtree, read_parse_cache, parse_cache_path, write_parse_cache
+from neo_git.store.objects import MissingObject, fetch_missing
+from neo_git.store.parse_cache import REWRITE_AFTER, Subtree, parse_cache_path, read_parse_cache, write_parse_cache
+from neo_git.store.ref_facts import fact_from_blob, fact_path, pointer_problems  # noqa: F401 - fact_path re-exported
 
 FACTS_REF = "refs/neo/facts"
 MAX_ATTEMPTS = 60
+STALE_LOCK_SECONDS = 2.0  # a ref update holds its lock for milliseconds
 _BLOB = pygit2.enums.FileMode.BLOB
 _EMPTY = Subtree(None, {}, {}, ())  # stands in for a subtree that is absent
 _TREE = pygit2.enums.FileMode.TREE
-
-
-def fact_path(fact_id: str) -> str:
-    """Path of a fact's blob inside the facts tree."""
-    return f"facts/{fact_id[:2]}/{fact_id}.json"
 
 
 def ensure_reflog(common_dir: Path, ref: str = FACTS_REF) -> None:
@@ -68,15 +67,22 @@ class RefStore:
         self._index: FactIndex | None = FactIndex()
         self._in_tree_order = True       # False once incremental updates appended out of order
         self._misplaced: set[str] = set()  # subtrees holding a fact whose id does not start with their name
+        self._pointer_warnings: tuple = (None, [])  # (tip, warnings about pointers leading nowhere)
 
     # --- reading -------------------------------------------------------------------
 
     def tip(self) -> pygit2.Oid | None:
-        """The commit the ref points at, or None before the first fact."""
+        """The commit the ref points at, or None before the first fact. A symbolic ref is refused:
+        reading through it would show another ref's tree, and CAS on it can never succeed."""
         try:
-            return self.repo.references[self.ref].resolve().target
+            ref = self.repo.references[self.ref]
         except KeyError:
             return None
+        if ref.type == pygit2.enums.ReferenceType.SYMBOLIC:
+            raise NeoError(f"{self.ref} is a symbolic ref (to {ref.target}), not a ref git-neo can use",
+                           f"remove the link with `git symbolic-ref --delete {self.ref}` (what it points at "
+                           "is kept), then `git neo init`")
+        return ref.resolve().target
 
     def load(self) -> LoadedScope:
         """All facts at the current tip, in tree order (cached; only changed subtrees are re-read)."""
@@ -86,24 +92,46 @@ class RefStore:
             # rebuilt here, on a read, rather than after every write.
             self._loaded = self._merge(self._subtrees)
             self._in_tree_order = True
-        return LoadedScope(dict(self._loaded), [w for s in self._subtrees.values() for w in s.warnings])
+        if self._pointer_warnings[0] != self._loaded_tip:
+            self._pointer_warnings = (self._loaded_tip, pointer_problems(self._loaded, self.ref))
+        warnings = [w for s in self._subtrees.values() for w in s.warnings] + self._pointer_warnings[1]
+        return LoadedScope(dict(self._loaded), warnings)
 
     def meta(self) -> dict:
         """`meta.json` at the tip ({} before the first write)."""
         tip = self.tip()
         if tip is None:
             return {}
-        tree = self._commit(tip).tree
+        tree = self._object(self._commit(tip).tree_id, "the tree of " + self.ref)
         if "meta.json" not in tree:
             return {}
         try:
-            data = json.loads(self.repo[tree["meta.json"].id].data)
-        except ValueError:
+            data = safejson.loads(self._object(tree["meta.json"].id, f"{self.ref}:meta.json").data)
+        except (ValueError, UnicodeDecodeError):
             return {}
         return data if isinstance(data, dict) else {}
 
+    def _object(self, oid: pygit2.Oid, where: str) -> pygit2.Object:
+        """The object *oid*, fetched from the promisor remote if this is a partial clone;
+        MissingObject (a `fatal:` naming it) if it cannot be had."""
+        try:
+            return self.repo[oid]
+        except (KeyError, ValueError, pygit2.GitError):
+            pass
+        remote = fetch_missing(self.repo, [oid])
+        try:
+            return self.repo[oid]
+        except (KeyError, ValueError, pygit2.GitError):
+            raise MissingObject(str(oid), where, remote) from None
+
+    def _prefetch(self, oids: list[pygit2.Oid]) -> None:
+        """Fetch every object of *oids* this repository lacks in one go (partial clones)."""
+        missing = [oid for oid in oids if oid not in self.repo]
+        if missing:
+            fetch_missing(self.repo, missing)
+
     def _commit(self, oid: pygit2.Oid) -> pygit2.Commit:
-        obj = self.repo[oid]
+        obj = self._object(oid, self.ref)
         if not isinstance(obj, pygit2.Commit):
             raise CorruptStore(f"{self.ref} does not point at a commit",
                                f"inspect it with `git log {self.ref}`; nothing was changed")
@@ -116,14 +144,15 @@ class RefStore:
             self._subtrees, self._loaded, self._index, self._misplaced = {}, {}, FactIndex(), set()
             self._loaded_tip, self._in_tree_order = None, True
             return self._loaded
-        tree = self._commit(tip).tree
-        facts_tree = self.repo[tree["facts"].id] if "facts" in tree else None
+        tree = self._object(self._commit(tip).tree_id, f"the tree of {self.ref}")
+        facts_tree = self._object(tree["facts"].id, f"{self.ref}:facts") if "facts" in tree else None
         known = self._subtrees
         if not known and self._loaded_tip is None:
             known = read_parse_cache(self._parse_cache_path(), self.ref)  # a cold process: skip unchanged subtrees
         subtrees: dict[str, Subtree] = {}
         read = 0
         if isinstance(facts_tree, pygit2.Tree):
+            self._prefetch_changed(facts_tree, known)
             for entry in facts_tree:
                 cached = known.get(entry.name)
                 if cached is not None and cached.oid == entry.id:
@@ -141,6 +170,19 @@ class RefStore:
         if read >= REWRITE_AFTER or (read and read * 4 >= len(subtrees)):
             write_parse_cache(self._parse_cache_path(), self.ref, subtrees)
         return self._loaded
+
+    def _prefetch_changed(self, facts_tree: pygit2.Tree, known: dict[str, Subtree]) -> None:
+        """In a partial clone, fetch the subtrees and blobs about to be read in two batches,
+        not one lazy fetch per object."""
+        changed = [e for e in facts_tree if (known.get(e.name) or _EMPTY).oid != e.id]
+        self._prefetch([e.id for e in changed])
+        blobs = []
+        for entry in changed:
+            earlier = (known.get(entry.name) or _EMPTY).blobs
+            sub = self.repo.get(entry.id)
+            if isinstance(sub, pygit2.Tree):
+                blobs += [b.id for b in sub if (earlier.get(b.name) or (None,))[0] != b.id]
+        self._prefetch(blobs)
 
     @staticmethod
     def _merge(subtrees: dict[str, Subtree]) -> dict[str, Fact]:
@@ -192,7 +234,7 @@ class RefStore:
 
     def _read_subtree(self, entry: pygit2.Object, previous: Subtree | None) -> Subtree:
         """Parse one 2-hex folder; blobs unchanged since *previous* reuse their parsed fact."""
-        subtree = self.repo[entry.id]
+        subtree = self._object(entry.id, f"{self.ref}:facts/{entry.name}")
         if not isinstance(subtree, pygit2.Tree):
             return Subtree(entry.id, {}, {}, (f"{self.ref}:facts/{entry.name} is not a folder; skipped",))
         blobs: dict[str, tuple[pygit2.Oid, Fact | None, str | None]] = {}
@@ -203,14 +245,12 @@ class RefStore:
             if seen is not None and seen[0] == blob_entry.id:
                 blobs[name] = seen
                 continue
-            origin = f"{self.ref}:facts/{entry.name}/{name}"
+            path = f"facts/{entry.name}/{name}"
+            blob = self._object(blob_entry.id, f"{self.ref}:{path}")
             try:
-                blob = self.repo[blob_entry.id]
                 if not isinstance(blob, pygit2.Blob):
-                    raise InvalidFact(f"{origin}: not a file")
-                fact = fact_from_json(blob.data, origin)
-                if f"{fact.id}.json" != name:
-                    raise InvalidFact(f"{origin}: holds fact {fact.id}, not the one its name says")
+                    raise InvalidFact(f"{self.ref}:{path}: not a file")
+                fact = fact_from_blob(blob.data, path, self.ref)
             except InvalidFact as exc:
                 # A teammate's malformed fact: skip it, keep it on the ref untouched.
                 blobs[name] = (blob_entry.id, None, f"{exc.message}; skipped")
@@ -238,14 +278,32 @@ class RefStore:
             commit_id = self._write_commit(tip, change)
             if self._compare_and_swap(tip, commit_id, change.message):
                 return change
+            self._check_stale_lock()
             time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 1.6, 0.1)
-        lock = self.common_dir / f"{self.ref}.lock"
-        if lock.exists():  # a git or git-neo process killed mid-update leaves its lock behind, as git does
-            raise NeoError(f"could not update {self.ref}: it is locked by {lock}",
-                           "another git process may be updating it; if none is running, delete that file")
+        self._check_stale_lock(older_than=0.0)
         raise NeoError(f"could not update {self.ref}: it kept moving ({MAX_ATTEMPTS} attempts)",
                        "many writers at once; try again")
+
+    def lock_path(self) -> Path:
+        """The lock file git (and libgit2) create while they update the ref."""
+        return self.common_dir / f"{self.ref}.lock"
+
+    def _check_stale_lock(self, older_than: float = STALE_LOCK_SECONDS) -> None:
+        """A git or git-neo process killed mid-update leaves the ref's lock behind, and every
+        later write would wait for it in vain: once it is older than a live update ever
+        takes, fail with git's own words (and point at the doctor, which can clear it)."""
+        lock = self.lock_path()
+        try:
+            age = time.time() - lock.stat().st_mtime
+        except OSError:
+            return
+        if age >= older_than:
+            raise NeoError(f"Unable to create '{lock}': File exists.",
+                           "Another git process seems to be running in this repository. Please make sure all "
+                           "processes are terminated then try again. If it still fails, a git process may have "
+                           "crashed in this repository earlier: remove the file manually to continue "
+                           "(`git neo doctor --fix` removes it when no process holds it).")
 
     def initialize(self) -> bool:
         """Create the ref with a first commit holding only meta.json; False if it exists."""

@@ -26,22 +26,31 @@ def run(repo: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
 def history_operations(repo: Path, env: dict) -> dict[str, str]:
     """commit, merge, rebase -i with a squash, amend, cherry-pick; returns commit ids."""
     ids = {}
+
+    def commit_here(repo: Path, files: dict[str, str], message: str) -> None:
+        # every commit runs the hooks with the test's PATH (CI has git-neo on its own PATH)
+        for name, text in files.items():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            (repo / name).write_text(text)
+            run(repo, env, "add", "--", name)
+        run(repo, env, "commit", "-q", "-m", message)
+
     (repo / "src" / "db.py").write_text(BASE + "\n\n" + RETRY)
     run(repo, env, "commit", "-qam", "adopt retry")
     ids["commit"] = run(repo, env, "rev-parse", "HEAD").stdout.strip()
     run(repo, env, "checkout", "-q", "-b", "feature")
-    commit_files(repo, {"src/feature.py": "def feature():\n    return 1\n"}, "feature")
+    commit_here(repo, {"src/feature.py": "def feature():\n    return 1\n"}, "feature")
     run(repo, env, "checkout", "-q", "main")
-    commit_files(repo, {"src/other.py": "def other():\n    return 2\n"}, "other")
+    commit_here(repo, {"src/other.py": "def other():\n    return 2\n"}, "other")
     run(repo, env, "merge", "-q", "--no-edit", "feature")
-    commit_files(repo, {"src/one.py": "def one():\n    return 1\n"}, "one")
-    commit_files(repo, {"src/two.py": "def two():\n    return 2\n"}, "two")
+    commit_here(repo, {"src/one.py": "def one():\n    return 1\n"}, "one")
+    commit_here(repo, {"src/two.py": "def two():\n    return 2\n"}, "two")
     run(repo, {**env, "GIT_SEQUENCE_EDITOR": SQUASH_SECOND, "GIT_EDITOR": "true"}, "rebase", "-q", "-i", "HEAD~2")
     ids["squashed"] = run(repo, env, "rev-parse", "HEAD").stdout.strip()
     run(repo, env, "commit", "-q", "--amend", "-m", "one and two")
     ids["amended"] = run(repo, env, "rev-parse", "HEAD").stdout.strip()
     run(repo, env, "checkout", "-q", "-b", "side", "HEAD~1")
-    commit_files(repo, {"src/side.py": "def side():\n    return 3\n"}, "side")
+    commit_here(repo, {"src/side.py": "def side():\n    return 3\n"}, "side")
     side = run(repo, env, "rev-parse", "HEAD").stdout.strip()
     run(repo, env, "checkout", "-q", "main")
     run(repo, env, "cherry-pick", side)

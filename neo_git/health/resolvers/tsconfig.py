@@ -30,7 +30,7 @@ def parse_jsonc(text: str) -> dict:
     cleaned = _TRAILING_COMMA.sub(keep_strings, _COMMENT.sub(keep_strings, text))
     try:
         data = json.loads(cleaned)
-    except ValueError:
+    except (ValueError, RecursionError):  # a hostile tsconfig.json nested 1,000 levels deep
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -1,0 +1,150 @@
+"""Sync speed: two clones with 5,000 facts each and 100 new facts on each side.
+
+    .venv/bin/python benchmarks/sync_bench.py [--facts 5000] [--new 100] [--rounds 3] [--keep]
+
+Everything happens under a temporary folder (its own HOME, NEO_HOME, global git
+config; the hash embedder; a local bare remote) removed at the end unless --keep.
+
+* A seed clone writes N facts in one bulk commit and pushes them; clones A and B
+  take them with a first `sync` (timed: every incoming fact is validated).
+* Each round, A and B each add M facts one by one (`store.add`: one commit each),
+  then, timed:
+  - baseline: the same data movement with plain git in B: `git fetch origin
+    +refs/neo/facts:refs/bench/theirs` then `git push origin refs/neo/facts:refs/bench/b`
+    (after A pushed), i.e. what moving the refs costs without any merging;
+  - `sync A` (pushes its M facts), `sync B` (fetch, 3-way merge of M + M facts
+    into N, merge commit, push), `sync A` again (fetch, fast-forward).
+* Medians over the rounds, in-process (`Syncer.sync()`), wall clock, and the ratio of
+  B's merging sync to the plain fetch + push baseline measured in the same round.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import string
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks._common import machine_info, median, ms, ratio, table, timed  # noqa: E402
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git; return stdout (raise on failure)."""
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL).stdout
+
+
+def text(rng: random.Random, n: int) -> tuple[str, str]:
+    """A distinct subject and body: made-up words, so the write policy never supersedes."""
+    words = ["".join(rng.choice(string.ascii_lowercase) for _ in range(8)) for _ in range(8)]
+    return f"{words[0]} {words[1]}", " ".join(words[2:]) + f" (rule {n})"
+
+
+def setup_env(root: Path) -> None:
+    """An isolated HOME, NEO_HOME, global git config and identity; the hash embedder."""
+    home = root / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = Bench\n\temail = bench@example.com\n"
+                                     "[init]\n\tdefaultBranch = main\n", encoding="utf-8")
+    os.environ.update({"HOME": str(home), "NEO_HOME": str(home / ".neo"), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+                       "GIT_CONFIG_NOSYSTEM": "1", "NEO_EMBEDDER": "hash", "GIT_TERMINAL_PROMPT": "0"})
+    for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_DIR"):
+        os.environ.pop(key, None)
+
+
+def clone(root: Path, remote: Path, name: str) -> Path:
+    """A clone of the remote with its own identity."""
+    path = root / name
+    git(root, "clone", "-q", str(remote), str(path))
+    git(path, "config", "user.email", f"{name}@example.com")
+    git(path, "config", "user.name", name)
+    return path
+
+
+def main() -> int:
+    """Build the team, run the rounds, print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--facts", type=int, default=5000)
+    parser.add_argument("--new", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="neo-sync-bench-"))
+    try:
+        setup_env(root)
+        return run(root, args)
+    finally:
+        if args.keep:
+            print(f"kept {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def run(root: Path, args) -> int:
+    from neo_git.facts import Fact, FactKind, FactMetadata, FactScope, new_fact_id
+    from neo_git.store import Change, FactStore
+    from neo_git.sync import Syncer
+
+    rng = random.Random(42)
+    remote = root / "remote.git"
+    git(root, "init", "-q", "--bare", str(remote))
+    seed = clone(root, remote, "seed")
+    (seed / "README.md").write_text("bench\n", encoding="utf-8")
+    git(seed, "add", ".")
+    git(seed, "commit", "-q", "-m", "initial")
+    git(seed, "push", "-q", "origin", "main")
+    store = FactStore.open(seed, embedder="hash")
+    store.caps = {scope: 10**9 for scope in store.caps}
+    project = store.project_id
+    bulk = []
+    for n in range(args.facts):
+        subject, body = text(rng, n)
+        bulk.append(Fact(id=new_fact_id(), subject=subject, body=body, kind=FactKind.PATTERN,
+                         scope=FactScope.PROJECT, project_id=project,
+                         metadata=FactMetadata(author="seed <seed@example.com>")))
+    store.transact("project", lambda facts: Change(facts=tuple(bulk), message=f"bulk {len(bulk)} facts"))
+    Syncer(store, "origin").sync()
+
+    a, b = clone(root, remote, "a"), clone(root, remote, "b")
+    first = [timed(lambda p=p: Syncer(FactStore.open(p, embedder="hash"), "origin").sync())[0] for p in (a, b)]
+
+    rows: dict[str, list[float]] = {"plain git fetch + push (B)": [], "sync A (push only)": [],
+                                    "sync B (fetch, 3-way merge, push)": [], "sync A (fetch, fast-forward)": []}
+    counter = args.facts
+    for round_ in range(args.rounds):
+        for path in (a, b):
+            writer = FactStore.open(path, embedder="hash")
+            writer.caps = {scope: 10**9 for scope in writer.caps}
+            for _ in range(args.new):
+                counter += 1
+                writer.add(*text(rng, counter), kind="decision")
+        t_a1, _ = timed(lambda: Syncer(FactStore.open(a, embedder="hash"), "origin").sync())
+        t_base, _ = timed(lambda: (git(b, "fetch", "-q", "origin", "+refs/neo/facts:refs/bench/theirs"),
+                                   git(b, "push", "-q", "origin", f"refs/neo/facts:refs/bench/b{round_}")))
+        t_b, report = timed(lambda: Syncer(FactStore.open(b, embedder="hash"), "origin").sync())
+        assert report.facts == "merged" and len(report.plan.added) == args.new, report.to_dict()
+        t_a2, report = timed(lambda: Syncer(FactStore.open(a, embedder="hash"), "origin").sync())
+        assert report.facts == "fast-forward"
+        for key, value in zip(rows, (t_base, t_a1, t_b, t_a2)):
+            rows[key].append(value)
+        assert git(a, "rev-parse", "refs/neo/facts^{tree}") == git(b, "rev-parse", "refs/neo/facts^{tree}")
+
+    total = len(FactStore.open(a, embedder="hash").list(scope="project"))
+    print(f"sync_bench: {args.facts:,} shared facts, +{args.new} new on each side per round, {args.rounds} rounds, "
+          f"{total:,} facts at the end; local bare remote (file path)")
+    print(machine_info())
+    base = median(rows["plain git fetch + push (B)"])
+    print(table(["step", "median", "vs plain fetch+push"],
+                [[name, ms(median(values)), ratio(median(values), base)] for name, values in rows.items()]
+                + [[f"first sync of a fresh clone ({args.facts:,} facts)", ms(median(first)), "-"]]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

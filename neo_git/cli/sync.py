@@ -1,0 +1,124 @@
+"""`git neo sync | pull | push | trust`: share the facts and notes with a remote."""
+from __future__ import annotations
+
+import argparse
+
+from neo_git.cli.output import print_json, warn
+from neo_git.cli.parser import json_flag
+
+
+def register(sub) -> dict[str, str]:
+    """Add sync, pull, push and trust."""
+    p = sub.add_parser("sync", help="fetch the remote's facts and notes, merge, push ours (safe any time)")
+    p.add_argument("remote", nargs="?", help="remote name (default: neo.remote, origin, or the only remote)")
+    p.add_argument("--configure-fetch", action="store_true",
+                   help="instead of syncing, add fetch refspecs so plain `git fetch` brings refs/neo/* too")
+    p.add_argument("--remove", action="store_true", help="with --configure-fetch: take the refspecs out")
+    json_flag(p)
+    p = sub.add_parser("pull", help="fetch the remote's facts and notes and merge them (no push)")
+    p.add_argument("remote", nargs="?")
+    json_flag(p)
+    p = sub.add_parser("push", help="push facts and notes (refuses when the remote moved: run sync)")
+    p.add_argument("remote", nargs="?")
+    json_flag(p)
+
+    p = sub.add_parser("trust", help="whose facts count as knowledge (others' are unverified claims)")
+    p.add_argument("action", choices=("add", "remove", "list"))
+    p.add_argument("who", nargs="?", help="an author's e-mail (add/remove)")
+    json_flag(p)
+    return {"sync": "cmd_sync", "pull": "cmd_pull", "push": "cmd_push", "trust": "cmd_trust"}
+
+
+def _syncer(args: argparse.Namespace):
+    from neo_git.store import FactStore
+    from neo_git.sync import Syncer
+
+    return Syncer(FactStore.open(), args.remote)
+
+
+def _print_report(report, args: argparse.Namespace) -> None:
+    warn(report.warnings)
+    if args.json:
+        print_json(report.to_dict())
+        return
+    facts = report.facts + (f" ({report.summary})" if report.summary else "")
+    print(f"facts: {facts}")
+    print(f"notes: {report.notes}")
+    if report.pushed:
+        print(f"pushed to {report.remote}: {', '.join(report.pushed)}")
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    """Pull then push, retrying a bounded number of times when the remote moves."""
+    if args.configure_fetch:
+        return _configure_fetch(args)
+    _print_report(_syncer(args).sync(), args)
+    return 0
+
+
+def cmd_pull(args: argparse.Namespace) -> int:
+    """Fetch and merge only."""
+    _print_report(_syncer(args).pull(), args)
+    return 0
+
+
+def cmd_push(args: argparse.Namespace) -> int:
+    """Push only; refuses with a hint when the remote has something we have not merged."""
+    syncer = _syncer(args)
+    report = syncer.push()
+    if not report.pushed and not args.json:
+        print(f"{syncer.remote} already has your facts and notes")
+        return 0
+    _print_report(report, args)
+    return 0
+
+
+def _configure_fetch(args: argparse.Namespace) -> int:
+    from neo_git.identity import open_repository
+    from neo_git.sync import configure_remote_fetch, resolve_remote
+
+    repo = open_repository()
+    remote = resolve_remote(repo, args.remote)
+    changed = configure_remote_fetch(repo, remote, remove=args.remove)
+    if args.json:
+        print_json({"remote": remote, "removed" if args.remove else "added": changed})
+    elif not changed:
+        print(f"remote.{remote}.fetch already " + ("lacks" if args.remove else "has") + " the neo refspecs")
+    else:
+        for spec in changed:
+            print(f"{'removed' if args.remove else 'added'} remote.{remote}.fetch {spec}")
+    return 0
+
+
+def cmd_trust(args: argparse.Namespace) -> int:
+    """Add, remove or list trusted authors."""
+    from neo_git.errors import NeoError
+    from neo_git.store import FactStore
+    from neo_git.sync import trust
+
+    store = FactStore.open()
+    if args.action == "list":
+        me = trust.local_email(store)
+        listed = trust.configured_trust(store.repo)
+        if args.json:
+            print_json({"local_user": me, "trusted": listed})
+        else:
+            print(f"{me} (you)")
+            for email in listed:
+                if email != me:
+                    print(email)
+        return 0
+    if not args.who:
+        raise NeoError(f"`git neo trust {args.action}` needs an e-mail address",
+                       f"e.g. `git neo trust {args.action} alice@example.com`")
+    if args.action == "add":
+        email = trust.add_trusted(store, args.who)
+        message = f"trusted {email}"
+    else:
+        email = trust.remove_trusted(store, args.who)
+        message = f"no longer trusted: {email}"
+    if args.json:
+        print_json({"action": args.action, "email": email})
+    else:
+        print(message)
+    return 0

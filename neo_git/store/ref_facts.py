@@ -1,0 +1,49 @@
+"""What a fact blob on `refs/neo/facts` must be before anyone believes it.
+
+A teammate's push (or a hand-built tree) can put anything on the ref. A blob is
+a fact only if it parses, passes `Fact.from_dict`, sits at the one path its id
+names (`facts/<id[:2]>/<id>.json`, so a second copy elsewhere cannot override
+it) and is project-scoped (other scopes live in `~/.neo` and `.git/neo`, never
+on a shared ref). The ref reader and sync call `fact_from_blob`; anything else
+is skipped with a warning naming the path, and left on the ref untouched.
+"""
+from __future__ import annotations
+
+from neo_git.errors import InvalidFact
+from neo_git.facts import Fact, FactScope, fact_from_json
+
+
+def fact_path(fact_id: str) -> str:
+    """Path of a fact's blob inside the facts tree."""
+    return f"facts/{fact_id[:2]}/{fact_id}.json"
+
+
+def fact_from_blob(data: bytes, path: str, ref: str = "refs/neo/facts") -> Fact:
+    """The fact in the blob at *path* on *ref*, validated; InvalidFact naming `<ref>:<path>` otherwise."""
+    origin = f"{ref}:{path}"
+    fact = fact_from_json(data, origin)
+    if fact_path(fact.id) != path:
+        raise InvalidFact(f"{origin}: holds fact {fact.id}, which belongs at {fact_path(fact.id)}")
+    if fact.scope is not FactScope.PROJECT:
+        raise InvalidFact(f"{origin}: a {fact.scope.value}-scoped fact on a shared ref "
+                          "(only project facts belong there)")
+    return fact
+
+
+POINTERS = ("superseded_by", "supersedes", "depends_on")
+
+
+def pointer_problems(facts: "dict[str, Fact]", ref: str = "refs/neo/facts") -> list[str]:
+    """Warnings for pointers that lead nowhere: a superseded_by/supersedes/depends_on id that is
+    not on the ref. The fact is kept (its target may have been purged); readers ignore the pointer."""
+    problems = []
+    for fact in facts.values():
+        if fact.superseded_by is None and fact.supersedes is None and not fact.depends_on:
+            continue  # most facts point nowhere: one test, not three
+        for name in POINTERS:
+            value = getattr(fact, name)
+            for target in (value if isinstance(value, tuple) else (value,)):
+                if target is not None and target not in facts:
+                    problems.append(f"{ref}:{fact_path(fact.id)}: {name} points at {target}, "
+                                    "which is not on the ref; ignored")
+    return problems

@@ -1,0 +1,147 @@
+"""Who brought each fact onto `refs/neo/facts`: read from the ref's own history.
+
+A fact's *author* here is the author of the commit that gave it its current text
+(subject, body, kind): the commit that introduced it, or a later one that rewrote
+its text. Metadata-only edits (a supersession, a confidence bump, a merge) keep the
+author. It is derived from git, never written to the ref, so nobody can claim it in
+a fact's JSON; `metadata.author` (what the fact says about itself) is not used.
+
+Merge commits are transparent: a path whose blob (or text) equals one parent's came
+from that parent, whose commits were walked first; only text that is in no parent
+(an "evil merge") is the merge author's.
+
+The answer is cached in `.git/neo/cache/` keyed by the tip; a new tip walks only the
+commits since the cached one (one diff per commit, done by libgit2, which skips
+unchanged 2-hex folders), so recall pays a few ms after a local add.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pygit2
+
+from neo_git.store.parse_cache import parse_cache_path
+from neo_git.sync.trees import fact_id_of
+
+CACHE_FORMAT = 1
+_TEXT_KEYS = ("subject", "body", "kind")
+# (common dir, ref) -> (tip, authors): recall asks on every question; this process
+# answers from memory while the tip is unchanged, without reading the cache file.
+_MEMO: dict[tuple[str, str], tuple[str, dict[str, str]]] = {}
+
+
+def fact_authors(repo: pygit2.Repository, common_dir: Path, ref: str = "refs/neo/facts") -> dict[str, str]:
+    """{fact id: e-mail (lower case) of who gave it its text} for every fact ever on *ref*."""
+    try:
+        tip = repo.references[ref].resolve().target
+    except (KeyError, pygit2.GitError):
+        return {}
+    key = (str(common_dir), ref)
+    memo = _MEMO.get(key)
+    if memo is not None and memo[0] == str(tip):
+        return memo[1]
+    path = _cache_path(common_dir, ref)
+    cached_tip, authors = memo if memo is not None else _read_cache(path, ref)
+    if cached_tip == str(tip):
+        _MEMO[key] = (cached_tip, authors)
+        return authors
+    authors = dict(authors)  # the memo's dict is shared with earlier callers: never edit it
+    walker = repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
+    hidden = pygit2.Oid(hex=cached_tip) if cached_tip else None
+    if hidden is not None and hidden in repo and repo.descendant_of(tip, hidden):
+        walker.hide(hidden)
+    else:
+        authors = {}
+    for commit in walker:
+        _attribute(repo, commit, authors)
+    _write_cache(path, ref, str(tip), authors)
+    _MEMO[key] = (str(tip), authors)
+    return authors
+
+
+def _attribute(repo: pygit2.Repository, commit: pygit2.Commit, authors: dict[str, str]) -> None:
+    email = (commit.author.email or "").strip().lower()
+    parents = [repo[p] for p in commit.parent_ids if p in repo]   # a shallow boundary has none here
+    if not parents:
+        for path, _ in _blob_paths(repo, commit.tree):
+            fact_id = _id_of(path)
+            if fact_id:
+                authors[fact_id] = email
+        return
+    diff = commit.tree.diff_to_tree(parents[0].tree, swap=True)   # parent -> commit
+    for delta in diff.deltas:
+        if delta.status not in (pygit2.enums.DeltaStatus.ADDED, pygit2.enums.DeltaStatus.MODIFIED):
+            continue
+        path = delta.new_file.path
+        fact_id = _id_of(path)
+        if fact_id is None:
+            continue
+        new = delta.new_file.id
+        olds = [_blob_at(p.tree, path) for p in parents]
+        if any(old == new for old in olds):
+            continue   # the blob came whole from one parent
+        text = _text(repo, new)
+        if any(old is not None and _text(repo, old) == text for old in olds):
+            continue   # same text as a parent's: a metadata edit or a merge, the author stays
+        authors[fact_id] = email
+
+
+def _blob_paths(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = ""):
+    for entry in tree:
+        path = f"{prefix}{entry.name}"
+        if entry.type_str == "tree" and path.count("/") < 2:
+            yield from _blob_paths(repo, repo[entry.id], path + "/")
+        elif entry.type_str == "blob":
+            yield path, entry.id
+
+
+def _blob_at(tree: pygit2.Tree, path: str) -> pygit2.Oid | None:
+    try:
+        return tree[path].id
+    except KeyError:
+        return None
+
+
+def _id_of(path: str) -> str | None:
+    parts = path.split("/")
+    if len(parts) != 3 or parts[0] != "facts":
+        return None
+    return fact_id_of(parts[1], parts[2])
+
+
+def _text(repo: pygit2.Repository, oid: pygit2.Oid) -> tuple | None:
+    try:
+        blob = repo[oid]
+        if not isinstance(blob, pygit2.Blob) or blob.size > 1 << 20:
+            return ("<unreadable>", str(oid))
+        data = json.loads(blob.data)
+        return tuple(data.get(k) for k in _TEXT_KEYS) if isinstance(data, dict) else ("<not a fact>", str(oid))
+    except (ValueError, UnicodeDecodeError, KeyError):
+        return ("<not json>", str(oid))
+
+
+def _cache_path(common_dir: Path, ref: str) -> Path:
+    facts_cache = parse_cache_path(common_dir, ref)   # .git/neo/cache/facts-<ref>.json
+    return facts_cache.with_name(facts_cache.name.replace("facts-", "authors-", 1))
+
+
+def _read_cache(path: Path, ref: str) -> tuple[str | None, dict[str, str]]:
+    try:
+        data = json.loads(path.read_bytes())
+        if data.get("format") == CACHE_FORMAT and data.get("ref") == ref and isinstance(data.get("authors"), dict):
+            return str(data["tip"]), {str(k): str(v) for k, v in data["authors"].items()}
+    except (OSError, ValueError, AttributeError, KeyError):
+        pass   # derived data: a missing or broken cache means walking the history again
+    return None, {}
+
+
+def _write_cache(path: Path, ref: str, tip: str, authors: dict[str, str]) -> None:
+    from neo_git.errors import NeoError
+    from neo_git.fileio import atomic_write
+
+    data = {"format": CACHE_FORMAT, "ref": ref, "tip": tip, "authors": authors}
+    try:
+        atomic_write(path, json.dumps(data, separators=(",", ":")).encode("utf-8"))
+    except (OSError, NeoError):
+        pass
