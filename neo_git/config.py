@@ -9,9 +9,9 @@ no exception: a typo in a config file must never break a git hook.
 """
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
+from neo_git import safejson
 from neo_git.identity import neo_home
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -25,7 +25,7 @@ _FALSE = {"0", "false", "no", "off", ""}
 def config_file_values() -> dict[str, Any]:
     """The parsed `~/.neo/config.json` ({} when missing or unreadable)."""
     try:
-        data = json.loads((neo_home() / "config.json").read_bytes())
+        data = safejson.loads((neo_home() / "config.json").read_bytes())
     except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}

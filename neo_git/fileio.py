@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Iterator
 
+from neo_git import safejson
 from neo_git.errors import NeoError
 
 
@@ -131,8 +132,6 @@ def read_json_list(path: Path, key: str, *, have_lock: bool, what: str, hint: st
     """The list under *key* in a local JSON file `{"version": …, key: [...]}`; None when the
     file does not exist. A file that does not parse is moved aside (under its lock file,
     `<name>.lock`, unless the caller holds it) and CorruptStore is raised: never overwritten."""
-    import json
-
     from neo_git.errors import CorruptStore
 
     try:
@@ -142,7 +141,7 @@ def read_json_list(path: Path, key: str, *, have_lock: bool, what: str, hint: st
     except IsADirectoryError:
         raise CorruptStore(f"{path} is a directory, not a {what}") from None
     try:
-        envelope = json.loads(data)
+        envelope = safejson.loads(data)
         rows = envelope.get(key) if isinstance(envelope, dict) else None
         if not isinstance(rows, list):
             raise ValueError(f'expected {{"version": 1, "{key}": [...]}}')

@@ -24,6 +24,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
+from neo_git import safejson
 from neo_git.errors import NeoError
 from neo_git.fileio import atomic_write, locked
 
@@ -64,7 +65,7 @@ def _load_json(path: Path, text: str | None) -> dict:
     if text is None or not text.strip():
         return {}
     try:
-        data = json.loads(text)
+        data = safejson.loads(text)
     except ValueError as exc:
         raise NeoError(f"{path} is not valid JSON ({exc}); nothing was changed",
                        "fix the file by hand, then run the command again") from None
@@ -257,7 +258,7 @@ def agent_install(agent: str, *, user: bool = False, uninstall: bool = False, dr
 
 def _load_manifest(path: Path) -> dict:
     try:
-        data = json.loads(path.read_bytes())
+        data = safejson.loads(path.read_bytes())
         return data if isinstance(data, dict) else {}
     except (OSError, ValueError, RecursionError):
         return {}

@@ -7,9 +7,10 @@ arrive as Claude's Edit / Write / MultiEdit `tool_input`, or Codex's `apply_patc
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
+
+from neo_git import safejson
 
 MAX_PAYLOAD_BYTES = 8 * 1024 * 1024
 
@@ -36,7 +37,7 @@ def parse_payload(data: bytes) -> dict[str, Any]:
     if len(data) > MAX_PAYLOAD_BYTES:
         raise PayloadError(f"hook input too large ({len(data):,} bytes)")
     try:
-        payload = json.loads(data)
+        payload = safejson.loads(data)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise PayloadError(f"hook input is not JSON ({str(exc)[:80]})") from None
     if not isinstance(payload, dict):

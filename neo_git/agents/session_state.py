@@ -13,6 +13,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from neo_git import safejson
 from neo_git.fileio import atomic_write, locked
 from neo_git.identity import RepositoryPaths
 
@@ -39,7 +40,7 @@ def state_path(paths: RepositoryPaths, agent: str, session_id: str) -> Path:
 def load_state(path: Path) -> SessionState:
     """The stored state (empty when missing or unreadable)."""
     try:
-        data = json.loads(path.read_bytes())
+        data = safejson.loads(path.read_bytes())
         return SessionState(given=[str(i) for i in data.get("given", [])][-MAX_GIVEN:],
                             turn_id=data.get("turn_id") if isinstance(data.get("turn_id"), str) else None,
                             turn_facts=[str(i) for i in data.get("turn_facts", [])])

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
+from neo_git import safejson
 from neo_git.facts import now_iso
 from neo_git.fileio import atomic_write, locked
 
@@ -44,7 +45,7 @@ def _words(text: str) -> str:
 
 def _read_state(path: Path) -> dict:
     try:
-        data = json.loads(path.read_bytes())
+        data = safejson.loads(path.read_bytes())
     except (OSError, ValueError):
         return {}  # local, derived: a broken file only forgets the last question
     return data if isinstance(data, dict) else {}

@@ -12,6 +12,7 @@ import time
 import urllib.error
 import urllib.request
 
+from neo_git import safejson
 from neo_git.ask.model import ModelReply, ModelRequest
 from neo_git.ask.providers import ProviderError, scrub
 from neo_git.ask.settings import ProviderSettings
@@ -86,13 +87,13 @@ class OllamaProvider:
         with urllib.request.urlopen(req, timeout=timeout) as response:  # noqa: S310 - a configured http(s) URL
             raw = response.read()
         try:
-            return json.loads(raw)
+            return safejson.loads(raw)
         except ValueError:
             raise ProviderError("bad_reply", "ollama sent a reply that is not JSON", "is neo.ollamaUrl right?") from None
 
     def _http_error(self, exc: urllib.error.HTTPError) -> ProviderError:
         try:
-            detail = json.loads(exc.read() or b"{}").get("error", "")
+            detail = safejson.loads(exc.read() or b"{}").get("error", "")
         except (ValueError, AttributeError, OSError):
             detail = ""
         detail = scrub(detail or exc.reason or "", self.settings)

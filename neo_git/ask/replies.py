@@ -2,11 +2,11 @@
 like any input from outside: types, sizes, and only fact ids that were in the prompt."""
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from neo_git import safejson
 from neo_git.ask.model import ProposedChange
 
 MAX_STEPS = 30
@@ -58,7 +58,7 @@ def extract_json(text: str) -> dict:
         start = text.find("{", end)
     for candidate in candidates:
         try:
-            value = json.loads(candidate.strip())
+            value = safejson.loads(candidate.strip())
         except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):

@@ -15,6 +15,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Iterable
 
+from neo_git import safejson
 from neo_git.ask.model import EFFORTS, AskResult
 from neo_git.facts import now_iso
 from neo_git.fileio import locked
@@ -54,7 +55,7 @@ def read_usage(neo_dir: Path) -> list[dict]:
     entries = []
     for line in text.splitlines():
         try:
-            entry = json.loads(line)
+            entry = safejson.loads(line)
         except ValueError:
             continue
         if isinstance(entry, dict) and entry.get("effort") in EFFORTS and isinstance(entry.get("tokens_in"), int) \

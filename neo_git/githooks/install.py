@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from neo_git import safejson
 from neo_git.errors import NeoError
 from neo_git.fileio import atomic_write, locked
 from neo_git.gitrun import run_git
@@ -157,7 +158,7 @@ def uninstall(repo, names: tuple[str, ...] = HOOK_NAMES) -> InstallReport:
 
 def _read_state(paths: RepositoryPaths) -> dict:
     try:
-        data = json.loads((paths.neo_dir / STATE_FILE).read_text(encoding="utf-8"))
+        data = safejson.loads((paths.neo_dir / STATE_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from neo_git import safejson
 from neo_git.fileio import atomic_write, move_aside
 
 FILE_NAME = "processed.json"
@@ -33,7 +34,7 @@ class Ledger:
         except FileNotFoundError:
             return
         try:
-            envelope = json.loads(data)
+            envelope = safejson.loads(data)
             commits = envelope["commits"]
             if not isinstance(commits, dict):
                 raise ValueError("commits is not an object")

@@ -19,6 +19,7 @@ from typing import Iterable, Iterator
 
 import pygit2
 
+from neo_git import safejson
 from neo_git.store.refcas import compare_and_swap
 
 NOTES_REF = "refs/notes/neo"
@@ -35,7 +36,7 @@ def parse_note(text: str) -> list[dict]:
         if not line.startswith("{"):
             continue
         try:
-            value = json.loads(line)
+            value = safejson.loads(line)
         except ValueError:
             continue
         if isinstance(value, dict) and "id" in value:

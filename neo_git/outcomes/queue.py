@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Callable
 
+from neo_git import safejson
 from neo_git.errors import NeoError
 from neo_git.fileio import atomic_write, locked
 
@@ -46,7 +47,7 @@ def take_all(neo_dir: Path) -> list[dict]:
     items = []
     for line in text.splitlines()[-MAX_ITEMS:]:
         try:
-            item = json.loads(line)
+            item = safejson.loads(line)
         except ValueError:
             continue
         if isinstance(item, dict):

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pygit2
 
+from neo_git import safejson
 from neo_git.store.parse_cache import parse_cache_path
 from neo_git.sync.trees import fact_id_of
 
@@ -115,7 +116,7 @@ def _text(repo: pygit2.Repository, oid: pygit2.Oid) -> tuple | None:
         blob = repo[oid]
         if not isinstance(blob, pygit2.Blob) or blob.size > 1 << 20:
             return ("<unreadable>", str(oid))
-        data = json.loads(blob.data)
+        data = safejson.loads(blob.data)
         return tuple(data.get(k) for k in _TEXT_KEYS) if isinstance(data, dict) else ("<not a fact>", str(oid))
     except (ValueError, UnicodeDecodeError, KeyError):
         return ("<not json>", str(oid))
@@ -128,7 +129,7 @@ def _cache_path(common_dir: Path, ref: str) -> Path:
 
 def _read_cache(path: Path, ref: str) -> tuple[str | None, dict[str, str]]:
     try:
-        data = json.loads(path.read_bytes())
+        data = safejson.loads(path.read_bytes())
         if data.get("format") == CACHE_FORMAT and data.get("ref") == ref and isinstance(data.get("authors"), dict):
             return str(data["tip"]), {str(k): str(v) for k, v in data["authors"].items()}
     except (OSError, ValueError, AttributeError, KeyError):

@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Iterable
 
+from neo_git import safejson
 from neo_git.fileio import atomic_write
 from neo_git.upkeep.rules import parse_time, stamp
 
@@ -31,7 +32,7 @@ class UpkeepState:
     def read(cls, neo_dir: Path) -> "UpkeepState":
         """The state in *neo_dir* (an unreadable file starts afresh: it is local, derived data)."""
         try:
-            data = json.loads((Path(neo_dir) / STATE_FILE).read_bytes())
+            data = safejson.loads((Path(neo_dir) / STATE_FILE).read_bytes())
         except (OSError, ValueError, UnicodeDecodeError):
             return cls()
         if not isinstance(data, dict):

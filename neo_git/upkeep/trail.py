@@ -8,10 +8,10 @@ file-backed scopes have no history).
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
+from neo_git import safejson
 from neo_git.gitrun import GitCommandError, run_git
 from neo_git.store.refstore import FACTS_REF, fact_path
 
@@ -69,7 +69,7 @@ def explain_purged(common_dir: Path, fact_id: str) -> dict | None:
     why = reasons[0] if reasons else (body.splitlines() or [""])[0]
     subject = ""
     try:
-        subject = json.loads(_git(common_dir, "show", f"{commit}^:{fact_path(full_id)}") or "{}").get("subject", "")
+        subject = safejson.loads(_git(common_dir, "show", f"{commit}^:{fact_path(full_id)}") or "{}").get("subject", "")
     except ValueError:
         pass
     return {"id": full_id, "subject": subject, "is_valid": False, "state": "purged", "at": date.strip(),

@@ -4,10 +4,10 @@ A broken config must never crash a health snapshot: anything unparsable reads as
 """
 from __future__ import annotations
 
-import json
 import re
 from typing import NamedTuple
 
+from neo_git import safejson
 from neo_git.health.resolvers import Reader, join, parent_dir, read_text
 
 CONFIG_NAMES = ("tsconfig.json", "jsconfig.json")
@@ -29,7 +29,7 @@ def parse_jsonc(text: str) -> dict:
     keep_strings = lambda m: m.group(1) or ""  # noqa: E731 - strings stay, the rest goes
     cleaned = _TRAILING_COMMA.sub(keep_strings, _COMMENT.sub(keep_strings, text))
     try:
-        data = json.loads(cleaned)
+        data = safejson.loads(cleaned)
     except (ValueError, RecursionError):  # a hostile tsconfig.json nested 1,000 levels deep
         return {}
     return data if isinstance(data, dict) else {}
