@@ -72,6 +72,30 @@ def neo_config(name: str, default: T = None, *, repo: "pygit2.Repository | None"
         return default
 
 
+def neo_config_list(name: str, *, repo: "pygit2.Repository | None" = None) -> list[str]:
+    """A multi-valued `neo.<name>`: every value git config holds (all levels, in git's order),
+    then the list under the short name in ~/.neo/config.json. Non-strings are left out."""
+    key = name if name.startswith("neo.") else f"neo.{name}"
+    values: list[str] = []
+    if repo is not None:
+        try:
+            values += [v for v in repo.config.get_multivar(key) if isinstance(v, str)]
+        except Exception:  # noqa: BLE001 - an unreadable config means "not configured"
+            pass
+    else:
+        from neo_git.gitrun import run_git
+
+        try:
+            proc = run_git(["config", "--get-all", key], check=False, timeout=5)
+            values += [line for line in proc.stdout.splitlines() if line.strip()] if proc.returncode == 0 else []
+        except Exception:  # noqa: BLE001 - git missing or slow: not configured
+            pass
+    extra = config_file_values().get(key[4:])
+    if isinstance(extra, list):
+        values += [v for v in extra if isinstance(v, str)]
+    return values
+
+
 def as_bool(value: Any) -> bool:
     """git's boolean spellings (true/yes/on/1, false/no/off/0)."""
     if isinstance(value, bool):

@@ -25,18 +25,22 @@ def _visible(text: str) -> str:
     return "".join(ch if ch >= " " or ch == "\t" else f"\\x{ord(ch):02x}" for ch in text)
 
 
-def fact_line(fact: Fact, max_body: int = 240) -> str:
-    """`- [fact:<id>] (kind) "subject": "first line of body"` with control characters shown."""
+def fact_line(fact: Fact, max_body: int = 240, claim: bool = False) -> str:
+    """`- [fact:<id>] (kind) "subject": "first line of body"` with control characters shown;
+    a *claim* (a teammate's fact whose author is not trusted) is marked UNVERIFIED."""
     body = fact.body.strip().splitlines()[0] if fact.body.strip() else ""
     if len(body) > max_body:
         body = body[: max_body - 1] + "…"
     quoted = f'"{_visible(fact.subject)}"' + (f': "{_visible(body)}"' if body else "")
-    return f"- [fact:{fact.id}] ({fact.kind.value}, {fact.scope.value}) {quoted}"
+    mark = " UNVERIFIED claim by an untrusted author:" if claim else ""
+    return f"- [fact:{fact.id}] ({fact.kind.value}, {fact.scope.value}){mark} {quoted}"
 
 
-def render(sections: Sequence[tuple[str, Iterable[Fact]]], budget_tokens: int) -> tuple[str, list[str]]:
+def render(sections: Sequence[tuple[str, Iterable[Fact]]], budget_tokens: int,
+           untrusted: Iterable[str] = ()) -> tuple[str, list[str]]:
     """The context text and the ids it contains, filled section by section within the budget
     ('' and [] when nothing fits or nothing is given)."""
+    claims = set(untrusted)
     lines = [HEADER]
     used = tokens(HEADER)
     ids: list[str] = []
@@ -44,7 +48,7 @@ def render(sections: Sequence[tuple[str, Iterable[Fact]]], budget_tokens: int) -
         title_line = f"{title}:"
         block: list[str] = []
         for fact in facts:
-            line = fact_line(fact)
+            line = fact_line(fact, claim=fact.id in claims)
             cost = tokens(line) + 1
             extra = 0 if block else tokens(title_line) + 1
             if used + cost + extra > budget_tokens:
@@ -59,10 +63,13 @@ def render(sections: Sequence[tuple[str, Iterable[Fact]]], budget_tokens: int) -
     return ("\n".join(lines), ids) if ids else ("", [])
 
 
-def session_start_sections(facts: Sequence[Fact], limit: int = 8) -> list[tuple[str, list[Fact]]]:
-    """Constraints (every scope) and then the highest-valued project facts, for a session start."""
+def session_start_sections(facts: Sequence[Fact], limit: int = 8,
+                           untrusted: Iterable[str] = ()) -> list[tuple[str, list[Fact]]]:
+    """Constraints (every scope; never an untrusted claim, as in recall) and then the
+    highest-valued project facts, for a session start."""
+    claims = set(untrusted)
     valid = [f for f in facts if f.is_valid]
-    constraints = [f for f in valid if f.kind is FactKind.CONSTRAINT]
+    constraints = [f for f in valid if f.kind is FactKind.CONSTRAINT and f.id not in claims]
     others = sorted((f for f in valid if f.kind is not FactKind.CONSTRAINT
                      and f.kind is not FactKind.REVIEW and f.scope.value == "project"),
                     key=lambda f: (-retention_score(f), f.metadata.created_at, f.id), reverse=False)

@@ -102,9 +102,10 @@ class HookContext:
             return None
         path = state_path(self.paths, self.agent, self.session_id)
         given = set(load_state(path).given)
+        claims = set(store.untrusted())
         sections = [(title, [f for f in group if f.id not in given])
-                    for title, group in session_start_sections(facts)]
-        text, ids = render(sections, self.budget())
+                    for title, group in session_start_sections(facts, untrusted=claims)]
+        text, ids = render(sections, self.budget(), untrusted=claims)
         if ids:
             update_state(path, lambda state: state.given.extend(i for i in ids if i not in state.given))
         return self._output("session-start", text)
@@ -129,7 +130,7 @@ class HookContext:
         sections = [("Constraints (always apply)", [f for f in result.constraints if f.id not in given]),
                     ("Relevant facts", [f for f in result.valid_facts if f.id not in given]),
                     ("No longer true (superseded)", [f for f in result.invalidated if f.id not in given][:2])]
-        text, ids = render(sections, budget)
+        text, ids = render(sections, budget, untrusted=result.untrusted)
         if ids:
             def remember(state) -> None:
                 state.given.extend(i for i in ids if i not in state.given)

@@ -15,8 +15,14 @@ from neo_git.cli.parser import build_parser
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `git neo` with *argv* (without the program name); return the exit code."""
-    parser, commands = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) >= 2 and argv[0] == "hook" and not argv[1].startswith("-"):
+        # Hooks run on every commit and every agent prompt: skip building the whole parser
+        # (importing every command module) for the one command that never needs it.
+        from neo_git.cli.hook import run_hook
+
+        return run_hook(argv[1], argv[2:])
+    parser, commands = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: -h exits 0, bad usage exits 2

@@ -15,10 +15,15 @@ def register(sub) -> dict[str, str]:
 
 def cmd_hook(args: argparse.Namespace) -> int:
     """Dispatch to the git-hook runner or the agent-hook runner."""
-    if args.name == "agent":
+    return run_hook(args.name, args.hook_args)
+
+
+def run_hook(name: str, hook_args: list[str]) -> int:
+    """Run hook *name* with its arguments (`git neo hook …` without argparse: the fast path)."""
+    if name == "agent":
         from neo_git.agents.hooks import run_agent_hook
 
-        return run_agent_hook(args.hook_args)
+        return run_agent_hook(hook_args)
     from neo_git.githooks.runner import run_git_hook
 
-    return run_git_hook(args.name, args.hook_args)
+    return run_git_hook(name, hook_args)

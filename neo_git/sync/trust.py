@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
-from neo_git.config import config_file_values
+from neo_git.config import neo_config_list
 from neo_git.errors import NeoError
 from neo_git.gitrun import GitCommandError, git_dir_args, run_git
 from neo_git.sync.provenance import fact_authors
@@ -50,17 +50,8 @@ def local_email(store: "FactStore") -> str:
 
 def configured_trust(repo: pygit2.Repository) -> list[str]:
     """Addresses trusted in git config (`neo.trusted`, every level) and `~/.neo/config.json`."""
-    values: list[str] = []
-    try:
-        # Multi-valued: `neo_config` returns one value, so the list is read here directly.
-        values += [v for v in repo.config.get_multivar(TRUST_KEY) if isinstance(v, str)]
-    except (KeyError, pygit2.GitError):
-        pass
-    extra = config_file_values().get("trusted")
-    if isinstance(extra, list):
-        values += [v for v in extra if isinstance(v, str)]
     out = []
-    for value in values:
+    for value in neo_config_list(TRUST_KEY, repo=repo):
         try:
             email = normalize_email(value)
         except NeoError:
