@@ -66,3 +66,16 @@ def _replace_group(match: re.Match[str], rule: Rule) -> str:
 def contains_secret(text: str) -> bool:
     """True if `redact` would change *text*."""
     return redact(text) != text
+
+
+def refuse_secrets(**fields) -> None:
+    """InvalidFact when a short field that cannot be redacted in place (a tag, a file name)
+    holds something the rules call a secret: it would reach the shared ref verbatim."""
+    from neo_git.errors import InvalidFact
+
+    for name, value in fields.items():
+        values = [value] if isinstance(value, str) else list(value or ())
+        for item in values:
+            if isinstance(item, str) and contains_secret(item):
+                raise InvalidFact(f"the {name.replace('_', ' ')} {redact(item)!r} looks like a secret",
+                                  "tags and file names are shared as they are; leave the secret out")

@@ -17,7 +17,7 @@ from neo_git import safejson
 from neo_git.errors import InvalidFact, NeoError
 from neo_git.facts import SCOPE_ORDER, Fact, FactScope, now_iso, parse_scope
 from neo_git.scoring import retention_score
-from neo_git.redact import redact
+from neo_git.redact import redact, refuse_secrets
 from neo_git.store.base import Change
 from neo_git.store.filestore import ENVELOPE_VERSION
 
@@ -71,6 +71,7 @@ def _normalise(raw: Any, scope: FactScope | None) -> tuple[Fact, list | None]:
         canonical = json.dumps(entry, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")
         entry["id"] = hashlib.sha256(canonical).hexdigest()[:16]
     fact = Fact.from_dict(entry)
+    refuse_secrets(tags=fact.tags, source_file=fact.metadata.source_file)
     fact = fact.evolve(subject=redact(fact.subject), body=redact(fact.body))
     return fact, embedding if isinstance(embedding, list) else None
 

@@ -17,7 +17,7 @@ from neo_git.facts import (
     FactScope, check_text, new_fact_id, now_iso, parse_kind, parse_scope,
 )
 from neo_git.fileio import publish_once
-from neo_git.redact import redact
+from neo_git.redact import redact, refuse_secrets
 from neo_git.store.access import AccessLog
 from neo_git.store.explain import explain, supersession_chain
 from neo_git.store.base import Backend, Change, LoadedScope, Transaction
@@ -267,6 +267,7 @@ class FactStore(WritePaths):
             source_prompt = redact(check_text("source_prompt", source_prompt, 100_000))[:MAX_SOURCE_PROMPT_CHARS]
         if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 <= confidence <= 1:
             raise InvalidFact(f"confidence must be between 0 and 1, not {confidence!r}")
+        refuse_secrets(tags=tags, source_file=source_file)
         fact_scope = parse_scope(scope)
         project_id = self.project_id if fact_scope in (FactScope.PROJECT, FactScope.SESSION) else None
         raw = {

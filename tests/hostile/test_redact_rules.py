@@ -151,3 +151,16 @@ def test_listed_kinds_never_reach_the_ref_or_neo_home(team_repo, isolated_env, c
     for rule_id, (_text, secret, _miss) in secrets.items():
         assert secret not in stored, rule_id
         assert f"[REDACTED:{rule_id}]" in stored
+
+
+def test_a_secret_in_a_tag_or_source_file_is_refused_never_written(tmp_path):
+    from neo_git.errors import InvalidFact
+    from neo_git.store import FactStore
+
+    store = FactStore.in_memory()
+    token = "hf_" + "abcdefghij" * 3 + "abcd"
+    with pytest.raises(InvalidFact, match="looks like a secret"):
+        store.add("Model download", "Pull the model once.", tags=[token])
+    with pytest.raises(InvalidFact, match="looks like a secret"):
+        store.add("Model download", "Pull the model once.", source_file=token)
+    assert store.list(include_invalid=True) == []
