@@ -99,7 +99,12 @@ def _print_json(value: dict) -> None:
 
 
 def _print_text(text: str) -> None:
-    print(text.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+    # File names come from the repository (a teammate's commit): control characters in them
+    # are shown as escapes, line by line, so the report's own layout stays intact.
+    from neo_git.cli.output import visible
+
+    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    print("\n".join(visible(line) for line in text.split("\n")))
 
 
 def _workers() -> int:

@@ -52,3 +52,14 @@ def test_visible_leaves_ordinary_text_alone():
     text = "Ünïcode, tabs\tand emoji 🚀 stay"
     assert visible(text) == text
     assert visible("a\nb") == "a\\nb" and visible("\x1b[0m") == "\\x1b[0m"
+
+
+def test_health_report_shows_control_characters_in_file_names(repo_with_commit, monkeypatch, capsys):
+    from neo_git.cli import main
+    from tests.conftest import commit_files
+
+    commit_files(repo_with_commit, {"evil\x1b[2Jname.py": "import os\n" * 900}, "a long file with a hostile name")
+    monkeypatch.chdir(repo_with_commit)
+    assert main(["health"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "evil\\x1b[2Jname.py" in out
