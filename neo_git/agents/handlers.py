@@ -123,14 +123,13 @@ class HookContext:
         prompt = text_field(self.payload, "prompt", MAX_PROMPT_CHARS).strip()
         if not prompt:
             return None
-        store = self.store()
         budget = self.budget()
-        result = store.recall(prompt, k=5, max_tokens=max(budget, 200))
+        layers = self._recall_layers(prompt, max(budget, 200))
         given = set(state.given)
-        sections = [("Constraints (always apply)", [f for f in result.constraints if f.id not in given]),
-                    ("Relevant facts", [f for f in result.valid_facts if f.id not in given]),
-                    ("No longer true (superseded)", [f for f in result.invalidated if f.id not in given][:2])]
-        text, ids = render(sections, budget, untrusted=result.untrusted)
+        sections = [("Constraints (always apply)", [f for f in layers["constraints"] if f.id not in given]),
+                    ("Relevant facts", [f for f in layers["valid_facts"] if f.id not in given]),
+                    ("No longer true (superseded)", [f for f in layers["invalidated"] if f.id not in given][:2])]
+        text, ids = render(sections, budget, untrusted=layers["untrusted"])
         if ids:
             def remember(state) -> None:
                 state.given.extend(i for i in ids if i not in state.given)
@@ -138,6 +137,24 @@ class HookContext:
 
             update_state(path, remember)
         return self._output("prompt-submit", text)
+
+    def _recall_layers(self, prompt: str, max_tokens: int) -> dict:
+        """Recall's layers for the prompt: from the agent's running `git neo mcp` server when one
+        listens (it holds the facts and vectors in memory), else in this process."""
+        from neo_git.agents.recall_socket import recall_via_server
+        from neo_git.facts import Fact
+
+        served = recall_via_server(self.paths.neo_dir, prompt, k=5, max_tokens=max_tokens)
+        if served is not None:
+            try:
+                return {**{layer: [Fact.from_dict(raw) for raw in served.get(layer) or ()]
+                           for layer in ("constraints", "valid_facts", "invalidated")},
+                        "untrusted": tuple(served.get("untrusted") or ())}
+            except Exception:  # noqa: BLE001 - a strange answer: recall here instead
+                pass
+        result = self.store().recall(prompt, k=5, max_tokens=max_tokens)
+        return {"constraints": result.constraints, "valid_facts": result.valid_facts,
+                "invalidated": result.invalidated, "untrusted": result.untrusted}
 
     def post_tool_use(self) -> None:
         """A file edit becomes a pending suggestion (what the agent wrote); the turn progresses."""

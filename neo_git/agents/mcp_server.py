@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 from typing import Any, Literal
 
 from neo_git.errors import NeoError
@@ -39,10 +40,13 @@ def build_server(store=None, agent: str = "mcp"):
     store = FactStore.open() if store is None else store
     paths = store.paths
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
+    # One store, used by the tools and by the hooks' recall socket (another thread): one at a time.
+    store_lock = threading.Lock()
 
     def guarded(call):
         try:
-            return call()
+            with store_lock:
+                return call()
         except NeoError as exc:
             raise ToolError(exc.message + (f" (hint: {exc.hint})" if exc.hint else "")) from None
 
@@ -157,12 +161,26 @@ def build_server(store=None, agent: str = "mcp"):
 
         return guarded(record)
 
+    def socket_recall(query: str, k: int, max_tokens: int) -> dict[str, Any]:
+        with store_lock:
+            return store.recall(query, k=k, max_tokens=max_tokens).to_dict()
+
+    server.neo_socket_recall = socket_recall  # served by serve() next to stdio
+    server.neo_paths = paths
     return server
 
 
 def serve() -> int:
-    """Run the server on stdio until the client disconnects."""
+    """Run the server on stdio until the client disconnects; meanwhile answer the agent hooks'
+    recalls on `.git/neo/agent.sock` (see recall_socket)."""
+    from neo_git.agents.recall_socket import serve_recalls
+
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     server = build_server()
-    server.run("stdio")
+    stop = serve_recalls(server.neo_paths.neo_dir, server.neo_socket_recall)
+    try:
+        server.run("stdio")
+    finally:
+        if stop is not None:
+            stop()
     return 0
