@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Sequence
 
-from neo_git.cli.parser import build_parser
+from neo_git.cli.parser import build_parser, command_in
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -22,7 +22,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from neo_git.cli.hook import run_hook
 
         return run_hook(argv[1], argv[2:])
-    parser, commands = build_parser()
+    parser, commands = build_parser(command_in(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: -h exits 0, bad usage exits 2

@@ -21,6 +21,17 @@ SCOPES = tuple(s.value for s in FactScope)
 GROUPS = ("facts", "review", "transfer", "sync", "model", "health", "upkeep", "construct", "outcomes", "ask",
           "agents", "hook", "doctor", "demo")
 
+# command -> its group, so running one command imports one command module, not all of them
+# (tests/test_cli_parser.py checks this table against what the groups register).
+COMMAND_GROUPS = {
+    "init": "facts", "add": "facts", "list": "facts", "show": "facts", "recall": "facts", "why": "facts",
+    "history": "facts", "restore": "facts", "review": "review", "invalidate": "review", "import": "transfer",
+    "export": "transfer", "sync": "sync", "pull": "sync", "push": "sync", "trust": "sync", "model": "model",
+    "health": "health", "gc": "upkeep", "ingest": "upkeep", "construct": "construct", "suggest": "outcomes",
+    "outcomes": "outcomes", "install": "outcomes", "ask": "ask", "stats": "ask", "mcp": "agents",
+    "agent": "agents", "turns": "agents", "hook": "hook", "doctor": "doctor", "demo": "demo",
+}
+
 DESCRIPTION = "git-neo: team-shared, self-correcting memory of a codebase, kept in git."
 
 
@@ -29,13 +40,29 @@ def json_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict[str, str]]:
-    """The full `git neo` parser and {command: "module:function"} (cheap: no heavy imports)."""
+def command_in(argv: list[str]) -> str | None:
+    """The command word of *argv* (after any `-C PATH`), or None."""
+    rest = list(argv)
+    while rest:
+        word = rest.pop(0)
+        if word == "-C":
+            rest = rest[1:]
+        elif not word.startswith("-"):
+            return word
+        elif not word.startswith("-C"):
+            return None  # -h and friends: the whole parser
+    return None
+
+
+def build_parser(command: str | None = None) -> tuple[argparse.ArgumentParser, dict[str, str]]:
+    """The `git neo` parser and {command: "module:function"} (cheap: no heavy imports). For a
+    known *command* only its group is registered; otherwise every group (help, a typo)."""
     parser = argparse.ArgumentParser(prog="git neo", description=DESCRIPTION)
     parser.add_argument("-C", dest="chdir", metavar="PATH", help="run as if started in PATH")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands: dict[str, str] = {}
-    for group in GROUPS:
+    group_of = COMMAND_GROUPS.get(command or "")
+    for group in (group_of,) if group_of else GROUPS:
         module = importlib.import_module(f"neo_git.cli.{group}")
         for name, target in module.register(sub).items():
             commands[name] = target if ":" in target else f"{group}:{target}"
