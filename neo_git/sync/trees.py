@@ -15,7 +15,8 @@ from typing import NamedTuple
 import pygit2
 
 from neo_git.errors import InvalidFact
-from neo_git.facts import Fact, fact_from_json
+from neo_git.facts import Fact
+from neo_git.store.ref_facts import fact_from_blob
 
 MAX_FACT_BYTES = 64 * 1024
 _PREFIX = re.compile(r"^[0-9a-f]{2}$")
@@ -61,21 +62,18 @@ def fact_id_of(prefix: str, name: str) -> str | None:
 
 
 def read_fact(repo: pygit2.Repository, prefix: str, name: str, entry: Entry) -> Fact:
-    """Validate one incoming fact: a file of at most 64 KB at the path its id implies,
-    holding a fact `Fact.from_dict` accepts. Raises InvalidFact saying why."""
+    """Validate one incoming fact: a file of at most 64 KB at the path its id implies, which
+    the ref reader would accept (`store.ref_facts.fact_from_blob`: parses, path matches id,
+    project scope). Raises InvalidFact saying why."""
     path = f"facts/{prefix}/{name}"
-    fact_id = fact_id_of(prefix, name)
-    if fact_id is None:
+    if fact_id_of(prefix, name) is None:
         raise InvalidFact(f"{path}: not a fact path (facts/<2 hex>/<16 hex>.json)")
     if not entry.is_blob:
         raise InvalidFact(f"{path}: not a file")
     kind, size = repo.odb.read_header(entry.oid)
     if size > MAX_FACT_BYTES:
         raise InvalidFact(f"{path}: {size:,} bytes, over the {MAX_FACT_BYTES // 1024} KB limit for one fact")
-    fact = fact_from_json(repo[entry.oid].data, path)
-    if fact.id != fact_id:
-        raise InvalidFact(f"{path}: holds fact {fact.id}, not the one its path names")
-    return fact
+    return fact_from_blob(repo[entry.oid].data, path)
 
 
 def read_fact_or_none(repo: pygit2.Repository, prefix: str, name: str, entry: Entry | None) -> Fact | None:

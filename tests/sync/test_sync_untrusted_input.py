@@ -25,6 +25,8 @@ def test_malformed_facts_on_the_remote_are_skipped_and_reported_with_their_commi
         "facts/44/4444444444444444.json": fact_json("../../../etc/passwd", "path escape"),
         "facts/55/5555555555555555.json": fact_json("5555555555555556", "id does not match its path"),
         "facts/66/not-a-fact.txt": b"hello",
+        "facts/77/7777777777777777.json": fact_json("7777777777777777", "a global fact on the shared ref",
+                                                    scope="global"),
     }, message="hostile push")
     git(mallory, "push", "-q", "origin", REF)
     team.clone("alice")
@@ -36,7 +38,9 @@ def test_malformed_facts_on_the_remote_are_skipped_and_reported_with_their_commi
     assert not store.warnings                         # nothing invalid reached our ref
     skipped = {path.split("/")[2]: why for path, why in report.plan.skipped}
     assert set(skipped) == {"1111111111111111.json", "2222222222222222.json", "3333333333333333.json",
-                            "4444444444444444.json", "5555555555555555.json", "not-a-fact.txt"}
+                            "4444444444444444.json", "5555555555555555.json", "not-a-fact.txt",
+                            "7777777777777777.json"}
+    assert "global-scoped fact on a shared ref" in skipped["7777777777777777.json"]
     assert "not valid JSON" in skipped["1111111111111111.json"]
     assert "64 KB" in skipped["3333333333333333.json"]
     assert "invalid id '../../../etc/passwd'" in skipped["4444444444444444.json"]
