@@ -20,8 +20,9 @@ import traceback
 from pathlib import Path
 from typing import Callable, Sequence
 
+from neo_git.hooklog import rotate_hook_log
+
 MAX_MERGED = 50
-MAX_LOG_BYTES = 1 << 20
 log = logging.getLogger("neo_git.githooks")
 
 
@@ -91,20 +92,10 @@ def queue_and_drain(item: dict) -> None:
     from neo_git.outcomes.queue import drain, enqueue
 
     neo_dir = _neo_dir()
-    _rotate_log(neo_dir / "hook.log")
+    rotate_hook_log(neo_dir / "hook.log")
     enqueue(neo_dir, item)
     wait = 300.0 if os.environ.get("NEO_HOOK_SYNC") == "1" else 0.0   # tests: run now, in order
     drain(neo_dir, _process_items, wait=wait)
-
-
-def _rotate_log(path: Path, limit: int = MAX_LOG_BYTES) -> None:
-    """Keep hook.log small: past *limit* it becomes hook.log.1 (the previous .1 is dropped).
-    A process still appending through its open descriptor simply finishes in the old file."""
-    try:
-        if path.stat().st_size > limit:
-            os.replace(path, path.with_name(path.name + ".1"))
-    except OSError:
-        pass
 
 
 def _process_items(items: list[dict]) -> None:

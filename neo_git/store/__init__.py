@@ -339,7 +339,7 @@ class FactStore(WritePaths):
 
     def why(self, fact_id: str) -> dict:
         """Why a fact is in its state: valid, superseded (by what, similarity, threshold), evicted, ..."""
-        from neo_git.upkeep import trail  # what upkeep did lives in the ref's log
+        from neo_git.store import trail  # what upkeep did lives in the ref's log
 
         facts = self._load()
         try:

@@ -74,7 +74,7 @@ def test_work_queued_while_another_worker_holds_the_lock_is_not_lost(repo_with_c
 
 
 def test_hook_log_is_rotated(tmp_path):
-    from neo_git.githooks.runner import _rotate_log
+    from neo_git.hooklog import rotate_hook_log as _rotate_log
 
     log = tmp_path / "hook.log"
     log.write_bytes(b"x" * 2000)
