@@ -1,13 +1,17 @@
 """Small helpers shared by the benchmark scripts: timing, medians, tables, machine info."""
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
+import shutil
 import resource
 import statistics
 import sys
+import tempfile
 import time
-from typing import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Sequence
 
 
 def median(values: Iterable[float]) -> float:
@@ -64,3 +68,17 @@ def machine_info() -> str:
     return (f"python {platform.python_version()} ({platform.python_implementation()}), "
             f"{platform.system()} {platform.release()} {platform.machine()}, "
             f"{os.cpu_count()} cpus, executable {sys.executable}")
+
+
+@contextlib.contextmanager
+def scratch_dir(prefix: str, keep: bool = False) -> Iterator[Path]:
+    """A temporary folder for one benchmark run: removed afterwards, or kept (and its path
+    printed) with *keep*."""
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield root
+    finally:
+        if keep:
+            print(f"kept {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)

@@ -25,13 +25,12 @@ import json
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import machine_info, median, ms, ratio, table  # noqa: E402
+from benchmarks._common import machine_info, median, ms, ratio, table, scratch_dir  # noqa: E402
 from benchmarks.store_bench import Site, first_recall, isolate, populate, queries  # noqa: E402
 
 
@@ -91,33 +90,32 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="neo-agent-bench-"))
+    with scratch_dir("neo-agent-bench-", args.keep) as root:
+        return _run(args, root)
+
+
+def _run(args: argparse.Namespace, root: Path) -> int:
+    """One benchmark run inside its scratch folder."""
     isolate(root)
     print(machine_info())
     rows = []
-    try:
-        floor = median(python_floor(args.runs))
-        for n in (500, 5000):
-            site = Site(root, f"n{n}")
-            populate(site, n, seed=n)
-            first_recall(site, "warm the vector cache")
-            prompts = queries(n + 1, args.runs)
-            hook = median(hook_runs(site, prompts))
-            try:
-                mcp_times, served_times = asyncio.run(_mcp_runs(site, prompts))
-                mcp, served = median(mcp_times), median(served_times)
-            except ImportError:
-                mcp = served = float("nan")
-            rows.append([f"{n:,} facts", ms(floor), ms(hook), ratio(hook, floor), ms(served), ratio(served, floor),
-                         ms(mcp)])
-        print(table(["store", "python -c pass", "hook, no server", "/ python", "hook, MCP server up", "/ python",
-                     "MCP recall"], rows))
-        print(f"(median of {args.runs} runs each; targets: hook at 5,000 facts <= 300 ms, MCP recall <= 20 ms)")
-    finally:
-        if args.keep:
-            print(f"kept {root}")
-        else:
-            shutil.rmtree(root, ignore_errors=True)
+    floor = median(python_floor(args.runs))
+    for n in (500, 5000):
+        site = Site(root, f"n{n}")
+        populate(site, n, seed=n)
+        first_recall(site, "warm the vector cache")
+        prompts = queries(n + 1, args.runs)
+        hook = median(hook_runs(site, prompts))
+        try:
+            mcp_times, served_times = asyncio.run(_mcp_runs(site, prompts))
+            mcp, served = median(mcp_times), median(served_times)
+        except ImportError:
+            mcp = served = float("nan")
+        rows.append([f"{n:,} facts", ms(floor), ms(hook), ratio(hook, floor), ms(served), ratio(served, floor),
+                     ms(mcp)])
+    print(table(["store", "python -c pass", "hook, no server", "/ python", "hook, MCP server up", "/ python",
+                 "MCP recall"], rows))
+    print(f"(median of {args.runs} runs each; targets: hook at 5,000 facts <= 300 ms, MCP recall <= 20 ms)")
     return 0
 
 

@@ -29,13 +29,12 @@ import resource
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import machine_info, median, ms, ratio, table  # noqa: E402
+from benchmarks._common import machine_info, median, ms, ratio, table, scratch_dir  # noqa: E402
 
 VENV_BIN = str(Path(sys.executable).parent)
 
@@ -176,7 +175,12 @@ def main() -> int:
     parser.add_argument("--worker-commits", type=int, default=8, help="commits per worker variant (default 8)")
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="neo-hook-bench-"))
+    with scratch_dir("neo-hook-bench-", args.keep) as root:
+        return _run(args, root)
+
+
+def _run(args: argparse.Namespace, root: Path) -> int:
+    """One benchmark run inside its scratch folder."""
     home = root / "home"
     home.mkdir()
     (home / ".gitconfig").write_text("[user]\n\tname = Bench\n\temail = bench@example.com\n")
@@ -184,42 +188,36 @@ def main() -> int:
                        "GIT_CONFIG_NOSYSTEM": "1", "PATH": VENV_BIN + os.pathsep + os.environ.get("PATH", "")})
     os.environ.pop("NEO_DISABLE", None)
     env = dict(os.environ)
-    try:
-        print(machine_info())
-        repo = make_repo(root, args.files)
-        started = time.perf_counter()
-        fact_ids = seed_facts(repo, args.facts)
-        print(f"repository: {args.files} modules; store: {args.facts:,} facts (seeded in {time.perf_counter() - started:.1f} s)")
-        os.chdir(repo)
-        from neo_git.cli import main as neo_main
+    print(machine_info())
+    repo = make_repo(root, args.files)
+    started = time.perf_counter()
+    fact_ids = seed_facts(repo, args.facts)
+    print(f"repository: {args.files} modules; store: {args.facts:,} facts (seeded in {time.perf_counter() - started:.1f} s)")
+    os.chdir(repo)
+    from neo_git.cli import main as neo_main
 
-        assert neo_main(["install"]) == 0
-        times, cpu = bench_commit(repo, env, args.commits)
-        base = median(times["none"])
-        labels = {"none": "git commit, no hook", "handoff": "git commit, hand-off shims (post-*)",
-                  "all": "git commit, all shims (+ pre-commit guard)"}
-        rows = [[labels[k], ms(median(v)), ms(p90(v)),
-                 "" if k == "none" else f"+{ms(median(v) - base)} ({ratio(median(v), base)})",
-                 ms(median(cpu[k]))]
-                for k, v in times.items()]
-        print()
-        print(table(["commit", "median", "p90", "added (median)", "CPU (median)"], rows))
-        in_process, as_process, process_cpu = bench_worker(repo, env, fact_ids, args.worker_commits)
-        rows = [["process_commits (in-process)", ms(median(in_process)), ms(p90(in_process)), ""],
-                ["git-neo hook post-commit (process)", ms(median(as_process)), ms(p90(as_process)),
-                 ms(median(process_cpu))]]
-        print()
-        print(table([f"worker per commit ({args.facts:,} facts, warm health cache)", "median", "p90", "CPU (median)"],
-                    rows))
-        print(f"\ntargets: shim adds <= 15 ms (hand-off shims measured +{ms(median(times['handoff']) - base)}); "
-              f"worker < 1 s (measured {ms(median(as_process))} wall, {ms(median(process_cpu))} CPU as a process)")
-        print(f"load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())} "
-              f"(wall times on a shared machine stretch with it; CPU times much less)")
-    finally:
-        if args.keep:
-            print(f"kept {root}")
-        else:
-            shutil.rmtree(root, ignore_errors=True)
+    assert neo_main(["install"]) == 0
+    times, cpu = bench_commit(repo, env, args.commits)
+    base = median(times["none"])
+    labels = {"none": "git commit, no hook", "handoff": "git commit, hand-off shims (post-*)",
+              "all": "git commit, all shims (+ pre-commit guard)"}
+    rows = [[labels[k], ms(median(v)), ms(p90(v)),
+             "" if k == "none" else f"+{ms(median(v) - base)} ({ratio(median(v), base)})",
+             ms(median(cpu[k]))]
+            for k, v in times.items()]
+    print()
+    print(table(["commit", "median", "p90", "added (median)", "CPU (median)"], rows))
+    in_process, as_process, process_cpu = bench_worker(repo, env, fact_ids, args.worker_commits)
+    rows = [["process_commits (in-process)", ms(median(in_process)), ms(p90(in_process)), ""],
+            ["git-neo hook post-commit (process)", ms(median(as_process)), ms(p90(as_process)),
+             ms(median(process_cpu))]]
+    print()
+    print(table([f"worker per commit ({args.facts:,} facts, warm health cache)", "median", "p90", "CPU (median)"],
+                rows))
+    print(f"\ntargets: shim adds <= 15 ms (hand-off shims measured +{ms(median(times['handoff']) - base)}); "
+          f"worker < 1 s (measured {ms(median(as_process))} wall, {ms(median(process_cpu))} CPU as a process)")
+    print(f"load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())} "
+          f"(wall times on a shared machine stretch with it; CPU times much less)")
     return 0
 
 
