@@ -393,7 +393,7 @@ class FactStore(WritePaths):
     def untrusted(self) -> dict[str, str]:
         """{fact id: author e-mail} of project facts whose author is not trusted here: claims
         (computed from the ref's history and `neo.trusted`, never stored; see neo_git.sync.trust)."""
-        from neo_git.sync.trust import untrusted_authors
+        from neo_git.store.trust import untrusted_authors
 
         return untrusted_authors(self)
 

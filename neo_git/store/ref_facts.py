@@ -9,8 +9,21 @@ is skipped with a warning naming the path, and left on the ref untouched.
 """
 from __future__ import annotations
 
+import re
+
 from neo_git.errors import InvalidFact
 from neo_git.facts import Fact, FactScope, fact_from_json
+
+_PREFIX = re.compile(r"^[0-9a-f]{2}$")
+_NAME = re.compile(r"^([0-9a-f]{16})\.json$")
+
+
+def fact_id_of(prefix: str, name: str) -> str | None:
+    """The fact id a `facts/<prefix>/<name>` path stands for, or None if the path is not a fact's."""
+    match = _NAME.match(name)
+    if not _PREFIX.match(prefix) or match is None or match.group(1)[:2] != prefix:
+        return None
+    return match.group(1)
 
 
 def fact_path(fact_id: str) -> str:

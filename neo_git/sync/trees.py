@@ -9,18 +9,15 @@ hardening work), then a check that the path is exactly the one its id implies.
 """
 from __future__ import annotations
 
-import re
 from typing import NamedTuple
 
 import pygit2
 
 from neo_git.errors import InvalidFact
 from neo_git.facts import Fact
-from neo_git.store.ref_facts import fact_from_blob
+from neo_git.store.ref_facts import fact_from_blob, fact_id_of  # noqa: F401 - fact_id_of re-exported for treemerge
 
 MAX_FACT_BYTES = 64 * 1024
-_PREFIX = re.compile(r"^[0-9a-f]{2}$")
-_NAME = re.compile(r"^([0-9a-f]{16})\.json$")
 
 
 class Entry(NamedTuple):
@@ -51,14 +48,6 @@ def subtree_entries(repo: pygit2.Repository, entry: Entry | None) -> dict[str, E
     if not isinstance(tree, pygit2.Tree):
         return {}
     return {e.name: Entry(e.id, e.type_str == "blob") for e in tree}
-
-
-def fact_id_of(prefix: str, name: str) -> str | None:
-    """The fact id a `facts/<prefix>/<name>` path stands for, or None if the path is not a fact's."""
-    match = _NAME.match(name)
-    if not _PREFIX.match(prefix) or match is None or match.group(1)[:2] != prefix:
-        return None
-    return match.group(1)
 
 
 def read_fact(repo: pygit2.Repository, prefix: str, name: str, entry: Entry) -> Fact:

@@ -23,7 +23,7 @@ import pygit2
 
 from neo_git import safejson
 from neo_git.store.parse_cache import parse_cache_path
-from neo_git.sync.trees import fact_id_of
+from neo_git.store.ref_facts import fact_id_of
 
 CACHE_FORMAT = 1
 _TEXT_KEYS = ("subject", "body", "kind")
