@@ -20,13 +20,12 @@ import sys
 import time
 from typing import Any, Sequence
 
-from neo_git.agents.payload import EDIT_TOOLS, EVENTS, PayloadError, file_edits, parse_payload, text_field
+from neo_git.agents.payload import EVENTS, PayloadError, parse_payload, text_field
 from neo_git.hooklog import append_hook_log
 
 DEFAULT_TIMEOUT_MS = 1500
 AGENTS = ("claude", "codex")
 OUR_EVENTS = ("session-start", "prompt-submit", "post-tool-use", "stop", "stop-failure", "session-end")
-_HOOK_EVENT_NAME = {v: k for k, v in EVENTS.items()}
 
 
 class _TimeUp(BaseException):

@@ -12,7 +12,6 @@ import sys
 
 from neo_git.cli.output import print_json
 from neo_git.cli.parser import json_flag
-from neo_git.errors import NeoError
 
 
 def register(sub) -> dict[str, str]:

@@ -95,8 +95,6 @@ def sane_rows(vectors: "np.ndarray") -> "np.ndarray":
 def untrusted_records(path: Path) -> tuple[int, int] | None:
     """(records, records that fail their checksum or sanity check, plus a torn tail) in one
     vectors file; None if it is not a vector file of this version (it is rewritten on use)."""
-    import numpy as np
-
     try:
         data = Path(path).read_bytes()
     except OSError:

@@ -16,7 +16,6 @@ from neo_git.patterns.library import load_library
 from neo_git.patterns.model import Pattern, PatternHit
 
 if TYPE_CHECKING:  # pragma: no cover
-    import numpy as np
 
     from neo_git.embed import Embedder
 
