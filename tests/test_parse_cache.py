@@ -1,12 +1,11 @@
-"""The parse cache (`.git/neo/cache/facts-*.json`) gives a cold process exactly the facts a
+"""The parse cache (`.git/neo/cache/facts-*.bin`) gives a cold process exactly the facts a
 full read of the ref gives, and a damaged cache is ignored, never trusted."""
 from __future__ import annotations
 
-import json
 import random
 
 from neo_git.facts import Fact, fact_from_json
-from neo_git.store.parse_cache import parse_cache_path
+from neo_git.store.parse_cache import decode, encode, parse_cache_path
 from neo_git.store.refstore import RefStore
 from tests.conftest import git
 from tests.store_helpers import distinct_text, open_store, ref_fact_ids, show_blob
@@ -44,12 +43,12 @@ def test_a_cold_read_from_the_cache_equals_parsing_every_blob(repo_with_commit):
 def test_a_damaged_cache_entry_is_ignored(repo_with_commit):
     store = _populated(repo_with_commit)
     path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
-    seal, _, body = path.read_bytes().partition(b"\n")  # the first line seals the JSON below it
-    data = json.loads(body)
+    seal, _, body = path.read_bytes().partition(b"\n")  # the first line seals the data below it
+    data = decode(body)
     entries = next(iter(data["subtrees"].values()))[1]
     entries[0][2].pop("subject")        # a fact without a field
     entries[0][2]["surprise"] = "extra"
-    path.write_bytes(seal + b"\n" + json.dumps(data).encode("utf-8"))
+    path.write_bytes(seal + b"\n" + encode(data))
     cold = _cold_facts(store)
     assert cold == store.project_store.load().facts
     assert len(cold) == len(ref_fact_ids(repo_with_commit)) == len(git(

@@ -92,4 +92,8 @@ def _help(parser, commands: dict[str, str], topic: str | None) -> int:
 
 def run() -> None:  # console-script entry point
     """Entry point of the `git-neo` executable."""
+    # One command multiplies a query by a few thousand rows: OpenBLAS's thread pool, started
+    # when numpy is imported (one spinning thread per core), costs more CPU than the product
+    # (~50 ms of a cold recall's CPU on 2 cores). A user's own setting wins.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     sys.exit(main())

@@ -8,36 +8,41 @@ subtrees that changed, so the ref stays the single source of truth: a stale or
 missing cache costs time, never correctness.
 
 It lives in `.git/neo/cache/` (local, derived, never shared), is written
-atomically, and holds `Fact.to_dict()` output of facts that were validated when
-read from the ref, so they are rebuilt without validating again (half the cost
-of a cold load). Being a file anyone can edit, it is sealed with a keyed
-checksum: an edited or damaged cache costs a full read, never a changed (or
-hidden) fact that a write then commits. `git neo doctor` checks every entry
-against the blob it claims. A cache for other Fact fields is ignored.
+atomically, and holds the fields of facts that were validated when
+read from the ref, in their in-memory form, so they are rebuilt without validating
+again (half the cost of a cold load). The body is `marshal` data, not JSON: at 5,000 facts it is half
+the size and decodes in 9 ms instead of 19 (the cache is local and tied to one
+Python version, which FORMAT records). Being a file anyone can edit, it is sealed
+with a keyed checksum, checked before anything is decoded: an edited or damaged
+cache costs a full read, never a changed (or hidden) fact that a write then
+commits. `git neo doctor` checks every entry against the blob it claims. A cache
+for other Fact fields, or written by another Python, is ignored.
 """
 from __future__ import annotations
 
 import gc
 import hashlib
 import hmac
-import json
+import marshal
 import os
 import re
+import sys
 from dataclasses import fields
 from pathlib import Path
 from typing import NamedTuple
 
 import pygit2
 
-from neo_git import safejson
 from neo_git.errors import NeoError
 from neo_git.facts import Fact, FactKind, FactMetadata, FactScope, canonical_json
 
-# Changes whenever Fact or FactMetadata gain, lose or rename a field.
-FORMAT = "3:" + ",".join(f.name for f in fields(Fact)) + ":" + ",".join(f.name for f in fields(FactMetadata))
+# Changes whenever Fact or FactMetadata gain, lose or rename a field, or Python's marshal
+# format may have changed (another minor version).
+FORMAT = "5:py%d.%d:" % sys.version_info[:2] + ",".join(f.name for f in fields(Fact)) + ":" + ",".join(f.name for f in fields(FactMetadata))
 _KINDS = {k.value: k for k in FactKind}
 _SCOPES = {s.value: s for s in FactScope}
 _new = object.__new__
+_set = object.__setattr__
 _FACT_FIELDS = frozenset(f.name for f in fields(Fact))
 _META_FIELDS = frozenset(f.name for f in fields(FactMetadata))
 # _restore fills __dict__ directly: only valid while neither class derives anything at init.
@@ -66,8 +71,8 @@ class Subtree(NamedTuple):
 
 
 def parse_cache_path(common_dir: Path, ref: str) -> Path:
-    """Where the parse cache of *ref* lives: `.git/neo/cache/facts-<ref>.json`."""
-    return Path(common_dir) / "neo" / "cache" / f"facts-{re.sub(r'[^A-Za-z0-9._-]+', '_', ref)}.json"
+    """Where the parse cache of *ref* lives: `.git/neo/cache/facts-<ref>.bin`."""
+    return Path(common_dir) / "neo" / "cache" / f"facts-{re.sub(r'[^A-Za-z0-9._-]+', '_', ref)}.bin"
 
 
 def read_parse_cache(path: Path, ref: str) -> dict[str, Subtree]:
@@ -88,7 +93,7 @@ def _parse(path: Path, ref: str) -> dict[str, Subtree]:
         body = _verified_body(path.read_bytes(), path)
         if body is None:
             return {}
-        data = safejson.loads(body, max_depth=None)  # sealed: written by us from validated facts
+        data = decode(body)  # sealed: written by us from validated facts
         if data.get("format") != FORMAT or data.get("ref") != ref:
             return {}
         subtrees = {}
@@ -103,7 +108,7 @@ def _parse(path: Path, ref: str) -> dict[str, Subtree]:
         return subtrees
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, NeoError):
+    except (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError, NeoError):
         return {}  # derived data: a broken cache only means reading the ref in full
 
 
@@ -119,13 +124,15 @@ def untrusted_entries(path: Path, ref: str) -> tuple[int, int] | None:
     except OSError:
         return (1, 1)
     body = _verified_body(raw, path, create_key=False)
+    if body is None:
+        return (1, 1)  # unsealed: never decoded (marshal is only for data we wrote)
     try:
-        data = safejson.loads(body if body is not None else raw.partition(b"\n")[2])
-    except (ValueError, UnicodeDecodeError):
+        data = decode(body)
+    except (ValueError, EOFError, TypeError):
         return (1, 1)
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("ref") != ref:
         return None
-    total, bad = 0, int(body is None)
+    total, bad = 0, 0
     try:
         for tree_hex, entries in data["subtrees"].values():
             listed = [(name, blob) for name, blob, _raw, _w in entries]
@@ -185,6 +192,19 @@ def _verified_body(raw: bytes, path: Path, create_key: bool = False) -> bytes | 
     return body if hmac.compare_digest(header[len(_SEAL):], _seal(body, key)) else None
 
 
+def encode(data: dict) -> bytes:
+    """The cache body for *data* (plain dicts, lists, strings, numbers and None)."""
+    return marshal.dumps(data)
+
+
+def decode(body: bytes) -> dict:
+    """The data of a (verified) cache body; ValueError if it is not one."""
+    data = marshal.loads(body)
+    if not isinstance(data, dict):
+        raise ValueError("a parse cache holds a mapping")
+    return data
+
+
 def git_blob_id(data: bytes) -> str:
     """The id git gives a blob with *data* (`git hash-object`), in hex."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
@@ -197,25 +217,29 @@ def git_tree_id(entries: list[tuple[str, str]]) -> str:
     return hashlib.sha1(b"tree %d\0" % len(body) + body).hexdigest()
 
 
+def _cache_form(fact: Fact) -> dict:
+    """A fact as the cache keeps it: its fields as they are in memory (tuples stay tuples;
+    marshal keeps them), kind and scope as their values."""
+    raw = dict(fact.__dict__)
+    raw.update(kind=fact.kind.value, scope=fact.scope.value, metadata=dict(fact.metadata.__dict__))
+    return raw
+
+
 def _restore(raw: dict) -> Fact:
-    """A fact from its `to_dict()` form, trusted: it was validated before it was written.
+    """A fact from its cache form, trusted: it was validated before it was written.
 
     Built without the dataclasses' `__init__` (a frozen one sets each field through
-    `object.__setattr__`): filling `__dict__` directly is about three times faster, which
-    is a third of a cold read of 5,000 facts. FORMAT guarantees the keys are the fields."""
+    `object.__setattr__`): handing over the decoded dicts as the instances' `__dict__` is
+    several times faster, which is a third of a cold read of 5,000 facts. FORMAT
+    guarantees the keys are the fields; they are still checked, as Fact(**raw) would."""
     meta = raw["metadata"]
-    # to_dict() leaves these out while they are empty (older facts keep their exact bytes)
-    meta["possibly_supersedes"] = tuple(meta.get("possibly_supersedes") or ())
-    meta["distinct_from"] = tuple(meta.get("distinct_from") or ())
-    if raw.keys() != _FACT_FIELDS or meta.keys() != _META_FIELDS:  # as Fact(**raw) would refuse
+    if raw.keys() != _FACT_FIELDS or meta.keys() != _META_FIELDS:
         raise KeyError("a parse-cache entry does not have the fields of a Fact")
-    meta["invalidation"] = meta["invalidation"] or None
     metadata = _new(FactMetadata)
-    metadata.__dict__.update(meta)
-    raw.update(kind=_KINDS[raw["kind"]], scope=_SCOPES[raw["scope"]], depends_on=tuple(raw["depends_on"]),
-               tags=tuple(raw["tags"]), metadata=metadata)
+    _set(metadata, "__dict__", meta)
+    raw.update(kind=_KINDS[raw["kind"]], scope=_SCOPES[raw["scope"]], metadata=metadata)
     fact = _new(Fact)
-    fact.__dict__.update(raw)
+    _set(fact, "__dict__", raw)
     return fact
 
 
@@ -224,15 +248,16 @@ def write_parse_cache(path: Path, ref: str, subtrees: dict[str, Subtree]) -> Non
     from neo_git.fileio import atomic_write
 
     data = {"format": FORMAT, "ref": ref, "subtrees": {
-        name: [str(sub.oid), [[blob_name, str(blob_id), None if fact is None else fact.to_dict(), warning]
+        name: [str(sub.oid), [[blob_name, str(blob_id), None if fact is None else _cache_form(fact), warning]
                               for blob_name, (blob_id, fact, warning) in sub.blobs.items()]]
         for name, sub in subtrees.items()}}
     try:
-        body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        body = encode(data)
         path.parent.mkdir(parents=True, exist_ok=True)
         key = _key(path.parent)
         if key is None:
             return  # no key, no cache: an unsealed one would never be read
         atomic_write(path, _SEAL + _seal(body, key) + b"\n" + body)
-    except (OSError, NeoError):
+        path.with_suffix(".json").unlink(missing_ok=True)  # the JSON cache of earlier versions
+    except (OSError, ValueError, NeoError):  # ValueError: a value marshal cannot write
         pass

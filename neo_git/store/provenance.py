@@ -123,8 +123,8 @@ def _text(repo: pygit2.Repository, oid: pygit2.Oid) -> tuple | None:
 
 
 def _cache_path(common_dir: Path, ref: str) -> Path:
-    facts_cache = parse_cache_path(common_dir, ref)   # .git/neo/cache/facts-<ref>.json
-    return facts_cache.with_name(facts_cache.name.replace("facts-", "authors-", 1))
+    facts_cache = parse_cache_path(common_dir, ref)   # .git/neo/cache/facts-<ref>.bin
+    return facts_cache.with_name(facts_cache.name.replace("facts-", "authors-", 1)).with_suffix(".json")
 
 
 def _read_cache(path: Path, ref: str) -> tuple[str | None, dict[str, str]]:

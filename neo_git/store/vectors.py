@@ -85,9 +85,11 @@ class FactVectors:
         recall at 5,000 facts then copies 10 MB twice less)."""
         if not facts:
             return self._fetch([])
+        known = self._rows
+        if not known:  # the first call of a process (a cold recall): every row is fetched
+            return self._fetch_all(facts)
         rows: list[int] = []
         missing: list[int] = []
-        known = self._rows
         for i, fact in enumerate(facts):
             entry = known.get(fact.id)
             if entry is not None and (entry[0] is fact or
@@ -107,6 +109,12 @@ class FactVectors:
             if len(missing) == len(facts):  # rows first..first+n-1: rows never move, so a view is stable
                 return self._buffer.buffer[first:first + len(facts)]
         return self._buffer.buffer[rows]
+
+    def _fetch_all(self, facts: Sequence[Fact]) -> "np.ndarray":
+        fetched = self._fetch([fact.text for fact in facts])
+        first = self._buffer.append(fetched, adopt=True)  # fetched is ours alone
+        self._rows.update((fact.id, (fact, first + i)) for i, fact in enumerate(facts))
+        return self._buffer.buffer[first:first + len(facts)]  # rows never move: a stable view
 
     def group_scores(self, group: "PeerGroup", query: "np.ndarray") -> "np.ndarray":
         """Cosines of *query* with every row of *group* (dead rows included; the policy masks them).

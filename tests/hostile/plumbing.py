@@ -154,8 +154,10 @@ def read_only(*paths: Path):
 
 
 def edit_parse_cache(path: Path, edit) -> None:
-    """Change the parse cache's JSON in place, as a hand edit would (its seal line is kept as it was)."""
+    """Change the parse cache's data in place, as a hand edit would (its seal line is kept as it was)."""
+    from neo_git.store.parse_cache import decode, encode
+
     seal, _, body = path.read_bytes().partition(b"\n")
-    data = json.loads(body)
+    data = decode(body)
     edit(data)
-    path.write_bytes(seal + b"\n" + json.dumps(data).encode())
+    path.write_bytes(seal + b"\n" + encode(data))

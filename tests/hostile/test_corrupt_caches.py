@@ -11,7 +11,7 @@ from tests.store_helpers import open_store
 
 
 def _parse_cache(repo):
-    return repo / ".git" / "neo" / "cache" / "facts-refs_neo_facts.json"
+    return repo / ".git" / "neo" / "cache" / "facts-refs_neo_facts.bin"
 
 
 def test_an_edited_parse_cache_never_reaches_the_ref(team_repo, capsys):

@@ -83,7 +83,7 @@ def test_orphaned_temp_files_are_removed_fresh_ones_kept(team_repo, isolated_env
 def test_caches_that_do_not_verify_are_reported_and_deleted(team_repo, isolated_env, capsys):
     repo, ids = team_repo
     open_store(repo).recall("http")  # parse cache and vector cache on disk
-    snapshot = repo / ".git" / "neo" / "cache" / "facts-refs_neo_facts.json"
+    snapshot = repo / ".git" / "neo" / "cache" / "facts-refs_neo_facts.bin"
 
     def tamper(data):
         for _tree, entries in data["subtrees"].values():

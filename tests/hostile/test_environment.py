@@ -115,7 +115,7 @@ def test_a_cache_file_replaced_by_a_directory(team_repo, isolated_env, capsys, c
     elif cache == "access":
         path = repo / ".git" / "neo" / "access.json"
     else:
-        path = repo / ".git" / "neo" / "cache" / "facts-refs_neo_facts.json"
+        path = repo / ".git" / "neo" / "cache" / "facts-refs_neo_facts.bin"
     path.unlink()
     path.mkdir()
     (path / "keep").write_text("x")
