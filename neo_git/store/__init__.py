@@ -20,10 +20,8 @@ from neo_git.fileio import publish_once
 from neo_git.redact import redact, refuse_secrets
 from neo_git.store.access import AccessLog
 from neo_git.store.explain import explain, supersession_chain
-from neo_git.store.base import Backend, Change, LoadedScope, Transaction
+from neo_git.store.base import SCOPE_CAPS, Backend, Change, LoadedScope, Transaction
 from neo_git.store.filestore import FileStore
-from neo_git.store.policy import SCOPE_CAPS, AddResult
-from neo_git.store.review import undo_supersession
 from neo_git.store.writing import WritePaths
 from neo_git.store.refstore import FACTS_REF, RefStore, ensure_reflog
 from neo_git.store.vectors import FactVectors
@@ -34,9 +32,17 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from neo_git.embed import Embedder
     from neo_git.recall import ContextResult
+    from neo_git.store.policy import AddResult
 
 __all__ = ["FactStore", "AddResult", "Change", "LoadedScope", "Transaction"]
 
+
+def __getattr__(name: str):  # AddResult loads with the write policy, which readers never need
+    if name == "AddResult":
+        from neo_git.store.policy import AddResult
+
+        return AddResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class FactStore(WritePaths):
@@ -324,6 +330,8 @@ class FactStore(WritePaths):
             raise NeoError(f"fact {fact.id} is already valid", "nothing to restore")
 
         def make(current: Fact, facts: Mapping[str, Fact]) -> list[Fact]:
+            from neo_git.store.review import undo_supersession
+
             return [] if current.is_valid else undo_supersession(current, facts)
 
         restored = self._update(fact, f"restore {fact.id}: {fact.subject}"[:120], make)

@@ -4,7 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Protocol
 
-from neo_git.facts import Fact
+from neo_git.facts import Fact, FactScope
+
+# How many valid facts each scope keeps; the write policy evicts the least useful beyond it.
+SCOPE_CAPS = {FactScope.GLOBAL: 200, FactScope.ORG: 100, FactScope.PROJECT: 500, FactScope.SESSION: 50}
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,12 @@ from typing import Callable, Collection, Mapping, Sequence
 from neo_git.errors import NeoError
 from neo_git.facts import Fact, FactScope, now_iso
 from neo_git.scoring import retention_score, success_bonus  # noqa: F401 - re-exported
-from neo_git.store.base import Change
+from neo_git.store.base import SCOPE_CAPS, Change  # noqa: F401 - SCOPE_CAPS re-exported
 from neo_git.store.index import FactIndex, IndexedFacts, PeerGroup
 from neo_git.store.supersession import (
     RULE_EXPLICIT, BodySimilarity, Decision, Thresholds, decide, live_candidates,
 )
 
-SCOPE_CAPS = {FactScope.GLOBAL: 200, FactScope.ORG: 100, FactScope.PROJECT: 500, FactScope.SESSION: 50}
 CONFIDENCE_CARRY = 0.05
 
 # Cosine similarities of the new fact against a group's rows (`group.rows`, in order; the

@@ -13,7 +13,7 @@ import json
 import random
 import time
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import pygit2
 
@@ -22,10 +22,12 @@ from neo_git.errors import CorruptStore, InvalidFact, NeoError
 from neo_git.facts import SCHEMA_VERSION, Fact, canonical_json
 from neo_git.store.refcas import compare_and_swap
 from neo_git.store.base import Change, LoadedScope, Transaction
-from neo_git.store.index import FactIndex, IndexedFacts
 from neo_git.store.objects import MissingObject, fetch_missing
 from neo_git.store.parse_cache import REWRITE_AFTER, Subtree, parse_cache_path, read_parse_cache, write_parse_cache
 from neo_git.store.ref_facts import fact_from_blob, fact_path, pointer_problems  # noqa: F401 - fact_path re-exported
+
+if TYPE_CHECKING:  # pragma: no cover - the write policy's index loads with the first write
+    from neo_git.store.index import FactIndex
 
 FACTS_REF = "refs/neo/facts"
 MAX_ATTEMPTS = 60
@@ -64,7 +66,7 @@ class RefStore:
         # id -> fact at _loaded_tip, and its index; both updated per changed fact, not rebuilt.
         # The index is built on the first write only (`_indexed`): a reader (recall) never needs it.
         self._loaded: dict[str, Fact] = {}
-        self._index: FactIndex | None = FactIndex()
+        self._index: FactIndex | None = None
         self._in_tree_order = True       # False once incremental updates appended out of order
         self._misplaced: set[str] = set()  # subtrees holding a fact whose id does not start with their name
         self._pointer_warnings: tuple = (None, [])  # (tip, warnings about pointers leading nowhere)
@@ -141,7 +143,7 @@ class RefStore:
         if tip == self._loaded_tip and tip is not None:
             return self._loaded
         if tip is None:
-            self._subtrees, self._loaded, self._index, self._misplaced = {}, {}, FactIndex(), set()
+            self._subtrees, self._loaded, self._index, self._misplaced = {}, {}, None, set()
             self._loaded_tip, self._in_tree_order = None, True
             return self._loaded
         tree = self._object(self._commit(tip).tree_id, f"the tree of {self.ref}")
@@ -229,6 +231,8 @@ class RefStore:
     def _indexed(self) -> FactIndex:
         """The index of the loaded facts, built now if no write needed it before."""
         if self._index is None:
+            from neo_git.store.index import FactIndex
+
             self._index = FactIndex.build(self._loaded)
         return self._index
 
@@ -266,6 +270,8 @@ class RefStore:
     def transact(self, body: Transaction) -> Change | None:
         """Run *body* on the facts at the tip (a read-only `IndexedFacts`) and publish its
         change by CAS, retrying."""
+        from neo_git.store.index import IndexedFacts
+
         ensure_reflog(self.common_dir, self.ref)
         delay = 0.002
         for _attempt in range(MAX_ATTEMPTS):

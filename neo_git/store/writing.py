@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 from neo_git.errors import FactNotFound, InvalidFact, NeoError
 from neo_git.facts import SCOPE_ORDER, Fact, FactScope, parse_scope
 from neo_git.store.base import Change
-from neo_git.store.policy import AddResult, PlanItem, plan_many
-from neo_git.store.review import plan_accept, plan_reject, proposals
-from neo_git.store.supersession import Thresholds
 
 if TYPE_CHECKING:  # pragma: no cover
     from neo_git.store import FactStore
+    from neo_git.store.policy import AddResult, PlanItem
+
+# The write policy (policy, review, supersession) is imported by the methods that write:
+# a process that only reads (a cold `git neo recall`) never loads it.
 
 # What each add_many item may carry besides subject and supersedes (add()'s keyword arguments).
 _ADD_ARGS = frozenset({"body", "kind", "scope", "depends_on", "tags", "confidence", "source_file",
@@ -57,6 +58,8 @@ class WritePaths:
 
     def add_many_detailed(self: "FactStore", items: Iterable[Mapping[str, Any]]) -> list[AddResult]:
         """`add_many`, returning an AddResult per item (in order)."""
+        from neo_git.store.policy import PlanItem
+
         planned: list[tuple[FactScope, PlanItem]] = []
         for item in items:
             if not isinstance(item, Mapping):
@@ -83,6 +86,9 @@ class WritePaths:
         return [results[i] for i in range(len(planned))]
 
     def _add_batch(self: "FactStore", scope: FactScope, items: list[PlanItem]) -> list[AddResult]:
+        from neo_git.store.policy import PlanItem, plan_many
+        from neo_git.store.supersession import Thresholds
+
         batch_ids = {item.fact.id for item in items}
         resolved = []
         for item in items:  # ids may be prefixes; a batch may point at its own earlier facts
@@ -125,9 +131,10 @@ class WritePaths:
         vectors = np.asarray(self.embedder.embed([a.body, b.body]), dtype=np.float32)
         return float(vectors[0] @ vectors[1])
 
-
     def review(self: "FactStore", scope: str | FactScope | None = None) -> list[dict]:
         """Open possible supersessions (both texts, similarity, why), oldest first."""
+        from neo_git.store.review import proposals
+
         scopes = SCOPE_ORDER if scope is None else (parse_scope(scope),)
         out: list[dict] = []
         for fact_scope in scopes:
@@ -138,6 +145,8 @@ class WritePaths:
     def accept(self: "FactStore", fact_id: str, candidate: str | None = None) -> Fact:
         """Accept a possible supersession: *fact_id* supersedes its candidate (the only one, or
         *candidate*); returns the retired fact. `restore` undoes it exactly."""
+        from neo_git.store.review import plan_accept
+
         fact = self._find(fact_id)
         out: list[Fact] = []
 
@@ -154,6 +163,8 @@ class WritePaths:
     def reject(self: "FactStore", fact_id: str, candidate: str | None = None) -> str:
         """Reject a possible supersession: the pair is recorded as distinct and never proposed
         again; returns the candidate's id."""
+        from neo_git.store.review import plan_reject
+
         fact = self._find(fact_id)
         out: list[str] = []
 
