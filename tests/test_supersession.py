@@ -250,3 +250,48 @@ def test_review_fields_are_validated_and_written_only_when_set():
                 {"distinct_from": ["zz"]}, {"distinct_from": ["aa" * 8] * 65}):
         with pytest.raises(InvalidFact):
             Fact.from_dict({**base, "metadata": {**base["metadata"], **bad}})
+
+
+def test_the_lazy_candidate_path_decides_as_the_list_path():
+    """`ranked_candidates` + `decide_ranked` (what an add runs: rows sorted in numpy, turned into
+    facts only as rule 3 reads them) decide exactly as `decide` over plain lists."""
+    import random
+
+    import numpy as np
+
+    from neo_git.facts import Fact
+    from neo_git.store.index import FactIndex
+    from neo_git.store.supersession import Thresholds, decide, decide_ranked, ranked_candidates
+
+    rng = random.Random(7)
+    words = "cache retry client deal login session http timeout v2 updated".split()
+
+    def fact(_i):  # random ids: rows (insertion order) and id order differ, as ties need
+        subject = " ".join(rng.choice(words) for _ in range(rng.randint(1, 3)))
+        if rng.random() < 0.2:
+            subject += f" {rng.randint(1, 3)}"  # templated entities ("deal 1" / "deal 2")
+        body = " ".join(rng.choice(words) for _ in range(rng.choice([0, 3, 30])))
+        return Fact.from_dict({"id": f"{rng.getrandbits(64):016x}", "subject": subject, "body": body,
+                               "kind": "decision", "scope": "project"})
+
+    decided = 0
+    for trial in range(400):
+        facts = {f.id: f for f in (fact(trial * 100 + i) for i in range(rng.randint(1, 30)))}
+        group = FactIndex.build(facts).group(next(iter(facts.values())).scope, next(iter(facts.values())).kind)
+        new = fact(trial * 100 + 99)
+        scores = np.array([rng.choice([rng.random(), 0.5, 0.95, float("nan")]) for _ in group.rows])
+        thresholds = Thresholds(certain=rng.choice([0.46, 0.9]), possible=rng.choice([0.3, 0.1]))
+        exclude = {rng.choice(list(group.members))} if rng.random() < 0.2 else set()
+        same = group.same_subject(new.subject) - exclude
+        body = rng.random()
+        body_similarity = (lambda a, b: body) if rng.random() < 0.5 else None
+        same_scores = {fid: -1.0 if np.isnan(scores[group.row_of[fid]]) else float(scores[group.row_of[fid]])
+                       for fid in same}  # rule 2 reads a NaN as -1
+        hits = [(same_scores.get(group.rows[row].id, float(s)), group.members[group.rows[row].id])
+                for row, s in enumerate(scores) if s >= thresholds.possible or group.rows[row].id in same]
+        listed = decide(new, [m for _, m in hits], [s for s, _ in hits], thresholds, body_similarity, exclude)
+        same_pairs, ranked = ranked_candidates(group, scores, thresholds.possible, same)
+        lazy = decide_ranked(new, same_pairs, ranked, thresholds, body_similarity, exclude, same)
+        assert lazy == listed, (trial, lazy, listed)
+        decided += lazy.target is not None or bool(lazy.possible)
+    assert decided > 100  # the comparison covered real decisions, not only "nothing"

@@ -22,7 +22,7 @@ from neo_git.scoring import retention_score, success_bonus  # noqa: F401 - re-ex
 from neo_git.store.base import SCOPE_CAPS, Change  # noqa: F401 - SCOPE_CAPS re-exported
 from neo_git.store.index import FactIndex, IndexedFacts, PeerGroup
 from neo_git.store.supersession import (
-    RULE_EXPLICIT, BodySimilarity, Decision, Thresholds, decide, live_candidates,
+    RULE_EXPLICIT, BodySimilarity, Decision, Thresholds, decide_ranked, ranked_candidates,
 )
 
 CONFIDENCE_CARRY = 0.05
@@ -208,9 +208,8 @@ def _detect(group: PeerGroup | None, new: Fact, similarity: Similarity, threshol
     if not thresholds.detecting or group is None or not group.members:
         return Decision()
     same = group.same_subject(new.subject) - set(exclude)
-    scores = similarity(group)
-    members, member_scores = live_candidates(group, scores, thresholds.possible, same)
-    return decide(new, members, member_scores, thresholds, body_similarity, exclude, same)
+    same_pairs, ranked = ranked_candidates(group, similarity(group), thresholds.possible, same)
+    return decide_ranked(new, same_pairs, ranked, thresholds, body_similarity, exclude, same)
 
 
 def _change(changed: Mapping[str, Fact], results: Sequence[AddResult], cap: int | None) -> Change:

@@ -24,7 +24,7 @@ import re
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Collection, Mapping, Sequence
+from typing import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 from neo_git.facts import Fact
 
@@ -151,21 +151,36 @@ def blocked(new: Fact, old: Fact) -> bool:
 
 def decide(new: Fact, members: Sequence[Fact], scores: Sequence[float], thresholds: Thresholds,
            body_similarity: BodySimilarity | None = None, exclude: Collection[str] = (),
-           same_subject: Collection[str] = ()) -> Decision:
+           same_subject: Collection[str] | None = None) -> Decision:
     """Rules 2 and 3 over *members* (live candidates, with their cosine *scores* to *new*).
 
     *exclude*: ids that are never candidates (the new fact's batch). *same_subject*: ids of
-    members whose normalised subject equals the new one's (computed here when empty)."""
+    members whose normalised subject equals the new one's (computed here when None)."""
     if not thresholds.detecting or not members:
         return Decision()
-    key = subject_key(new.subject)
-    ranked = sorted(((float(s), m) for s, m in zip(scores, members)
-                     if s == s and m.id not in exclude and m.id != new.id and not blocked(new, m)),
-                    key=lambda pair: (-pair[0], pair[1].id))
-    same = set(same_subject) or {m.id for _, m in ranked if subject_key(m.subject) == key}
+    if same_subject is None:
+        key = subject_key(new.subject)
+        same_subject = {m.id for m in members if subject_key(m.subject) == key}
+    ranked = sorted(zip(map(float, scores), members), key=lambda pair: (-pair[0], pair[1].id))
+    same = [pair for pair in ranked if pair[1].id in same_subject]
+    return decide_ranked(new, same, ranked, thresholds, body_similarity, exclude, same_subject)
+
+
+def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: Iterable[tuple[float, Fact]],
+                  thresholds: Thresholds, body_similarity: BodySimilarity | None, exclude: Collection[str],
+                  same_subject: Collection[str]) -> Decision:
+    """`decide` over candidates already in (-score, id) order: *same_pairs* those of the new
+    fact's subject (rule 2), *ranked* every candidate scoring at least `thresholds.possible`
+    (rule 3; it may be lazy: rule 3 stops early, so most candidates are never looked at)."""
+    if not thresholds.detecting:
+        return Decision()
+
+    def usable(score: float, old: Fact) -> bool:
+        return score == score and old.id not in exclude and old.id != new.id and not blocked(new, old)
+
     possible = []
-    for score, old in ranked:  # rule 2: the most similar same-subject fact that passes the guards
-        if old.id not in same or distinct_entities(new, old):
+    for score, old in same_pairs:  # rule 2: the most similar same-subject fact that passes the guards
+        if not usable(score, old) or distinct_entities(new, old):
             continue
         if body_similarity is not None and _long(new.body) and _long(old.body):
             body = body_similarity(new, old)
@@ -178,9 +193,11 @@ def decide(new: Fact, members: Sequence[Fact], scores: Sequence[float], threshol
         return Decision(old.id, RULE_SUBJECT, score, BODY_GUARD)
     short = _words(new.text) <= CALIBRATED_WORDS
     for score, old in ranked:  # rule 3: cosine alone, most similar first
+        if not usable(score, old):
+            continue
         if score < thresholds.possible or len(possible) >= MAX_POSSIBLE:
             break
-        if old.id in same or distinct_entities(new, old):
+        if old.id in same_subject or distinct_entities(new, old):
             continue  # failed rule 2's guards (or proposed by them), or another entity
         if not (short and _words(old.text) <= CALIBRATED_WORDS):
             if score >= thresholds.certain and not possible:  # outside the calibrated lengths
@@ -192,25 +209,43 @@ def decide(new: Fact, members: Sequence[Fact], scores: Sequence[float], threshol
     return Decision(possible=tuple(sorted(possible, key=lambda link: link["id"])))
 
 
-def live_candidates(group, scores: Sequence[float], floor: float,
-                    same_subject: Collection[str]) -> tuple[list[Fact], list[float]]:
-    """The group's live members worth deciding on: those scoring ≥ *floor*, plus every
-    same-subject member (rule 2 does not need a high cosine). Uses numpy when *scores* is an ndarray."""
-    rows = group.rows
-    np = sys.modules.get("numpy")
-    picked: dict[int, float] = {}
-    if np is not None and isinstance(scores, np.ndarray) and scores.ndim == 1:
-        alive = np.frombuffer(bytes(group.alive), dtype=np.bool_)
-        hits = np.flatnonzero(alive & (scores >= floor)).tolist()
-        picked = {row: float(scores[row]) for row in hits}
-    else:
-        for row, score in enumerate(scores):
-            if group.alive[row] and score == score and score >= floor:
-                picked[row] = float(score)
+def ranked_candidates(group, scores: Sequence[float], floor: float, same_subject: Collection[str]
+                      ) -> tuple[list[tuple[float, Fact]], Iterable[tuple[float, Fact]]]:
+    """For `decide_ranked`: the group's same-subject members (rule 2 does not need a high
+    cosine; a NaN scores -1), and its live members scoring ≥ *floor*, both in (-score, id)
+    order. The second is lazy when *scores* is an ndarray: rows are sorted in numpy and
+    become (score, Fact) pairs only as rule 3 reads them, so an add costs the same however
+    many facts of its kind resemble it (their share is fixed, so their number grows with
+    the store)."""
+    rows, members = group.rows, group.members
+    same = []
     for fact_id in same_subject:
         row = group.row_of.get(fact_id)
-        if row is not None and row not in picked:
+        if row is not None:
             score = float(scores[row])
-            picked[row] = score if not math.isnan(score) else -1.0
-    members = [group.members[rows[row].id] for row in picked]
-    return members, list(picked.values())
+            same.append((score if not math.isnan(score) else -1.0, members[rows[row].id]))
+    same.sort(key=lambda pair: (-pair[0], pair[1].id))
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(scores, np.ndarray) and scores.ndim == 1:
+        alive = np.frombuffer(bytes(group.alive), dtype=np.bool_)
+        hits = np.flatnonzero(alive & (scores >= floor))
+        order = np.argsort(-scores[hits], kind="stable")
+        return same, _in_rank_order(hits[order].tolist(), scores[hits][order].tolist(), group)
+    ranked = sorted(((float(score), members[rows[row].id]) for row, score in enumerate(scores)
+                     if group.alive[row] and score == score and score >= floor),
+                    key=lambda pair: (-pair[0], pair[1].id))
+    return same, ranked
+
+
+def _in_rank_order(rows: list[int], values: list[float], group) -> Iterator[tuple[float, Fact]]:
+    """(score, member) for rows already sorted by descending score; equal scores by id."""
+    i, n = 0, len(rows)
+    while i < n:
+        j = i + 1
+        while j < n and values[j] == values[i]:
+            j += 1
+        run = [(values[k], group.members[group.rows[rows[k]].id]) for k in range(i, j)]
+        if j - i > 1:
+            run.sort(key=lambda pair: pair[1].id)
+        yield from run
+        i = j
