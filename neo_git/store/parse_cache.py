@@ -38,7 +38,7 @@ from neo_git.facts import Fact, FactKind, FactMetadata, FactScope, canonical_jso
 
 # Changes whenever Fact or FactMetadata gain, lose or rename a field, or Python's marshal
 # format may have changed (another minor version).
-FORMAT = "5:py%d.%d:" % sys.version_info[:2] + ",".join(f.name for f in fields(Fact)) + ":" + ",".join(f.name for f in fields(FactMetadata))
+FORMAT = "6:py%d.%d:" % sys.version_info[:2] + ",".join(f.name for f in fields(Fact)) + ":" + ",".join(f.name for f in fields(FactMetadata))
 _KINDS = {k.value: k for k in FactKind}
 _SCOPES = {s.value: s for s in FactScope}
 _new = object.__new__
@@ -153,11 +153,12 @@ def untrusted_entries(path: Path, ref: str) -> tuple[int, int] | None:
 
 # The parse cache is a file anyone can edit, and what it says becomes facts that writes commit.
 # Checking each entry against its blob id means re-encoding every fact canonically, which
-# costs more than reading the blobs from git; so the writer seals the file instead with a
-# keyed BLAKE2b checksum (a random key kept beside it, never shared). An edited or damaged
-# cache fails the check and is ignored: the ref is read in full. (Someone who can run
-# code as you could forge it, but could as well write the ref itself.)
-_SEAL = b"neo-parse-cache-blake2b:"
+# costs more than reading the blobs from git; so the writer seals the file instead with an
+# HMAC-SHA256 (a random key kept beside it, never shared; SHA-256 has CPU support where
+# BLAKE2b has not: 2 ms instead of 4.4 for 3 MB). An edited or damaged cache fails the check
+# and is ignored: the ref is read in full. (Someone who can run code as you could forge
+# it, but could as well write the ref itself.)
+_SEAL = b"neo-parse-cache-hmac-sha256:"
 KEY_FILE = "parse-cache.key"
 
 
@@ -184,17 +185,19 @@ def _key(folder: Path, create: bool = True) -> bytes | None:
     return _key(folder, create=False)
 
 
-def _seal(body: bytes, key: bytes) -> bytes:
-    return hashlib.blake2b(body, key=key, digest_size=32).hexdigest().encode("ascii")
+def _seal(body: "bytes | memoryview", key: bytes) -> bytes:
+    return hmac.digest(key, body, "sha256").hex().encode("ascii")
 
 
-def _verified_body(raw: bytes, path: Path, create_key: bool = False) -> bytes | None:
-    """The cache's JSON if its seal matches this repository's key, else None."""
-    header, _, body = raw.partition(b"\n")
+def _verified_body(raw: bytes, path: Path, create_key: bool = False) -> memoryview | None:
+    """The cache's data (a view of *raw*, not a copy) if its seal matches this repository's
+    key, else None."""
+    end = raw.find(b"\n")
     key = _key(path.parent, create=create_key)
-    if key is None or not header.startswith(_SEAL):
+    if key is None or end < 0 or not raw.startswith(_SEAL):
         return None
-    return body if hmac.compare_digest(header[len(_SEAL):], _seal(body, key)) else None
+    body = memoryview(raw)[end + 1:]
+    return body if hmac.compare_digest(raw[len(_SEAL):end], _seal(body, key)) else None
 
 
 def encode(data: dict) -> bytes:
@@ -202,7 +205,7 @@ def encode(data: dict) -> bytes:
     return marshal.dumps(data)
 
 
-def decode(body: bytes) -> dict:
+def decode(body: "bytes | memoryview") -> dict:
     """The data of a (verified) cache body; ValueError if it is not one."""
     data = marshal.loads(body)
     if not isinstance(data, dict):
@@ -222,12 +225,24 @@ def git_tree_id(entries: list[tuple[str, str]]) -> str:
     return hashlib.sha1(b"tree %d\0" % len(body) + body).hexdigest()
 
 
-def _cache_form(fact: Fact) -> dict:
+def _cache_form(fact: Fact, shared: dict[str, str]) -> dict:
     """A fact as the cache keeps it: its fields as they are in memory (tuples stay tuples;
-    marshal keeps them), kind and scope as their values."""
+    marshal keeps them), kind and scope as their values. Values most facts repeat (ids of
+    the org and project, the author) go through *shared*, so marshal writes each once and
+    a reader allocates it once (a sixth of the decoding at 5,000 facts)."""
     raw = dict(fact.__dict__)
-    raw.update(kind=fact.kind.value, scope=fact.scope.value, metadata=dict(fact.metadata.__dict__))
+    meta = dict(fact.metadata.__dict__)
+    for fields_, names in ((raw, _SHARED_FACT_FIELDS), (meta, _SHARED_META_FIELDS)):
+        for name in names:
+            value = fields_[name]
+            if isinstance(value, str):
+                fields_[name] = shared.setdefault(value, value)
+    raw.update(kind=fact.kind.value, scope=fact.scope.value, metadata=meta)
     return raw
+
+
+_SHARED_FACT_FIELDS = ("org_id", "project_id")
+_SHARED_META_FIELDS = ("author", "provenance", "source_file")
 
 
 def _restore(raw: dict) -> Fact:
@@ -252,8 +267,9 @@ def write_parse_cache(path: Path, ref: str, subtrees: dict[str, Subtree]) -> Non
     """Record *subtrees*; failures (read-only .git, full disk) are ignored."""
     from neo_git.fileio import atomic_write
 
+    shared: dict[str, str] = {}
     data = {"format": FORMAT, "ref": ref, "subtrees": {
-        name: [str(sub.oid), [[blob_name, str(blob_id), None if fact is None else _cache_form(fact), warning]
+        name: [str(sub.oid), [[blob_name, str(blob_id), None if fact is None else _cache_form(fact, shared), warning]
                               for blob_name, (blob_id, fact, warning) in sub.blobs.items()]]
         for name, sub in subtrees.items()}}
     try:
