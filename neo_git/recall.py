@@ -157,22 +157,32 @@ class _Layout:
         self.ranked: list[int] = []
         self.unknowns: list[int] = []
         self.retired: list[int] = []
-        for i, fact in enumerate(facts):
+        pool: list[Fact] = []
+        confidence: list[float] = []
+        bonus: list[float] = []
+        weight: list[float] = []
+        retraction: list[bool] = []
+        constraint, unknown = FactKind.CONSTRAINT, FactKind.KNOWN_UNKNOWN
+        for i, fact in enumerate(facts):  # one pass: this runs over every fact of a cold recall
             if not fact.is_valid:
                 self.retired.append(i)
-            elif fact.kind is FactKind.CONSTRAINT and fact.id not in untrusted:
+            elif fact.kind is constraint and fact.id not in untrusted:
                 self.constraints.append(i)
-            elif fact.kind is FactKind.KNOWN_UNKNOWN:
+            elif fact.kind is unknown:
                 self.unknowns.append(i)
             else:
                 self.ranked.append(i)
-        pool = self.pool = [facts[i] for i in self.ranked]
-        n = len(pool)
-        self.confidence = np.fromiter((f.metadata.confidence for f in pool), np.float64, n)
-        self.bonus = np.fromiter((1 + _bonus(f.metadata.success_count) for f in pool), np.float64, n)
-        self.weight = np.fromiter((SCOPE_WEIGHT[f.scope] * (CLAIM_WEIGHT if f.id in untrusted else 1.0)
-                                   for f in pool), np.float64, n)
-        self.retraction = [RETRACTIONS_LAST and is_retraction(f) for f in pool]
+                pool.append(fact)
+                meta = fact.metadata
+                confidence.append(meta.confidence)
+                bonus.append(1 + _bonus(meta.success_count))
+                weight.append(SCOPE_WEIGHT[fact.scope] * (CLAIM_WEIGHT if fact.id in untrusted else 1.0))
+                retraction.append(RETRACTIONS_LAST and is_retraction(fact))
+        self.pool = pool
+        self.confidence = np.array(confidence, dtype=np.float64)
+        self.bonus = np.array(bonus, dtype=np.float64)
+        self.weight = np.array(weight, dtype=np.float64)
+        self.retraction = retraction
 
     @classmethod
     def of(cls, facts: Sequence[Fact], untrusted: frozenset = frozenset()) -> "_Layout":
