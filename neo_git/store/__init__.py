@@ -11,13 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from neo_git import identity
-from neo_git.errors import FactNotFound, InvalidFact, NeoError
-from neo_git.facts import (
-    MAX_BODY_CHARS, MAX_SOURCE_PROMPT_CHARS, MAX_SUBJECT_CHARS, SCOPE_ORDER, Fact, FactMetadata,
-    FactScope, check_text, new_fact_id, now_iso, parse_kind, parse_scope,
-)
+from neo_git.errors import FactNotFound, NeoError
+from neo_git.facts import SCOPE_ORDER, Fact, FactScope, check_text, new_fact_id, now_iso, parse_kind, parse_scope
 from neo_git.fileio import publish_once
-from neo_git.redact import redact, refuse_secrets
+from neo_git.redact import redact
 from neo_git.store.access import AccessLog
 from neo_git.store.explain import explain, supersession_chain
 from neo_git.store.base import SCOPE_CAPS, Backend, Change, LoadedScope, Transaction
@@ -264,36 +261,6 @@ class FactStore(WritePaths):
             return change
 
         return backend.transact(checked)
-
-    def _new_fact(self, subject, body, kind, scope, depends_on, tags, confidence,
-                  source_file, source_prompt, provenance) -> Fact:
-        subject = redact(check_text("subject", subject, MAX_SUBJECT_CHARS, required=True).strip())
-        body = redact(check_text("body", body or "", MAX_BODY_CHARS).strip())
-        if source_prompt is not None:
-            source_prompt = redact(check_text("source_prompt", source_prompt, 100_000))[:MAX_SOURCE_PROMPT_CHARS]
-        if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 <= confidence <= 1:
-            raise InvalidFact(f"confidence must be between 0 and 1, not {confidence!r}")
-        refuse_secrets(tags=tags, source_file=source_file)
-        fact_scope = parse_scope(scope)
-        project_id = self.project_id if fact_scope in (FactScope.PROJECT, FactScope.SESSION) else None
-        raw = {
-            "id": new_fact_id(), "subject": subject, "body": body, "kind": parse_kind(kind).value,
-            "scope": fact_scope.value, "tags": list(tags), "depends_on": [],
-            "org_id": self.org_id if fact_scope is not FactScope.GLOBAL else None,
-            "project_id": project_id,
-            "metadata": FactMetadata(confidence=float(confidence), author=self.author, source_file=source_file,
-                                     source_prompt=source_prompt, provenance=provenance).to_dict(),
-        }
-        fact = Fact.from_dict(raw)  # one validation path for every fact
-        return fact.evolve(depends_on=tuple(depends_on))
-
-    def _resolve_id(self, fact_id: str, scope: FactScope) -> str:
-        facts = list(self.backends[scope].load().facts.values())
-        try:
-            return self._find(fact_id, facts).id
-        except FactNotFound:
-            raise NeoError(f"no fact '{fact_id}' in the {scope.value} scope",
-                           "facts can point only at facts of their own scope; `git neo list --all` shows ids")
 
     def _update(self, fact: Fact, message: str, make: Any) -> Fact:
         """Rewrite one fact (and its neighbours) through its backend's transaction."""

@@ -10,7 +10,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from neo_git.errors import FactNotFound, InvalidFact, NeoError
-from neo_git.facts import SCOPE_ORDER, Fact, FactScope, parse_scope
+from neo_git.facts import (
+    MAX_BODY_CHARS, MAX_SOURCE_PROMPT_CHARS, MAX_SUBJECT_CHARS, SCOPE_ORDER, Fact, FactMetadata,
+    FactScope, check_text, new_fact_id, parse_kind, parse_scope,
+)
+from neo_git.redact import redact, refuse_secrets
 from neo_git.store.base import Change
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -130,6 +134,36 @@ class WritePaths:
 
         vectors = np.asarray(self.embedder.embed([a.body, b.body]), dtype=np.float32)
         return float(vectors[0] @ vectors[1])
+
+    def _new_fact(self: "FactStore", subject, body, kind, scope, depends_on, tags, confidence,
+                  source_file, source_prompt, provenance) -> Fact:
+        subject = redact(check_text("subject", subject, MAX_SUBJECT_CHARS, required=True).strip())
+        body = redact(check_text("body", body or "", MAX_BODY_CHARS).strip())
+        if source_prompt is not None:
+            source_prompt = redact(check_text("source_prompt", source_prompt, 100_000))[:MAX_SOURCE_PROMPT_CHARS]
+        if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 <= confidence <= 1:
+            raise InvalidFact(f"confidence must be between 0 and 1, not {confidence!r}")
+        refuse_secrets(tags=tags, source_file=source_file)
+        fact_scope = parse_scope(scope)
+        project_id = self.project_id if fact_scope in (FactScope.PROJECT, FactScope.SESSION) else None
+        raw = {
+            "id": new_fact_id(), "subject": subject, "body": body, "kind": parse_kind(kind).value,
+            "scope": fact_scope.value, "tags": list(tags), "depends_on": [],
+            "org_id": self.org_id if fact_scope is not FactScope.GLOBAL else None,
+            "project_id": project_id,
+            "metadata": FactMetadata(confidence=float(confidence), author=self.author, source_file=source_file,
+                                     source_prompt=source_prompt, provenance=provenance).to_dict(),
+        }
+        fact = Fact.from_dict(raw)  # one validation path for every fact
+        return fact.evolve(depends_on=tuple(depends_on))
+
+    def _resolve_id(self: "FactStore", fact_id: str, scope: FactScope) -> str:
+        facts = list(self.backends[scope].load().facts.values())
+        try:
+            return self._find(fact_id, facts).id
+        except FactNotFound:
+            raise NeoError(f"no fact '{fact_id}' in the {scope.value} scope",
+                           "facts can point only at facts of their own scope; `git neo list --all` shows ids")
 
     def review(self: "FactStore", scope: str | FactScope | None = None) -> list[dict]:
         """Open possible supersessions (both texts, similarity, why), oldest first."""
