@@ -139,7 +139,7 @@ def test_malformed_teammate_fact_is_skipped_with_a_warning_and_kept(repo_with_co
     assert "1234123412341234.json" in warnings and "9999999999999999.json" in warnings
 
     other = fresh.add("Database migrations", "Alembic revisions are squashed per release.")
-    import neo_git.store as store_module  # the next fact lands in the bad blob's own folder facts/ab/
+    import neo_git.store.writing as store_module  # the next fact lands in the bad blob's own folder facts/ab/
 
     monkeypatch.setattr(store_module, "new_fact_id", lambda: "ab00000000000001")
     neighbour = fresh.add("Release cadence", "We release every second Tuesday.")
