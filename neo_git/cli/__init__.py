@@ -102,4 +102,25 @@ def run() -> None:  # console-script entry point
     # recall and walks the same live objects again and again (~10 ms at 5,000 facts). Collect
     # 100 times less often; a long-running command (the MCP server) still collects.
     gc.set_threshold(100_000, *gc.get_threshold()[1:])
-    sys.exit(main())
+    exit_now(main())
+
+
+def exit_now(code: int) -> None:
+    """End the process without tearing the interpreter down.
+
+    Python's shutdown frees every module and object one by one after a last full collection:
+    ~55 ms after a cold recall at 5,000 facts (numpy, pygit2 and the facts), more than the
+    recall's own work. By the time a command returns, everything git-neo writes is closed
+    (files are replaced atomically inside `with` blocks; the workers it starts are processes
+    of their own), so only stdout and stderr are flushed here. While another non-daemon
+    thread runs, the normal exit waits for it instead."""
+    import threading
+
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.current_thread()):
+        sys.exit(code)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # the reader left (a broken pipe) or the stream was closed
+            pass
+    os._exit(code)
