@@ -34,7 +34,7 @@ import os
 import re
 import struct
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from neo_git.fileio import locked
 from neo_git.identity import vector_cache_dir
@@ -318,28 +318,6 @@ class VectorCache:
             shelf.refresh()
             self._shelves[(embedder_id, dim)] = shelf  # only once read whole
         return shelf
-
-    def read_in_background(self, embedder: "Embedder") -> Callable[[], None]:
-        """Start reading *embedder*'s vectors on a thread and return the function that waits
-        for it. The file read and the numpy checks release the GIL, so a caller that parses
-        its facts meanwhile gets both for the price of one (a cold recall at 5,000 facts
-        saves ~12 ms). Use nothing else of this cache before calling the returned function;
-        a read that fails is forgotten (the next lookup reads again, and reports)."""
-        import threading
-
-        key = (embedder.id, embedder.dim)
-        if key in self._shelves:
-            return lambda: None
-
-        def read() -> None:
-            try:
-                self._shelf(*key)
-            except Exception:  # noqa: BLE001 - only a head start: the caller's own read reports
-                self._shelves.pop(key, None)
-
-        thread = threading.Thread(target=read, name="git-neo vectors", daemon=True)
-        thread.start()
-        return thread.join
 
     def vectors(self, embedder: "Embedder", texts: Sequence[str]) -> "np.ndarray":
         """Vectors of *texts* (n, dim): cached rows where present, the rest embedded in one batch and stored."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from neo_git import identity
 from neo_git.errors import FactNotFound, NeoError
@@ -20,7 +20,6 @@ from neo_git.store.explain import explain, supersession_chain
 from neo_git.store.base import SCOPE_CAPS, Backend, Change, LoadedScope, Transaction
 from neo_git.store.filestore import FileStore
 from neo_git.store.writing import WritePaths
-from neo_git.store.parse_cache import parse_cache_path
 from neo_git.store.refstore import FACTS_REF, RefStore, ensure_reflog
 from neo_git.store.vectors import FactVectors
 
@@ -151,15 +150,6 @@ class FactStore(WritePaths):
     def _vectors_of(self, facts: Sequence[Fact]) -> "np.ndarray":
         """Vectors of *facts* (rows in order), each looked up in the cache once per process."""
         return self._vector_rows().matrix(facts)
-
-    def _read_vectors_meanwhile(self) -> Callable[[], None]:
-        """In a cold process about to load a large store (one with a parse cache), start
-        reading the vector cache while the facts load (`VectorCache.read_in_background`);
-        returns the function that waits for it. A small or empty store loads no numpy."""
-        if (self.paths is None or self._fact_vectors is not None
-                or not parse_cache_path(self.paths.common_dir, FACTS_REF).is_file() or self.vector_cache is None):
-            return lambda: None
-        return self.vector_cache.read_in_background(self.embedder)
 
     def _vector_rows(self) -> FactVectors:
         if self._fact_vectors is None:
@@ -362,11 +352,7 @@ class FactStore(WritePaths):
         check_text("query", query, 100_000, required=True)
         if k < 0 or max_tokens <= 0:
             raise NeoError("k must be ≥ 0 and max-tokens > 0")
-        wait = self._read_vectors_meanwhile()
-        try:
-            facts = self._load()
-        finally:
-            wait()
+        facts = self._load()
         if facts:
             cosines = self._fact_matrix(facts) @ self._embed_one(query)
         else:
