@@ -53,3 +53,20 @@ def test_a_damaged_cache_entry_is_ignored(repo_with_commit):
     assert cold == store.project_store.load().facts
     assert len(cold) == len(ref_fact_ids(repo_with_commit)) == len(git(
         repo_with_commit, "ls-tree", "-r", "--name-only", "refs/neo/facts").split()) - 1  # meta.json
+
+
+def test_each_python_keeps_its_own_cache_and_the_json_of_earlier_versions_goes(repo_with_commit):
+    """marshal's format may change between Python versions: a hook run by another Python (say,
+    pre-commit's environment) must not rewrite, and so slow down, the cache of this one."""
+    import sys
+
+    store = open_store(repo_with_commit)
+    path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
+    assert sys.implementation.cache_tag in path.name
+    legacy = path.with_name("facts-refs_neo_facts.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    legacy.write_text('{"format": "3:old"}')
+    _populated(repo_with_commit)
+    path.unlink()
+    assert _cold_facts(store)  # a cold read of the whole ref writes the cache again
+    assert path.exists() and not legacy.exists()

@@ -70,9 +70,16 @@ class Subtree(NamedTuple):
         return cls(oid, facts, blobs, tuple(w for _, _, w in blobs.values() if w))
 
 
+def cache_file(common_dir: Path, kind: str, ref: str, suffix: str) -> Path:
+    """`.git/neo/cache/<kind>-<ref, made file-name-safe><suffix>`: the derived caches of a ref."""
+    return Path(common_dir) / "neo" / "cache" / f"{kind}-{re.sub(r'[^A-Za-z0-9._-]+', '_', ref)}{suffix}"
+
+
 def parse_cache_path(common_dir: Path, ref: str) -> Path:
-    """Where the parse cache of *ref* lives: `.git/neo/cache/facts-<ref>.bin`."""
-    return Path(common_dir) / "neo" / "cache" / f"facts-{re.sub(r'[^A-Za-z0-9._-]+', '_', ref)}.bin"
+    """Where the parse cache of *ref* lives: `.git/neo/cache/facts-<ref>.<python>.bin`. One per
+    Python version (marshal's format may differ between them): a hook run by another Python
+    (e.g. pre-commit's own environment) keeps its own cache instead of rewriting this one."""
+    return cache_file(common_dir, "facts", ref, f".{sys.implementation.cache_tag or 'python'}.bin")
 
 
 def read_parse_cache(path: Path, ref: str) -> dict[str, Subtree]:
@@ -279,6 +286,6 @@ def write_parse_cache(path: Path, ref: str, subtrees: dict[str, Subtree]) -> Non
         if key is None:
             return  # no key, no cache: an unsealed one would never be read
         atomic_write(path, _SEAL + _seal(body, key) + b"\n" + body)
-        path.with_suffix(".json").unlink(missing_ok=True)  # the JSON cache of earlier versions
+        path.with_name(path.name.split(".", 1)[0] + ".json").unlink(missing_ok=True)  # earlier versions' JSON
     except (OSError, ValueError, NeoError):  # ValueError: a value marshal cannot write
         pass

@@ -22,7 +22,7 @@ from pathlib import Path
 import pygit2
 
 from neo_git import safejson
-from neo_git.store.parse_cache import parse_cache_path
+from neo_git.store.parse_cache import cache_file
 from neo_git.store.ref_facts import fact_id_of
 
 CACHE_FORMAT = 1
@@ -123,8 +123,7 @@ def _text(repo: pygit2.Repository, oid: pygit2.Oid) -> tuple | None:
 
 
 def _cache_path(common_dir: Path, ref: str) -> Path:
-    facts_cache = parse_cache_path(common_dir, ref)   # .git/neo/cache/facts-<ref>.bin
-    return facts_cache.with_name(facts_cache.name.replace("facts-", "authors-", 1)).with_suffix(".json")
+    return cache_file(common_dir, "authors", ref, ".json")   # .git/neo/cache/authors-<ref>.json
 
 
 def _read_cache(path: Path, ref: str) -> tuple[str | None, dict[str, str]]:

@@ -5,13 +5,14 @@ import struct
 
 import pytest
 
+from neo_git.store.parse_cache import parse_cache_path
 from tests.conftest import git
 from tests.hostile.plumbing import edit_parse_cache, neo, ref_blob
 from tests.store_helpers import open_store
 
 
 def _parse_cache(repo):
-    return repo / ".git" / "neo" / "cache" / "facts-refs_neo_facts.bin"
+    return parse_cache_path(repo / ".git", "refs/neo/facts")
 
 
 def test_an_edited_parse_cache_never_reaches_the_ref(team_repo, capsys):

@@ -5,6 +5,7 @@ import json
 import os
 import time
 
+from neo_git.store.parse_cache import parse_cache_path
 from tests.hostile.plumbing import edit_parse_cache, fact_dict, neo, push_files, ref_state
 from tests.store_helpers import open_store
 
@@ -83,7 +84,7 @@ def test_orphaned_temp_files_are_removed_fresh_ones_kept(team_repo, isolated_env
 def test_caches_that_do_not_verify_are_reported_and_deleted(team_repo, isolated_env, capsys):
     repo, ids = team_repo
     open_store(repo).recall("http")  # parse cache and vector cache on disk
-    snapshot = repo / ".git" / "neo" / "cache" / "facts-refs_neo_facts.bin"
+    snapshot = parse_cache_path(repo / ".git", "refs/neo/facts")
 
     def tamper(data):
         for _tree, entries in data["subtrees"].values():

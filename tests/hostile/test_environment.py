@@ -5,6 +5,7 @@ import os
 
 import pytest
 
+from neo_git.store.parse_cache import parse_cache_path
 from tests.conftest import commit_files, git
 from tests.hostile.plumbing import neo, read_only, ref_state
 
@@ -115,7 +116,7 @@ def test_a_cache_file_replaced_by_a_directory(team_repo, isolated_env, capsys, c
     elif cache == "access":
         path = repo / ".git" / "neo" / "access.json"
     else:
-        path = repo / ".git" / "neo" / "cache" / "facts-refs_neo_facts.bin"
+        path = parse_cache_path(repo / ".git", "refs/neo/facts")
     path.unlink()
     path.mkdir()
     (path / "keep").write_text("x")
