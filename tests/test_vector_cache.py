@@ -239,3 +239,69 @@ def test_a_cache_that_cannot_be_written_still_answers(tmp_path, monkeypatch):
     out = VectorCache(tmp_path).vectors(counting, TEXTS[:3] + TEXTS[:1])
     assert np.array_equal(out, HashEmbedder().embed(TEXTS[:3] + TEXTS[:1]))
     assert counting.calls == [TEXTS[:3]]
+
+
+def _flip(folder: Path, dim: int, row: int, offset: int = 40) -> None:
+    """Damage one byte inside record *row* (past its key: the checksum no longer matches)."""
+    path = folder / DATA_FILE
+    raw = bytearray(path.read_bytes())
+    raw[HEADER_BYTES + row * record_size(dim) + offset] ^= 0xFF
+    path.write_bytes(bytes(raw))
+
+
+def test_a_reader_keeps_and_checks_only_what_it_asks_for(tmp_path, monkeypatch):
+    """The file holds every repository's texts: a process reads their keys, not their vectors."""
+    monkeypatch.setattr(cache_module, "SCAN_RECORDS", 7)  # several windows, some with nothing wanted
+    embedder = HashEmbedder()
+    others = [f"another repository's fact {i}" for i in range(60)]
+    VectorCache(tmp_path).vectors(embedder, others[:30] + TEXTS[:10] + others[30:])
+    folder = tmp_path / _only_folder(tmp_path)
+    _flip(folder, embedder.dim, 3)  # damage in someone else's record: never looked at
+    cache = VectorCache(tmp_path)
+    counting = CountingEmbedder()
+    out = cache.vectors(counting, TEXTS[:10])
+    assert counting.calls == [] and np.array_equal(out, embedder.embed(TEXTS[:10]))
+    shelf = cache._shelf(embedder.id, embedder.dim)
+    assert set(shelf.checked) == {text_key(t) for t in TEXTS[:10]}
+    assert len(shelf.index) == 70  # every key is known
+    # Asked later, texts met before (indexed, not kept) are read back by row, one run at a time.
+    assert np.array_equal(cache.vectors(counting, others[40:50]), embedder.embed(others[40:50]))
+    assert counting.calls == []
+    # The damaged record is refused when it is finally asked for, and embedded again.
+    assert np.array_equal(cache.vectors(counting, [others[3]]), embedder.embed([others[3]]))
+    assert counting.calls == [[others[3]]]
+
+
+def test_the_newest_record_of_a_text_wins(tmp_path):
+    """A damaged record's text is embedded again and appended: the next process uses the new one."""
+    embedder = HashEmbedder()
+    VectorCache(tmp_path).vectors(embedder, TEXTS[:10])
+    folder = tmp_path / _only_folder(tmp_path)
+    _flip(folder, embedder.dim, 4)
+    first = CountingEmbedder()
+    assert np.array_equal(VectorCache(tmp_path).vectors(first, TEXTS[:10]), embedder.embed(TEXTS[:10]))
+    assert first.calls == [[TEXTS[4]]] and _rows(folder, embedder.dim) == 11
+    second = CountingEmbedder()
+    assert np.array_equal(VectorCache(tmp_path).vectors(second, TEXTS[:10]), embedder.embed(TEXTS[:10]))
+    assert second.calls == []
+    # Asked only after the whole file was indexed for other texts, it is read back by row: the new one.
+    third, cache = CountingEmbedder(), VectorCache(tmp_path)
+    cache.vectors(third, TEXTS[:2])
+    assert np.array_equal(cache.vectors(third, [TEXTS[4]]), embedder.embed([TEXTS[4]]))
+    assert third.calls == []
+
+
+def test_a_text_stored_several_times_is_read_once(tmp_path, monkeypatch):
+    """Two processes that embed the same text at once both append it: duplicates are harmless."""
+    monkeypatch.setattr(cache_module, "SCAN_RECORDS", 4)
+    embedder = HashEmbedder()
+    for _ in range(3):  # three "processes", each missing the same texts
+        cache = VectorCache(tmp_path)
+        cache._shelf(embedder.id, embedder.dim).append([text_key(t) for t in TEXTS[:5]], embedder.embed(TEXTS[:5]))
+    folder = tmp_path / _only_folder(tmp_path)
+    assert _rows(folder, embedder.dim) == 15
+    counting = CountingEmbedder()
+    out = VectorCache(tmp_path).vectors(counting, [TEXTS[2]])  # 3 records for 1 wanted key
+    assert counting.calls == [] and np.array_equal(out, embedder.embed([TEXTS[2]]))
+    assert np.array_equal(VectorCache(tmp_path).vectors(counting, TEXTS[:5]), embedder.embed(TEXTS[:5]))
+    assert counting.calls == []

@@ -21,11 +21,13 @@ bit (a cosine of 6e36) or a torn write can never decide a supersession; such a
 record is skipped and its text embedded again.
 
 Readers take no lock: they read whole records below the size they saw (a
-torn tail is ignored) with one ``np.frombuffer`` and build one dict — 5,000
-rows load in about 10 ms. If the file's inode changes (rewritten by another
-process) they start over. Writers hold an exclusive ``fcntl.flock`` on a
-sibling ``lock`` file, cut a torn tail back to the last whole record, append,
-and fsync.
+torn tail is ignored) through a window they reuse, index every key (its newest
+record wins), and keep (and check, then) only the records they ask for. The
+file is shared by every repository under one NEO_HOME: a process pays for
+reading the other repositories' keys, not for keeping and checking their
+vectors. If the file's inode changes (rewritten by another process) they start
+over. Writers hold an exclusive ``fcntl.flock`` on a sibling ``lock`` file, cut
+a torn tail back to the last whole record, append, and fsync.
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ import os
 import re
 import struct
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Collection, Iterable, Sequence
 
 from neo_git.fileio import locked
 from neo_git.identity import vector_cache_dir
@@ -54,6 +56,7 @@ LOCK_FILE = "lock"
 # A cache that only grows (every distinct query is a row) is cut back to its
 # newest half when it passes this many rows.
 MAX_ROWS = 50_000
+SCAN_RECORDS = 2048  # records per read while indexing the file (~4 MB at 512 floats)
 
 
 def text_key(text: str) -> bytes:
@@ -146,7 +149,12 @@ def _header_dim(header: bytes) -> int | None:
 
 
 class _Shelf:
-    """The rows of one embedder that this process has read, plus where its file is."""
+    """One embedder's file as this process knows it: where each key's newest record is (from
+    the keys alone), and the vectors it has fetched and checked so far.
+
+    The file is shared by every repository under this NEO_HOME (up to MAX_ROWS records, ~100
+    MB at 512 floats): a process reads the keys of all of them, through a window it reuses,
+    but keeps and checks only the records it asks for."""
 
     def __init__(self, folder: Path, embedder_id: str, dim: int) -> None:
         self.folder = folder
@@ -157,30 +165,35 @@ class _Shelf:
         self.reset()
 
     def reset(self) -> None:
-        self.index: dict[bytes, int] = {}
-        # Vectors read, in file order, in a buffer that doubles when full: appending a
-        # few rows costs O(rows added), not a copy of everything read so far.
-        self._buffer: "np.ndarray | None" = None
-        self.rows = 0
+        self.index: dict[bytes, int] = {}      # key -> row of its newest record (not yet checked)
+        self.rows = 0                           # whole records indexed, in file order
         self.inode: int | None = None
-
-    def matrix(self) -> "np.ndarray":
-        """All rows read so far as one (rows, dim) array."""
-        import numpy as np
-
-        if self._buffer is None:
-            return np.zeros((0, self.dim), np.float32)
-        return self._buffer[:self.rows]
+        # Vectors fetched and checked, in blocks (each a view of a private copy of its records).
+        self.checked: dict[bytes, tuple[int, int]] = {}  # key -> (block, row in block)
+        self._blocks: list["np.ndarray"] = []
+        self._bad: set[int] = set()             # rows that failed their check: never fetched again
 
     def _dtype(self):
         import numpy as np
 
         return np.dtype([("key", f"V{KEY_BYTES}"), ("vec", "<f4", (self.dim,)), ("sum", f"V{SUM_BYTES}")])
 
-    def refresh(self) -> None:
-        """Read the records appended since we last looked (by us or by other processes)."""
-        import numpy as np
+    def fetch(self, keys: Iterable[bytes]) -> None:
+        """Make every key of *keys* that has a sound record `checked`: records appended since
+        the last look are indexed (keeping the wanted ones on the way), older ones are read
+        one run of adjacent rows at a time."""
+        wanted = {key for key in keys if key not in self.checked}
+        if not wanted:
+            return
+        self.refresh(wanted)
+        index, bad, checked = self.index, self._bad, self.checked
+        rows = sorted({index[key] for key in wanted if key not in checked and key in index and index[key] not in bad})
+        if rows:
+            self._read_rows(rows)
 
+    def refresh(self, wanted: Collection[bytes] = ()) -> None:
+        """Index the records appended since we last looked (by us or by other processes),
+        keeping the *wanted* ones met on the way."""
         try:
             with open(self.path, "rb") as fh:
                 stat = os.fstat(fh.fileno())
@@ -190,36 +203,106 @@ class _Shelf:
                         return  # not ours (yet): the next append rewrites it
                     self.inode = stat.st_ino
                 total = (stat.st_size - HEADER_BYTES) // self.record
-                if total <= self.rows:
-                    return
-                fh.seek(HEADER_BYTES + self.rows * self.record)
-                data = fh.read((total - self.rows) * self.record)
+                if total > self.rows:
+                    fh.seek(HEADER_BYTES + self.rows * self.record)
+                    self._scan(fh, total, wanted)
         except OSError:  # missing, or a folder / unreadable file in the way: nothing cached
             if self.rows:
                 self.reset()
-            return
-        new = len(data) // self.record
-        if not new:
-            return
-        base, size, index = self.rows, self.record, self.index
-        words = np.frombuffer(data, dtype="<u4", count=new * size // 4).reshape(new, size // 4)
-        vectors = record_vectors(words)  # rows of the bytes just read, in place (read-only)
-        # A record that fails its checksum or its sanity check keeps its row (positions
-        # follow the file) but is never found: its text is embedded and appended again.
-        for i in np.flatnonzero(trusted_words(words)).tolist():
-            index.setdefault(data[i * size:i * size + KEY_BYTES], base + i)
-        needed = self.rows + new
-        if self._buffer is None:
-            # The first read keeps the strided view over the file's bytes: a cold recall at
-            # 5,000 facts then copies 10 MB once (picking its rows), not twice.
-            self._buffer = vectors
-        elif needed > len(self._buffer):
-            grown = np.empty((max(needed, 2 * self.rows, 64), self.dim), dtype=np.float32)
-            grown[:self.rows] = self.matrix()
-            self._buffer = grown
-        if self._buffer is not vectors:
-            self._buffer[self.rows:needed] = vectors
-        self.rows = needed
+
+    def _scan(self, fh, total: int, wanted: Collection[bytes]) -> None:
+        """Read records up to *total* into a window at the end of one array; the wanted ones
+        move to its front (they are usually all of a window: then nothing moves), the rest
+        are overwritten by the next read."""
+        import numpy as np
+
+        width = self.record // 4
+        window = min(SCAN_RECORDS, total - self.rows)
+        records = np.empty((min(len(wanted), total - self.rows) + window, width), dtype="<u4")
+        kept, kept_keys, kept_rows, index = 0, [], [], self.index
+        while self.rows < total:
+            if len(records) - kept < window:  # more wanted records than keys asked (duplicates)
+                records = np.concatenate([records, np.empty((window, width), dtype="<u4")])
+            part = records[kept:kept + min(window, total - self.rows)]
+            count = fh.readinto(memoryview(part).cast("B")) // self.record  # short only if cut meanwhile
+            if not count:
+                break
+            base, part = self.rows, part[:count]
+            packed = part[:, :KEY_BYTES // 4].tobytes()
+            keys = [packed[i:i + KEY_BYTES] for i in range(0, len(packed), KEY_BYTES)]
+            index.update(zip(keys, range(base, base + count)))  # a key's newest record wins
+            picked = [i for i, key in enumerate(keys) if key in wanted] if wanted else []
+            if len(picked) < count:
+                part[:len(picked)] = part[picked]
+            kept_keys += [keys[i] for i in picked]
+            kept_rows += [base + i for i in picked]
+            kept += len(picked)
+            self.rows = base + count
+        if kept:
+            self._keep(records[:kept] if kept * 2 > len(records) else records[:kept].copy(), kept_keys, kept_rows)
+
+    def _read_rows(self, rows: list[int]) -> None:
+        """Fetch and check the records at *rows* (sorted), one read per run of adjacent rows."""
+        import numpy as np
+
+        size, start = self.record, 0
+        try:
+            with open(self.path, "rb") as fh:
+                if os.fstat(fh.fileno()).st_ino != self.inode:
+                    return  # rewritten meanwhile: the next refresh starts over
+                while start < len(rows):
+                    end = start + 1
+                    while end < len(rows) and rows[end] == rows[end - 1] + 1:
+                        end += 1
+                    data = os.pread(fh.fileno(), (end - start) * size, HEADER_BYTES + rows[start] * size)
+                    count = len(data) // size
+                    words = np.frombuffer(data, dtype="<u4", count=count * size // 4).reshape(count, size // 4)
+                    keys = [data[i * size:i * size + KEY_BYTES] for i in range(count)]
+                    self._keep(words.copy(), keys, rows[start:start + count])
+                    start = end
+        except OSError:
+            return  # unreadable now: those texts are embedded again
+
+    def _keep(self, words: "np.ndarray", keys: list[bytes], rows: list[int]) -> None:
+        """Check records (a private copy, as (n, record words)) and keep the sound ones."""
+        sound = trusted_words(words).tolist()
+        block = len(self._blocks)
+        self._blocks.append(record_vectors(words))
+        checked = self.checked
+        for i, (key, ok) in enumerate(zip(keys, sound)):
+            if ok:
+                checked[key] = (block, i)
+        self._bad.update(row for row, ok in zip(rows, sound) if not ok)
+
+    def remember(self, keys: list[bytes], vectors: "np.ndarray") -> None:
+        """Keep vectors this process embedded itself (just appended: no need to read them back)."""
+        block = len(self._blocks)
+        self._blocks.append(vectors)
+        for i, key in enumerate(keys):
+            self.checked[key] = (block, i)
+
+    def gather(self, keys: Sequence[bytes]) -> tuple["np.ndarray", list[int]]:
+        """(len(keys), dim) float32 holding the checked vector of each key (a new array the
+        caller may change), and the positions of the keys that have none (zero rows)."""
+        import numpy as np
+
+        found = [self.checked.get(key) for key in keys]
+        if found and None not in found and len({block for block, _ in found}) == 1:
+            # The usual cold call: every key met in one pass. One gather, no zero-filled array.
+            return self._blocks[found[0][0]][[row for _, row in found]], []
+        out = np.zeros((len(keys), self.dim), dtype=np.float32)
+        by_block: dict[int, tuple[list[int], list[int]]] = {}
+        missing: list[int] = []
+        for i, where in enumerate(found):
+            if where is None:
+                missing.append(i)
+            else:
+                positions, rows = by_block.setdefault(where[0], ([], []))
+                positions.append(i)
+                rows.append(where[1])
+        for block, (positions, rows) in by_block.items():
+            out[positions] = self._blocks[block][rows]
+        return out, missing
 
     def append(self, keys: list[bytes], vectors: "np.ndarray") -> None:
         """Append records under the lock, repairing a torn tail (or a foreign file) first."""
@@ -255,6 +338,7 @@ class _Shelf:
             finally:
                 os.close(fd)
                 self.refresh()
+                self.remember(keys, np.array(vectors, dtype=np.float32))
 
     def _rewrite(self, body: bytes) -> None:
         """Replace the whole file (caller holds the lock); readers notice the new inode."""
@@ -314,9 +398,7 @@ class VectorCache:
     def _shelf(self, embedder_id: str, dim: int) -> _Shelf:
         shelf = self._shelves.get((embedder_id, dim))
         if shelf is None:
-            shelf = _Shelf(self.folder(embedder_id), embedder_id, dim)
-            shelf.refresh()
-            self._shelves[(embedder_id, dim)] = shelf  # only once read whole
+            shelf = self._shelves[(embedder_id, dim)] = _Shelf(self.folder(embedder_id), embedder_id, dim)
         return shelf
 
     def vectors(self, embedder: "Embedder", texts: Sequence[str]) -> "np.ndarray":
@@ -327,27 +409,19 @@ class VectorCache:
             raise TypeError("vectors() takes a sequence of texts, not one string")
         shelf = self._shelf(embedder.id, embedder.dim)
         keys = [text_key(t) for t in texts]
-        if any(k not in shelf.index for k in keys):
-            shelf.refresh()  # another process may have embedded them meanwhile
-        # Read the cached rows before appending: an append may cut the file back (MAX_ROWS).
-        rows = [shelf.index.get(key, -1) for key in keys]
-        if shelf.rows and rows:
-            out = shelf.matrix()[rows]  # fancy indexing copies: callers may modify the result
-        else:
-            out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+        shelf.fetch(keys)  # what other processes appended meanwhile included
+        out, missing = shelf.gather(keys)
         unique: dict[bytes, str] = {}
-        for key, text, row in zip(keys, texts, rows):
-            if row < 0:
-                unique.setdefault(key, text)
+        for i in missing:
+            unique.setdefault(keys[i], texts[i])
         if unique:
             embedded = np.asarray(embedder.embed(list(unique.values())), dtype=np.float32)
             if embedded.shape != (len(unique), embedder.dim):
                 raise ValueError(
                     f"embedder {embedder.id} returned shape {embedded.shape}, expected {(len(unique), embedder.dim)}")
             position = {key: i for i, key in enumerate(unique)}
-            for i, row in enumerate(rows):
-                if row < 0:
-                    out[i] = embedded[position[keys[i]]]
+            for i in missing:
+                out[i] = embedded[position[keys[i]]]
             try:
                 shelf.append(list(unique), embedded)
             except OSError:
@@ -368,13 +442,13 @@ class VectorCache:
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
         shelf = self._shelf(embedder_id, vectors.shape[1])
-        shelf.refresh()
+        all_keys = [text_key(text) for text in texts]
+        shelf.fetch(all_keys)
         keys: list[bytes] = []
         rows: list[int] = []
         seen: set[bytes] = set()
-        for i, text in enumerate(texts):
-            key = text_key(text)
-            if key not in shelf.index and key not in seen:
+        for i, key in enumerate(all_keys):
+            if key not in shelf.checked and key not in seen:
                 seen.add(key)
                 keys.append(key)
                 rows.append(i)
