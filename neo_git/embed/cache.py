@@ -204,7 +204,6 @@ class _Shelf:
                     self.inode = stat.st_ino
                 total = (stat.st_size - HEADER_BYTES) // self.record
                 if total > self.rows:
-                    fh.seek(HEADER_BYTES + self.rows * self.record)
                     self._scan(fh, total, wanted)
         except OSError:  # missing, or a folder / unreadable file in the way: nothing cached
             if self.rows:
@@ -224,6 +223,7 @@ class _Shelf:
             if len(records) - kept < window:  # more wanted records than keys asked (duplicates)
                 records = np.concatenate([records, np.empty((window, width), dtype="<u4")])
             part = records[kept:kept + min(window, total - self.rows)]
+            fh.seek(HEADER_BYTES + self.rows * self.record)  # whole records only, even after a short read
             count = fh.readinto(memoryview(part).cast("B")) // self.record  # short only if cut meanwhile
             if not count:
                 break
