@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from enum import Enum
@@ -57,6 +56,8 @@ def now_iso() -> str:
 
 def new_fact_id() -> str:
     """16 random hex digits."""
+    import secrets  # with `random` and `base64` behind it: only a write needs them
+
     return secrets.token_hex(8)
 
 
