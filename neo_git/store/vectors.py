@@ -86,8 +86,23 @@ class FactVectors:
         if not facts:
             return self._fetch([])
         known = self._rows
-        if not known:  # the first call of a process (a cold recall): every row is fetched
-            return self._fetch_all(facts)
+        if known:
+            rows, missing = self._known_rows(facts)
+        else:  # the first call of a process (a cold recall): every row is fetched
+            rows, missing = [-1] * len(facts), list(range(len(facts)))
+        if missing:
+            fetched = self._fetch([facts[i].text for i in missing])
+            first = self._buffer.append(fetched, adopt=True)  # fetched is ours alone
+            for j, i in enumerate(missing):
+                known[facts[i].id] = (facts[i], first + j)
+                rows[i] = first + j
+            if len(missing) == len(facts):  # rows first..first+n-1: rows never move, so a view is stable
+                return self._buffer.buffer[first:first + len(facts)]
+        return self._buffer.buffer[rows]
+
+    def _known_rows(self, facts: Sequence[Fact]) -> tuple[list[int], list[int]]:
+        """(row of each fact, -1 where unknown or its text changed; positions of those)."""
+        known = self._rows
         rows: list[int] = []
         missing: list[int] = []
         for i, fact in enumerate(facts):
@@ -100,21 +115,7 @@ class FactVectors:
             else:
                 rows.append(-1)
                 missing.append(i)
-        if missing:
-            fetched = self._fetch([facts[i].text for i in missing])
-            first = self._buffer.append(fetched, adopt=True)  # fetched is ours alone
-            for j, i in enumerate(missing):
-                known[facts[i].id] = (facts[i], first + j)
-                rows[i] = first + j
-            if len(missing) == len(facts):  # rows first..first+n-1: rows never move, so a view is stable
-                return self._buffer.buffer[first:first + len(facts)]
-        return self._buffer.buffer[rows]
-
-    def _fetch_all(self, facts: Sequence[Fact]) -> "np.ndarray":
-        fetched = self._fetch([fact.text for fact in facts])
-        first = self._buffer.append(fetched, adopt=True)  # fetched is ours alone
-        self._rows.update((fact.id, (fact, first + i)) for i, fact in enumerate(facts))
-        return self._buffer.buffer[first:first + len(facts)]  # rows never move: a stable view
+        return rows, missing
 
     def group_scores(self, group: "PeerGroup", query: "np.ndarray") -> "np.ndarray":
         """Cosines of *query* with every row of *group* (dead rows included; the policy masks them).
