@@ -286,6 +286,6 @@ def write_parse_cache(path: Path, ref: str, subtrees: dict[str, Subtree]) -> Non
         if key is None:
             return  # no key, no cache: an unsealed one would never be read
         atomic_write(path, _SEAL + _seal(body, key) + b"\n" + body)
-        path.with_name(path.name.split(".", 1)[0] + ".json").unlink(missing_ok=True)  # earlier versions' JSON
+        path.with_name(cache_file(Path(), "facts", ref, ".json").name).unlink(missing_ok=True)  # earlier versions' JSON
     except (OSError, ValueError, NeoError):  # ValueError: a value marshal cannot write
         pass
