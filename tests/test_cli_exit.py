@@ -71,3 +71,42 @@ def test_a_thread_still_working_is_waited_for(tmp_path):
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60, env=_buffered())
     assert result.returncode == 3 and result.stdout == b"bye\n"
     assert done.read_text() == "finished"
+
+
+def test_the_entry_point_runs_blas_single_threaded_unless_told_otherwise(tmp_path):
+    """`run()` sets up a command's process: one OpenBLAS thread (a user's setting wins) and a
+    cyclic GC that collects every 100,000 allocations, not every 700."""
+    script = textwrap.dedent("""
+        import gc, os, sys
+        import neo_git.cli as cli
+
+        def report():
+            print(os.environ.get("OPENBLAS_NUM_THREADS"), gc.get_threshold()[0])
+            return 0
+
+        cli.main = report
+        cli.run()
+    """)
+    env = _buffered()
+    env.pop("OPENBLAS_NUM_THREADS", None)
+    plain = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60, env=env)
+    assert plain.returncode == 0 and plain.stdout.split() == [b"1", b"100000"]
+    chosen = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60,
+                            env={**env, "OPENBLAS_NUM_THREADS": "4"})
+    assert chosen.stdout.split()[0] == b"4"
+
+
+def test_a_recall_never_loads_the_write_policy(repo_with_commit):
+    FactStore.open(repo_with_commit, embedder="hash").add_many(
+        [{"subject": f"Decision {i} about the cache layer", "kind": "decision"} for i in range(20)])
+    script = textwrap.dedent(f"""
+        import sys
+        from neo_git.store import FactStore
+
+        FactStore.open({str(repo_with_commit)!r}, embedder="hash").recall("cache layer")
+        print(sorted(m for m in sys.modules if m in ("neo_git.store.policy", "neo_git.store.supersession",
+                                                     "neo_git.store.review", "neo_git.store.index")))
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60, env=_buffered())
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == b"[]"
