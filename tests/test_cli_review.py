@@ -68,7 +68,7 @@ def test_review_errors_are_clear(repo, capsys):
     new = run_json(capsys, "add", "-k", "decision", "--json", "Lonely", "Nothing else is like it.")
     err = run(capsys, "review", "accept", code=1).err
     assert "needs the id" in err and "hint:" in err
-    assert "proposes no supersession" in run(capsys, "review", "accept", new["id"], code=1).err
+    assert f"nothing to review about {new['id']}" in run(capsys, "review", "accept", new["id"], code=1).err
     assert run(capsys, "review", "maybe", code=2)
 
 

@@ -3,26 +3,10 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import sys
 from typing import Any, Iterable
 
-
-# C0 controls but tab, DEL, C1 controls (0x9b is a one-byte CSI to some terminals) and the
-# bidirectional overrides that reorder what is shown ("Trojan Source").
-_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_NAMED = {"\n": "\\n", "\r": "\\r"}
-
-
-def visible(text: Any) -> str:
-    """*text* safe to print on a terminal: control characters (ANSI/OSC escapes, CR, newlines,
-    bidi overrides) from a teammate's push are shown as escapes (`\\x1b`, `\\n`), not obeyed.
-    Every human-readable line that carries stored text goes through here; JSON output does not."""
-    text = str(text)
-    if not _CONTROL.search(text):
-        return text
-    return _CONTROL.sub(lambda m: _NAMED.get(m.group(0)) or (f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100
-                                                         else f"\\u{ord(m.group(0)):04x}"), text)
+from neo_git.visible import visible  # noqa: F401 - the commands import it from here too
 
 
 def print_json(value: Any) -> None:

@@ -1,20 +1,26 @@
-"""`git neo review [accept|reject ID [CANDIDATE]]` and `git neo invalidate ID --reason …`."""
+"""`git neo review [ACTION ID [ARG]]` (the review queue, `store/review/`) and `git neo invalidate ID --reason …`."""
 from __future__ import annotations
 
 import argparse
+import sys
 
-from neo_git.cli.output import print_json, warn
+from neo_git.cli.output import print_json, visible, warn
 from neo_git.cli.parser import json_flag
 from neo_git.errors import NeoError
 
 
 def register(sub) -> dict[str, str]:
     """Add review and invalidate."""
-    p = sub.add_parser("review", help="possible supersessions: list them, accept or reject one")
-    p.add_argument("action", nargs="?", choices=("accept", "reject"),
-                   help="accept: the newer fact supersedes the candidate; reject: keep both, never ask again")
-    p.add_argument("id", nargs="?", help="the newer fact (a unique prefix of at least 4 hex digits)")
-    p.add_argument("candidate", nargs="?", help="the fact it may supersede (needed when it names several)")
+    # The action names come from the review sources (store/review/), checked when the command
+    # runs: importing them here would load the store (pygit2) for every `git neo -h`.
+    p = sub.add_parser("review", help="what memory asks you to decide: list the open items, or resolve one",
+                       description="Without an action: list the open review items; each names the actions "
+                                   "it offers (accept, reject, …).")
+    p.add_argument("action", nargs="?", help="what to do with the item: accept, reject, … (as `git neo review` lists)")
+    p.add_argument("id", nargs="?", help="the fact the item is about (a unique prefix of at least 4 hex digits)")
+    p.add_argument("arg", nargs="?", metavar="candidate",
+                   help="the action's argument: the fact a possible supersession names, when it names several")
+    p.add_argument("--type", help="only items of this type (possible_supersession, …)")
     json_flag(p)
 
     p = sub.add_parser("invalidate", help="retract a fact that is no longer true, without a successor")
@@ -31,42 +37,52 @@ def _store():
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-    """List open possible supersessions, or accept/reject one."""
+    """List the open review items, or resolve one."""
+    from neo_git.store.review import ACTIONS, SOURCES
+
+    if args.action is not None and args.action not in ACTIONS:
+        print(f"git neo review: error: unknown action '{args.action}' (choose from {', '.join(ACTIONS)})",
+              file=sys.stderr)
+        return 2
+    if args.type is not None and args.type not in SOURCES:
+        print(f"git neo review: error: unknown type '{args.type}' (choose from {', '.join(SOURCES)})",
+              file=sys.stderr)
+        return 2
     store = _store()
     if args.action is None:
-        if args.id:
-            raise NeoError(f"unknown review action '{args.id}'", "use `git neo review accept|reject ID`")
-        pending = store.review()
+        pending = store.review(types=None if args.type is None else (args.type,))
         warn(store.warnings)
         if args.json:
             print_json(pending)
             return 0
         if not pending:
-            print("nothing to review: no open possible supersessions")
+            print("nothing to review: no open items")
             return 0
         for item in pending:
-            print(f"{item['id']} may supersede {item['candidate']} ({item['kind']}, {item['scope']}; {item['why']})")
-            print(f"  new: {_one_line(item['new'])}")
-            print(f"  old: {_one_line(item['old'])}")
-        print(f"({len(pending)} open; `git neo review accept|reject ID [CANDIDATE]`)")
+            headline, details = SOURCES[item["type"]].describe(item)
+            print(visible(headline))
+            for line in details:
+                print(f"  {visible(line)}")
+            print(f"  → git neo review {' | '.join(item['actions'])} {item['id'][:8]}")
+        print(f"({len(pending)} open; `git neo review ACTION ID`, ACTION one of: {', '.join(ACTIONS)})")
         return 0
     if not args.id:
-        raise NeoError(f"`git neo review {args.action}` needs the id of the newer fact",
-                       "`git neo review` lists the open possible supersessions")
-    if args.action == "accept":
-        old = store.accept(args.id, args.candidate)
-        result = {"id": old.superseded_by, "superseded": old.id, "rule": "review"}
-        text = f"{old.superseded_by} supersedes {old.id} (`git neo restore {old.id}` undoes it)"
-    else:
-        fact = store.get(args.id)
-        kept = store.reject(fact.id, args.candidate)
-        result = {"id": fact.id, "distinct_from": kept}
-        text = f"kept {kept} beside {fact.id}: the pair will not be proposed again"
+        raise NeoError(f"`git neo review {args.action}` needs the id of the fact the item is about",
+                       "`git neo review` lists the open items")
+    result = store.resolve_review(args.action, args.id, args.arg, type=args.type)
     if args.json:
         print_json(result)
     else:
-        print(text)
+        print(visible(_resolved(result)))
     return 0
+
+
+def _resolved(result: dict) -> str:
+    if "superseded" in result:
+        return f"{result['id']} supersedes {result['superseded']} (`git neo restore {result['superseded']}` undoes it)"
+    if "distinct_from" in result:
+        return f"kept {result['distinct_from']} beside {result['id']}: the pair will not be proposed again"
+    return result.get("message") or f"resolved the review item about {result['id']}"
 
 
 def cmd_invalidate(args: argparse.Namespace) -> int:
@@ -77,8 +93,3 @@ def cmd_invalidate(args: argparse.Namespace) -> int:
     else:
         print(f"invalidated {fact.id}: {fact.subject} (`git neo restore {fact.id}` undoes it)")
     return 0
-
-
-def _one_line(texts: dict) -> str:
-    body = (texts.get("body") or "").splitlines()
-    return texts["subject"] + (f" — {body[0][:160]}" if body else "")

@@ -3,7 +3,7 @@
 Every add goes through `add_many_detailed`: one commit per scope, the write policy
 (`policy.plan_many`) deciding supersessions inside the scope's transaction, facts of one
 batch never superseding each other. Review accepts or rejects possible supersessions
-(`store/review.py`).
+(`store/review/`).
 """
 from __future__ import annotations
 
@@ -165,49 +165,56 @@ class WritePaths:
             raise NeoError(f"no fact '{fact_id}' in the {scope.value} scope",
                            "facts can point only at facts of their own scope; `git neo list --all` shows ids")
 
-    def review(self: "FactStore", scope: str | FactScope | None = None) -> list[dict]:
-        """Open possible supersessions (both texts, similarity, why), oldest first."""
-        from neo_git.store.review import proposals
+    def review(self: "FactStore", scope: str | FactScope | None = None, types: Any = None) -> list[dict]:
+        """Open review items of every type (or of *types*), scope by scope, oldest first
+        (`store/review/`: possible supersessions, and every source registered there)."""
+        from neo_git.store import review
 
         scopes = SCOPE_ORDER if scope is None else (parse_scope(scope),)
         out: list[dict] = []
         for fact_scope in scopes:
             loaded = self.backends[fact_scope].load()
-            out.extend(proposals({i: f for i, f in loaded.facts.items() if f.scope is fact_scope}))
+            out.extend(review.items({i: f for i, f in loaded.facts.items() if f.scope is fact_scope}, types))
         return out
+
+    def resolve_review(self: "FactStore", action: str, fact_id: str, arg: str | None = None,
+                       type: str | None = None) -> dict:
+        """Take *action* on the open review item about *fact_id* (a unique prefix works); *arg* is
+        the action's argument (a candidate id for possible supersessions). Returns the source's
+        result; NeoError when no open item about the fact offers the action."""
+        from neo_git.store import review
+
+        if type is not None:
+            review.source_for(type)
+        fact = self._find(fact_id)
+        out: list[dict] = []
+
+        def plan(facts: Mapping[str, Fact]) -> Change:
+            if fact.id not in facts:
+                raise FactNotFound(fact.id)
+            scoped = {i: f for i, f in facts.items() if f.scope is fact.scope}
+            item = review.pick(review.items(scoped), fact.id, action, type)
+            result, change = review.SOURCES[item["type"]].plan(scoped, item, action, arg, self.embedder.id)
+            out[:] = [result]
+            return change
+
+        self.backends[fact.scope].transact(plan)
+        return out[0]
 
     def accept(self: "FactStore", fact_id: str, candidate: str | None = None) -> Fact:
         """Accept a possible supersession: *fact_id* supersedes its candidate (the only one, or
         *candidate*); returns the retired fact. `restore` undoes it exactly."""
-        from neo_git.store.review import plan_accept
-
-        fact = self._find(fact_id)
-        out: list[Fact] = []
-
-        def plan(facts: Mapping[str, Fact]) -> Change:
-            if fact.id not in facts:
-                raise FactNotFound(fact.id)
-            old, change = plan_accept(facts, fact.id, candidate, self.embedder.id)
-            out[:] = [old]
-            return change
-
-        self.backends[fact.scope].transact(plan)
-        return out[0]
+        result = self._possible("accept", fact_id, candidate)
+        return self.get(result["superseded"])
 
     def reject(self: "FactStore", fact_id: str, candidate: str | None = None) -> str:
         """Reject a possible supersession: the pair is recorded as distinct and never proposed
         again; returns the candidate's id."""
-        from neo_git.store.review import plan_reject
+        return self._possible("reject", fact_id, candidate)["distinct_from"]
+
+    def _possible(self: "FactStore", action: str, fact_id: str, candidate: str | None) -> dict:
+        from neo_git.store.review.possible import TYPE, pick_link
 
         fact = self._find(fact_id)
-        out: list[str] = []
-
-        def plan(facts: Mapping[str, Fact]) -> Change:
-            if fact.id not in facts:
-                raise FactNotFound(fact.id)
-            kept, change = plan_reject(facts, fact.id, candidate)
-            out[:] = [kept]
-            return change
-
-        self.backends[fact.scope].transact(plan)
-        return out[0]
+        pick_link(fact, candidate)  # the precise error ("proposes no supersession", "say which")
+        return self.resolve_review(action, fact.id, candidate, type=TYPE)

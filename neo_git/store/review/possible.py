@@ -1,4 +1,4 @@
-"""Possible supersessions: listing them, accepting one, rejecting one, and undoing a supersession.
+"""Review items of type `possible_supersession`, and undoing a supersession.
 
 A fact added with `metadata.possibly_supersedes` links retired nothing: the write policy
 was not certain (rule 3's band between the possible and the certain threshold, or a long
@@ -14,12 +14,19 @@ from typing import Mapping
 from neo_git.errors import NeoError
 from neo_git.facts import Fact, now_iso
 from neo_git.store.base import Change
-from neo_git.store.policy import index_of, supersede
-from neo_git.store.supersession import RULE_REVIEW, Decision, blocked
+
+# The write policy (policy, supersession) loads inside the functions that need it: `git neo -h`
+# lists the review actions from this module without paying for it.
+
+TYPE = "possible_supersession"
+ACTIONS = {"accept": "the newer fact supersedes the candidate (`git neo restore` undoes it)",
+           "reject": "keep both; the pair is never proposed again"}
 
 
 def proposals(facts: Mapping[str, Fact]) -> list[dict]:
     """Open possible supersessions, oldest proposal first: both facts valid, pair not rejected."""
+    from neo_git.store.supersession import blocked
+
     out = []
     for new in sorted(facts.values(), key=lambda f: (f.metadata.created_at, f.id)):
         if not new.is_valid:
@@ -28,7 +35,7 @@ def proposals(facts: Mapping[str, Fact]) -> list[dict]:
             old = facts.get(link["id"])
             if old is None or not old.is_valid or blocked(new, old):
                 continue
-            out.append({"id": new.id, "candidate": old.id, "similarity": link.get("similarity"),
+            out.append({"type": TYPE, "id": new.id, "candidate": old.id, "actions": list(ACTIONS), "similarity": link.get("similarity"),
                         "threshold": link.get("threshold"), "scope": new.scope.value, "kind": new.kind.value,
                         "new": {"subject": new.subject, "body": new.body},
                         "old": {"subject": old.subject, "body": old.body},
@@ -65,6 +72,9 @@ def pick_link(new: Fact, candidate: str | None) -> dict:
 def plan_accept(facts: Mapping[str, Fact], new_id: str, candidate: str | None,
                 embedder_id: str) -> tuple[Fact, Change]:
     """Supersede the candidate by *new_id* (rule "review"); returns the retired fact and the change."""
+    from neo_git.store.policy import index_of, supersede
+    from neo_git.store.supersession import RULE_REVIEW, Decision
+
     new = facts[new_id]
     link = pick_link(new, candidate)
     old = facts.get(link["id"])
@@ -117,3 +127,37 @@ def undo_supersession(current: Fact, facts: Mapping[str, Fact]) -> list[Fact]:
         if dependent is not None and dependent.needs_review and current.id in dependent.depends_on:
             changed.append(dependent.evolve(needs_review=False))
     return changed
+
+
+class PossibleSupersessions:
+    """The review source for possible supersessions (`possibly_supersedes` links)."""
+
+    type = TYPE
+    actions = ACTIONS
+
+    def items(self, facts: Mapping[str, Fact]) -> list[dict]:
+        """Open possible supersessions of one scope."""
+        return proposals(facts)
+
+    def plan(self, facts: Mapping[str, Fact], item: dict, action: str, arg: str | None,
+             embedder_id: str) -> tuple[dict, Change]:
+        """accept: supersede the candidate; reject: remember the pair as distinct."""
+        if action == "accept":
+            old, change = plan_accept(facts, item["id"], arg, embedder_id)
+            return {"id": item["id"], "superseded": old.id, "rule": "review"}, change
+        kept, change = plan_reject(facts, item["id"], arg)
+        return {"id": item["id"], "distinct_from": kept}, change
+
+    def describe(self, item: dict) -> tuple[str, list[str]]:
+        """`<new> may supersede <old> (…)`, then both texts."""
+        return (f"{item['id']} may supersede {item['candidate']} ({item['kind']}, {item['scope']}; {item['why']})",
+                [f"new: {one_line(item['new'])}", f"old: {one_line(item['old'])}"])
+
+
+def one_line(texts: Mapping) -> str:
+    """Subject — first line of the body (at most 160 characters of it)."""
+    body = (texts.get("body") or "").splitlines()
+    return texts["subject"] + (f" — {body[0][:160]}" if body else "")
+
+
+SOURCE = PossibleSupersessions()
