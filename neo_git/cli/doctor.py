@@ -24,7 +24,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     repo = open_repository()
     findings = examine(repo)
-    fixed = repair(findings) if args.fix else []
+    fixed = repair(findings, repo) if args.fix else []
     remaining = [f for f in findings if f not in fixed]
     if args.json:
         print_json({"problems": [f.to_dict() for f in remaining], "fixed": [f.to_dict() for f in fixed]})
