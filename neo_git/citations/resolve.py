@@ -201,8 +201,8 @@ def _pick_symbol(wanted: str, names: Iterable[str], path: str) -> str:
         raise NeoError(f"{wanted} is ambiguous in {path}: {', '.join(sorted(tails)[:5])}",
                        f"cite one of them, e.g. --cite {path}:{sorted(tails)[0]}")
     close = difflib.get_close_matches(wanted, names, n=3, cutoff=0.6)
-    close += [n for n in difflib.get_close_matches(wanted, [n.rsplit(".", 1)[-1] for n in names], n=3, cutoff=0.6)
-              if n not in close]
+    tails = difflib.get_close_matches(wanted.rsplit(".", 1)[-1], [n.rsplit(".", 1)[-1] for n in names], n=3, cutoff=0.6)
+    close += [n for n in sorted(names) if n.rsplit(".", 1)[-1] in tails and n not in close]
     hint = (f"did you mean {', '.join(close[:3])}?" if close else
             f"{path} defines: {', '.join(sorted(names)[:8])}" if names else f"{path} defines no functions or classes")
     raise NeoError(f"no function, method or class {wanted} in {path}", hint)

@@ -32,7 +32,15 @@ def fact_line(fact) -> str:
     state = "" if fact.is_valid else f" [superseded by {fact.superseded_by[:8]}]" if fact.superseded_by \
         else " [invalid]"
     review = " [needs review]" if fact.needs_review else ""
-    return f"{fact.id}  {fact.kind.value:<13} {fact.scope.value:<8} {visible(fact.subject)}{state}{review}"
+    return f"{fact.id}  {fact.kind.value:<13} {fact.scope.value:<8} {visible(fact.subject)}{state}{review}{stale_mark(fact)}"
+
+
+def stale_mark(fact) -> str:
+    """` [stale: cited code changed since <date>]` for a stale fact, else ''."""
+    from neo_git.citations.states import stale_note
+
+    note = stale_note(fact)
+    return f" [stale: {note}]" if note else ""
 
 
 def fact_block(fact) -> str:
@@ -42,16 +50,22 @@ def fact_block(fact) -> str:
         f"fact {fact.id}",
         f"Kind:       {fact.kind.value}",
         f"Scope:      {fact.scope.value}",
-        f"State:      {'valid' if fact.is_valid else 'not valid'}" + (" (needs review)" if fact.needs_review else ""),
+        f"State:      {'valid' if fact.is_valid else 'not valid'}" + (" (needs review)" if fact.needs_review else "")
+        + stale_mark(fact),
         f"Author:     {visible(meta.author)}",
         f"Created:    {visible(meta.created_at)}",
         f"Confidence: {meta.confidence:.2f}   successes: {meta.success_count}   accessed: {meta.access_count}",
     ]
     for label, value in (("Supersedes", fact.supersedes), ("Superseded by", fact.superseded_by),
                          ("Depends on", ", ".join(fact.depends_on)), ("Tags", ", ".join(fact.tags)),
-                         ("Source file", meta.source_file)):
+                         ("Source file", meta.source_file), ("Paths", ", ".join(meta.paths))):
         if value:
             lines.append(f"{label + ':':<12}{visible(value)}")
+    for citation in meta.citations:
+        from neo_git.citations.states import label as cite_label
+
+        since = f" since {citation['since'][:12]}" if citation.get("since") else ""
+        lines.append(f"{'Cites:':<12}{visible(cite_label(citation))} ({citation.get('state', 'verified')}{since})")
     lines += ["", f"    {visible(fact.subject)}"]
     if fact.body:
         lines += [""] + [f"    {visible(line)}" for line in fact.body.splitlines()]
