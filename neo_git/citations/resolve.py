@@ -213,3 +213,40 @@ def commit_date(commit: "pygit2.Commit") -> str:
     from datetime import datetime, timezone
 
     return datetime.fromtimestamp(commit.commit_time, timezone.utc).replace(microsecond=0).isoformat()
+
+
+MAX_CITED_SYMBOLS = 3
+MAX_SPAN_LINES = 200
+
+
+def cite_lines(path: str, data: bytes, blob: str, commit: "pygit2.Commit", lines: Iterable[int]) -> list[dict]:
+    """Citations of the code holding *lines* of *path* at *commit*: the innermost function,
+    method or class around them (at most three), else the span from the first to the last line.
+    Used for what an accepted suggestion shipped."""
+    numbers = sorted(set(lines))
+    if not numbers:
+        return []
+    head = str(commit.id)
+    anchor = {"path": path, "blob": blob, "state": VERIFIED, "commit": head, "since": head,
+              "since_date": commit_date(commit)}
+    symbols = code_of(path, data).symbols.values()
+    chosen: list = []
+    for number in numbers:
+        around = [s for s in symbols if s.start <= number <= s.end]
+        if not around:
+            chosen = []
+            break
+        inner = min(around, key=lambda s: (s.end - s.start, s.name))
+        if inner not in chosen:
+            chosen.append(inner)
+    if chosen and len(chosen) <= MAX_CITED_SYMBOLS:
+        return [{**anchor, "cited": f"{path}:{s.name}", "symbol": s.name, "fingerprint": s.fingerprint}
+                for s in chosen]
+    start, end = numbers[0], numbers[-1]
+    if end - start >= MAX_SPAN_LINES:
+        return []
+    fingerprint, size = span_digest(line_tokens(language_of(path), data), start, end)
+    if not size:
+        return []
+    return [{**anchor, "cited": f"{path}:{start}-{end}", "span": [start, end], "size": size,
+             "fingerprint": fingerprint}]

@@ -228,7 +228,8 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
     outcomes = [Outcome(commit=hexid, suggestion_id=s.id, file=c.path, verdict=m["verdict"],
                         health=health.get(s.id, {}).get("verdict"), fact_ids=s.fact_ids,
                         description=s.description, commit_subject=commit.message.splitlines()[0] if commit.message else "",
-                        health_reasons=tuple(health.get(s.id, {}).get("reasons", ())))
+                        health_reasons=tuple(health.get(s.id, {}).get("reasons", ())),
+                        citations=_shipped_code(repo, commit, s, c) if m["verdict"] == ACCEPTED else ())
                 for s, c, m in classified]
     moved = _apply(repo, paths, outcomes, result)
     if result.errors:
@@ -251,6 +252,21 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
     ledger.mark(hexid, key, trigger if rewrite_of is None else f"{trigger}, amended copy of {rewrite_of}")
     result.records = records
     return result
+
+
+def _shipped_code(repo: pygit2.Repository, commit: pygit2.Commit, suggestion: Suggestion,
+                  change: FileChange) -> tuple[dict, ...]:
+    """Citations of the code an accepted suggestion shipped (the function around it, or its
+    lines): the outcome record is then checked against later commits like any cited fact."""
+    try:
+        from neo_git.citations.resolve import cite_lines
+        from neo_git.outcomes.matching import shipped_lines
+
+        lines = shipped_lines(suggestion.code, suggestion.diff, _text(repo, change.old_id), _text(repo, change.new_id))
+        return tuple(cite_lines(change.path, repo[change.new_id].data, change.new_id, commit, lines))
+    except Exception as exc:  # noqa: BLE001 - a citation is evidence, never a reason to fail the outcome
+        log.warning("no citation for the outcome of %s: %s", suggestion.id, exc)
+        return ()
 
 
 def amended_from(repo: pygit2.Repository, hexid: str, ledger: Ledger, depth: int = 100) -> str | None:

@@ -44,11 +44,17 @@ def _label(citation: Mapping) -> str:
     return str(citation.get("path"))
 
 
+def _is_outcome_record(fact: Fact) -> bool:
+    """An outcome record (what shipped in a commit) stays true when the code moves on: recall
+    marks it stale, nobody is asked to review it."""
+    return fact.kind.value == "review" and "outcome" in fact.tags
+
+
 def stale_items(facts: Mapping[str, Fact]) -> list[dict]:
     """Valid facts whose citations are all changed or gone, oldest first."""
     out = []
     for fact in sorted(facts.values(), key=lambda f: (f.metadata.created_at, f.id)):
-        if not fact.is_valid or not _broken(fact):
+        if not fact.is_valid or not _broken(fact) or _is_outcome_record(fact):
             continue
         citations = [{"citation": _label(c), "state": c.get("state"), "since": c.get("since"),
                       "date": c.get("since_date")} for c in fact.metadata.citations]
