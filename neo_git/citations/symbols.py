@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from neo_git.citations.fingerprint import digest, leaf_tokens, text_tokens, tree_tokens
+from neo_git.citations.fingerprint import (
+    _without_trailing_commas, digest, leaf_tokens, marked_tokens, symbol_digest, text_tokens,
+)
 
 
 class Symbol(NamedTuple):
@@ -76,6 +78,8 @@ def read_code(language: str | None, source: bytes) -> FileCode:
         return FileCode(plain_fingerprint(source), {})
     root, definitions, ignore = _parse(language, source)
     frozen = frozenset(ignore)
+    marks = frozenset(d.node.id for d in definitions) | frozenset(d.name_id for d in definitions)
+    stream, spans = marked_tokens(root, frozen, marks)
     stack: list[_Definition] = []
     grouped: dict[str, list[_Definition]] = {}
     for definition in definitions:
@@ -89,10 +93,11 @@ def read_code(language: str | None, source: bytes) -> FileCode:
     for name, parts in grouped.items():
         tokens: list[bytes] = []
         for part in parts:
-            tokens += tree_tokens(part.node, frozen, frozenset((part.name_id,)))
+            if part.node.id in spans:
+                tokens += symbol_digest(stream, spans[part.node.id], spans.get(part.name_id))
         symbols[name] = Symbol(name, parts[0].node.start_point[0] + 1, max(p.node.end_point[0] + 1 for p in parts),
                                digest(tokens))
-    return FileCode(digest(tree_tokens(root, frozen)), symbols)
+    return FileCode(digest(_without_trailing_commas(stream)), symbols)
 
 
 def plain_fingerprint(source: bytes) -> str:
