@@ -44,43 +44,11 @@ def _leaf_text(node: "tree_sitter.Node") -> bytes:
     return _SPACE.sub(b" ", text.strip()) if _SPACE.search(text) else text
 
 
-def tree_tokens(node: "tree_sitter.Node", ignore: frozenset[int] | set[int],
-                names: frozenset[int] | set[int] = frozenset()) -> list[bytes]:
-    """The structural token stream of *node*'s subtree (ids in *ignore* skipped, ids in *names*
-    written as a placeholder)."""
-    out: list[bytes] = []
-    cursor = node.walk()
-    depth = 0
-    while True:
-        current = cursor.node
-        nid = current.id
-        if nid in names:
-            out.append(NAME)
-        elif nid in ignore:
-            pass
-        elif current.child_count == 0:
-            text = _leaf_text(current)
-            if text:
-                out.append(text)
-        else:
-            out.append(OPEN + current.type.encode())
-            if cursor.goto_first_child():
-                depth += 1
-                continue
-            out.append(CLOSE)
-        while depth > 0 and not cursor.goto_next_sibling():
-            cursor.goto_parent()
-            depth -= 1
-            out.append(CLOSE)
-        if depth == 0:
-            return _without_trailing_commas(out)
-
-
 def marked_tokens(node: "tree_sitter.Node", ignore: frozenset[int] | set[int], marks: frozenset[int] | set[int]
                   ) -> tuple[list[bytes], dict[int, tuple[int, int]]]:
-    """`tree_tokens` of *node* (no name placeholders, no trailing-comma pass) in one walk, and for
-    each node id in *marks* the [start, end) slice of the stream its subtree wrote: a file's
-    symbols are slices of the file's own stream, so a file is walked once."""
+    """The structural token stream of *node*'s subtree (ids in *ignore* skipped; trailing commas
+    not yet dropped) and, for each node id in *marks*, the [start, end) slice of the stream its
+    subtree wrote: a file's symbols are slices of the file's own stream, walked once."""
     out: list[bytes] = []
     spans: dict[int, tuple[int, int]] = {}
     starts: dict[int, int] = {}
@@ -120,11 +88,12 @@ def symbol_digest(tokens: list[bytes], span: tuple[int, int], name: tuple[int, i
     """The tokens of one symbol, cut from the file's stream, its name slice as the placeholder."""
     start, end = span
     if name is None or not start <= name[0] <= name[1] <= end:
-        return _without_trailing_commas(tokens[start:end])
-    return _without_trailing_commas([*tokens[start:name[0]], NAME, *tokens[name[1]:end]])
+        return without_trailing_commas(tokens[start:end])
+    return without_trailing_commas([*tokens[start:name[0]], NAME, *tokens[name[1]:end]])
 
 
-def _without_trailing_commas(tokens: list[bytes]) -> list[bytes]:
+def without_trailing_commas(tokens: list[bytes]) -> list[bytes]:
+    """*tokens* without a comma just before a closing bracket (formatters add and remove them)."""
     drop = [i for i in range(len(tokens) - 1) if tokens[i] == b"," and tokens[i + 1] in _CLOSERS]
     for i in reversed(drop):
         del tokens[i]

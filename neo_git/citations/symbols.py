@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from neo_git.citations.fingerprint import (
-    _without_trailing_commas, digest, leaf_tokens, marked_tokens, symbol_digest, text_tokens,
+    without_trailing_commas, digest, leaf_tokens, marked_tokens, symbol_digest, text_tokens,
 )
 
 
@@ -97,7 +97,7 @@ def read_code(language: str | None, source: bytes) -> FileCode:
                 tokens += symbol_digest(stream, spans[part.node.id], spans.get(part.name_id))
         symbols[name] = Symbol(name, parts[0].node.start_point[0] + 1, max(p.node.end_point[0] + 1 for p in parts),
                                digest(tokens))
-    return FileCode(digest(_without_trailing_commas(stream)), symbols)
+    return FileCode(digest(without_trailing_commas(stream)), symbols)
 
 
 def plain_fingerprint(source: bytes) -> str:
