@@ -28,6 +28,7 @@ def shared_eval(name: str) -> Path:
             return candidate
     return ROOT.parent / "shared" / "eval" / name
 
+from neo_git.embed import related_threshold  # noqa: E402
 from neo_git.facts import Fact, FactMetadata, new_fact_id  # noqa: E402
 from neo_git.recall import assemble  # noqa: E402
 from neo_git.store.index import FactIndex, IndexedFacts  # noqa: E402
@@ -109,5 +110,6 @@ class MemoryReplay:
         if not facts:
             return []
         self.vectors.prime([f.text for f in facts])
-        cosines = np.stack([self.vectors(f.text) for f in facts]) @ self.vectors(query)
-        return assemble(query, facts, cosines, k=k, max_tokens=10**9).valid_facts
+        matrix = np.stack([self.vectors(f.text) for f in facts])
+        return assemble(query, facts, matrix @ self.vectors(query), k=k, max_tokens=10**9, vectors=matrix,
+                        family_threshold=related_threshold(self.vectors.embedder)).valid_facts

@@ -125,9 +125,10 @@ class Thresholds:
     @classmethod
     def of(cls, embedder) -> "Thresholds":
         """The embedder's `supersede_threshold` (certain) and `possible_threshold` (default: no band)."""
-        certain = float(embedder.supersede_threshold)
-        possible = float(getattr(embedder, "possible_threshold", certain))
-        return cls(certain=certain, possible=min(possible, certain), embedder=getattr(embedder, "id", "?"))
+        from neo_git.embed import related_threshold
+
+        return cls(certain=float(embedder.supersede_threshold), possible=related_threshold(embedder),
+                   embedder=getattr(embedder, "id", "?"))
 
 
 @dataclass(frozen=True)
