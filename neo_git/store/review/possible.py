@@ -35,20 +35,38 @@ def proposals(facts: Mapping[str, Fact]) -> list[dict]:
             old = facts.get(link["id"])
             if old is None or not old.is_valid or blocked(new, old):
                 continue
-            out.append({"type": TYPE, "id": new.id, "candidate": old.id, "actions": list(ACTIONS), "similarity": link.get("similarity"),
-                        "threshold": link.get("threshold"), "scope": new.scope.value, "kind": new.kind.value,
-                        "new": {"subject": new.subject, "body": new.body},
-                        "old": {"subject": old.subject, "body": old.body},
-                        "why": _why(link)})
+            item = {"type": TYPE, "id": new.id, "candidate": old.id, "actions": list(ACTIONS),
+                    "similarity": link.get("similarity"), "threshold": link.get("threshold"),
+                    "evidence": list(link.get("evidence") or ()), "scope": new.scope.value, "kind": new.kind.value,
+                    "new": {"subject": new.subject, "body": new.body},
+                    "old": {"subject": old.subject, "body": old.body},
+                    "why": _why(link)}
+            if link.get("judge"):
+                item["judge"] = dict(link["judge"])
+            out.append(item)
     return out
+
+
+# What each piece of review evidence (store/evidence.py) means, for the item's `why`.
+EVIDENCE_WORDS = {"reference": "the newer text names the older fact",
+                  "change": "it states a change about it",
+                  "same_subject": "same subject, bodies only loosely related"}
 
 
 def _why(link: Mapping) -> str:
     similarity, threshold = link.get("similarity"), link.get("threshold")
-    if similarity is None:
-        return "proposed for review"
-    return (f"similarity {similarity:.3f} ≥ review threshold {threshold or 0:.3f}: too weak, or the texts "
-            "too long, for similarity alone to retire a fact")
+    evidence = [EVIDENCE_WORDS.get(name, name) for name in link.get("evidence") or ()]
+    parts = []
+    if evidence:
+        parts.append("; ".join(evidence))
+    if similarity is not None:
+        parts.append(f"similarity {similarity:.3f} ≥ review threshold {threshold or 0:.3f}"
+                     + ("" if evidence else ": too weak for similarity alone to retire a fact"))
+    judge = link.get("judge")
+    if judge:
+        parts.append(f"judge {judge.get('model') or '?'}: {judge['verdict']}"
+                     + (f" ({judge['reason']})" if judge.get("reason") else ""))
+    return "; ".join(parts) or "proposed for review"
 
 
 def pick_link(new: Fact, candidate: str | None) -> dict:
