@@ -260,7 +260,7 @@ def _possible_links(value: Any) -> tuple[dict, ...]:
             clean["evidence"] = _evidence(evidence)
         judge = link.get("judge")
         if judge:     # a model's verdict on the pair (`git neo review --judge`)
-            clean["judge"] = _judge(judge)
+            clean["judge"] = judge_verdict(judge)
         links[fact_id] = clean
     return tuple(links[i] for i in sorted(links))
 
@@ -280,7 +280,7 @@ def _evidence(value: Any) -> list[str]:
     return list(dict.fromkeys(value))
 
 
-def _judge(value: Any) -> dict:
+def judge_verdict(value: Any) -> dict:
     """A judge's verdict on a possible supersession: {"verdict", "reason", "model", "at"}."""
     if not isinstance(value, Mapping):
         raise InvalidFact("metadata.possibly_supersedes judge must be an object")

@@ -32,6 +32,7 @@ RULE_EXPLICIT = "explicit"
 RULE_SUBJECT = "same_subject"
 RULE_SIMILARITY = "similarity"
 RULE_REVIEW = "review"  # a possible supersession a person accepted
+RULE_JUDGE = "judge"    # a possible supersession the review judge accepted (`neo.reviewJudge auto`)
 
 # Bodies count as "unrelated" only when both have at least this many words and their
 # cosine is below BODY_GUARD. Short bodies are values ("$25,000" → "$40,000", "card-based
