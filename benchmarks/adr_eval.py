@@ -40,7 +40,8 @@ def subject_of(title: str) -> str:
     return _NUMBER.sub("", title).strip() or title.strip()
 
 
-def replay_repo(repo: dict, vectors: VectorMemo, thresholds: Thresholds, show: bool = False) -> dict:
+def replay_repo(repo: dict, vectors: VectorMemo, thresholds: Thresholds, show: bool = False,
+                sources: bool = False) -> dict:
     """Counts for one repository replayed into a fresh store. Ids repeat inside a few repositories
     (two records numbered 0057), so edges are counted once each: the set of (old, new) ids found."""
     store = MemoryReplay(vectors, thresholds, kind="decision")
@@ -49,7 +50,8 @@ def replay_repo(repo: dict, vectors: VectorMemo, thresholds: Thresholds, show: b
     counts = {"added": 0, "fp": 0, "items": 0, "links": 0, "edges": len(truth),
               "certain": set(), "reviewed": set(), "evidence": Counter()}
     for adr in sorted(repo["adrs"], key=lambda a: a["seq"]):
-        result = store.add(subject_of(adr["title"]), adr["text"], None, adr.get("date") or None)
+        result = store.add(subject_of(adr["title"]), adr["text"], None, adr.get("date") or None,
+                           adr.get("path") if sources else None)
         if result.duplicate:
             continue
         counts["added"] += 1
@@ -77,12 +79,12 @@ def replay_repo(repo: dict, vectors: VectorMemo, thresholds: Thresholds, show: b
     return counts
 
 
-def replay_all(repos, vectors, thresholds, show=False) -> dict:
+def replay_all(repos, vectors, thresholds, show=False, sources=False) -> dict:
     """Every repository replayed; totals, with the edges found as (repository, old, new) sets."""
     total = {"added": 0, "fp": 0, "items": 0, "links": 0, "edges": 0, "certain": set(), "reviewed": set(),
              "evidence": Counter(), "rows": []}
     for repo in repos:
-        counts = replay_repo(repo, vectors, thresholds, show)
+        counts = replay_repo(repo, vectors, thresholds, show, sources)
         total["rows"].append((repo["repo"], counts))
         for key in ("added", "fp", "items", "links", "edges"):
             total[key] += counts[key]
@@ -102,15 +104,16 @@ def summary(total) -> dict:
             "found": len(found), "tp": tp, "fp": total["fp"], "added": total["added"], "edges": total["edges"]}
 
 
-def run(embedder_name: str, data: Path, show: bool, sweep: bool) -> int:
+def run(embedder_name: str, data: Path, show: bool, sweep: bool, sources: bool = False) -> int:
     embedder = get_embedder(embedder_name)
     thresholds = Thresholds.of(embedder)
     vectors = VectorMemo(embedder)
     started = time.perf_counter()
     repos = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]
     print(f"embedder {embedder.id}: possible {thresholds.possible:.2f}, certain {thresholds.certain:.2f}; "
-          f"long texts: the {supersession.LONG_CANDIDATES} most similar candidates, with evidence")
-    total = replay_all(repos, vectors, thresholds, show)
+          f"long texts: the {supersession.LONG_CANDIDATES} most similar candidates, with evidence"
+          + ("; records carry their path as source_file" if sources else ""))
+    total = replay_all(repos, vectors, thresholds, show, sources)
     print(f"  {'repository':<42} {'added':>5} {'edges':>5} {'cert':>4} {'FP':>3} {'items':>5} {'links':>5} "
           f"{'found':>5}")
     for name, counts in total["rows"]:
@@ -132,7 +135,7 @@ def run(embedder_name: str, data: Path, show: bool, sweep: bool) -> int:
         kept = supersession.LONG_CANDIDATES
         for value in (1, 2, 3, 5):
             supersession.LONG_CANDIDATES = value
-            m = summary(replay_all(repos, vectors, thresholds))
+            m = summary(replay_all(repos, vectors, thresholds, sources=sources))
             print(f"  {value}: adds with an item {m['items']:5.1f}  items {m['links']:5.1f}  recall with review "
                   f"{m['R_review']:.3f}")
         supersession.LONG_CANDIDATES = kept
@@ -145,11 +148,13 @@ def main(argv=None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--show", action="store_true", help="print every supersession and review item")
     parser.add_argument("--sweep", action="store_true", help="also replay with 1, 2, 3, 5 long candidates")
+    parser.add_argument("--source-files", action="store_true",
+                        help="give each record its path as source_file (as an ingestion would; not the README's replay)")
     args = parser.parse_args(argv)
     if not args.data.is_file():
         print(f"no decision records at {args.data} (use --data)", file=sys.stderr)
         return 1
-    return run(args.embedder, args.data, args.show, args.sweep)
+    return run(args.embedder, args.data, args.show, args.sweep, args.source_files)
 
 
 if __name__ == "__main__":
