@@ -185,7 +185,7 @@ def test_a_long_record_that_names_the_older_one_is_proposed_with_its_evidence(st
                                 "session moves into a signed cookie.", kind="decision")
     assert [(link["id"], link["evidence"]) for link in result.possible] == [(old.id, ["reference", "change"])]
     item, = store.review()
-    assert "names the older fact" in item["why"] and "states a change about it" in item["why"]
+    assert "names the older fact" in item["why"] and "states a change about the older fact" in item["why"]
     assert item["evidence"] == ["reference", "change"]
 
 

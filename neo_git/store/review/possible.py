@@ -49,7 +49,7 @@ def proposals(facts: Mapping[str, Fact]) -> list[dict]:
 
 # What each piece of review evidence (store/evidence.py) means, for the item's `why`.
 EVIDENCE_WORDS = {"reference": "the newer text names the older fact",
-                  "change": "it states a change about it",
+                  "change": "the newer text states a change about the older fact",
                   "same_subject": "same subject, bodies only loosely related"}
 
 
