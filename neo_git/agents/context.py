@@ -74,7 +74,8 @@ def session_start_sections(facts: Sequence[Fact], limit: int = 8,
     highest-valued project facts, for a session start."""
     claims = set(untrusted)
     valid = [f for f in facts if f.is_valid]
-    constraints = [f for f in valid if f.kind is FactKind.CONSTRAINT and f.id not in claims]
+    # a path-scoped constraint applies to its files: given when one is edited (agents/file_context.py)
+    constraints = [f for f in valid if f.kind is FactKind.CONSTRAINT and f.id not in claims and not f.metadata.paths]
     others = sorted((f for f in valid if f.kind is not FactKind.CONSTRAINT
                      and f.kind is not FactKind.REVIEW and f.scope.value == "project"),
                     key=lambda f: (-retention_score(f), f.metadata.created_at, f.id), reverse=False)

@@ -24,6 +24,7 @@ features (layer 6) while the rest of the package sits with health (layer 3).
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
@@ -40,6 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from neo_git.store import FactStore
 
+log = logging.getLogger("neo_git.citations")
 SCOPES = (FactScope.PROJECT, FactScope.SESSION)   # citations name files of this repository
 # (citation, the state found, the commit checked) -> the commit that brought that state, or None
 SinceFinder = Callable[[dict, str, "pygit2.Commit"], "pygit2.Commit | None"]
@@ -80,7 +82,11 @@ class Recheck:
 
     def __post_init__(self) -> None:
         for scope in SCOPES:
-            loaded = self.store.backends[scope].load()
+            try:
+                loaded = self.store.backends[scope].load()
+            except Exception as exc:  # noqa: BLE001 - an unreadable scope (a corrupt session file) is
+                log.warning("citations of %s facts not checked: %s", scope.value, exc)   # skipped, not retried
+                continue
             for fact in loaded.facts.values():
                 if fact.scope is scope and fact.is_valid and fact.metadata.citations:
                     self.facts[fact.id] = fact

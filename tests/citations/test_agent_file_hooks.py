@@ -65,9 +65,12 @@ def test_claude_post_tool_use_injects_what_the_pre_hook_did_not(repo):
 
 def test_a_path_scoped_constraint_is_not_always_apply_for_unrelated_prompts(repo):
     repo, ids = repo
+    code, out, _ = run_hook("session-start", "claude", payload("claude_session_start", repo))
+    start = out["hookSpecificOutput"]["additionalContext"]
+    assert ids["global"] in start and ids["orm"] not in start
     code, out, _ = run_hook("prompt-submit", "claude", payload("claude_user_prompt_submit", repo))
     text = out["hookSpecificOutput"]["additionalContext"] if out else ""
-    assert ids["global"] in text and ids["orm"] not in text.split("Relevant facts")[0]
+    assert ids["orm"] not in text.split("Relevant facts")[0]      # never among the always-apply ones
     store = FactStore.open(repo)
     unrelated = store.recall("how do we fetch vendor data?")
     assert ids["orm"] not in [f.id for f in unrelated.constraints]
