@@ -60,7 +60,8 @@ def install_command(extra: str, python: str | None = None) -> str:
     return shlex.join(argv)
 
 
-def install_hint(extra: str) -> str:
+def install_hint(extra: str, python: str | None = None) -> str:
     """`install it: `<install_command>``, naming the clone when pip did not record one."""
     where, _ = install_source()
-    return f"install it: `{install_command(extra)}`" + ("" if where else " (/path/to/git-neo: your clone of git-neo)")
+    return (f"install it: `{install_command(extra, python)}`"
+            + ("" if where else " (/path/to/git-neo: your clone of git-neo)"))
