@@ -45,11 +45,13 @@ def test_git_neo_help_opens_the_manual_of_an_installed_copy(tmp_path):
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__",
                                                                  "tests", "benchmarks", ".venv*"))
     prefix = tmp_path / "prefix"
+    # --ignore-installed: with --prefix alone pip uninstalls the copy this test runs from.
     proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                           "--no-compile", "--prefix", str(prefix), str(source)],
+                           "--no-compile", "--ignore-installed", "--prefix", str(prefix), str(source)],
                           capture_output=True, text=True, timeout=100, env={**os.environ, "PIP_NO_INDEX": "1"})
     assert proc.returncode == 0, proc.stderr
     assert (prefix / "share" / "man" / "man1" / "git-neo.1").is_file()
+    assert (Path(sys.executable).parent / "git-neo").exists()       # this environment's copy untouched
     env = {**{k: v for k, v in os.environ.items() if k not in ("MANPATH", "MANPAGER", "PAGER")},
            "PATH": f"{prefix / 'bin'}:/usr/bin:/bin", "MANPAGER": "cat", "MANWIDTH": "100"}
     repo = tmp_path / "repo"

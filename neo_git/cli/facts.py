@@ -23,6 +23,8 @@ def register(sub) -> dict[str, str]:
     p.add_argument("--depends-on", action="append", default=[], metavar="ID")
     p.add_argument("--supersedes", metavar="ID", help="replace this fact explicitly")
     p.add_argument("--confidence", type=float, default=0.5, metavar="X", help="0..1 (default 0.5)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="print only the fact's id, for scripts: id=$(git neo add -q …)")
     json_flag(p)
 
     p = sub.add_parser("list", help="list facts")
@@ -85,6 +87,9 @@ def cmd_add(args: argparse.Namespace) -> int:
     superseded = result.superseded.id if result.superseded else None
     if args.json:
         print_json(result.to_dict())
+        return 0
+    if args.quiet:
+        print(result.fact.id)   # a duplicate's id is the fact already saying this
         return 0
     if result.duplicate:
         print(f"{result.fact.id} already says this; nothing added")
