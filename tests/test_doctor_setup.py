@@ -78,6 +78,8 @@ def test_git_neo_only_in_the_active_virtualenv_and_the_link_that_fixes_it(repo, 
     monkeypatch.setenv("VIRTUAL_ENV", str(venv))
     monkeypatch.setenv("PATH", os.pathsep.join([str(venv / "bin"), SYSTEM_PATH, str(home / "bin")]))
     assert main(["install"]) == 0
+    err = capsys.readouterr().err                                    # install says so at once
+    assert f"warning: git-neo is on PATH only while the virtualenv {venv} is active" in err and "hint: `ln -s " in err
     code, out = doctor(capsys)
     assert code == 1 and f"git-neo is on PATH only while the virtualenv {venv} is active" in out
     command = _hint_command(out)

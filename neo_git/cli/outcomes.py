@@ -166,7 +166,21 @@ def cmd_install(args: argparse.Namespace) -> int:
             print("  notes.rewriteRef=refs/notes/neo: outcome notes follow amend and rebase")
     for line in report.skipped:
         print(f"warning: {line}", file=sys.stderr)
+    if not args.uninstall:
+        _warn_unreachable(repo)
     return 0
+
+
+def _warn_unreachable(repo) -> None:
+    """The doctor's PATH check, at the moment it matters most: right after installing the hooks."""
+    from neo_git.doctor import context
+    from neo_git.doctor.reachability import check_reachable
+
+    for finding in check_reachable(context(repo)):
+        if finding.action != "catch-up":
+            print(f"warning: {finding.problem}", file=sys.stderr)
+            if finding.hint:
+                print(f"hint: {finding.hint}", file=sys.stderr)
 
 
 def _configure_remote(repo, remote: str, remove: bool) -> list[str]:
