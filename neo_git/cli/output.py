@@ -43,29 +43,33 @@ def stale_mark(fact) -> str:
     return f" [stale: {note}]" if note else ""
 
 
+def cite_row(citation: dict) -> str:
+    """`path:symbol (state since <commit>)` for `show`."""
+    from neo_git.citations.states import label
+
+    since = f" since {citation['since'][:12]}" if citation.get("since") else ""
+    return f"{label(citation)} ({citation.get('state', 'verified')}{since})"
+
+
 def fact_block(fact) -> str:
     """A fact in full, for `show`."""
     meta = fact.metadata
-    lines = [
-        f"fact {fact.id}",
-        f"Kind:       {fact.kind.value}",
-        f"Scope:      {fact.scope.value}",
-        f"State:      {'valid' if fact.is_valid else 'not valid'}" + (" (needs review)" if fact.needs_review else "")
-        + stale_mark(fact),
-        f"Author:     {visible(meta.author)}",
-        f"Created:    {visible(meta.created_at)}",
-        f"Confidence: {meta.confidence:.2f}   successes: {meta.success_count}   accessed: {meta.access_count}",
+    rows = [
+        ("Kind", fact.kind.value),
+        ("Scope", fact.scope.value),
+        ("State", ("valid" if fact.is_valid else "not valid") + (" (needs review)" if fact.needs_review else "")
+         + stale_mark(fact)),
+        ("Author", meta.author),
+        ("Created", meta.created_at),
+        ("Confidence", f"{meta.confidence:.2f}   successes: {meta.success_count}   accessed: {meta.access_count}"),
     ]
-    for label, value in (("Supersedes", fact.supersedes), ("Superseded by", fact.superseded_by),
-                         ("Depends on", ", ".join(fact.depends_on)), ("Tags", ", ".join(fact.tags)),
-                         ("Source file", meta.source_file), ("Paths", ", ".join(meta.paths))):
-        if value:
-            lines.append(f"{label + ':':<12}{visible(value)}")
-    for citation in meta.citations:
-        from neo_git.citations.states import label as cite_label
-
-        since = f" since {citation['since'][:12]}" if citation.get("since") else ""
-        lines.append(f"{'Cites:':<12}{visible(cite_label(citation))} ({citation.get('state', 'verified')}{since})")
+    rows += [(label, value) for label, value in (
+        ("Supersedes", fact.supersedes), ("Superseded by", fact.superseded_by),
+        ("Depends on", ", ".join(fact.depends_on)), ("Tags", ", ".join(fact.tags)),
+        ("Source file", meta.source_file), ("Paths", ", ".join(meta.paths))) if value]
+    rows += [("Cites", cite_row(citation)) for citation in meta.citations]
+    width = max(len(label) for label, _ in rows) + 2     # every value starts in one column
+    lines = [f"fact {fact.id}"] + [f"{label + ':':<{width}}{visible(str(value))}" for label, value in rows]
     lines += ["", f"    {visible(fact.subject)}"]
     if fact.body:
         lines += [""] + [f"    {visible(line)}" for line in fact.body.splitlines()]
