@@ -44,7 +44,9 @@ class FactScope(str, Enum):
     SESSION = "session"
 
 
-PROVENANCES = ("structural", "inferred", "observed")
+# `agent`: written by a coding agent (MCP `add_fact`, agent hooks), not by a person.
+PROVENANCES = ("structural", "inferred", "observed", "agent")
+PROPOSAL_STATES = ("open",)   # metadata.proposal: an agent's constraint no person accepted yet
 PROTECTED_TAGS = frozenset({"seed", "community", "synthesized"})
 SCOPE_ORDER = (FactScope.GLOBAL, FactScope.ORG, FactScope.PROJECT, FactScope.SESSION)
 
@@ -164,6 +166,9 @@ class FactMetadata:
     possibly_supersedes: tuple[dict, ...] = ()
     # Facts a person said are distinct from this one (a rejected review): never proposed again.
     distinct_from: tuple[str, ...] = ()
+    # "open" while the fact is an agent's proposal no person has accepted (`git neo review`);
+    # None otherwise (accepting clears it, so a sync merge of "accepted" and "open" converges).
+    proposal: str | None = None
 
     def to_dict(self) -> dict:
         """Plain JSON form."""
@@ -179,6 +184,8 @@ class FactMetadata:
             data["possibly_supersedes"] = [dict(link) for link in self.possibly_supersedes]
         if self.distinct_from:
             data["distinct_from"] = list(self.distinct_from)
+        if self.proposal:
+            data["proposal"] = self.proposal
         return data
 
     @classmethod
@@ -207,6 +214,9 @@ class FactMetadata:
             except ValueError:
                 raise InvalidFact(f"metadata.invalidation is nested more than {INVALIDATION_DEPTH} levels deep") \
                     from None
+        proposal = data.get("proposal")
+        if proposal is not None and proposal not in PROPOSAL_STATES:
+            raise InvalidFact(f"invalid metadata.proposal {proposal!r}", "it is \"open\" or absent")
         for key in ("similarity", "threshold"):  # `git neo why` formats these as numbers
             value = (invalidation or {}).get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
@@ -224,6 +234,7 @@ class FactMetadata:
             invalidation=dict(invalidation) if invalidation else None,
             possibly_supersedes=_possible_links(data.get("possibly_supersedes")),
             distinct_from=_id_set(data.get("distinct_from"), "metadata.distinct_from"),
+            proposal=proposal,
         )
 
 

@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from neo_git.facts import SCOPE_ORDER, Fact, FactKind, FactScope
+from neo_git.knowledge import conflict_partners_memo, current_successor, is_evidence, is_open_proposal
 from neo_git.scoring import success_bonus
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,6 +57,14 @@ class ContextResult:
     tokens: int = 0
     max_tokens: int = 0
     untrusted: tuple[str, ...] = ()   # ids of returned facts that are claims: prompts mark them unverified
+    # The relevance floor applied (cosine; None: none) and, for the returned facts: the current
+    # successor of each retired one ({old id: Fact}), the competing successor of each fact in an
+    # open supersession conflict ({id: other id}), the ids of open agent proposals.
+    floor: float | None = None
+    relevance: dict[str, float] = field(default_factory=dict)   # cosine to the query of each returned fact
+    successors: dict[str, Fact] = field(default_factory=dict)
+    conflicts: dict[str, str] = field(default_factory=dict)
+    proposals: tuple[str, ...] = ()
 
     @property
     def returned_ids(self) -> list[str]:
@@ -64,7 +73,8 @@ class ContextResult:
 
     def with_facts(self, transform: Callable[[Fact], Fact]) -> "ContextResult":
         """The same result with every fact passed through *transform*."""
-        return replace(self, **{layer: [transform(f) for f in getattr(self, layer)] for layer in LAYERS})
+        return replace(self, **{layer: [transform(f) for f in getattr(self, layer)] for layer in LAYERS},
+                       successors={old: transform(new) for old, new in self.successors.items()})
 
     def possible_supersessions(self) -> list[dict]:
         """Returned facts that may replace another (not yet decided): {"id", "candidate",
@@ -87,6 +97,11 @@ class ContextResult:
             "tokens": self.tokens,
             "max_tokens": self.max_tokens,
             "untrusted": list(self.untrusted),
+            "floor": self.floor,
+            "relevance": {k: round(v, 4) for k, v in self.relevance.items()},
+            "successors": {old: new.to_dict() for old, new in self.successors.items()},
+            "conflicts": dict(self.conflicts),
+            "proposals": list(self.proposals),
         }
 
 
@@ -166,7 +181,9 @@ class _Layout:
         for i, fact in enumerate(facts):  # one pass: this runs over every fact of a cold recall
             if not fact.is_valid:
                 self.retired.append(i)
-            elif fact.kind is constraint and fact.id not in untrusted:
+            elif is_evidence(fact):
+                continue  # outcome records are evidence about facts (`git neo outcomes`), not knowledge
+            elif fact.kind is constraint and fact.id not in untrusted and not is_open_proposal(fact):
                 self.constraints.append(i)
             elif fact.kind is unknown:
                 self.unknowns.append(i)
@@ -183,6 +200,24 @@ class _Layout:
         self.bonus = np.array(bonus, dtype=np.float64)
         self.weight = np.array(weight, dtype=np.float64)
         self.retraction = retraction
+
+    _NOT_PER_POOL = frozenset({"constraints", "unknowns", "retired"})
+
+    def subset(self, positions: "np.ndarray") -> "_Layout":
+        """The same layout with its ranked pool cut to *positions* (indices into `pool`): every
+        per-pool column (a list or array as long as the pool) is cut alike."""
+        import numpy as np
+
+        sub = object.__new__(type(self))
+        n = len(self.pool)
+        picked = positions.tolist()
+        for name, value in vars(self).items():
+            if name not in self._NOT_PER_POOL and isinstance(value, np.ndarray) and value.shape[:1] == (n,):
+                value = value[positions]
+            elif name not in self._NOT_PER_POOL and isinstance(value, list) and len(value) == n:
+                value = [value[i] for i in picked]
+            setattr(sub, name, value)
+        return sub
 
     @classmethod
     def of(cls, facts: Sequence[Fact], untrusted: frozenset = frozenset()) -> "_Layout":
@@ -236,6 +271,20 @@ def _ranked(cos: "np.ndarray", layout: _Layout, now: datetime, accessed: Mapping
     return [(positions[j], values[j]) for j in order]
 
 
+def above_floor(layout: _Layout, pool_cos: "np.ndarray", floor: float | None) -> "tuple[_Layout, np.ndarray]":
+    """The ranked pool cut to the facts relevant to the question at all: cosine ≥ *floor*, the
+    active embedder's calibrated relevance floor (None: no floor). A NaN cosine is never relevant.
+    Ranking (the order among relevant facts) is `_ranked`'s business, not this one's."""
+    if floor is None:
+        return layout, pool_cos
+    import numpy as np
+
+    keep = np.flatnonzero(pool_cos >= floor)
+    if len(keep) == len(layout.pool):
+        return layout, pool_cos
+    return layout.subset(keep), pool_cos[keep]
+
+
 def _take_relevant(facts: Sequence[Fact], candidates: Sequence[int], relevance: Callable[[int], float],
                    floor: float, k: int, used: int, max_tokens: int) -> tuple[list[int], int]:
     """Up to *k* of *candidates*, most relevant first (ties by id), none below *floor*,
@@ -253,14 +302,16 @@ def _take_relevant(facts: Sequence[Fact], candidates: Sequence[int], relevance: 
 def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int = 5,
              max_tokens: int = 12000, environment: dict | None = None,
              last_accessed: Mapping[str, str | None] | None = None,
-             untrusted: frozenset = frozenset()) -> ContextResult:
+             untrusted: frozenset = frozenset(), floor: float | None = None) -> ContextResult:
     """Pack *facts* (with their cosine to the query, same order) into layers.
 
     *last_accessed* holds access times kept outside the facts (the local access log);
-    *untrusted* the ids of claims (ranked lower, never constraints, listed in the result).
+    *untrusted* the ids of claims (ranked lower, never constraints, listed in the result);
+    *floor* the relevance floor: ranked facts, known unknowns and retired facts below it are
+    not relevant to the question and are left out (constraints always apply).
     """
     if not facts:  # nothing to rank: keep numpy unloaded
-        return ContextResult(query=query, environment=environment or {}, max_tokens=max_tokens)
+        return ContextResult(query=query, environment=environment or {}, max_tokens=max_tokens, floor=floor)
     import numpy as np
 
     accessed = last_accessed or {}
@@ -286,16 +337,16 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
             continue
         constraints.append(fact)
         used += fact.tokens
-        scores[fact.id] = cosine(i)
+        scores[fact.id] = max(0.0, cosine(i))  # a score shown to people is never negative
 
     # 2. ranked facts, within what the constraints left. Only the best few need sorting;
     #    if the budget skips past all of them, rank everything (same result, slower).
-    pool = layout.pool
-    pool_cos = cos_all[layout.ranked]
+    relevant, pool_cos = above_floor(layout, cos_all[layout.ranked], floor)
+    pool = relevant.pool
     valid_facts = []
     for limit in (max(4 * k, 32), None):
-        valid_facts, taken, exhausted = [], used, True
-        for j, score in _ranked(pool_cos, layout, now, accessed, limit):
+        valid_facts, taken_cosines, taken, exhausted = [], [], used, True
+        for j, score in _ranked(pool_cos, relevant, now, accessed, limit):
             fact = pool[j]
             if len(valid_facts) >= k:
                 exhausted = False
@@ -303,16 +354,18 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
             if taken + fact.tokens > max_tokens:
                 continue
             valid_facts.append((fact, score))
+            taken_cosines.append(float(pool_cos[j]))
             taken += fact.tokens
         if not exhausted or limit is None or limit >= len(pool):
             break
     for fact, score in valid_facts:
         scores[fact.id] = score
+    relevance_of = {f.id: value for (f, _), value in zip(valid_facts, taken_cosines)}
     valid_facts = [fact for fact, _ in valid_facts]
     used = taken
 
     # 3. known unknowns that bear on the question.
-    taken_unknowns, used = _take_relevant(facts, layout.unknowns, cosine, KNOWN_UNKNOWN_MIN_COSINE,
+    taken_unknowns, used = _take_relevant(facts, layout.unknowns, cosine, max(KNOWN_UNKNOWN_MIN_COSINE, floor or 0.0),
                                           k, used, max_tokens)
     known_unknowns = [facts[i] for i in taken_unknowns]
     scores.update((facts[i].id, cosine(i)) for i in taken_unknowns)
@@ -320,17 +373,37 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     # 4. what changed: superseded predecessors of what we return, and relevant retired facts.
     returned = {f.id for f in valid_facts} | {f.id for f in constraints}
 
-    def relevance(i: int) -> float:
+    def retired_relevance(i: int) -> float:
         return cosine(i) + (1.0 if facts[i].superseded_by in returned else 0.0)
 
-    taken_retired, used = _take_relevant(facts, layout.retired, relevance, INVALIDATED_MIN_COSINE,
+    taken_retired, used = _take_relevant(facts, layout.retired, retired_relevance, max(INVALIDATED_MIN_COSINE, floor or 0.0),
                                          k, used, max_tokens)
     invalidated = [facts[i] for i in taken_retired]
     claims = tuple(f.id for f in (*valid_facts, *known_unknowns, *invalidated) if f.id in untrusted)
+    marks = _marks(facts, constraints, valid_facts, known_unknowns, invalidated)
+    relevance_of.update((facts[i].id, cosine(i)) for i in (*taken_unknowns, *taken_retired))
     return ContextResult(query=query, constraints=constraints, valid_facts=valid_facts,
                          invalidated=invalidated, known_unknowns=known_unknowns,
                          environment=environment or {}, scores=scores, tokens=used, max_tokens=max_tokens,
-                         untrusted=claims)
+                         untrusted=claims, floor=floor, relevance=relevance_of, **marks)
+
+
+def _marks(facts: Sequence[Fact], *layers: Sequence[Fact]) -> dict:
+    """What the returned facts need said about them: successors of the retired ones, the other
+    side of open conflicts, open proposals (see neo_git.knowledge)."""
+    returned = [f for layer in layers for f in layer]
+    partners = conflict_partners_memo(facts)
+    conflicts = {f.id: partners[f.id] for f in returned if f.id in partners}
+    retired = [f for f in returned if not f.is_valid and f.superseded_by]
+    successors: dict[str, Fact] = {}
+    if retired:
+        by_id = {f.id: f for f in facts}
+        for old in retired:
+            new = current_successor(old, by_id)
+            if new is not None:
+                successors[old.id] = new
+    return {"successors": successors, "conflicts": conflicts,
+            "proposals": tuple(f.id for f in returned if is_open_proposal(f))}
 
 
 def environment(repo: "pygit2.Repository | None", paths: "RepositoryPaths | None", org_id: str) -> dict:

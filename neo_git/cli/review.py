@@ -20,7 +20,7 @@ def register(sub) -> dict[str, str]:
     p.add_argument("id", nargs="?", help="the fact the item is about (a unique prefix of at least 4 hex digits)")
     p.add_argument("arg", nargs="?", metavar="candidate",
                    help="the action's argument: the fact a possible supersession names, when it names several")
-    p.add_argument("--type", help="only items of this type (possible_supersession, …)")
+    p.add_argument("--type", help="only items of this type (possible_supersession, agent_proposal, conflict, …)")
     json_flag(p)
 
     p = sub.add_parser("invalidate", help="retract a fact that is no longer true, without a successor")
@@ -82,6 +82,13 @@ def _resolved(result: dict) -> str:
         return f"{result['id']} supersedes {result['superseded']} (`git neo restore {result['superseded']}` undoes it)"
     if "distinct_from" in result:
         return f"kept {result['distinct_from']} beside {result['id']}: the pair will not be proposed again"
+    if result.get("accepted"):
+        return f"accepted {result['id']}: this {result['kind']} applies from now on"
+    if result.get("rejected"):
+        return f"rejected {result['id']} (`git neo restore {result['id']}` brings it back as a proposal)"
+    if "retired" in result:
+        return (f"kept {result['kept']} as what replaced {result['predecessor']}; retired {result['retired']} "
+                f"(`git neo restore {result['retired']}` undoes it)")
     return result.get("message") or f"resolved the review item about {result['id']}"
 
 

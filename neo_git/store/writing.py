@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # What each add_many item may carry besides subject and supersedes (add()'s keyword arguments).
 _ADD_ARGS = frozenset({"body", "kind", "scope", "depends_on", "tags", "confidence", "source_file",
-                       "source_prompt", "provenance"})
+                       "source_prompt", "provenance", "proposal"})
 
 
 class WritePaths:
@@ -35,25 +35,28 @@ class WritePaths:
     def add(self: "FactStore", subject: str, body: str = "", *, kind: str = "pattern", scope: str = "project",
             depends_on: Sequence[str] = (), supersedes: str | None = None, tags: Sequence[str] = (),
             confidence: float = 0.5, source_file: str | None = None, source_prompt: str | None = None,
-            provenance: str = "observed") -> Fact:
+            provenance: str = "observed", proposal: str | None = None) -> Fact:
         """Add a fact under the write policy; returns the stored fact (or the existing duplicate).
         `fact.supersedes` names what it replaced; `fact.metadata.possibly_supersedes` what it may
-        replace (for `review`)."""
+        replace (for `review`). *proposal* "open" marks an agent's proposal (it retires nothing and
+        is no standing constraint until a person accepts it)."""
         return self.add_detailed(subject, body, kind=kind, scope=scope, depends_on=depends_on,
                                  supersedes=supersedes, tags=tags, confidence=confidence,
                                  source_file=source_file, source_prompt=source_prompt,
-                                 provenance=provenance).fact
+                                 provenance=provenance, proposal=proposal).fact
 
     def add_detailed(self: "FactStore", subject: str, body: str = "", *, kind: str = "pattern", scope: str = "project",
                      depends_on: Sequence[str] = (), supersedes: str | None = None, tags: Sequence[str] = (),
                      confidence: float = 0.5, source_file: str | None = None,
-                     source_prompt: str | None = None, provenance: str = "observed") -> AddResult:
+                     source_prompt: str | None = None, provenance: str = "observed",
+                     proposal: str | None = None) -> AddResult:
         """`add`, returning what happened: supersession (and by which rule), possible
         supersessions, duplicates, flags, evictions."""
         return self.add_many_detailed([dict(subject=subject, body=body, kind=kind, scope=scope,
                                             depends_on=depends_on, supersedes=supersedes, tags=tags,
                                             confidence=confidence, source_file=source_file,
-                                            source_prompt=source_prompt, provenance=provenance)])[0]
+                                            source_prompt=source_prompt, provenance=provenance,
+                                            proposal=proposal)])[0]
 
     def add_many(self: "FactStore", items: Iterable[Mapping[str, Any]]) -> list[Fact]:
         """Add facts asserted together (each item the keyword arguments of `add`): one commit per
@@ -80,7 +83,8 @@ class WritePaths:
             fact = self._new_fact(subject, args.get("body", ""), args.get("kind", "pattern"),
                                   args.get("scope", "project"), args.get("depends_on", ()), args.get("tags", ()),
                                   args.get("confidence", 0.5), args.get("source_file"),
-                                  args.get("source_prompt"), args.get("provenance", "observed"))
+                                  args.get("source_prompt"), args.get("provenance", "observed"),
+                                  args.get("proposal"))
             planned.append((fact.scope, PlanItem(fact, supersedes)))
         results: dict[int, AddResult] = {}
         for scope in dict.fromkeys(scope for scope, _ in planned):
@@ -136,7 +140,7 @@ class WritePaths:
         return float(vectors[0] @ vectors[1])
 
     def _new_fact(self: "FactStore", subject, body, kind, scope, depends_on, tags, confidence,
-                  source_file, source_prompt, provenance) -> Fact:
+                  source_file, source_prompt, provenance, proposal=None) -> Fact:
         subject = redact(check_text("subject", subject, MAX_SUBJECT_CHARS, required=True).strip())
         body = redact(check_text("body", body or "", MAX_BODY_CHARS).strip())
         if source_prompt is not None:
@@ -152,7 +156,8 @@ class WritePaths:
             "org_id": self.org_id if fact_scope is not FactScope.GLOBAL else None,
             "project_id": project_id,
             "metadata": FactMetadata(confidence=float(confidence), author=self.author, source_file=source_file,
-                                     source_prompt=source_prompt, provenance=provenance).to_dict(),
+                                     source_prompt=source_prompt, provenance=provenance,
+                                     proposal=proposal).to_dict(),
         }
         fact = Fact.from_dict(raw)  # one validation path for every fact
         return fact.evolve(depends_on=tuple(depends_on))
@@ -193,7 +198,7 @@ class WritePaths:
             if fact.id not in facts:
                 raise FactNotFound(fact.id)
             scoped = {i: f for i, f in facts.items() if f.scope is fact.scope}
-            item = review.pick(review.items(scoped), fact.id, action, type)
+            item = {**review.pick(review.items(scoped), fact.id, action, type), "named": fact.id}
             result, change = review.SOURCES[item["type"]].plan(scoped, item, action, arg, self.embedder.id)
             out[:] = [result]
             return change
