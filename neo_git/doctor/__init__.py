@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from neo_git.doctor import caches, leftovers, ref
+from neo_git.doctor import caches, leftovers, pointers, ref
 from neo_git.doctor.findings import STALE_SECONDS, Context, Finding
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -29,12 +29,14 @@ CHECKS: dict[str, Callable[[Context], list[Finding]]] = {
     "ref": lambda ctx: ref.check_ref(ctx.repo),
     "cache": lambda ctx: caches.check_caches(ctx.paths, ctx.home),
     "leftovers": lambda ctx: leftovers.check_leftovers(ctx.paths, ctx.home),
+    "pointers": pointers.check_pointers,
 }
 
 # A finding's `action` -> the repair: (finding, context or None, paths some process has open or
 # None) -> whether it was done.
 REPAIRS: dict[str, Callable[[Finding, "Context | None", "set[str] | None"], bool]] = {
     "remove": leftovers.remove_file,
+    pointers.ACTION: pointers.cut_local,
 }
 
 

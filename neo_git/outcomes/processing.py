@@ -24,7 +24,7 @@ from neo_git.identity import RepositoryPaths, repository_paths
 from neo_git.outcomes import notes
 from neo_git.outcomes.confidence import Outcome, project_plan, review_fact, scope_plan
 from neo_git.outcomes.ledger import Ledger, author_key
-from neo_git.outcomes.matching import ACCEPTED, MODIFIED, match_suggestion
+from neo_git.outcomes.matching import ACCEPTED, MODIFIED, match_suggestion, unshipped_verdict
 from neo_git.outcomes.suggestions import Suggestion, update_suggestions
 
 log = logging.getLogger("neo_git.outcomes")
@@ -197,23 +197,32 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
                 best = (candidate, match)
         if best is not None:
             classified.append((suggestion, best[0], best[1].to_dict()))
+        elif len(commit.parents) <= 1:
+            # The commit changed the suggestion's file without it: an outcome all the same, never
+            # silence (a merge brings others' work: its changes were judged on their own commits).
+            deleted = change.new_id is None
+            match = unshipped_verdict(suggestion.code, suggestion.diff, _text(repo, change.old_id),
+                                      "" if deleted else _text(repo, change.new_id), deleted)
+            classified.append((suggestion, change, match.to_dict()))
     suggested_paths = {c.path for _, c, _ in classified} | {s.file for s in pending}
     independent: list[str] = []
     if rewrite_of is None and len(commit.parents) <= 1:  # merges and amended copies add no new work
         independent = _independent_files(changes, suggested_paths)
-    health = _health(repo, commit, classified, independent) if (classified or independent) else {}
+    shipped = [(s, c, m) for s, c, m in classified if m["verdict"] in (ACCEPTED, MODIFIED)]
+    health = _health(repo, commit, shipped, independent) if (shipped or independent) else {}
+    # Only advice that shipped (as written or changed) is evidence about the facts it relied on.
     outcomes = [Outcome(commit=hexid, suggestion_id=s.id, file=c.path, verdict=m["verdict"],
                         health=health.get(s.id, {}).get("verdict"), fact_ids=s.fact_ids,
                         description=s.description, commit_subject=commit.message.splitlines()[0] if commit.message else "",
                         health_reasons=tuple(health.get(s.id, {}).get("reasons", ())))
-                for s, c, m in classified]
+                for s, c, m in shipped]
     moved = _apply(repo, paths, outcomes, result)
     if result.errors:
         ledger.failed(hexid)   # not marked processed: the next worker retries it
         return result
     ts = now_iso()
     records = [_commit_record(hexid, trigger, ts, health.get("", {}), rewrite_of)]
-    for (suggestion, change, match), outcome in zip(classified, outcomes):
+    for suggestion, change, match in classified:
         records.append(_outcome_record(hexid, ts, suggestion, change, match, health.get(suggestion.id),
                                        moved.get(suggestion.id, [])))
     for path in independent:

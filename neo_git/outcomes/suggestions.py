@@ -27,7 +27,7 @@ from neo_git.identity import RepositoryPaths
 FILE_NAME = "suggestions.json"
 FORMAT_VERSION = 1
 ORIGINS = ("person", "ask", "agent")
-STATUSES = ("pending", "accepted", "modified", "expired")
+STATUSES = ("pending", "accepted", "modified", "superseded", "abandoned", "expired")
 MAX_CODE_CHARS = 256 * 1024
 MAX_DESCRIPTION_CHARS = 2000
 MAX_KEPT = 1000          # newest suggestions kept in the file (pending ones first)
