@@ -241,8 +241,9 @@ def _change(changed: Mapping[str, Fact], results: Sequence[AddResult], cap: int 
             lines += [f"flag {fid} for review (depends on {old})" for fid in result.flagged]
         else:
             messages.append(f"add {new.kind.value} {new.id}: {new.subject}")
-        lines += [f"possibly supersedes {link['id']} (similarity {link['similarity']:.3f}; "
-                  f"`git neo review`)" for link in result.possible]
+        lines += [f"possibly supersedes {link['id']} ("
+                  + (f"similarity {link['similarity']:.3f}; " if link.get("similarity") is not None else "")
+                  + "`git neo review`)" for link in result.possible]
         lines += [f"evict {fid} (over the {new.scope.value} cap of {cap})" for fid in result.evicted]
     if len(results) == 1:
         message = messages[0]
