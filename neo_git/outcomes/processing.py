@@ -197,9 +197,11 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
                 best = (candidate, match)
         if best is not None:
             classified.append((suggestion, best[0], best[1].to_dict()))
-        elif len(commit.parents) <= 1:
+        elif len(commit.parents) <= 1 and _built_on(repo, suggestion, commit):
             # The commit changed the suggestion's file without it: an outcome all the same, never
             # silence (a merge brings others' work: its changes were judged on their own commits).
+            # Only for a commit certainly made on top of the advice: a worker lagging behind a
+            # burst of commits must not close a suggestion on an older commit.
             deleted = change.new_id is None
             match = unshipped_verdict(suggestion.code, suggestion.diff, _text(repo, change.old_id),
                                       "" if deleted else _text(repo, change.new_id), deleted)
@@ -293,6 +295,17 @@ def _made_before(repo: pygit2.Repository, suggestion: Suggestion, commit: pygit2
     except (ValueError, AttributeError):
         return True
     return made <= commit.commit_time + CLOCK_SLACK
+
+
+def _built_on(repo: pygit2.Repository, suggestion: Suggestion, commit: pygit2.Commit) -> bool:
+    """Was *commit* made on top of the HEAD the suggestion was recorded at (a strict descendant)?
+    False whenever that cannot be established (no HEAD then, an object missing)."""
+    if not suggestion.head:
+        return False
+    try:
+        return repo.descendant_of(commit.id, pygit2.Oid(hex=suggestion.head))
+    except (ValueError, KeyError, pygit2.GitError):
+        return False
 
 
 def _independent_files(changes: list[FileChange], suggested: set[str]) -> list[str]:
