@@ -134,14 +134,12 @@ def import_file(store: "FactStore", path: str | Path, scope: str | None = None) 
 def cut_dangling(parsed: list[tuple[Fact, list | None]], stored: set[str]) -> tuple[list, list[dict]]:
     """The parsed facts with every pointer at a fact neither in the file nor in *stored* cut
     (the fact keeps its state), and what was cut: [{"id", "pointer", "target"}]."""
-    from neo_git.doctor.pointers import cut
+    from neo_git.doctor.pointers import cut, missing_pointers
 
     known = stored | {f.id for f, _ in parsed}
     out, report = [], []
     for fact, embedding in parsed:
-        missing = [(name, target) for name in ("supersedes", "superseded_by")
-                   for target in (getattr(fact, name),) if target is not None and target not in known]
-        missing += [("depends_on", target) for target in fact.depends_on if target not in known]
+        missing = missing_pointers(fact, known)
         if missing:
             fact = cut(fact, missing)
             report += [{"id": fact.id, "pointer": name, "target": target} for name, target in missing]

@@ -15,7 +15,7 @@ retired fact stays retired, its reason says the successor is missing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Container, Mapping
 
 from neo_git.doctor.findings import Context, Finding
 from neo_git.facts import Fact, FactScope
@@ -27,13 +27,18 @@ LOCAL_SCOPES = (FactScope.GLOBAL, FactScope.ORG, FactScope.SESSION)
 ACTION = "cut-pointers"
 
 
+def missing_pointers(fact: Fact, known: Container[str]) -> list[tuple[str, str]]:
+    """[(pointer name, target id), …] of *fact*'s pointers at ids not in *known*."""
+    missing = [(name, target) for name in ("supersedes", "superseded_by")
+               for target in (getattr(fact, name),) if target is not None and target not in known]
+    return missing + [("depends_on", target) for target in fact.depends_on if target not in known]
+
+
 def dangling(facts: Mapping[str, Fact]) -> dict[str, list[tuple[str, str]]]:
     """{fact id: [(pointer name, missing id), …]} for the facts of *facts* that point nowhere."""
     out: dict[str, list[tuple[str, str]]] = {}
     for fact in facts.values():
-        missing = [(name, target) for name in ("supersedes", "superseded_by")
-                   for target in (getattr(fact, name),) if target is not None and target not in facts]
-        missing += [("depends_on", target) for target in fact.depends_on if target not in facts]
+        missing = missing_pointers(fact, facts)
         if missing:
             out[fact.id] = missing
     return out
