@@ -18,7 +18,8 @@ caller), with `added` = the normalised non-trivial lines the commit added to it:
   changed its file without it is an answer): SUPERSEDED when the code it was about is gone
   (lines it shared with the file — a signature it repeated, a diff's removed or context lines —
   were changed or removed by this commit: someone rewrote that code another way), else
-  ABANDONED (the file was committed, or deleted, without it). Neither moves confidence: the
+  ABANDONED (the file was committed, or deleted, without it); still pending when its lines are
+  in the file all the same (an earlier commit shipped it). Neither moves confidence: the
   advice was not tried, so nothing is known about the facts it relied on.
 """
 from __future__ import annotations
@@ -140,13 +141,17 @@ def anchor_lines(code: str | None, diff: str | None, before: str) -> list[str]:
 
 def unshipped_verdict(code: str | None, diff: str | None, before: str, after: str, deleted: bool) -> Match:
     """The outcome of a suggestion whose file a commit changed without shipping it: SUPERSEDED
-    when the code it was about was rewritten or removed, else ABANDONED."""
+    when the code it was about was rewritten or removed, else ABANDONED; still PENDING when
+    its substance is in the file all the same (an earlier commit shipped it, and the worker
+    has not reached that commit yet)."""
     proposed = substance(suggested_lines(code, diff))
-    anchors = anchor_lines(code, diff, before)
     now = set(substance(after.splitlines()))
-    gone = [line for line in anchors if line not in now]
+    present = [line for line in proposed if line in now]
+    if proposed and not deleted and len(present) / len(proposed) >= ACCEPT_RATIO:
+        return Match(PENDING, len(proposed), len(present), 0, 0)
+    gone = [line for line in anchor_lines(code, diff, before) if line not in now]
     verdict = SUPERSEDED if (gone and not deleted) else ABANDONED
-    return Match(verdict, len(proposed), len([line for line in proposed if line in now]), 0, len(gone))
+    return Match(verdict, len(proposed), len(present), 0, len(gone))
 
 
 def _similar_count(missing: list[str], added: list[str], limit: int = 400) -> int:

@@ -24,7 +24,7 @@ from neo_git.identity import RepositoryPaths, repository_paths
 from neo_git.outcomes import notes
 from neo_git.outcomes.confidence import Outcome, project_plan, review_fact, scope_plan
 from neo_git.outcomes.ledger import Ledger, author_key
-from neo_git.outcomes.matching import ACCEPTED, MODIFIED, match_suggestion, unshipped_verdict
+from neo_git.outcomes.matching import ACCEPTED, MODIFIED, PENDING, match_suggestion, unshipped_verdict
 from neo_git.outcomes.suggestions import Suggestion, update_suggestions
 
 log = logging.getLogger("neo_git.outcomes")
@@ -205,7 +205,8 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
             deleted = change.new_id is None
             match = unshipped_verdict(suggestion.code, suggestion.diff, _text(repo, change.old_id),
                                       "" if deleted else _text(repo, change.new_id), deleted)
-            classified.append((suggestion, change, match.to_dict()))
+            if match.verdict != PENDING:
+                classified.append((suggestion, change, match.to_dict()))
     suggested_paths = {c.path for _, c, _ in classified} | {s.file for s in pending}
     independent: list[str] = []
     if rewrite_of is None and len(commit.parents) <= 1:  # merges and amended copies add no new work
