@@ -119,3 +119,16 @@ def test_the_floor_cuts_ranked_facts_unknowns_and_retired_facts_alike():
     assert result.constraints == [facts[4]] and result.scores[facts[4].id] == 0.0
     unfloored = assemble("q", facts, cosines)           # a library caller without a floor: as before
     assert len(unfloored.valid_facts) == 2 and unfloored.known_unknowns
+
+
+def test_asks_effort_gate_knows_what_recall_knows(project):
+    """The reproduction: "what is the deprecation policy?" got effort high "(no relevant fact in
+    memory)" although "Deprecation policy" ranked first (score 0.24 under a fixed 0.25)."""
+    from neo_git.ask.engine import NeoEngine
+
+    engine = NeoEngine.open(project, provider="none")
+    known = engine.ask("what is the deprecation policy?", dry_run=True)
+    assert known.decision.relevant == 1 and "no relevant fact" not in known.decision.reason
+    assert "Deprecation policy" in known.messages["user"]
+    novel = engine.ask("what deal value were we targeting for Wayne Corp?", dry_run=True)
+    assert novel.decision.relevant == 0 and "no relevant facts" in novel.messages["user"]

@@ -41,12 +41,21 @@ def build_server(store=None, agent: str = "mcp"):
     from neo_git.agents import turns
     from neo_git.agents.compact import compact_recall
     from neo_git.store import FactStore
+    from neo_git.visible import visible
 
     store = FactStore.open() if store is None else store
     paths = store.paths
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING", version=__version__)
     # One store, used by the tools and by the hooks' recall socket (another thread): one at a time.
     store_lock = threading.Lock()
+
+    def reply(data: dict[str, Any]) -> CallToolResult:
+        """A tool's answer: the data as structured content, and as JSON text with every control,
+        bidi and zero-width character shown as an escape (that text is what a model reads)."""
+        import json
+
+        text = visible(json.dumps(data, ensure_ascii=False, indent=2, default=str), keep_newlines=True)
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
     def guarded(call):
         try:
@@ -70,18 +79,14 @@ def build_server(store=None, agent: str = "mcp"):
         `format="json"` returns every field (the layers of `git neo recall --json`)."""
         result = guarded(lambda: store.recall(query, k=k, max_tokens=max_tokens))
         if format == "json":
-            data = result.to_dict()
-            import json
-
-            return CallToolResult(content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=True))],
-                                  structured_content=data)
+            return reply(result.to_dict())
         return CallToolResult(content=[TextContent(type="text", text=compact_recall(result, __version__))])
 
-    @server.tool()
+    @server.tool(structured_output=False)
     def add_fact(subject: str, body: str = "", kind: str = "pattern", scope: str = "project",
                  tags: list[str] | None = None, depends_on: list[str] | None = None,
                  supersedes: str | None = None, confidence: float = 0.5,
-                 agent_name: str | None = None, session_id: str | None = None) -> dict[str, Any]:
+                 agent_name: str | None = None, session_id: str | None = None) -> Any:
         """Add a fact (recorded as written by an agent). A constraint is a proposal until a person
         accepts it (`git neo review`): it retires nothing and is not always applied before that.
         Returns the fact, the fact it superseded (if any), and the closest existing facts of the
@@ -110,42 +115,43 @@ def build_server(store=None, agent: str = "mcp"):
                                    f"{result.fact.id[:8]}`) before it always applies")
             return out
 
-        return guarded(add)
+        return reply(guarded(add))
 
-    @server.tool()
-    def why(fact_id: str) -> dict[str, Any]:
+    @server.tool(structured_output=False)
+    def why(fact_id: str) -> Any:
         """Why a fact is in its state (valid, superseded by what and why, evicted, invalidated)."""
-        return guarded(lambda: store.why(fact_id))
+        return reply(guarded(lambda: store.why(fact_id)))
 
-    @server.tool()
-    def history(fact_id: str) -> list[dict[str, Any]]:
+    @server.tool(structured_output=False)
+    def history(fact_id: str) -> Any:
         """The supersession chain through a fact, oldest first."""
-        return guarded(lambda: [f.to_dict() for f in store.history(fact_id)])
+        return reply({"result": guarded(lambda: [f.to_dict() for f in store.history(fact_id)])})
 
-    @server.tool()
-    def restore(fact_id: str) -> dict[str, Any]:
+    @server.tool(structured_output=False)
+    def restore(fact_id: str) -> Any:
         """Undo a wrong supersession or eviction: the fact becomes valid again."""
-        return guarded(lambda: store.restore(fact_id).to_dict())
+        return reply(guarded(lambda: store.restore(fact_id).to_dict()))
 
-    @server.tool()
-    def health(rev: str = "HEAD", staged: bool = False) -> dict[str, Any]:
+    @server.tool(structured_output=False)
+    def health(rev: str = "HEAD", staged: bool = False) -> Any:
         """Code health of a revision (or of the staged index): import cycles, god files, nesting."""
         from neo_git.health import snapshot_commit, snapshot_index
 
-        return guarded(lambda: (snapshot_index(store.repo) if staged else snapshot_commit(store.repo, rev)).to_dict())
+        return reply(guarded(lambda: (snapshot_index(store.repo) if staged
+                                      else snapshot_commit(store.repo, rev)).to_dict()))
 
-    @server.tool()
-    def health_diff(before: str, after: str = "HEAD") -> dict[str, Any]:
+    @server.tool(structured_output=False)
+    def health_diff(before: str, after: str = "HEAD") -> Any:
         """Compare the health of two revisions: regression, neutral or improvement, and why."""
         from neo_git.health import health_delta, snapshot_commit
 
-        return guarded(lambda: health_delta(snapshot_commit(store.repo, before),
-                                            snapshot_commit(store.repo, after)).to_dict())
+        return reply(guarded(lambda: health_delta(snapshot_commit(store.repo, before),
+                                                  snapshot_commit(store.repo, after)).to_dict()))
 
-    @server.tool()
+    @server.tool(structured_output=False)
     def suggest(file: str, code: str | None = None, diff: str | None = None, description: str = "",
                 fact_ids: list[str] | None = None, agent_name: str | None = None,
-                session_id: str | None = None, turn_id: str | None = None) -> dict[str, Any]:
+                session_id: str | None = None, turn_id: str | None = None) -> Any:
         """Record a pending suggestion for the outcome loop: when the code ships, git-neo checks
         whether it was taken and moves the confidence of the facts it relied on."""
         from dataclasses import asdict
@@ -160,12 +166,12 @@ def build_server(store=None, agent: str = "mcp"):
             progressed(agent_name, session_id)
             return asdict(made)
 
-        return guarded(record)
+        return reply(guarded(record))
 
-    @server.tool()
+    @server.tool(structured_output=False)
     def record_turn(agent_name: str, session_id: str,
                     state: Literal["start", "progress", "completed", "interrupted", "error"],
-                    turn_id: str | None = None) -> dict[str, Any]:
+                    turn_id: str | None = None) -> Any:
         """Record that an agent's turn started, progressed, or ended (completed/interrupted/error)."""
         def record() -> dict[str, Any]:
             if state == "start":
@@ -180,7 +186,7 @@ def build_server(store=None, agent: str = "mcp"):
 
             return {"recorded": True, "turn": turn.to_view(time.time())}
 
-        return guarded(record)
+        return reply(guarded(record))
 
     def socket_recall(query: str, k: int, max_tokens: int) -> dict[str, Any]:
         with store_lock:

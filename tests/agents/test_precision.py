@@ -157,6 +157,7 @@ def test_an_agents_constraint_is_a_proposal_until_a_person_accepts_it(repo, caps
     fact = added.structured_content["fact"]
     assert fact["metadata"]["provenance"] == "agent" and fact["metadata"]["proposal"] == "open"
     assert "proposal" in added.structured_content
+    assert RLO not in added.content[0].text and "\\u202e" in added.content[0].text   # what a model reads
     # compact text by default: id, kind, subject, one body line, score, state; the U+202E escaped
     compact = text.content[0].text
     assert text.structured_content is None and f"git-neo {__version__}" in compact
