@@ -32,6 +32,8 @@ def fact_line(fact) -> str:
     state = "" if fact.is_valid else f" [superseded by {fact.superseded_by[:8]}]" if fact.superseded_by \
         else " [invalid]"
     review = " [needs review]" if fact.needs_review else ""
+    if fact.metadata.proposal:
+        review += " [proposed by an agent]"
     return f"{fact.id}  {fact.kind.value:<13} {fact.scope.value:<8} {visible(fact.subject)}{state}{review}"
 
 
@@ -42,7 +44,9 @@ def fact_block(fact) -> str:
         f"fact {fact.id}",
         f"Kind:       {fact.kind.value}",
         f"Scope:      {fact.scope.value}",
-        f"State:      {'valid' if fact.is_valid else 'not valid'}" + (" (needs review)" if fact.needs_review else ""),
+        f"State:      {'valid' if fact.is_valid else 'not valid'}" + (" (needs review)" if fact.needs_review else "")
+        + (" (proposed by an agent: `git neo review accept|reject`)" if fact.metadata.proposal else ""),
+        f"Provenance: {visible(meta.provenance)}",
         f"Author:     {visible(meta.author)}",
         f"Created:    {visible(meta.created_at)}",
         f"Confidence: {meta.confidence:.2f}   successes: {meta.success_count}   accessed: {meta.access_count}",
