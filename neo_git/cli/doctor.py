@@ -10,10 +10,11 @@ from neo_git.cli.parser import json_flag
 
 def register(sub) -> dict[str, str]:
     """Add doctor."""
-    p = sub.add_parser("doctor", help="check the facts ref, caches, locks and temp files (--fix repairs local state)")
+    p = sub.add_parser("doctor", help="check the facts ref, caches, locks, hooks, agents and remotes "
+                                      "(--fix repairs local state)")
     p.add_argument("--fix", action="store_true",
-                   help="delete caches that do not verify, stale locks and orphaned temp files; cut pointers "
-                        "to missing facts in local scopes")
+                   help="delete caches that do not verify, stale locks and orphaned temp files; reinstall "
+                        "stale hooks; process commits the hooks missed; cut pointers to missing facts in local scopes")
     p.add_argument("--ref", action="store_true",
                    help="with --fix: also propose the commit that cuts dangling pointers on refs/neo/facts "
                         "(made only when you confirm)")
@@ -48,7 +49,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(f"problem: {visible(finding.problem)}")
         if finding.fix:
             print(f"         would fix with --fix: {visible(finding.fix)}")
-        elif finding.hint:
+        if finding.hint:
             print(f"         {visible(finding.hint)}")
     if not remaining:
         print("git-neo doctor: no problems found" if not fixed else f"git-neo doctor: fixed {len(fixed)} problems")

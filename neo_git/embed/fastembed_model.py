@@ -37,7 +37,13 @@ RELEVANCE_FLOORS = {
     "sentence-transformers/all-MiniLM-L6-v2": 0.30,
 }
 DEFAULT_RELEVANCE_FLOOR = 0.40   # a model not listed above
-INSTALL_HINT = "pip install 'git-neo[fastembed]'"
+
+
+def install_hint() -> str:
+    """The command that adds the fastembed extra to this git-neo (it is not on the package index)."""
+    from neo_git.extras import install_hint
+
+    return install_hint("fastembed")
 # Dimensions of the models we name in docs, so that status and the vector cache
 # need not import fastembed (≈0.5 s) to learn them.
 KNOWN_DIMS = {
@@ -111,7 +117,7 @@ def _allow_network() -> None:
 
 def _import_text_embedding(offline: bool = True):
     if not package_available():
-        raise NeoError("the fastembed package is not installed", INSTALL_HINT)
+        raise NeoError("the fastembed package is not installed", install_hint())
     global _set_offline_ourselves
     if offline and "HF_HUB_OFFLINE" not in os.environ:
         # huggingface_hub reads this once, when it is first imported.
@@ -120,7 +126,7 @@ def _import_text_embedding(offline: bool = True):
     try:
         from fastembed import TextEmbedding
     except Exception as exc:  # noqa: BLE001 - a broken install is the user's to fix
-        raise NeoError(f"cannot import fastembed: {exc}", f"reinstall it: {INSTALL_HINT}") from exc
+        raise NeoError(f"cannot import fastembed: {exc}", install_hint()) from exc
     return TextEmbedding
 
 
@@ -150,7 +156,7 @@ class FastEmbedEmbedder:
         self.relevance_floor = RELEVANCE_FLOORS.get(self.model, DEFAULT_RELEVANCE_FLOOR)
         self.relevance_source = "uncalibrated (no model was available offline; set neo.relevanceFloor)"
         if not package_available():
-            raise NeoError("the fastembed package is not installed", INSTALL_HINT)
+            raise NeoError("the fastembed package is not installed", install_hint())
         if not model_cached(self.model, self.cache_dir):
             raise NeoError(
                 f"the embedding model {self.model} is not in the local cache ({self.cache_dir})",
@@ -214,7 +220,7 @@ def pull(model: str | None = None, cache_dir: Path | None = None, on_download=No
     model = model or DEFAULT_MODEL
     cache_dir = cache_dir or models_dir()
     if not package_available():
-        raise NeoError("the fastembed package is not installed", INSTALL_HINT)
+        raise NeoError("the fastembed package is not installed", install_hint())
     _allow_network()
     offline = os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "TRUE", "YES", "ON"}
     if offline:

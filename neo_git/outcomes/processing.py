@@ -212,7 +212,9 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
     if rewrite_of is None and len(commit.parents) <= 1:  # merges and amended copies add no new work
         independent = _independent_files(changes, suggested_paths)
     shipped = [(s, c, m) for s, c, m in classified if m["verdict"] in (ACCEPTED, MODIFIED)]
-    health = _health(repo, commit, shipped, independent) if (shipped or independent) else {}
+    # Health is measured whenever code changed: an amended copy records no new work, but its
+    # note still says whether the commit as it stands made the code healthier.
+    health = _health(repo, commit, shipped, independent) if (shipped or _code_changed(changes)) else {}
     # Only advice that shipped (as written or changed) is evidence about the facts it relied on.
     outcomes = [Outcome(commit=hexid, suggestion_id=s.id, file=c.path, verdict=m["verdict"],
                         health=health.get(s.id, {}).get("verdict"), fact_ids=s.fact_ids,
@@ -307,6 +309,13 @@ def _built_on(repo: pygit2.Repository, suggestion: Suggestion, commit: pygit2.Co
         return repo.descendant_of(commit.id, pygit2.Oid(hex=suggestion.head))
     except (ValueError, KeyError, pygit2.GitError):
         return False
+
+
+def _code_changed(changes: list[FileChange]) -> bool:
+    """Did the commit touch a file the health engine measures?"""
+    from neo_git.health.metrics import language_for_path
+
+    return any(language_for_path(c.path) or (c.old_path and language_for_path(c.old_path)) for c in changes)
 
 
 def _independent_files(changes: list[FileChange], suggested: set[str]) -> list[str]:
