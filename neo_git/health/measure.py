@@ -15,7 +15,7 @@ import pygit2
 
 from neo_git.errors import NeoError
 from neo_git.health.model import FileMetrics, ImportGraph
-from neo_git.health.sources import Source, head_tree, open_index
+from neo_git.health.sources import Reader, Source, head_tree, open_index, source_reader
 from neo_git.health.states import metrics_from_row, state_graph
 
 DEFAULT_GOD_FILE_LINES = 800
@@ -30,14 +30,23 @@ class HealthSnapshot:
     file_metrics: dict[str, FileMetrics]       # path -> metrics of every analysed file (imports=():
                                                # the resolved imports are in `graph`)
     graph: ImportGraph = field(default_factory=ImportGraph)
-    components: tuple[tuple[str, ...], ...] = ()  # import cycles: SCCs of size >= 2
+    components: tuple[tuple[str, ...], ...] = ()  # every-edge import cycles: SCCs of size >= 2
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> number of files
     god_file_lines: int = DEFAULT_GOD_FILE_LINES
     god_file_functions: int = DEFAULT_GOD_FILE_FUNCTIONS
+    import_time_components: tuple[tuple[str, ...], ...] = ()  # cycles of import-time edges alone
+    excluded: dict[str, str] = field(default_factory=dict)    # path -> rule (excludes.py): not judged
+    include_excluded: bool = False                            # judge them anyway (--include-tests)
 
     def is_god_file(self, metrics: FileMetrics) -> bool:
-        """More than the configured lines or functions."""
+        """More than the configured lines or functions (never an excluded file, unless included)."""
+        if not self.include_excluded and metrics.path in self.excluded:
+            return False
         return metrics.lines > self.god_file_lines or metrics.functions > self.god_file_functions
+
+    def is_judged(self, path: str) -> bool:
+        """False for a file the exclusion rules leave out of god files and the guard."""
+        return self.include_excluded or path not in self.excluded
 
     @property
     def god_files(self) -> list[FileMetrics]:
@@ -51,15 +60,36 @@ class HealthSnapshot:
 
     @property
     def modules_in_cycles(self) -> list[str]:
-        """Every module that is part of an import cycle, sorted."""
+        """Every module that is part of an import cycle (every edge counted), sorted."""
         return sorted({node for component in self.components for node in component})
 
+    @property
+    def modules_in_import_time_cycles(self) -> list[str]:
+        """Every module that is part of a cycle of import-time edges, sorted."""
+        return sorted({node for component in self.import_time_components for node in component})
+
     def summary(self) -> dict:
-        """The few numbers worth recalling: rev (12 characters) and counts of files, cycles,
-        modules in cycles and god files, and the deepest nesting."""
+        """The few numbers worth recalling: rev (12 characters) and counts of files, cycles
+        (every edge, and import-time), modules in them and god files, and the deepest nesting."""
         return {"rev": self.rev[:12], "files": len(self.file_metrics), "cycles": len(self.components),
-                "modules_in_cycles": len(self.modules_in_cycles), "god_files": len(self.god_files),
-                "max_nesting": self.max_nesting}
+                "modules_in_cycles": len(self.modules_in_cycles),
+                "import_time_cycles": len(self.import_time_components),
+                "modules_in_import_time_cycles": len(self.modules_in_import_time_cycles),
+                "god_files": len(self.god_files), "max_nesting": self.max_nesting}
+
+    def cycle_paths(self) -> list[dict]:
+        """For each every-edge cycle (in `components` order): whether it is an import-time
+        cycle, a loop through it in import order, and where the deferred imports it needs are."""
+        from neo_git.health.cycles import cycle_steps, deferred_sites
+
+        import_time = {tuple(c) for c in self.import_time_components}
+        paths = []
+        for component in self.components:
+            whole = tuple(component) in import_time
+            steps = cycle_steps(self.graph, component, import_time=whole)
+            paths.append({"import_time": whole, "path": [s.to_dict() for s in steps],
+                          "deferred_imports": deferred_sites(steps)})
+        return paths
 
     def to_dict(self) -> dict:
         """JSON form: the DESIGN.md §10 keys of `git neo health --json` and more."""
@@ -73,6 +103,10 @@ class HealthSnapshot:
             "cycles": len(self.components),
             "modules_in_cycles": self.modules_in_cycles,
             "cycle_components": [list(c) for c in self.components],
+            "cycle_paths": self.cycle_paths(),
+            "import_time_cycles": len(self.import_time_components),
+            "modules_in_import_time_cycles": self.modules_in_import_time_cycles,
+            "import_time_cycle_components": [list(c) for c in self.import_time_components],
             "god_files": [
                 {"path": m.path, "lines": m.lines, "functions": m.functions, "language": m.language}
                 for m in self.god_files
@@ -84,6 +118,8 @@ class HealthSnapshot:
             ],
             "per_language": self._per_language(),
             "skipped": dict(sorted(self.skipped.items())),
+            "excluded": {rule: n for rule, n in Counter(self.excluded.values()).most_common()},
+            "include_excluded": self.include_excluded,
             "files_with_parse_errors": sorted(p for p, m in files.items() if m.has_errors),
             "thresholds": {"god_file_lines": self.god_file_lines,
                            "god_file_functions": self.god_file_functions},
@@ -109,7 +145,8 @@ class HealthSnapshot:
 # --- public entry points ------------------------------------------------------
 
 def snapshot_commit(repo: pygit2.Repository, rev: str = "HEAD", *, progress: bool = False,
-                    include_type_checking: bool = False, workers: int = 1) -> HealthSnapshot:
+                    include_type_checking: bool = False, workers: int = 1,
+                    include_excluded: bool = False) -> HealthSnapshot:
     """Measure the tree of commit *rev* (any revision git understands; a tree id works too).
 
     *workers* > 1 lets a cold scan of 64+ uncached files parse in that many processes.
@@ -123,19 +160,21 @@ def snapshot_commit(repo: pygit2.Repository, rev: str = "HEAD", *, progress: boo
     except (AttributeError, KeyError, ValueError, pygit2.GitError):  # a tree id: no parents
         pass
     source = Source(rev_id, tree, None, bases + head_tree(repo))
-    return _measure(repo, source, include_type_checking, progress=progress, workers=workers)
+    return _measure(repo, source, include_type_checking, progress=progress, workers=workers,
+                    include_excluded=include_excluded)
 
 
-def snapshot_index(repo: pygit2.Repository, *, progress: bool = False,
-                   include_type_checking: bool = False, workers: int = 1) -> HealthSnapshot:
+def snapshot_index(repo: pygit2.Repository, *, progress: bool = False, include_type_checking: bool = False,
+                   workers: int = 1, include_excluded: bool = False, index=None) -> HealthSnapshot:
     """Measure the staged content: the index git would commit now.
 
     Honours GIT_INDEX_FILE, which git sets for hooks and during `git commit -a`
     / `git commit <paths>` (a temporary index); like git, a relative value is
-    taken relative to the current directory.
+    taken relative to the current directory. *index*: an Index already open (the guard's).
     """
-    source = Source("index", None, open_index(repo), head_tree(repo))
-    return _measure(repo, source, include_type_checking, progress=progress, workers=workers)
+    source = Source("index", None, index if index is not None else open_index(repo), head_tree(repo))
+    return _measure(repo, source, include_type_checking, progress=progress, workers=workers,
+                    include_excluded=include_excluded)
 
 
 def resolve_tree(repo: pygit2.Repository, rev: str) -> tuple[str, pygit2.Tree]:
@@ -174,7 +213,8 @@ def cached_summary(repo: pygit2.Repository, rev: str = "HEAD") -> dict | None:
             found = cache.load_state([tree.id.raw])
         if found is None:
             return None
-        return snapshot_from_state(repo, rev_id, found.state, include_type_checking=False).summary()
+        return snapshot_from_state(repo, rev_id, found.state, include_type_checking=False,
+                                   read=source_reader(repo, Source(rev_id, tree, None, []))).summary()
     except Exception:  # noqa: BLE001 - recall must never fail because of a health cache
         return None
 
@@ -187,13 +227,15 @@ def god_file_thresholds(repo: pygit2.Repository) -> tuple[int, int]:
             config_int("godFileFunctions", DEFAULT_GOD_FILE_FUNCTIONS, repo=repo))
 
 
-def snapshot_from_state(repo: pygit2.Repository, rev: str, state: dict,
-                        include_type_checking: bool, row_metrics=metrics_from_row) -> HealthSnapshot:
-    """The HealthSnapshot of a stored or fresh state (see states.py) of *rev*."""
+def snapshot_from_state(repo: pygit2.Repository, rev: str, state: dict, include_type_checking: bool,
+                        row_metrics=metrics_from_row, *, read: Reader | None = None,
+                        include_excluded: bool = False) -> HealthSnapshot:
+    """The HealthSnapshot of a stored or fresh state (see states.py) of *rev*; *read* serves
+    the snapshot's files (its `.gitattributes`: the exclusion rules)."""
     from neo_git.health.graph import strongly_connected_components
 
     graph = state_graph(state)
-    components = state["components"]
+    components, import_time = state["components"], state["import_time"]
     if include_type_checking:
         edges, hints = graph.edges, graph.type_checking_edges
         components = strongly_connected_components(
@@ -205,12 +247,29 @@ def snapshot_from_state(repo: pygit2.Repository, rev: str, state: dict,
         graph=graph, components=tuple(tuple(c) for c in components),
         skipped=dict(Counter(state["skipped"].values())),
         god_file_lines=lines, god_file_functions=functions,
+        import_time_components=tuple(tuple(c) for c in import_time),
+        excluded=health_exclusions(repo, state["files"], read or (lambda path: None)),
+        include_excluded=include_excluded,
     )
 
 
+def health_exclusions(repo: pygit2.Repository, paths, read: Reader) -> dict[str, str]:
+    """path -> rule for the measured *paths* that health does not judge (see excludes.py)."""
+    from neo_git.config import neo_config_list
+    from neo_git.health.excludes import excluded_paths
+    from neo_git.identity import repository_paths
+
+    try:
+        info = (repository_paths(repo).common_dir / "info" / "attributes").read_bytes()
+    except OSError:
+        info = None
+    return excluded_paths(paths, read, neo_config_list("healthExclude", repo=repo), info)
+
+
 def _measure(repo: pygit2.Repository, source: Source, include_type_checking: bool, *,
-             progress: bool, workers: int) -> HealthSnapshot:
+             progress: bool, workers: int, include_excluded: bool = False) -> HealthSnapshot:
     from neo_git.health.scan import Scan
 
     scan = Scan(repo, source, progress=progress, workers=workers)
-    return snapshot_from_state(repo, source.rev, scan.state(), include_type_checking, scan.row_metrics)
+    return snapshot_from_state(repo, source.rev, scan.state(), include_type_checking, scan.row_metrics,
+                               read=source_reader(repo, source), include_excluded=include_excluded)

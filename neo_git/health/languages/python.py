@@ -35,18 +35,20 @@ def _under_type_checking(node) -> bool:
     return False
 
 
-def read_imports(captures: dict, source: bytes) -> list[ImportRef]:
-    """One ImportRef per imported module (`import a, b` gives two); `from __future__` skipped."""
+def read_imports(captures: dict, source: bytes, deferred_at=lambda offset: False) -> list[ImportRef]:
+    """One ImportRef per imported module (`import a, b` gives two); `from __future__` skipped.
+    An import inside a function or method is deferred (`deferred_at` tells by byte offset)."""
     # Walking up from every import is only worth it in the few files that can need it.
     maybe_type_checking = b"TYPE_CHECKING" in source
     refs: list[ImportRef] = []
     for node in captures.get("import", ()):
         line = node.start_point[0] + 1
         type_checking = maybe_type_checking and _under_type_checking(node)
+        deferred = deferred_at(node.start_byte)
         names = node.children_by_field_name("name")
         if node.type == "import_statement":
             for name in names:
-                refs.append(ImportRef(_dotted(name), (), 0, "import", type_checking, line))
+                refs.append(ImportRef(_dotted(name), (), 0, "import", type_checking, line, deferred))
             continue
         module = node.child_by_field_name("module_name")
         if module is None:  # only in broken code
@@ -59,5 +61,5 @@ def read_imports(captures: dict, source: bytes) -> list[ImportRef]:
             target = _dotted(dotted) if dotted is not None else ""
         # `from x import *` names no submodules: names stays empty.
         imported = tuple(_dotted(n) for n in names)
-        refs.append(ImportRef(target, imported, level, "from", type_checking, line))
+        refs.append(ImportRef(target, imported, level, "from", type_checking, line, deferred))
     return refs
