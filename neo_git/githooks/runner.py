@@ -187,20 +187,43 @@ def post_rewrite(args: list[str]) -> int:
     return 0
 
 
+class GuardTimeout(BaseException):
+    """The guard ran out of time (a BaseException: no `except Exception` on the way may swallow it)."""
+
+
 def pre_commit(args: list[str]) -> int:
-    """The guard: exit the block code when the staged change introduces a problem."""
+    """The guard: exit the block code when the staged change introduces a problem.
+
+    `--block-exit N`: the code that blocks (the shim uses 86, so that a crash never
+    blocks). `--timeout-ms N`: the limit the shim enforces (from neo.guardTimeoutMs);
+    without it the setting is read here. The check gives up a little before the limit,
+    warns and lets the commit through (blocks with neo.strict); should the interpreter
+    itself hang, faulthandler ends the process a second after the limit."""
     from neo_git.config import config_bool
 
-    block = 1
-    if len(args) >= 2 and args[0] == "--block-exit" and args[1].isdigit():
-        block = int(args[1])
+    started = time.monotonic()
+    options = _options(args)
+    block = options.get("--block-exit", 1)
+    limit_ms = options.get("--timeout-ms")
+    _arm(started, limit_ms)
     repo = None
     try:
         from neo_git.githooks.guard import check_staged, format_result
 
         repo = _repo()
+        if limit_ms is None:
+            limit_ms = _configured_timeout(repo)
+            _arm(started, limit_ms)
         result = check_staged(repo)
+        _disarm()
+    except GuardTimeout:
+        _disarm()
+        strict = _strict(repo, config_bool)
+        print(f"git-neo guard: no answer within {limit_ms or _DEFAULT_LIMIT_MS} ms (neo.guardTimeoutMs), "
+              f"{'blocking (neo.strict=true)' if strict else 'commit allowed'}", file=sys.stderr)
+        return block if strict else 0
     except Exception as exc:  # noqa: BLE001 - internal errors warn and pass unless neo.strict
+        _disarm()
         strict = _strict(repo, config_bool)
         print(f"git-neo guard: internal error, {'blocking (neo.strict=true)' if strict else 'commit allowed'}: "
               f"{type(exc).__name__}: {exc}", file=sys.stderr)
@@ -209,6 +232,55 @@ def pre_commit(args: list[str]) -> int:
         return 0
     print(format_result(result), file=sys.stderr)
     return block
+
+
+_DEFAULT_LIMIT_MS = 10_000
+_GRACE = 0.9    # the check gives up at 90 % of the limit, before the shim's own timer fires
+
+
+def _options(args: list[str]) -> dict[str, int]:
+    """`--name N` pairs with a whole number N; anything else is ignored (a hook never fails on usage)."""
+    found: dict[str, int] = {}
+    for name, value in zip(args, args[1:]):
+        if name.startswith("--") and value.isdigit():
+            found[name] = int(value)
+    return found
+
+
+def _configured_timeout(repo) -> int:
+    from neo_git.config import config_int
+    from neo_git.githooks.guard import DEFAULT_TIMEOUT_MS
+
+    value = config_int("guardTimeoutMs", DEFAULT_TIMEOUT_MS, repo=repo)
+    return value if value > 0 else DEFAULT_TIMEOUT_MS
+
+
+def _arm(started: float, limit_ms: int | None) -> None:
+    """Raise GuardTimeout in the main thread at 90 % of the limit (counted from *started*), and
+    end the process outright one second past it if Python cannot even run the handler."""
+    import faulthandler
+    import signal
+
+    if not hasattr(signal, "setitimer"):
+        return
+    limit = (limit_ms or _DEFAULT_LIMIT_MS) / 1000
+    remaining = max(0.001, limit * _GRACE - (time.monotonic() - started))
+
+    def give_up(signum, frame):
+        raise GuardTimeout()
+
+    signal.signal(signal.SIGALRM, give_up)
+    signal.setitimer(signal.ITIMER_REAL, remaining)
+    faulthandler.dump_traceback_later(limit + 1, exit=True)
+
+
+def _disarm() -> None:
+    import faulthandler
+    import signal
+
+    if hasattr(signal, "setitimer"):
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        faulthandler.cancel_dump_traceback_later()
 
 
 def _strict(repo, config_bool: Callable) -> bool:

@@ -77,6 +77,20 @@ class HealthSnapshot:
                 "modules_in_import_time_cycles": len(self.modules_in_import_time_cycles),
                 "god_files": len(self.god_files), "max_nesting": self.max_nesting}
 
+    def excluded_counts(self) -> dict[str, int]:
+        """rule -> how many measured files it leaves unjudged, in the rules' order (excludes.RULES)."""
+        from neo_git.health.excludes import RULES
+
+        counts = Counter(self.excluded.values())
+        return {rule: counts[rule] for rule in RULES if counts[rule]}
+
+    def import_time_cycle_paths(self) -> list[list[dict]]:
+        """For each import-time cycle: a loop through it in import order."""
+        from neo_git.health.cycles import cycle_steps
+
+        return [[s.to_dict() for s in cycle_steps(self.graph, c, import_time=True)]
+                for c in self.import_time_components]
+
     def cycle_paths(self) -> list[dict]:
         """For each every-edge cycle (in `components` order): whether it is an import-time
         cycle, a loop through it in import order, and where the deferred imports it needs are."""
@@ -107,6 +121,7 @@ class HealthSnapshot:
             "import_time_cycles": len(self.import_time_components),
             "modules_in_import_time_cycles": self.modules_in_import_time_cycles,
             "import_time_cycle_components": [list(c) for c in self.import_time_components],
+            "import_time_cycle_paths": self.import_time_cycle_paths(),
             "god_files": [
                 {"path": m.path, "lines": m.lines, "functions": m.functions, "language": m.language}
                 for m in self.god_files
@@ -118,7 +133,7 @@ class HealthSnapshot:
             ],
             "per_language": self._per_language(),
             "skipped": dict(sorted(self.skipped.items())),
-            "excluded": {rule: n for rule, n in Counter(self.excluded.values()).most_common()},
+            "excluded": self.excluded_counts(),
             "include_excluded": self.include_excluded,
             "files_with_parse_errors": sorted(p for p, m in files.items() if m.has_errors),
             "thresholds": {"god_file_lines": self.god_file_lines,
