@@ -64,7 +64,7 @@ def staged_changes(repo, index) -> tuple[list[str], dict[str, str]]:
 def check_staged(repo) -> GuardResult:
     """Compare the staged snapshot with HEAD and list what the change introduces."""
     from neo_git.config import config_int, neo_config
-    from neo_git.health.measure import HealthSnapshot, snapshot_commit, snapshot_index
+    from neo_git.health.measure import staged_against_head
     from neo_git.health.metrics import language_for_path
     from neo_git.identity import open_index
 
@@ -76,8 +76,7 @@ def check_staged(repo) -> GuardResult:
         # no staged source file: nothing can add a cycle, a god file or nesting (deleting
         # a file only removes edges), and the commit does not pay for a scan
         return result
-    after = snapshot_index(repo, index=index)
-    before = HealthSnapshot(rev="empty", file_metrics={}) if repo.head_is_unborn else snapshot_commit(repo, "HEAD")
+    before, after = staged_against_head(repo, index)
     every_edge = str(neo_config("guardCycles", "import-time", repo=repo)).strip().lower() == "all"
     result.problems += new_cycles(before, after, renamed, every_edge=every_edge)
 

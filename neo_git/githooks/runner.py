@@ -11,19 +11,16 @@ never fail a git command — except the pre-commit guard's deliberate block.
 """
 from __future__ import annotations
 
-import logging
 import os
-import subprocess
 import sys
 import time
 import traceback
 from pathlib import Path
 from typing import Callable, Sequence
 
-from neo_git.hooklog import rotate_hook_log
-
+# logging, subprocess and the hook log are imported where they are used: the pre-commit
+# guard runs on every commit that stages source code and needs none of them.
 MAX_MERGED = 50
-log = logging.getLogger("neo_git.githooks")
 
 
 def run_git_hook(name: str, args: Sequence[str]) -> int:
@@ -35,6 +32,8 @@ def run_git_hook(name: str, args: Sequence[str]) -> int:
         print(f"git-neo: unknown hook '{name}' (known: {', '.join(HANDLERS)}); nothing done", file=sys.stderr)
         return 0
     if name != "pre-commit":
+        import logging
+
         logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     try:
         return handler(list(args))
@@ -89,6 +88,7 @@ def _neo_dir() -> Path:
 
 def queue_and_drain(item: dict) -> None:
     """Queue *item*, then process the queue unless another worker is already doing so."""
+    from neo_git.hooklog import rotate_hook_log
     from neo_git.outcomes.queue import drain, enqueue
 
     neo_dir = _neo_dir()
@@ -318,6 +318,8 @@ def framework_outcomes(args: list[str]) -> int:
 def start_worker(repo, hook_args: list[str]) -> None:
     """Run `git-neo hook …` detached, output appended to .git/neo/hook.log (NEO_HOOK_SYNC=1:
     in the foreground, for tests)."""
+    import subprocess
+
     from neo_git.identity import repository_paths
 
     neo_dir = repository_paths(repo).neo_dir

@@ -37,26 +37,38 @@ def is_test_path(path: str) -> bool:
     return bool(TEST_DIRS.intersection(directories)) or TEST_NAMES.match(name) is not None
 
 
-def excluded_paths(paths: Iterable[str], read: Reader, globs: Iterable[str] = (),
-                   info_attributes: bytes | None = None) -> dict[str, str]:
-    """path -> the first rule (RULES) that excludes it, for the *paths* that any rule excludes.
+class Exclusions:
+    """Which rule, if any, leaves a path of one snapshot unjudged; decided per path on first
+    ask (the guard asks about a handful of files, a report about all of them).
 
     *read* serves the snapshot's files (its `.gitattributes`); *info_attributes* is the
     repository's `.git/info/attributes`, which wins over them, as in git."""
-    paths = list(paths)
-    patterns = [compile_glob(g) for g in globs if g.strip()]
-    attributes = _AttributeFiles(read, info_attributes)
-    found: dict[str, str] = {}
-    for path in paths:
-        if any(p(path) for p in patterns):
-            found[path] = "neo.healthExclude"
-            continue
-        marked = attributes.marks(path)
-        if marked:
-            found[path] = marked
-        elif is_test_path(path):
-            found[path] = "tests"
-    return found
+
+    def __init__(self, read: Reader, globs: Iterable[str] = (), info_attributes: bytes | None = None) -> None:
+        self.patterns = [compile_glob(g) for g in globs if g.strip()]
+        self.attributes = _AttributeFiles(read, info_attributes)
+        self.known: dict[str, str | None] = {}
+
+    def rule(self, path: str) -> str | None:
+        """The first rule (RULES) that excludes *path*, else None."""
+        if path in self.known:
+            return self.known[path]
+        if any(p(path) for p in self.patterns):
+            found: str | None = "neo.healthExclude"
+        else:
+            found = self.attributes.marks(path) or ("tests" if is_test_path(path) else None)
+        self.known[path] = found
+        return found
+
+    def of(self, paths: Iterable[str]) -> dict[str, str]:
+        """path -> rule for those of *paths* that a rule excludes."""
+        return {path: rule for path in paths if (rule := self.rule(path))}
+
+
+def excluded_paths(paths: Iterable[str], read: Reader, globs: Iterable[str] = (),
+                   info_attributes: bytes | None = None) -> dict[str, str]:
+    """path -> the first rule (RULES) that excludes it, for the *paths* that any rule excludes."""
+    return Exclusions(read, globs, info_attributes).of(paths)
 
 
 def compile_glob(pattern: str, base: str = "") -> Callable[[str], bool]:

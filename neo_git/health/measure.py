@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import pygit2
 
 from neo_git.errors import NeoError
+from neo_git.health.excludes import Exclusions
 from neo_git.health.model import FileMetrics, ImportGraph
 from neo_git.health.sources import Reader, Source, head_tree, open_index, source_reader
 from neo_git.health.states import metrics_from_row, state_graph
@@ -35,18 +36,22 @@ class HealthSnapshot:
     god_file_lines: int = DEFAULT_GOD_FILE_LINES
     god_file_functions: int = DEFAULT_GOD_FILE_FUNCTIONS
     import_time_components: tuple[tuple[str, ...], ...] = ()  # cycles of import-time edges alone
-    excluded: dict[str, str] = field(default_factory=dict)    # path -> rule (excludes.py): not judged
-    include_excluded: bool = False                            # judge them anyway (--include-tests)
+    exclusions: Exclusions | None = None     # which files are not judged (excludes.py); None: all are
+    include_excluded: bool = False           # judge them anyway (--include-tests)
 
     def is_god_file(self, metrics: FileMetrics) -> bool:
         """More than the configured lines or functions (never an excluded file, unless included)."""
-        if not self.include_excluded and metrics.path in self.excluded:
-            return False
-        return metrics.lines > self.god_file_lines or metrics.functions > self.god_file_functions
+        big = metrics.lines > self.god_file_lines or metrics.functions > self.god_file_functions
+        return big and self.is_judged(metrics.path)
 
     def is_judged(self, path: str) -> bool:
         """False for a file the exclusion rules leave out of god files and the guard."""
-        return self.include_excluded or path not in self.excluded
+        return self.include_excluded or self.exclusions is None or self.exclusions.rule(path) is None
+
+    @property
+    def excluded(self) -> dict[str, str]:
+        """path -> rule of every measured file that the exclusion rules leave unjudged."""
+        return self.exclusions.of(self.file_metrics) if self.exclusions is not None else {}
 
     @property
     def god_files(self) -> list[FileMetrics]:
@@ -168,15 +173,19 @@ def snapshot_commit(repo: pygit2.Repository, rev: str = "HEAD", *, progress: boo
     The library default is 1; `git neo health` at a terminal asks for up to 4 and hooks
     stay at 1 (see `cli/health._workers`); `benchmarks/health_bench.py` measures both.
     """
+    return _measure(repo, _commit_source(repo, rev), include_type_checking, progress=progress, workers=workers,
+                    include_excluded=include_excluded)
+
+
+def _commit_source(repo: pygit2.Repository, rev: str) -> Source:
+    """The tree of *rev*, with its parents' and HEAD's trees as states to start from."""
     rev_id, tree = resolve_tree(repo, rev)
     bases = []
     try:
         bases = [parent.tree for parent in repo[rev_id].parents]
     except (AttributeError, KeyError, ValueError, pygit2.GitError):  # a tree id: no parents
         pass
-    source = Source(rev_id, tree, None, bases + head_tree(repo))
-    return _measure(repo, source, include_type_checking, progress=progress, workers=workers,
-                    include_excluded=include_excluded)
+    return Source(rev_id, tree, None, bases + head_tree(repo))
 
 
 def snapshot_index(repo: pygit2.Repository, *, progress: bool = False, include_type_checking: bool = False,
@@ -263,28 +272,45 @@ def snapshot_from_state(repo: pygit2.Repository, rev: str, state: dict, include_
         skipped=dict(Counter(state["skipped"].values())),
         god_file_lines=lines, god_file_functions=functions,
         import_time_components=tuple(tuple(c) for c in import_time),
-        excluded=health_exclusions(repo, state["files"], read or (lambda path: None)),
+        exclusions=health_exclusions(repo, read or (lambda path: None)),
         include_excluded=include_excluded,
     )
 
 
-def health_exclusions(repo: pygit2.Repository, paths, read: Reader) -> dict[str, str]:
-    """path -> rule for the measured *paths* that health does not judge (see excludes.py)."""
+def health_exclusions(repo: pygit2.Repository, read: Reader) -> Exclusions:
+    """The exclusion rules of one snapshot (excludes.py): its `.gitattributes` through *read*,
+    `.git/info/attributes`, `neo.healthExclude`."""
     from neo_git.config import neo_config_list
-    from neo_git.health.excludes import excluded_paths
     from neo_git.identity import repository_paths
 
     try:
         info = (repository_paths(repo).common_dir / "info" / "attributes").read_bytes()
     except OSError:
         info = None
-    return excluded_paths(paths, read, neo_config_list("healthExclude", repo=repo), info)
+    return Exclusions(read, neo_config_list("healthExclude", repo=repo), info)
+
+
+def staged_against_head(repo: pygit2.Repository, index) -> tuple[HealthSnapshot, HealthSnapshot]:
+    """(HEAD's snapshot, or an empty one before the first commit; the snapshot of *index*),
+    measured over one cache connection: what the pre-commit guard compares. The index
+    starts from HEAD's stored state, decoded once for both."""
+    from neo_git.health.cache import MetricsCache, cache_path
+    from neo_git.health.versions import analyzer_version, state_version
+
+    with MetricsCache(cache_path(repo), analyzer_version(), state_version()) as cache:
+        if repo.head_is_unborn:
+            before = HealthSnapshot(rev="empty", file_metrics={})
+        else:
+            before = _measure(repo, _commit_source(repo, "HEAD"), False, progress=False, workers=1, cache=cache)
+        after = _measure(repo, Source("index", None, index, head_tree(repo)), False, progress=False, workers=1,
+                         cache=cache)
+    return before, after
 
 
 def _measure(repo: pygit2.Repository, source: Source, include_type_checking: bool, *,
-             progress: bool, workers: int, include_excluded: bool = False) -> HealthSnapshot:
+             progress: bool, workers: int, include_excluded: bool = False, cache=None) -> HealthSnapshot:
     from neo_git.health.scan import Scan
 
-    scan = Scan(repo, source, progress=progress, workers=workers)
+    scan = Scan(repo, source, progress=progress, workers=workers, cache=cache)
     return snapshot_from_state(repo, source.rev, scan.state(), include_type_checking, scan.row_metrics,
                                read=source_reader(repo, source), include_excluded=include_excluded)

@@ -39,9 +39,7 @@ def analyze_source(path: str, source: bytes) -> FileMetrics | None:
         return None
     if isinstance(source, str):
         source = source.encode("utf-8", errors="surrogateescape")
-    from tree_sitter import QueryCursor  # lazy: the CLI must start without tree_sitter
-
-    from neo_git.health.parsing import parse, query
+    from neo_git.health.parsing import parse
 
     lines = count_lines(source)
     if b"\0" in source:
@@ -54,7 +52,7 @@ def analyze_source(path: str, source: bytes) -> FileMetrics | None:
     if tree is None:  # tree-sitter gave up (it does not for plain bytes, but be safe)
         return FileMetrics(path, language, lines, 0, 0, has_errors=True)
     root = tree.root_node
-    captures = QueryCursor(query(language)).captures(root)
+    captures = capture(language, root)
     max_nesting, nesting_line = deepest_nesting(captures)
     packages = captures.get("package")
     return FileMetrics(
@@ -68,6 +66,27 @@ def analyze_source(path: str, source: bytes) -> FileMetrics | None:
         has_errors=root.has_error,
         nesting_line=nesting_line,
     )
+
+
+def capture(language: str, root) -> dict:
+    """Capture name -> nodes, as the language's query finds them (or its walk, which finds the same)."""
+    walk = language_spec(language).walk
+    if walk is not None:
+        return walk(root)
+    from tree_sitter import QueryCursor  # lazy: the CLI must start without tree_sitter
+
+    from neo_git.health.parsing import query
+
+    return QueryCursor(query(language)).captures(root)
+
+
+def query_captures(language: str, root) -> dict:
+    """What the language's `.scm` query captures (the reference a walk is tested against)."""
+    from tree_sitter import QueryCursor
+
+    from neo_git.health.parsing import query
+
+    return QueryCursor(query(language)).captures(root)
 
 
 def deepest_nesting(captures: dict) -> tuple[int, int]:

@@ -26,6 +26,9 @@ class LanguageSpec(NamedTuple):
     # Captured @function/@scope node types whose body runs after the module has loaded:
     # an import inside one is deferred. Empty where imports are declarations (Go, Rust, Java).
     deferring: frozenset[str] = frozenset()
+    # (root node) -> what the query would capture, found without running it (faster where
+    # everything that counts is a statement); None: run the query
+    walk: Callable[[object], dict] | None = None
 
 
 _PYTHON_DEFERRING = frozenset({"function_definition", "lambda"})
@@ -33,7 +36,8 @@ _JS_DEFERRING = frozenset({"function_declaration", "generator_function_declarati
                            "arrow_function", "function_expression", "generator_function"})
 
 LANGUAGES: dict[str, LanguageSpec] = {
-    "python": LanguageSpec("tree_sitter_python", "language", "python.scm", python.read_imports, _PYTHON_DEFERRING),
+    "python": LanguageSpec("tree_sitter_python", "language", "python.scm", python.read_imports, _PYTHON_DEFERRING,
+                           python.walk),
     "javascript": LanguageSpec("tree_sitter_javascript", "language", "javascript.scm", None, _JS_DEFERRING),
     "typescript": LanguageSpec("tree_sitter_typescript", "language_typescript", "typescript.scm", None,
                                _JS_DEFERRING),

@@ -12,7 +12,6 @@ A `use` path edges to the longest prefix that is a module file; the rest are ite
 from __future__ import annotations
 
 import posixpath
-import tomllib
 from typing import Mapping
 
 from neo_git.health.model import FileMetrics, ImportGraph
@@ -66,6 +65,8 @@ class _ModuleTree:
         text = read_text(read, join(directory, "Cargo.toml") or "Cargo.toml")
         if text is None:
             return []
+        import tomllib   # only for Rust crates: imported when one has a Cargo.toml
+
         try:
             manifest = tomllib.loads(text)
         except (tomllib.TOMLDecodeError, ValueError):
