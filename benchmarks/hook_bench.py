@@ -115,12 +115,15 @@ def wait_for_worker(neo_dir: Path, timeout: float = 60.0) -> None:
 def bench_commit(repo: Path, env: dict, rounds: int, staged: int, files: int) -> tuple[dict, dict]:
     """`git commit` wall and CPU times per (hooks, change) variant, round-robin in one run."""
     installed = repo / ".git" / "hooks"
-    folders = {"none": repo.parent / "no-hooks", "handoff": repo.parent / "handoff-hooks", "all": installed}
-    folders["none"].mkdir(exist_ok=True)
-    folders["handoff"].mkdir(exist_ok=True)
+    folders = {"none": repo.parent / "no-hooks", "handoff": repo.parent / "handoff-hooks",
+               "guard": repo.parent / "guard-hook", "all": installed}
+    for name in ("none", "handoff", "guard"):
+        folders[name].mkdir(exist_ok=True)
     for name in ("post-commit", "post-merge", "post-rewrite"):
         shutil.copy2(installed / name, folders["handoff"] / name)
-    variants = [("none", "readme"), ("handoff", "readme"), ("all", "readme"), ("none", "source"), ("all", "source")]
+    shutil.copy2(installed / "pre-commit", folders["guard"] / "pre-commit")
+    variants = [("none", "readme"), ("handoff", "readme"), ("guard", "readme"), ("all", "readme"),
+                ("none", "source"), ("all", "source")]
     times: dict[tuple, list[float]] = {v: [] for v in variants}
     cpu: dict[tuple, list[float]] = {v: [] for v in variants}
     neo_dir = repo / ".git" / "neo"
@@ -145,21 +148,23 @@ def bench_commit(repo: Path, env: dict, rounds: int, staged: int, files: int) ->
 
 GUARD_PROBE = """
 import sys, time
-started = time.perf_counter()
+started, started_cpu = time.perf_counter(), time.process_time()
 import importlib
 for name in sys.argv[1].split(","):
     importlib.import_module(name)
-imported = time.perf_counter()
+imported, imported_cpu = time.perf_counter(), time.process_time()
 from neo_git.githooks.guard import check_staged
 from neo_git.identity import open_repository
 result = check_staged(open_repository())
-done = time.perf_counter()
-print(imported - started, done - imported, int(result.ok), ",".join(sorted(sys.modules)))
+done, done_cpu = time.perf_counter(), time.process_time()
+print(imported - started, done - imported, imported_cpu - started_cpu, done_cpu - imported_cpu, int(result.ok),
+      ",".join(sorted(sys.modules)))
 """
 
 
 def stage_sources(repo: Path, env: dict, staged: int, tag: str) -> None:
-    """Modify *staged* source files and `git add` them (what the guard will look at)."""
+    """Modify *staged* source files and `git add` them (what the guard will look at): new
+    blobs each time, so every guard run parses them as a real commit's guard does."""
     paths = [repo / "app" / f"pkg{k}" / f"mod{500 + k}.py" for k in range(staged)]
     for path in paths:
         with path.open("a") as handle:
@@ -173,7 +178,7 @@ def bench_guard(repo: Path, env: dict, rounds: int, staged: int) -> dict[str, li
     from neo_git.identity import open_repository
 
     snapshot_commit(open_repository(repo), "HEAD")   # HEAD's state is cached, as after any earlier commit
-    stage_sources(repo, env, staged, "guard")
+    stage_sources(repo, env, staged, "modules")
     python = str(Path(VENV_BIN) / "python")
     hook_env = {**env, "GIT_INDEX_FILE": str(repo / ".git" / "index")}   # as git sets it for the hook
     # which modules a guard run loads (beyond a bare interpreter's): imported first, in the probe
@@ -181,19 +186,25 @@ def bench_guard(repo: Path, env: dict, rounds: int, staged: int) -> dict[str, li
                            capture_output=True, text=True).stdout.split()
     bare = set(subprocess.run([python, "-c", "import sys; print(','.join(sorted(sys.modules)))"], cwd=repo,
                               env=hook_env, check=True, capture_output=True, text=True).stdout.strip().split(","))
-    loaded = [m for m in probe[3].split(",") if m not in bare and "." not in m]   # top-level packages
+    loaded = [m for m in probe[5].split(",") if m not in bare and "." not in m]   # top-level packages
     ordered = ["neo_git.cli", "neo_git.githooks.runner", "neo_git.githooks.guard"] + \
         [m for m in loaded if m not in ("neo_git", "__main__")]
-    results: dict[str, list[float]] = {"interpreter": [], "imports": [], "check": [], "guard process": [],
-                                       "guard CPU": []}
-    for _ in range(rounds):
-        started = time.perf_counter()
+    results: dict[str, list[float]] = {name: [] for name in (
+        "interpreter", "imports", "check", "guard process", "interpreter CPU", "imports CPU", "check CPU",
+        "guard CPU")}
+    for run in range(rounds):
+        cpu_before, started = child_cpu(), time.perf_counter()
         subprocess.run([python, "-c", "pass"], cwd=repo, env=hook_env, check=True)
         results["interpreter"].append(time.perf_counter() - started)
+        results["interpreter CPU"].append(child_cpu() - cpu_before)
+        stage_sources(repo, env, staged, f"probe{run}")
         out = subprocess.run([python, "-c", GUARD_PROBE, ",".join(ordered)], cwd=repo, env=hook_env, check=True,
                              capture_output=True, text=True).stdout.split()
         results["imports"].append(float(out[0]))
         results["check"].append(float(out[1]))
+        results["imports CPU"].append(float(out[2]))
+        results["check CPU"].append(float(out[3]))
+        stage_sources(repo, env, staged, f"guard{run}")
         cpu_before, started = child_cpu(), time.perf_counter()
         subprocess.run([str(Path(VENV_BIN) / "git-neo"), "hook", "pre-commit", "--block-exit", "86"], cwd=repo,
                        env=hook_env, capture_output=True, stdin=subprocess.DEVNULL)
@@ -274,7 +285,7 @@ def _run(args: argparse.Namespace, root: Path) -> int:
     assert neo_main(["install"]) == 0
     times, cpu = bench_commit(repo, env, args.commits, args.staged, args.files)
     labels = {("none", "readme"): "README only, no hook", ("handoff", "readme"): "README only, hand-off shims (post-*)",
-              ("all", "readme"): "README only, all shims", ("none", "source"): f"{args.staged} source files, no hook",
+              ("guard", "readme"): "README only, pre-commit shim", ("all", "readme"): "README only, all shims", ("none", "source"): f"{args.staged} source files, no hook",
               ("all", "source"): f"{args.staged} source files, all shims (guard runs)"}
     rows = []
     for key, values in times.items():
@@ -284,12 +295,16 @@ def _run(args: argparse.Namespace, root: Path) -> int:
     print()
     print(table(["git commit", "median", "p90", "added (median)", "CPU (median)"], rows))
     guard = bench_guard(repo, env, args.guard_runs, args.staged)
-    rows = [[name, ms(median(guard[name])), ms(p90(guard[name]))]
-            for name in ("interpreter", "imports", "check", "guard process", "guard CPU")]
+    rows = [[name, ms(median(guard[name])), ms(p90(guard[name])), ms(median(guard[name + " CPU"]))]
+            for name in ("interpreter", "imports", "check")]
+    rows.append(["guard process (git-neo hook pre-commit)", ms(median(guard["guard process"])),
+                 ms(p90(guard["guard process"])), ms(median(guard["guard CPU"]))])
     print()
-    print(table([f"guard, {args.staged} staged files of {args.files:,} (warm cache for HEAD)", "median", "p90"], rows))
+    print(table([f"guard, {args.staged} staged files of {args.files:,} (warm cache for HEAD)", "median", "p90",
+                 "CPU (median)"], rows))
     print(f"packages the guard imports: {', '.join(guard['modules'])}")
     readme_added = median(times[("all", "readme")]) - median(times[("none", "readme")])
+    guard_added = median(times[("guard", "readme")]) - median(times[("none", "readme")])
     handoff_added = median(times[("handoff", "readme")]) - median(times[("none", "readme")])
     in_process, as_process, process_cpu = bench_worker(repo, env, fact_ids, args.worker_commits)
     rows = [["process_commits (in-process)", ms(median(in_process)), ms(p90(in_process)), ""],
@@ -298,7 +313,8 @@ def _run(args: argparse.Namespace, root: Path) -> int:
     print()
     print(table([f"worker per commit ({args.facts:,} facts, warm health cache)", "median", "p90", "CPU (median)"],
                 rows))
-    print(f"\ntargets: nothing to check <= 15 ms over no hook (measured +{ms(readme_added)}); hand-off shims "
+    print(f"\ntargets: nothing to check <= 15 ms over no hook (measured +{ms(guard_added)} for the pre-commit shim, "
+          f"+{ms(readme_added)} with all shims); hand-off shims "
           f"<= 15 ms (+{ms(handoff_added)}); guard median <= 150 ms (measured {ms(median(guard['guard process']))}); "
           f"worker < 1 s (measured {ms(median(as_process))} wall, {ms(median(process_cpu))} CPU as a process)")
     print(f"load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())} "

@@ -14,11 +14,10 @@ from __future__ import annotations
 import os
 import sys
 import time
-import traceback
 from pathlib import Path
 from typing import Callable, Sequence
 
-# logging, subprocess and the hook log are imported where they are used: the pre-commit
+# logging, subprocess, traceback and the hook log are imported where they are used: the pre-commit
 # guard runs on every commit that stages source code and needs none of them.
 MAX_MERGED = 50
 
@@ -40,6 +39,8 @@ def run_git_hook(name: str, args: Sequence[str]) -> int:
     except KeyboardInterrupt:
         return 0
     except Exception:  # noqa: BLE001 - logged to hook.log by the shim's redirection; git never sees it
+        import traceback
+
         print(f"git-neo hook {name}: internal error (git was not affected)", file=sys.stderr)
         traceback.print_exc(file=sys.stderr)
         return 0
@@ -118,6 +119,8 @@ def _process_items(items: list[dict]) -> None:
                 _stamp(f"post-rewrite {kind}", f"{len(pairs)} rewritten commit(s)")
                 _report(f"post-rewrite {kind}", apply_rewrites(repo, pairs, kind=kind, hold_lock=False))
         except Exception:  # noqa: BLE001 - one bad item must not stop the rest of the queue
+            import traceback
+
             print(f"git-neo: internal error processing {op}:", file=sys.stderr)
             traceback.print_exc(file=sys.stderr)
 

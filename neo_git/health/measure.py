@@ -297,20 +297,23 @@ def staged_against_head(repo: pygit2.Repository, index) -> tuple[HealthSnapshot,
     from neo_git.health.cache import MetricsCache, cache_path
     from neo_git.health.versions import analyzer_version, state_version
 
+    rows: dict = {}
     with MetricsCache(cache_path(repo), analyzer_version(), state_version()) as cache:
         if repo.head_is_unborn:
             before = HealthSnapshot(rev="empty", file_metrics={})
         else:
-            before = _measure(repo, _commit_source(repo, "HEAD"), False, progress=False, workers=1, cache=cache)
+            before = _measure(repo, _commit_source(repo, "HEAD"), False, progress=False, workers=1, cache=cache,
+                              rows=rows)
         after = _measure(repo, Source("index", None, index, head_tree(repo)), False, progress=False, workers=1,
-                         cache=cache)
+                         cache=cache, rows=rows)
     return before, after
 
 
 def _measure(repo: pygit2.Repository, source: Source, include_type_checking: bool, *,
-             progress: bool, workers: int, include_excluded: bool = False, cache=None) -> HealthSnapshot:
+             progress: bool, workers: int, include_excluded: bool = False, cache=None,
+             rows: dict | None = None) -> HealthSnapshot:
     from neo_git.health.scan import Scan
 
-    scan = Scan(repo, source, progress=progress, workers=workers, cache=cache)
+    scan = Scan(repo, source, progress=progress, workers=workers, cache=cache, rows=rows)
     return snapshot_from_state(repo, source.rev, scan.state(), include_type_checking, scan.row_metrics,
                                read=source_reader(repo, source), include_excluded=include_excluded)

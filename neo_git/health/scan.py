@@ -48,7 +48,7 @@ class Scan:
     """Measures one Source into a state, starting from the cache's per-file results and states."""
 
     def __init__(self, repo: pygit2.Repository, source: Source, *, progress: bool, workers: int,
-                 cache: MetricsCache | None = None) -> None:
+                 cache: MetricsCache | None = None, rows: dict | None = None) -> None:
         from neo_git.health import metrics
 
         self.repo = repo
@@ -57,14 +57,16 @@ class Scan:
         self.workers = max(1, workers)
         self.metrics = metrics
         self._shared_cache = cache                    # open and closed by the caller
-        self._stripped: dict[str, FileMetrics] = {}   # path -> metrics rebuilt from a state row
+        # path -> (row, metrics rebuilt from it); shared by the scans of one comparison, whose
+        # trees have most rows in common
+        self._stripped: dict[str, tuple[FileRow, FileMetrics]] = rows if rows is not None else {}
 
     def row_metrics(self, path: str, row: FileRow) -> FileMetrics:
         """The FileMetrics of a stored row, built once per path and scan."""
         found = self._stripped.get(path)
-        if found is None:
-            found = self._stripped[path] = metrics_from_row(path, row)
-        return found
+        if found is None or found[0] != row:
+            found = self._stripped[path] = (row, metrics_from_row(path, row))
+        return found[1]
 
     def state(self) -> dict:
         """The state of the source: stored, derived from a stored one, or scanned in full."""

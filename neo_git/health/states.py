@@ -52,11 +52,16 @@ def metrics_from_row(path: str, row: FileRow) -> FileMetrics:
                        row.has_errors, row.nesting_line)
 
 
+_FAMILIES: dict[str, str] = {}
+
+
 def family_of(language: str) -> str:
     """The resolver family of a language (typescript and tsx resolve with javascript)."""
-    from neo_git.health.import_graph import FAMILY_OF
+    if not _FAMILIES:
+        from neo_git.health.import_graph import FAMILY_OF   # the resolvers load on first use
 
-    return FAMILY_OF.get(language, language)
+        _FAMILIES.update(FAMILY_OF)
+    return _FAMILIES.get(language, language)
 
 
 def by_family(files: dict[str, FileMetrics]) -> dict[str, dict[str, FileMetrics]]:

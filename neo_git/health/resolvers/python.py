@@ -38,8 +38,12 @@ class _ModuleIndex:
         for package in packages:
             if package and parent_dir(package) not in packages:
                 roots.add(parent_dir(package))       # parent of a top-level package
-        for path in paths:
-            for directory in ancestors(parent_dir(path)):
+        seen: set[str] = set()
+        for folder in {parent_dir(p) for p in paths}:
+            for directory in ancestors(folder):
+                if directory in seen:
+                    break                            # and so were all folders above it
+                seen.add(directory)
                 if directory.rsplit("/", 1)[-1] == "src":
                     roots.add(directory)             # src/ layout, even for namespace packages
         self.packages = packages
