@@ -304,9 +304,20 @@ def staged_against_head(repo: pygit2.Repository, index) -> tuple[HealthSnapshot,
         else:
             before = _measure(repo, _commit_source(repo, "HEAD"), False, progress=False, workers=1, cache=cache,
                               rows=rows)
-        after = _measure(repo, Source("index", None, index, head_tree(repo)), False, progress=False, workers=1,
-                         cache=cache, rows=rows)
+        after = _measure(repo, _index_source(repo, index), False, progress=False, workers=1, cache=cache, rows=rows)
     return before, after
+
+
+def _index_source(repo: pygit2.Repository, index) -> Source:
+    """The index as the tree the commit will record, when it can be written: its state is then
+    stored under that tree's id, so the next commit's guard (and the post-commit worker)
+    find it ready. Writing it costs nothing extra: `git commit` writes the same objects
+    moments later. An index that cannot be written (conflicts) is measured as an index."""
+    try:
+        tree = repo[index.write_tree(repo)]
+    except (pygit2.GitError, ValueError, KeyError, OSError):
+        return Source("index", None, index, head_tree(repo))
+    return Source("index", tree, None, head_tree(repo))
 
 
 def _measure(repo: pygit2.Repository, source: Source, include_type_checking: bool, *,

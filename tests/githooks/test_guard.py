@@ -192,3 +192,29 @@ def test_the_guard_process_gives_up_at_its_time_limit(repo_with_commit, monkeypa
     proc = subprocess.run(["git-neo", "hook", "pre-commit", "--block-exit", "86", "--timeout-ms", "20"], cwd=repo,
                           env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 86 and "blocking (neo.strict=true)" in proc.stderr
+
+
+def test_the_check_works_on_a_conflicted_index_and_stores_the_staged_tree(repo_with_commit, monkeypatch, capsys):
+    """A conflicted index cannot be written as a tree: it is measured as an index. A clean one
+    is the tree the commit will record, whose state the next commit's guard starts from."""
+    import pygit2
+
+    from neo_git.health.cache import MetricsCache, cache_path
+    from neo_git.health.versions import analyzer_version, state_version
+
+    repo = repo_with_commit
+    commit_files(repo, {"a.py": "X = 1\n"}, "base")
+    git(repo, "checkout", "-q", "-b", "other")
+    commit_files(repo, {"a.py": "X = 2\n"}, "other")
+    git(repo, "checkout", "-q", "main")
+    commit_files(repo, {"a.py": "X = 3\n"}, "main")
+    git(repo, "merge", "-q", "other", check=False)
+    code, text = check(repo, monkeypatch, capsys)
+    assert code == 0, text
+    git(repo, "merge", "--abort")
+    (repo / "b.py").write_text("import a\n")
+    git(repo, "add", "b.py")
+    assert check(repo, monkeypatch, capsys)[0] == 0
+    staged_tree = git(repo, "write-tree").strip()
+    with MetricsCache(cache_path(pygit2.Repository(str(repo))), analyzer_version(), state_version()) as cache:
+        assert cache.load_state([bytes.fromhex(staged_tree)]) is not None
