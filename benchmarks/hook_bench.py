@@ -113,17 +113,21 @@ def wait_for_worker(neo_dir: Path, timeout: float = 60.0) -> None:
 
 
 def bench_commit(repo: Path, env: dict, rounds: int, staged: int, files: int) -> tuple[dict, dict]:
-    """`git commit` wall and CPU times per (hooks, change) variant, round-robin in one run."""
+    """`git commit` wall and CPU times per (hooks, change) variant, round-robin in one run. Hooks:
+    none; the hand-off shims only (post-commit/merge/rewrite); the same shims without git-neo
+    on PATH (they note the commit in .git/neo/missed.tsv); the pre-commit shim alone; all."""
     installed = repo / ".git" / "hooks"
     folders = {"none": repo.parent / "no-hooks", "handoff": repo.parent / "handoff-hooks",
-               "guard": repo.parent / "guard-hook", "all": installed}
+               "missed": repo.parent / "handoff-hooks", "guard": repo.parent / "guard-hook", "all": installed}
+    without_neo = {**env, "PATH": os.pathsep.join(p for p in env["PATH"].split(os.pathsep)
+                                                  if p and not (Path(p) / "git-neo").exists())}
     for name in ("none", "handoff", "guard"):
         folders[name].mkdir(exist_ok=True)
     for name in ("post-commit", "post-merge", "post-rewrite"):
         shutil.copy2(installed / name, folders["handoff"] / name)
     shutil.copy2(installed / "pre-commit", folders["guard"] / "pre-commit")
-    variants = [("none", "readme"), ("handoff", "readme"), ("guard", "readme"), ("all", "readme"),
-                ("none", "source"), ("all", "source")]
+    variants = [("none", "readme"), ("handoff", "readme"), ("missed", "readme"), ("guard", "readme"),
+                ("all", "readme"), ("none", "source"), ("all", "source")]
     times: dict[tuple, list[float]] = {v: [] for v in variants}
     cpu: dict[tuple, list[float]] = {v: [] for v in variants}
     neo_dir = repo / ".git" / "neo"
@@ -139,9 +143,11 @@ def bench_commit(repo: Path, env: dict, rounds: int, staged: int, files: int) ->
         git(repo, "add", *map(str, paths), env=env)
         args = ["git", "-c", f"core.hooksPath={folders[hooks]}", "commit", "-qm", f"c{i}"]
         cpu_before, started = child_cpu(), time.perf_counter()
-        subprocess.run(args, cwd=repo, env=env, check=True, capture_output=True, stdin=subprocess.DEVNULL)
+        subprocess.run(args, cwd=repo, env=without_neo if hooks == "missed" else env, check=True,
+                       capture_output=True, stdin=subprocess.DEVNULL)
         times[(hooks, change)].append(time.perf_counter() - started)
         cpu[(hooks, change)].append(child_cpu() - cpu_before)
+        (neo_dir / "missed.tsv").unlink(missing_ok=True)   # the next worker would catch up on it
         wait_for_worker(neo_dir)   # the detached worker never overlaps the next measurement
     return times, cpu
 
@@ -290,7 +296,9 @@ def _run(args: argparse.Namespace, root: Path) -> int:
     assert neo_main(["install"]) == 0
     times, cpu = bench_commit(repo, env, args.commits, args.staged, args.files)
     labels = {("none", "readme"): "README only, no hook", ("handoff", "readme"): "README only, hand-off shims (post-*)",
-              ("guard", "readme"): "README only, pre-commit shim", ("all", "readme"): "README only, all shims", ("none", "source"): f"{args.staged} source files, no hook",
+              ("missed", "readme"): "  the same, git-neo not on PATH (noted)",
+              ("guard", "readme"): "README only, pre-commit shim", ("all", "readme"): "README only, all shims",
+              ("none", "source"): f"{args.staged} source files, no hook",
               ("all", "source"): f"{args.staged} source files, all shims (guard runs)"}
     rows = []
     for key, values in times.items():
