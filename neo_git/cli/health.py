@@ -243,5 +243,7 @@ def format_delta(data: dict, first: str, second: str) -> str:
         change = f"{new - old:+,}" if new != old else "0"
         out.append(f"{name:<18}{old:>10,}{new:>10,}{change:>10}")
     if data["files"]:
-        out += ["", "files responsible: " + ", ".join(data["files"])]
+        shown = data["files"][:LIST_LIMIT]
+        more = f" and {len(data['files']) - LIST_LIMIT} more (--json lists all)" if len(data["files"]) > LIST_LIMIT else ""
+        out += ["", "files responsible: " + ", ".join(shown) + more]
     return "\n".join(out)

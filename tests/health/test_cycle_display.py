@@ -61,3 +61,13 @@ def test_a_shortcut_inside_a_big_cycle_says_how_many_modules_it_holds(git_repo, 
     monkeypatch.chdir(git_repo)
     assert main(["health"]) == 0
     assert "a.py:1 → b.py:1 → a.py  (3 modules)" in capsys.readouterr().out
+
+
+def test_the_diff_of_a_commit_making_a_3000_module_cycle_stays_short(git_repo, monkeypatch, capsys):
+    commit_files(git_repo, {"README.md": "ring\n"}, "start")
+    commit_ring(git_repo, 3000)
+    monkeypatch.chdir(git_repo)
+    assert main(["health", "--diff", "HEAD~1", "HEAD"]) == 0
+    text = capsys.readouterr().out
+    assert len(text.encode()) < 3000, text
+    assert "now in a cycle: m0.py, m1.py, m10.py, m100.py, m1000.py, m1001.py, m1002.py, m1003.py and 2992 more" in text
