@@ -264,7 +264,7 @@ def pre_commit(args: list[str]) -> int:
     except GuardTimeout:
         _disarm()
         strict = _strict(repo, config_bool)
-        print(f"git-neo guard: no answer within {limit_ms or _DEFAULT_LIMIT_MS} ms (neo.guardTimeoutMs), "
+        print(f"git-neo guard: no answer within {_limit_ms(limit_ms)} ms (neo.guardTimeoutMs), "
               f"{'blocking (neo.strict=true)' if strict else 'commit allowed'}", file=sys.stderr)
         return block if strict else 0
     except Exception as exc:  # noqa: BLE001 - internal errors warn and pass unless neo.strict
@@ -279,8 +279,13 @@ def pre_commit(args: list[str]) -> int:
     return block
 
 
-_DEFAULT_LIMIT_MS = 10_000
 _GRACE = 0.9    # the check gives up at 90 % of the limit, before the shim's own timer fires
+
+
+def _limit_ms(limit_ms: int | None) -> int:
+    from neo_git.githooks.guard import DEFAULT_TIMEOUT_MS
+
+    return limit_ms or DEFAULT_TIMEOUT_MS
 
 
 def _options(args: list[str]) -> dict[str, int]:
@@ -296,8 +301,7 @@ def _configured_timeout(repo) -> int:
     from neo_git.config import config_int
     from neo_git.githooks.guard import DEFAULT_TIMEOUT_MS
 
-    value = config_int("guardTimeoutMs", DEFAULT_TIMEOUT_MS, repo=repo)
-    return value if value > 0 else DEFAULT_TIMEOUT_MS
+    return _limit_ms(max(0, config_int("guardTimeoutMs", DEFAULT_TIMEOUT_MS, repo=repo)))
 
 
 def _arm(started: float, limit_ms: int | None) -> None:
@@ -308,7 +312,7 @@ def _arm(started: float, limit_ms: int | None) -> None:
 
     if not hasattr(signal, "setitimer"):
         return
-    limit = (limit_ms or _DEFAULT_LIMIT_MS) / 1000
+    limit = _limit_ms(limit_ms) / 1000
     remaining = max(0.001, limit * _GRACE - (time.monotonic() - started))
 
     def give_up(signum, frame):

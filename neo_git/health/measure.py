@@ -189,14 +189,14 @@ def _commit_source(repo: pygit2.Repository, rev: str) -> Source:
 
 
 def snapshot_index(repo: pygit2.Repository, *, progress: bool = False, include_type_checking: bool = False,
-                   workers: int = 1, include_excluded: bool = False, index=None) -> HealthSnapshot:
+                   workers: int = 1, include_excluded: bool = False) -> HealthSnapshot:
     """Measure the staged content: the index git would commit now.
 
     Honours GIT_INDEX_FILE, which git sets for hooks and during `git commit -a`
     / `git commit <paths>` (a temporary index); like git, a relative value is
-    taken relative to the current directory. *index*: an Index already open (the guard's).
+    taken relative to the current directory.
     """
-    source = Source("index", None, index if index is not None else open_index(repo), head_tree(repo))
+    source = Source("index", None, open_index(repo), head_tree(repo))
     return _measure(repo, source, include_type_checking, progress=progress, workers=workers,
                     include_excluded=include_excluded)
 
