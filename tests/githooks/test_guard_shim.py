@@ -133,3 +133,19 @@ def test_with_neo_strict_a_time_out_blocks(repo_with_commit, tmp_path, monkeypat
     proc, took = hanging_commit(repo_with_commit, tmp_path, monkeypatch, timeout=True)
     assert proc.returncode == 1 and "blocking (neo.strict=true)" in proc.stderr
     assert took < 10, took
+
+
+def test_the_guard_process_imports_only_what_it_needs(repo_with_commit):
+    """No CLI parser, no facts, no logging or subprocess: a guard run pays for pygit2,
+    sqlite and the health modules it uses."""
+    repo = repo_with_commit
+    (repo / "app.py").write_text("import os\n\n\ndef f():\n    return os.sep\n")
+    git(repo, "add", "app.py")
+    probe = ("import sys\nfrom neo_git.cli import main\ncode = main(['hook', 'pre-commit'])\n"
+             "print(code, ' '.join(sorted(sys.modules)))\n")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=repo, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "GIT_INDEX_FILE": str(repo / ".git" / "index")}).stdout.split()
+    code, modules = out[0], set(out[1:])
+    assert code == "0" and "neo_git.health.scan" in modules       # the check did run
+    assert not modules & {"neo_git.facts", "neo_git.cli.parser", "argparse", "logging", "subprocess",
+                          "neo_git.store", "numpy", "tomllib"}
