@@ -113,7 +113,8 @@ class HookContext:
     def prompt_submit(self) -> dict | None:
         """Start the turn first, then the facts relevant to the prompt not given yet."""
         turn = turns.start_turn(self.paths, self.agent, self.session_id,
-                                turn_id=text_field(self.payload, "turn_id", 200) or None, settings=self.settings())
+                                turn_id=text_field(self.payload, "turn_id", 200) or None, settings=self.settings(),
+                                facts_injected=0)
         path = state_path(self.paths, self.agent, self.session_id)
 
         def new_turn(state) -> None:
@@ -136,6 +137,7 @@ class HookContext:
                 state.turn_facts.extend(i for i in ids if i not in state.turn_facts)
 
             update_state(path, remember)
+            turns.add_injected(self.paths, self.agent, self.session_id, len(ids))
         return self._output("prompt-submit", text)
 
     def _recall_layers(self, prompt: str, max_tokens: int) -> dict:

@@ -54,6 +54,7 @@ class Turn:
     expires_at: float
     terminal_state: str | None = None
     ended_at: float | None = None
+    facts_injected: int | None = None   # facts the prompt hook gave this turn (None: not recorded)
 
     def status(self, now: float) -> str:
         """active | stale | finished | expired, as `git neo turns` shows it."""
@@ -119,6 +120,9 @@ def _read(path: Path, have_lock: bool) -> list[Turn]:
             if not all(isinstance(getattr(turn, k), (int, float)) for k in
                        ("started_at", "last_progress_at", "fresh_until", "expires_at")):
                 raise TypeError("times must be numbers")
+            if turn.facts_injected is not None and (not isinstance(turn.facts_injected, int)
+                                                    or isinstance(turn.facts_injected, bool)):
+                turn = replace(turn, facts_injected=None)
         except (TypeError, KeyError):
             continue  # a malformed row is dropped: turn records are local, derived observations
         turns.append(turn)
@@ -153,14 +157,17 @@ def _newest_open(turns: list[Turn], agent: str, session_id: str) -> int | None:
 
 
 def start_turn(paths: RepositoryPaths, agent: str, session_id: str, *, turn_id: str | None = None,
-               settings: TurnSettings = TurnSettings(), now: float | None = None) -> Turn:
+               settings: TurnSettings = TurnSettings(), now: float | None = None,
+               facts_injected: int | None = None) -> Turn:
     """Open a new turn for this agent session (the start signal: a prompt was submitted).
-    An earlier turn of the same session still open is closed as interrupted."""
+    An earlier turn of the same session still open is closed as interrupted. The prompt hook
+    passes *facts_injected*=0 and adds what it injects (`add_injected`); the report charts it."""
     now = time.time() if now is None else now
     agent, session_id = _clean_id(agent, "agent"), _clean_id(session_id, "session id")
     turn = Turn(turn_id=_clean_id(turn_id, "turn id") if turn_id else secrets.token_hex(8),
                 session_id=session_id, agent=agent, started_at=now, last_progress_at=now,
-                fresh_until=now + settings.fresh_seconds, expires_at=now + settings.ttl_seconds)
+                fresh_until=now + settings.fresh_seconds, expires_at=now + settings.ttl_seconds,
+                facts_injected=facts_injected)
 
     def change(turns: list[Turn]) -> list[Turn]:
         open_index = _newest_open(turns, agent, session_id)
@@ -206,6 +213,13 @@ def finish_turn(paths: RepositoryPaths, agent: str, session_id: str, state: str 
         raise NeoError(f"unknown terminal state '{state}'", "use one of: " + ", ".join(TERMINAL_STATES))
     return _update_newest_open(paths, agent, session_id, now,
                                lambda turn, at: replace(turn, terminal_state=state, ended_at=at))
+
+
+def add_injected(paths: RepositoryPaths, agent: str, session_id: str, count: int, *,
+                 now: float | None = None) -> Turn | None:
+    """Count *count* more facts injected into the newest open turn of this agent session."""
+    return _update_newest_open(paths, agent, session_id, now, lambda turn, _at: replace(
+        turn, facts_injected=(turn.facts_injected or 0) + max(0, int(count))))
 
 
 def load_turns(paths: RepositoryPaths) -> list[Turn]:

@@ -1,0 +1,195 @@
+"""Health per first-parent commit, for `git neo report` and `git neo health --history N`.
+
+Each commit is measured with `health.snapshot_commit`, oldest first, so every scan
+starts from its parent's stored state and re-parses only the blobs that commit
+changed (the blob-keyed cache serves the rest). What the report keeps of a commit
+is a small summary per *tree* (two commits with one tree share it) in
+`.git/neo/cache/report-health.json`; a second report reads those and scans nothing.
+The cache key names the health analyzer's state version and the settings that change
+a summary (god-file thresholds, health excludes), so an upgrade or a new setting
+recomputes instead of showing stale numbers.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, NamedTuple
+
+from neo_git.report import DEFAULT_COMMITS, cache
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pygit2
+
+    from neo_git.health.measure import HealthSnapshot
+
+SUMMARY_FORMAT = "health-summary-1"
+MAX_CACHED_TREES = 20_000   # beyond this the oldest summaries are dropped
+SUBJECT_CHARS = 200
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """What the report shows of a commit: ids, committer time, the subject line."""
+
+    commit: str        # full hex id
+    tree: str          # hex id of its tree
+    time: int          # committer time, epoch seconds
+    offset: int        # committer's UTC offset, minutes
+    subject: str       # first line of the message, at most SUBJECT_CHARS
+
+    @property
+    def short(self) -> str:
+        """The abbreviated id shown on the page (7 hex, as `git log --oneline` on small repos)."""
+        return self.commit[:7]
+
+
+class HealthPoint(NamedTuple):
+    """One commit and its health summary (see `commit_health`)."""
+
+    commit: CommitInfo
+    health: dict
+
+
+def commit_info(commit: "pygit2.Commit") -> CommitInfo:
+    """The CommitInfo of a pygit2 commit (the subject decoded leniently: messages are not always UTF-8)."""
+    try:
+        message = commit.message
+    except (UnicodeDecodeError, LookupError, ValueError):
+        message = commit.raw_message.decode("utf-8", "replace")
+    subject = (message.strip().splitlines() or [""])[0][:SUBJECT_CHARS]
+    return CommitInfo(str(commit.id), str(commit.tree_id), int(commit.commit_time),
+                      int(commit.commit_time_offset), subject)
+
+
+def first_parent_commits(repo: "pygit2.Repository", limit: int = DEFAULT_COMMITS,
+                         rev: str = "HEAD") -> list[CommitInfo]:
+    """The last *limit* commits of *rev*'s first-parent chain, oldest first ([] when unborn)."""
+    import pygit2
+
+    from neo_git.health.measure import resolve_tree
+
+    rev_id, _tree = resolve_tree(repo, rev)
+    walker = repo.walk(pygit2.Oid(hex=rev_id), pygit2.enums.SortMode.NONE)
+    walker.simplify_first_parent()
+    commits = []
+    for commit in walker:
+        commits.append(commit_info(commit))
+        if len(commits) >= limit:
+            break
+    commits.reverse()
+    return commits
+
+
+def commit_health(snapshot: "HealthSnapshot") -> dict:
+    """The numbers the report draws for one snapshot: every count of `HealthSnapshot.summary()`
+    (so new ones, such as import-time cycles, appear when the health engine adds them), lines,
+    and files and lines per language."""
+    record = {key: value for key, value in snapshot.summary().items()
+              if isinstance(value, int) and not isinstance(value, bool)}
+    languages: dict[str, dict[str, int]] = {}
+    for metrics in snapshot.file_metrics.values():
+        row = languages.setdefault(metrics.language, {"files": 0, "lines": 0})
+        row["files"] += 1
+        row["lines"] += metrics.lines
+    record["lines"] = sum(row["lines"] for row in languages.values())
+    record["languages"] = dict(sorted(languages.items()))
+    return record
+
+
+def cache_key(repo: "pygit2.Repository") -> str:
+    """What a cached summary depends on besides its tree: the health state version and the
+    settings that change what is counted."""
+    from neo_git.config import neo_config_list
+    from neo_git.health.measure import god_file_thresholds
+    from neo_git.health.versions import state_version
+
+    settings = [*map(str, god_file_thresholds(repo)), *neo_config_list("healthExclude", repo=repo)]
+    digest = hashlib.sha256("\0".join(settings).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{SUMMARY_FORMAT}:{state_version()}:{digest}"
+
+
+def health_series(repo: "pygit2.Repository", commits: list[CommitInfo], *,
+                  on_measured: Callable[[], None] | None = None) -> tuple[list[HealthPoint], int]:
+    """(a HealthPoint per commit, in the given order; how many trees were measured now).
+
+    Commits whose tree has a cached summary cost a dictionary look-up; the others are
+    measured oldest first (each scan starting from the previous commit's stored state).
+    *on_measured* is called after each measured commit (a progress bar)."""
+    from neo_git.health.measure import snapshot_commit
+    from neo_git.identity import repository_paths
+
+    key = cache_key(repo)
+    path = cache.cache_file(repository_paths(repo).neo_dir, "health")
+    stored = cache.load(path, key) or {}
+    trees = stored.get("trees") if isinstance(stored.get("trees"), dict) else {}
+    points, measured = [], 0
+    with _HeldOpen(repo) as held:
+        for info in commits:
+            health = clean_health(trees.get(info.tree))
+            if health is None:
+                health = commit_health(snapshot_commit(repo, info.commit))
+                trees.pop(info.tree, None)   # re-inserted last: the newest entries survive the cap
+                trees[info.tree] = health
+                measured += 1
+                held.hold()
+                if on_measured is not None:
+                    on_measured()
+            points.append(HealthPoint(info, health))
+    if measured:
+        if len(trees) > MAX_CACHED_TREES:
+            trees = dict(list(trees.items())[-MAX_CACHED_TREES:])
+        cache.save(path, key, {"trees": trees})
+    return points, measured
+
+
+class _HeldOpen:
+    """One idle connection to the health cache, kept open while commits are measured.
+
+    Each scan opens and closes the SQLite cache; closing the *last* connection to a WAL
+    database checkpoints the WAL into the file and fsyncs it (~9 ms a commit, most of a
+    1,000-commit walk's I/O). With this connection open a scan's close is cheap, and
+    SQLite checkpoints on its own schedule (every 1,000 WAL pages). It never reads or
+    writes, so it holds no lock. Opened after the first scan (which creates the file)."""
+
+    def __init__(self, repo: "pygit2.Repository") -> None:
+        from neo_git.health.cache import cache_path
+
+        self.path = cache_path(repo)
+        self.conn = None
+
+    def hold(self) -> None:
+        """Open the idle connection if the cache file exists and none is open yet."""
+        import sqlite3
+
+        if self.conn is not None or self.path is None or not self.path.is_file():
+            return
+        try:
+            self.conn = sqlite3.connect(str(self.path), timeout=0.2, isolation_level=None)
+        except (sqlite3.Error, OSError):
+            self.conn = None
+
+    def __enter__(self) -> "_HeldOpen":
+        self.hold()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        import sqlite3
+
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except sqlite3.Error:
+                pass
+
+
+def clean_health(value: object) -> dict | None:
+    """A cached summary if it has the shape `commit_health` writes, else None (a miss)."""
+    if not isinstance(value, dict) or not isinstance(value.get("languages"), dict):
+        return None
+    for name, number in value.items():
+        if name != "languages" and (not isinstance(number, int) or isinstance(number, bool)):
+            return None
+    for language, row in value["languages"].items():
+        if not isinstance(row, dict) or not all(isinstance(row.get(k), int) for k in ("files", "lines")):
+            return None
+    return value
