@@ -26,7 +26,7 @@ def _header(data: "ReportData") -> str:
     first = data.health[0].commit
     span = (f"{len(data.health):,} commits, {esc(day_text(first.time, first.offset))} \u2192 "
             f"{esc(day_text(head.time, head.offset))}")
-    branch = f"<b>{esc(data.branch)}</b> at " if data.branch else "detached HEAD at "
+    branch = f"<strong>{esc(data.branch)}</strong> at " if data.branch else "detached HEAD at "
     generated = time.strftime("%Y-%m-%d %H:%M %Z", time.localtime(data.generated))
     measured = (f"health measured for {data.measured:,} commits" if data.measured
                 else "health read from the cache")

@@ -60,14 +60,9 @@ def nice_scale(low: float, high: float, count: int = 4, *, whole: bool = True) -
     step = next(m * magnitude for m in steps if m * magnitude >= raw)
     if whole:
         step = max(1.0, round(step))
-    start = math.floor(low / step) * step
-    ticks = []
-    value = start
-    while value < high + step * 0.5:
-        ticks.append(round(value, 10))
-        if value >= high:
-            break
-        value += step
+    ticks = [math.floor(low / step) * step]
+    while ticks[-1] < high - 1e-9:
+        ticks.append(round(ticks[-1] + step, 10))
     return ticks
 
 
@@ -124,7 +119,7 @@ def _grid(frame: _Frame, axis: Axis, *, with_rug: bool) -> list[str]:
     label_y = _f(frame.bottom + (RUG + 20 if with_rug else 18))
     longest = max((len(label) for label in axis.labels), default=1)
     room = max(2, int(frame.plot_w / (longest * 6.4 + 14)))    # labels that fit side by side
-    ticks = axis.ticks or pick_ticks(frame.count, min(room, 16 if axis.categorical else 6))
+    ticks = axis.ticks or pick_ticks(frame.count, min(room, 16 if axis.categorical else 8))
     shown = ""
     for index in ticks:
         if not 0 <= index < len(axis.labels) or not axis.labels[index] or axis.labels[index] == shown:
@@ -165,16 +160,19 @@ def step_chart(chart_id: str, title: str, table_id: str, axis: Axis, series: Seq
     frame = _Frame(count, min(values, default=0), max(values, default=1))
     out = _open(chart_id, title, table_id, count, HEIGHT, "lines") + _grid(frame, axis, with_rug=bool(markers))
     for s in series:
+        # Each value holds over its commit's band: a step line from the band's left edge to its
+        # right edge, so the first and last commits get their full width too.
         path, previous = [], None
         for index, value in enumerate(s.values):
             if value is None:
                 previous = None
                 continue
-            x, y = frame.x(index), frame.y(value)
+            left, right, y = LEFT + frame.band * index, LEFT + frame.band * (index + 1), frame.y(value)
             if previous is None:
-                path.append(f"M{_f(x)} {_f(y)}")
-            else:
-                path.append(f"H{_f(x)}V{_f(y)}" if previous != y else f"H{_f(x)}")
+                path.append(f"M{_f(left)} {_f(y)}")
+            elif previous != y:
+                path.append(f"V{_f(y)}")
+            path.append(f"H{_f(right)}")
             previous = y
         if path:
             out.append(f'<path class="line s-{esc(s.css)}" d="{"".join(path)}"/>')
@@ -200,16 +198,15 @@ def stacked_area(chart_id: str, title: str, table_id: str, axis: Axis, series: S
     for s in series:
         top = [base[i] + (s.values[i] or 0) for i in range(count)]
         if any(top[i] != base[i] for i in range(count)):
-            edge_left, edge_right = LEFT + frame.band * 0.5, LEFT + frame.band * (count - 0.5)
-            upper = [f"M{_f(edge_left)} {_f(frame.y(top[0]))}"]
-            for i in range(1, count):
-                upper.append(f"H{_f(frame.x(i))}V{_f(frame.y(top[i]))}")
-            upper.append(f"H{_f(edge_right)}")
-            lower = [f"V{_f(frame.y(base[-1]))}"]
-            for i in range(count - 1, 0, -1):
-                lower.append(f"H{_f(frame.x(i))}V{_f(frame.y(base[i - 1]))}")
-            lower.append(f"H{_f(edge_left)}Z")
-            out.append(f'<path class="area s-{esc(s.css)}" d="{"".join(upper + lower)}"/>')
+            upper = [f"M{_f(LEFT)} {_f(frame.y(top[0]))}"]
+            for i in range(count):
+                if i:
+                    upper.append(f"V{_f(frame.y(top[i]))}")
+                upper.append(f"H{_f(LEFT + frame.band * (i + 1))}")
+            lower = []
+            for i in range(count - 1, -1, -1):
+                lower.append(f"V{_f(frame.y(base[i]))}H{_f(LEFT + frame.band * i)}")
+            out.append(f'<path class="area s-{esc(s.css)}" d="{"".join(upper + lower)}Z"/>')
         base = top
     out.append('<g class="points">')
     for index in range(count):
