@@ -3,10 +3,11 @@ behind each edge between them.
 
 The health snapshot knows the edges (module -> module) but not which line made them:
 the resolvers turn a file's imports into edges all at once. To label an edge, the
-imports of the files in cycles are resolved one *slot* at a time: in round k every
-file keeps only its k-th import (all other files keep none), so an edge that appears
-from a file in that round comes from exactly that import. Rounds = the most imports
-any file in a cycle has, whatever the number of files. The label is the source line
+imports of the modules in cycles are resolved one *slot* at a time: in round k every
+such module keeps only its k-th import (a Go package: one file's import; all other
+files keep none), so an edge that appears from a module in that round comes from
+exactly that import. Rounds = the most imports any module in a cycle has, whatever
+the number of modules. The label is the source line
 itself, read from the blob (what a person would grep for).
 """
 from __future__ import annotations

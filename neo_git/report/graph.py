@@ -95,6 +95,7 @@ def cycle_graph(chart_id: str, title: str, table_id: str, cycle: Cycle) -> str:
         language = cycle.languages.get(node, "")
         out.append(f'<g class="node s-{esc(language)}"><title>{esc(node)} ({esc(language or "?")})</title>'
                    f'<rect x="{_f(x - half_w)}" y="{_f(y - half_h)}" width="{_f(2 * half_w)}" height="{NODE_H}"'
-                   f' rx="6"/><text x="{_f(x)}" y="{_f(y)}" text-anchor="middle" dy="0.34em">{esc(labels[node])}</text></g>')
+                   f' rx="6"/><text x="{_f(x)}" y="{_f(y)}" text-anchor="middle" dy="0.34em">'
+                   f"{esc(labels[node])}</text></g>")
     out += ["</g>", "</svg>"]
     return "".join(out)

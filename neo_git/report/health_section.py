@@ -174,6 +174,10 @@ def common_folder(paths) -> str:
     return common + "/" if common else ""
 
 
+def _under(path: str, prefix: str) -> str:
+    return path[len(prefix):] if prefix and path.startswith(prefix) else path
+
+
 def cycles_section(data: "ReportData") -> str:
     """A graph per import cycle at HEAD, each edge labelled with its import line, and its table."""
     head = data.head
@@ -197,9 +201,9 @@ def cycles_section(data: "ReportData") -> str:
             note += f"; the first {MAX_NODES} are drawn, the table lists every import"
         chart_id, table_id = f"cycle-{number_}", f"cycle-{number_}-table"
         prefix = common_folder(cycle.nodes)
-        rows = [[f'<span class="path">{esc(e.file[len(prefix):])}:{e.line if e.line else "?"}</span>',
-                 f"<code>{esc(e.text)}</code>" if e.text else "", f'<span class="path">{esc(e.target[len(prefix):])}</span>']
-                for e in cycle.edges]
+        rows = [[f'<span class="path">{esc(_under(e.file, prefix))}:{e.line if e.line else "?"}</span>',
+                 f"<code>{esc(e.text)}</code>" if e.text else "",
+                 f'<span class="path">{esc(_under(e.target, prefix))}</span>'] for e in cycle.edges]
         under = f", paths under {prefix}" if prefix else ""
         edges = table(table_id, f"Imports in cycle {number_}{under}", [("Where", ""), ("Import", ""), ("Target", "")],
                       rows, scroll=len(rows) > 10)

@@ -78,8 +78,10 @@ def table(table_id: str, caption: str, headers: Sequence[tuple[str, str | bool]]
 def row_table(table_id: str, caption: str, corner: str, labels: Sequence[str], values: Sequence[int],
               what: str) -> str:
     """A histogram's table laid sideways: one column per bin, one row of counts."""
-    head = f'<th scope="col">{esc(corner)}</th>' + "".join(f'<th scope="col" class="n">{esc(x)}</th>' for x in labels)
-    body = f'<tr><th scope="row">{esc(what)}</th>' + "".join(f'<td class="n">{number(v)}</td>' for v in values) + "</tr>"
+    head = f'<th scope="col">{esc(corner)}</th>' + "".join(f'<th scope="col" class="n">{esc(x)}</th>'
+                                                          for x in labels)
+    body = (f'<tr><th scope="row">{esc(what)}</th>' + "".join(f'<td class="n">{number(v)}</td>' for v in values)
+            + "</tr>")
     return (f'<div class="tablebox"><table id="{esc(table_id)}"><caption>{esc(caption)}</caption>'
             f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
 

@@ -139,6 +139,17 @@ def _values_text(series: Sequence[Series], index: int) -> str:
                      if index < len(s.values) and s.values[index] is not None)
 
 
+def _point(frame: _Frame, index: int, title: str, inner: str) -> str:
+    """One data point: a hover band the plot's height over position *index*, its tooltip, and
+    what *inner* draws there (dots, bars)."""
+    return (f'<g class="pt"><title>{esc(title)}</title><rect class="band" x="{_f(LEFT + frame.band * index)}"'
+            f' y="{TOP}" width="{_f(frame.band)}" height="{_f(frame.plot_h)}"/>{inner}</g>')
+
+
+def _dot(frame: _Frame, index: int, value: float, css: str) -> str:
+    return f'<circle class="dot s-{esc(css)}" cx="{_f(frame.x(index))}" cy="{_f(frame.y(value))}" r="3.5"/>'
+
+
 def _markers(frame: _Frame, markers: Sequence[Marker]) -> list[str]:
     if not markers:
         return []
@@ -179,11 +190,9 @@ def step_chart(chart_id: str, title: str, table_id: str, axis: Axis, series: Seq
     out += _markers(frame, markers)
     out.append('<g class="points">')
     for index in range(count):
-        dots = "".join(f'<circle class="dot s-{esc(s.css)}" cx="{_f(frame.x(index))}" cy="{_f(frame.y(s.values[index]))}" r="3.5"/>'
+        dots = "".join(_dot(frame, index, s.values[index], s.css)
                        for s in series if index < len(s.values) and s.values[index] is not None)
-        out.append(f'<g class="pt"><title>{esc(axis.titles[index])}\n{esc(_values_text(series, index))}</title>'
-                   f'<rect class="band" x="{_f(LEFT + frame.band * index)}" y="{TOP}" width="{_f(frame.band)}"'
-                   f' height="{_f(frame.plot_h)}"/>{dots}</g>')
+        out.append(_point(frame, index, f"{axis.titles[index]}\n{_values_text(series, index)}", dots))
     out += ["</g>", "</svg>"]
     return "".join(out)
 
@@ -211,10 +220,7 @@ def stacked_area(chart_id: str, title: str, table_id: str, axis: Axis, series: S
     out.append('<g class="points">')
     for index in range(count):
         values = _values_text(series, index) + f"\ntotal: {number(totals[index])}"
-        out.append(f'<g class="pt"><title>{esc(axis.titles[index])}\n{esc(values)}</title>'
-                   f'<rect class="band" x="{_f(LEFT + frame.band * index)}" y="{TOP}" width="{_f(frame.band)}"'
-                   f' height="{_f(frame.plot_h)}"/>'
-                   f'<circle class="dot s-total" cx="{_f(frame.x(index))}" cy="{_f(frame.y(totals[index]))}" r="3.5"/></g>')
+        out.append(_point(frame, index, f"{axis.titles[index]}\n{values}", _dot(frame, index, totals[index], "total")))
     out += ["</g>", "</svg>"]
     return "".join(out)
 
@@ -244,8 +250,6 @@ def bar_chart(chart_id: str, title: str, table_id: str, axis: Axis, series: Sequ
                 up = end
             else:
                 down = end
-        out.append(f'<g class="pt"><title>{esc(axis.titles[index])}\n{esc(_values_text(series, index))}</title>'
-                   f'<rect class="band" x="{_f(LEFT + frame.band * index)}" y="{TOP}" width="{_f(frame.band)}"'
-                   f' height="{_f(frame.plot_h)}"/>{"".join(rects)}</g>')
+        out.append(_point(frame, index, f"{axis.titles[index]}\n{_values_text(series, index)}", "".join(rects)))
     out += ["</g>", "</svg>"]
     return "".join(out)

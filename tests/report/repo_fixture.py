@@ -12,7 +12,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.conftest import git
+from tests.conftest import commit_files, git
 
 HOSTILE_FACT = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 HOSTILE_FILE = "web/<img src=x onerror=alert(1)>.js"
@@ -35,18 +35,8 @@ class Built:
 
 
 def _commit(repo: Path, files: dict[str, str | None], message: str, when: int) -> str:
-    for name, text in files.items():
-        path = repo / name
-        if text is None:
-            git(repo, "rm", "-q", "--", name)
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        git(repo, "add", "--", name)
     stamp = f"@{when} +0200"
-    git(repo, "commit", "-q", "--allow-empty", "-m", message,
-        env={"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp})
-    return git(repo, "rev-parse", "HEAD").strip()
+    return commit_files(repo, files, message, env={"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp})
 
 
 def nested(depth: int) -> str:
