@@ -13,7 +13,7 @@ from typing import Iterable, Iterator, NamedTuple
 
 import pygit2
 
-from neo_git.health.cache import MetricsCache, cache_path
+from neo_git.health.cache import MetricsCache, StoredState, cache_path
 from neo_git.health.model import FileMetrics
 from neo_git.health.skips import content_skip_reason, path_skip_reason
 from neo_git.health.sources import (MODE_GITLINK, MODE_SYMLINK, MODE_TREE, Entry, Source, index_entries,
@@ -54,7 +54,8 @@ _POOL_MIN_FILES = 64             # a process pool pays off only for many uncache
 class Scan:
     """Measures one Source into a state, starting from the cache's per-file results and states."""
 
-    def __init__(self, repo: pygit2.Repository, source: Source, *, progress: bool, workers: int) -> None:
+    def __init__(self, repo: pygit2.Repository, source: Source, *, progress: bool, workers: int,
+                 base: StoredState | None = None, store: bool = True) -> None:
         from neo_git.health import metrics
 
         self.repo = repo
@@ -62,6 +63,8 @@ class Scan:
         self.progress = progress
         self.workers = max(1, workers)
         self.metrics = metrics
+        self.base = base     # a state the caller holds in memory (a walk over commits): tried first
+        self.store = store   # False: the caller keeps the state; only per-file results are cached
         self._stripped: dict[str, FileMetrics] = {}   # path -> metrics rebuilt from a state row
 
     def row_metrics(self, path: str, row: FileRow) -> FileMetrics:
@@ -82,7 +85,8 @@ class Scan:
     def _state(self) -> dict:
         tree = self.source.tree
         candidates = ([tree.id.raw] if tree is not None else []) + [b.id.raw for b in self.source.bases]
-        found = self.cache.load_state(candidates)
+        held = self.base is not None and self.base.tree in candidates
+        found = self.base if held else self.cache.load_state(candidates)
         if found is not None and tree is not None and found.tree == tree.id.raw:
             self.cache.touch_state(found.tree)
             return found.state
@@ -103,7 +107,7 @@ class Scan:
             from neo_git.health.graph import strongly_connected_components
 
             state["components"] = strongly_connected_components(state_graph(state).edges)
-        if tree is not None:
+        if tree is not None and self.store:
             self.cache.save_state(tree.id.raw, state)
         return state
 

@@ -1,7 +1,7 @@
 """Health per first-parent commit, for `git neo report` and `git neo health --history N`.
 
-Each commit is measured with `health.snapshot_commit`, oldest first, so every scan
-starts from its parent's stored state and re-parses only the blobs that commit
+Each commit is measured with `health.snapshot_walk`, oldest first, so every scan
+starts from its parent's state (held in memory) and re-parses only the blobs that commit
 changed (the blob-keyed cache serves the rest). What the report keeps of a commit
 is a small summary per *tree* (two commits with one tree share it) in
 `.git/neo/cache/report-health.json`; a second report reads those and scans nothing.
@@ -113,28 +113,28 @@ def health_series(repo: "pygit2.Repository", commits: list[CommitInfo], *,
     """(a HealthPoint per commit, in the given order; how many trees were measured now).
 
     Commits whose tree has a cached summary cost a dictionary look-up; the others are
-    measured oldest first (each scan starting from the previous commit's stored state).
+    measured oldest first (`health.snapshot_walk`: each scan starts from its parent's state,
+    held in memory).
     *on_measured* is called after each measured commit (a progress bar)."""
-    from neo_git.health.measure import snapshot_commit
+    from neo_git.health.measure import snapshot_walk
     from neo_git.identity import repository_paths
 
     key = cache_key(repo)
     path = cache.cache_file(repository_paths(repo).neo_dir, "health")
     stored = cache.load(path, key) or {}
     trees = stored.get("trees") if isinstance(stored.get("trees"), dict) else {}
-    points, measured = [], 0
+    found = {info.commit: clean_health(trees.get(info.tree)) for info in commits}
+    missing = [info for info in commits if found[info.commit] is None]
     with _HeldOpen(repo) as held:
-        for info in commits:
-            health = clean_health(trees.get(info.tree))
-            if health is None:
-                health = commit_health(snapshot_commit(repo, info.commit))
-                trees.pop(info.tree, None)   # re-inserted last: the newest entries survive the cap
-                trees[info.tree] = health
-                measured += 1
-                held.hold()
-                if on_measured is not None:
-                    on_measured()
-            points.append(HealthPoint(info, health))
+        for info, snapshot in zip(missing, snapshot_walk(repo, [info.commit for info in missing])):
+            health = found[info.commit] = commit_health(snapshot)
+            trees.pop(info.tree, None)   # re-inserted last: the newest entries survive the cap
+            trees[info.tree] = health
+            held.hold()
+            if on_measured is not None:
+                on_measured()
+    points = [HealthPoint(info, found[info.commit]) for info in commits]
+    measured = len(missing)
     if measured:
         if len(trees) > MAX_CACHED_TREES:
             trees = dict(list(trees.items())[-MAX_CACHED_TREES:])

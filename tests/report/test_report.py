@@ -255,3 +255,22 @@ def test_report_without_facts_notes_or_turns(git_repo):
     page = build_report(open_repository(git_repo)).path.read_text(encoding="utf-8")
     assert "No facts yet" in page and "No outcomes recorded yet" in page and "No agent turns" in page
     assert "No import cycles" in page
+
+
+def test_snapshot_walk_measures_like_snapshot_commit_and_stores_only_the_last_state(built):
+    """The walk holds each state in memory for the next commit: same numbers, one stored state."""
+    import sqlite3
+
+    from neo_git.health.measure import snapshot_commit, snapshot_walk
+
+    neo = built.path / ".git" / "neo"
+    for cache in neo.glob("health.sqlite*"):
+        cache.unlink()
+    repo = open_repository(built.path)
+    walked = [s.to_dict() for s in snapshot_walk(repo, built.commits)]
+    with sqlite3.connect(str(neo / "health.sqlite")) as conn:
+        stored = [bytes(row[0]).hex() for row in conn.execute("SELECT tree FROM snapshot_states")]
+    assert stored == [str(repo[built.commits[-1]].tree_id)]
+    for cache in neo.glob("health.sqlite*"):
+        cache.unlink()
+    assert walked == [snapshot_commit(open_repository(built.path), c).to_dict() for c in built.commits]
