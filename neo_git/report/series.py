@@ -68,7 +68,11 @@ def first_parent_commits(repo: "pygit2.Repository", limit: int = DEFAULT_COMMITS
 
     from neo_git.health.measure import resolve_tree
 
+    from neo_git.errors import NeoError
+
     rev_id, _tree = resolve_tree(repo, rev)
+    if not isinstance(repo[rev_id], pygit2.Commit):
+        raise NeoError(f"'{rev}' is a tree, not a commit: it has no history", "name a commit, branch or tag")
     walker = repo.walk(pygit2.Oid(hex=rev_id), pygit2.enums.SortMode.NONE)
     walker.simplify_first_parent()
     commits = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import subprocess
 
 import pytest
 
@@ -274,3 +275,10 @@ def test_snapshot_walk_measures_like_snapshot_commit_and_stores_only_the_last_st
     for cache in neo.glob("health.sqlite*"):
         cache.unlink()
     assert walked == [snapshot_commit(open_repository(built.path), c).to_dict() for c in built.commits]
+
+
+def test_history_of_a_tree_is_a_fatal_with_a_hint(built):
+    tree = subprocess.run(["git", "rev-parse", "HEAD^{tree}"], cwd=built.path, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    proc = run_cli(built.path, "health", tree, "--history", "2")
+    assert proc.returncode == 1 and "is a tree, not a commit" in proc.stderr and "hint:" in proc.stderr
