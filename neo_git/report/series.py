@@ -6,12 +6,11 @@ changed (the blob-keyed cache serves the rest). What the report keeps of a commi
 is a small summary per *tree* (two commits with one tree share it) in
 `.git/neo/cache/report-health.json`; a second report reads those and scans nothing.
 The cache key names the health analyzer's state version and the settings that change
-a summary (god-file thresholds, health excludes), so an upgrade or a new setting
-recomputes instead of showing stale numbers.
+a summary (the god-file thresholds), so an upgrade or a new setting recomputes instead
+of showing stale numbers.
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, NamedTuple
 
@@ -101,15 +100,13 @@ def commit_health(snapshot: "HealthSnapshot") -> dict:
 
 
 def cache_key(repo: "pygit2.Repository") -> str:
-    """What a cached summary depends on besides its tree: the health state version and the
-    settings that change what is counted."""
-    from neo_git.config import neo_config_list
+    """What a cached summary depends on besides its tree: the health state version (code and
+    grammars) and the settings that change what is counted (the god-file thresholds)."""
     from neo_git.health.measure import god_file_thresholds
     from neo_git.health.versions import state_version
 
-    settings = [*map(str, god_file_thresholds(repo)), *neo_config_list("healthExclude", repo=repo)]
-    digest = hashlib.sha256("\0".join(settings).encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return f"{SUMMARY_FORMAT}:{state_version()}:{digest}"
+    settings = "/".join(map(str, god_file_thresholds(repo)))
+    return f"{SUMMARY_FORMAT}:{state_version()}:{settings}"
 
 
 def health_series(repo: "pygit2.Repository", commits: list[CommitInfo], *,
