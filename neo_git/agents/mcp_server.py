@@ -84,18 +84,25 @@ def build_server(store=None, agent: str = "mcp"):
                 pass  # progress is a signal, never a reason to fail the write that earned it
 
     @server.tool()
-    def recall(query: str, k: int = 5, max_tokens: int = 12000) -> dict[str, Any]:
+    def recall(query: str, k: int = 5, max_tokens: int = 12000, file: str | None = None) -> dict[str, Any]:
         """Constraints, ranked facts, what changed and known unknowns for a question
-        (the same layers as `git neo recall --json`)."""
-        return guarded(lambda: store.recall(query, k=k, max_tokens=max_tokens).to_dict())
+        (the same layers as `git neo recall --json`). Pass `file` (a path relative to the repository
+        root) when working on a file: the facts citing it or scoped to it come first. Facts listed
+        under `stale` cite code that changed since: check the code before relying on them."""
+        return guarded(lambda: store.recall(query, k=k, max_tokens=max_tokens, file=file).to_dict())
 
     @server.tool()
     def add_fact(subject: str, body: str = "", kind: str = "pattern", scope: str = "project",
                  tags: list[str] | None = None, depends_on: list[str] | None = None,
                  supersedes: str | None = None, confidence: float = 0.5,
-                 agent_name: str | None = None, session_id: str | None = None) -> dict[str, Any]:
+                 agent_name: str | None = None, session_id: str | None = None,
+                 cites: list[str] | None = None, paths: list[str] | None = None) -> dict[str, Any]:
         """Add a fact. Returns it, the fact it superseded (if any), and the closest existing facts
-        of the same scope and kind, so you can pass `supersedes` explicitly next time."""
+        of the same scope and kind, so you can pass `supersedes` explicitly next time.
+        `cites`: the code the fact is about, as `PATH`, `PATH:function`, `PATH:Class.method` or
+        `PATH:START-END` (relative to the repository root; files you just edited can be cited:
+        the work tree is read); it is re-checked on every commit. `paths`: git pathspec globs
+        (`migrations/**`) the fact applies to."""
         def add() -> dict[str, Any]:
             all_tags = list(tags or ())
             if scope == "session" and session_id:
@@ -104,7 +111,8 @@ def build_server(store=None, agent: str = "mcp"):
                                          f"session:{session_id}"[:64]) if t]
             result = store.add_detailed(subject, body, kind=kind, scope=scope, tags=all_tags,
                                         depends_on=tuple(depends_on or ()), supersedes=supersedes,
-                                        confidence=confidence, provenance="inferred")
+                                        confidence=confidence, provenance="inferred",
+                                        cites=tuple(cites or ()), paths=tuple(paths or ()))
             closest = store.nearest(result.fact.text, scope=scope, kind=kind, k=3,
                                     exclude=[result.fact.id] + ([result.superseded.id] if result.superseded else []))
             progressed(agent_name, session_id)

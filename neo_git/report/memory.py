@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Iterable
 
+from neo_git.citations.states import is_stale
 from neo_git.report import cache
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,17 +51,6 @@ class MemoryHistory:
     def to_payload(self) -> dict:
         """The cached form."""
         return {"tip": self.tip, "points": self.points, "retired": self.retired, "rows": self.rows}
-
-
-def is_stale(fact: "Fact") -> bool:
-    """A fact whose citations were all found changed or gone (DESIGN.md §13). Read defensively:
-    facts written before citations existed have none and are never stale."""
-    meta = fact.metadata
-    if getattr(meta, "stale", False) is True:
-        return True
-    citations = getattr(meta, "citations", None) or ()
-    states = [c.get("status") if isinstance(c, dict) else getattr(c, "status", None) for c in citations]
-    return bool(states) and all(state in ("changed", "gone") for state in states)
 
 
 def week_of(moment: datetime) -> str:

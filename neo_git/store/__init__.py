@@ -367,8 +367,10 @@ class FactStore(WritePaths):
 
     # --- recall --------------------------------------------------------------------
 
-    def recall(self, query: str, k: int = 5, max_tokens: int = 12000) -> "ContextResult":
-        """Constraints, ranked facts, what changed and known unknowns for *query*."""
+    def recall(self, query: str, k: int = 5, max_tokens: int = 12000, file: str | None = None) -> "ContextResult":
+        """Constraints, ranked facts, what changed and known unknowns for *query*; with *file* (a path
+        relative to the repository root) the facts citing it or scoped to it come first and its
+        path-scoped constraints apply."""
         from neo_git.recall import assemble
 
         check_text("query", query, 100_000, required=True)
@@ -383,7 +385,7 @@ class FactStore(WritePaths):
         result = assemble(query, facts, cosines, k=k, max_tokens=max_tokens,
                           environment=self.environment(), last_accessed={i: v[1] for i, v in accessed.items()},
                           untrusted=frozenset(self.untrusted()), vectors=matrix,
-                          family_threshold=related_threshold(self.embedder))
+                          family_threshold=related_threshold(self.embedder), file=file)
         self.access.record(result.returned_ids)
         apply = self.access.apply
         return result.with_facts(apply)

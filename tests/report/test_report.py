@@ -282,3 +282,16 @@ def test_history_of_a_tree_is_a_fatal_with_a_hint(built):
                           check=True).stdout.strip()
     proc = run_cli(built.path, "health", tree, "--history", "2")
     assert proc.returncode == 1 and "is a tree, not a commit" in proc.stderr and "hint:" in proc.stderr
+
+
+def test_memory_counts_facts_whose_cited_code_changed_as_stale(git_repo):
+    from tests.citations.helpers import process
+
+    commit_files(git_repo, {"app.py": "def run():\n    return 1\n"}, "code")
+    proc = run_cli(git_repo, "add", "--kind", "pattern", "--cite", "app.py:run", "Run returns one", "run() is 1")
+    assert proc.returncode == 0, proc.stderr
+    commit_files(git_repo, {"app.py": "def run():\n    total = 40\n    return total + 2\n"}, "change run")
+    process(git_repo)                      # the post-commit worker re-verifies the citation
+    data = collect(open_repository(git_repo), 10)
+    assert data.memory.points[0]["stale"] == 0 and data.memory.points[-1]["stale"] == 1
+    assert "1 stale" in build_report(open_repository(git_repo)).path.read_text(encoding="utf-8")
