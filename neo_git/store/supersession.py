@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
+from neo_git import scoring
 from neo_git.facts import Fact
 
 RULE_EXPLICIT = "explicit"
@@ -47,9 +48,8 @@ LONG_BODY_WORDS = 12
 # longer texts (decision records, design docs) cosine mostly measures shared project
 # vocabulary: on real ADRs the best match of every record scores 0.35-0.59 (10th-90th
 # percentile) whether or not it is the record it replaced. Beyond this length cosine
-# alone never retires anything; a match at or above the certain threshold becomes a
-# possible supersession (the single best one), for a person to decide.
-CALIBRATED_WORDS = 40
+# alone never retires anything (see LONG_CANDIDATES). Shared with recall (scoring.py).
+CALIBRATED_WORDS = scoring.CALIBRATED_WORDS
 LABEL_WORDS = 4   # entity labels are looked for in the first words of a subject and of a body
 MAX_POSSIBLE = 3  # possible links recorded per new fact, most similar first
 # Outside the calibrated lengths only the few most similar candidates are looked at, and of those
@@ -60,7 +60,6 @@ LONG_CANDIDATES = 2
 
 _SUFFIX = re.compile(r"(?:\s+(?:v\d+|corrected|updated|new|revised|final))+$")
 _PUNCT = re.compile(r"[\W_]+", re.UNICODE)
-_WORDS = re.compile(r"\w+", re.UNICODE)
 # An entity label: a word and a number ("Deal 1", "fact_0", "SR-3456", "ticket #12").
 _LABEL = re.compile(r"\b([A-Za-z]{2,})[ _#-]?(\d+)\b")
 # Words followed by a number that state a value, not name an entity.
@@ -106,9 +105,7 @@ def distinct_entities(a: Fact, b: Fact) -> bool:
     return False
 
 
-@lru_cache(maxsize=1 << 14)
-def _words(text: str) -> int:
-    return len(_WORDS.findall(text))
+_words = scoring.word_count
 
 
 def _long(text: str) -> bool:
