@@ -11,7 +11,8 @@ Which valid fact, if any, a new fact of the same scope and kind replaces:
 3. else cosine alone supersedes only at or above the embedder's *certain* threshold
    (calibrated for a false-supersession rate ≤ 0.005 on StateBench train); between the
    *possible* threshold and the certain one the new fact only records a
-   ``possibly_supersedes`` link for review, retiring nothing.
+   ``possibly_supersedes`` link for review, retiring nothing. Two facts that cite different
+   code (`evidence.cites_other_code`) never supersede by cosine: at most a review link.
 
 Never candidates: facts written in the same batch, and pairs a person rejected
 (``metadata.distinct_from`` on either fact). An embedder whose ``supersede_threshold``
@@ -182,7 +183,7 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
     def usable(score: float, old: Fact) -> bool:
         return score == score and old.id not in exclude and old.id != new.id and not blocked(new, old)
 
-    from neo_git.store.evidence import SAME_SUBJECT, review_evidence
+    from neo_git.store.evidence import DIFFERENT_CODE, SAME_SUBJECT, cites_other_code, review_evidence
 
     possible = []
     for score, old in same_pairs:  # rule 2: the most similar same-subject fact that passes the guards
@@ -216,7 +217,10 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
             if evidence:
                 possible.append(_link(old, score, thresholds.possible, evidence))
             continue
-        if score >= thresholds.certain and not possible and not uncalibrated:
+        if cites_other_code(new, old):
+            # Statements about different code that read alike: at most a question for a person.
+            evidence = (*evidence, DIFFERENT_CODE)
+        elif score >= thresholds.certain and not possible and not uncalibrated:
             return Decision(old.id, RULE_SIMILARITY, score, thresholds.certain)
         possible.append(_link(old, score, thresholds.possible, evidence))
     return Decision(possible=tuple(sorted(possible, key=lambda link: link["id"])))
