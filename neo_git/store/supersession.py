@@ -58,6 +58,11 @@ MAX_POSSIBLE = 3  # possible links recorded per new fact, most similar first
 # a review item and finds 14 of 24 true edges; 3: 19%, 14; 1: 12%, 12 (the old rule, the best
 # match at or above the certain threshold: 55%, 14). `benchmarks/adr_eval.py --sweep` prints it.
 LONG_CANDIDATES = 2
+# The most similar long candidate is also proposed, without evidence, when its cosine reaches this
+# (None: never). Off: with all-MiniLM-L6-v2 on ADR dev, 0.70 finds 17 of 24 edges for a review
+# item on 26% of adds (evidence alone: 13 for 19%), 0.80 finds 14 for 20%; no value reaches the
+# issue-21 targets (≤ 15% of adds, ≥ 0.8 of the edges). `benchmarks/adr_eval.py --sweep` prints it.
+LONG_BEST_COSINE: float | None = None
 
 _SUFFIX = re.compile(r"(?:\s+(?:v\d+|corrected|updated|new|revised|final))+$")
 _PUNCT = re.compile(r"[\W_]+", re.UNICODE)
@@ -214,7 +219,7 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
             uncalibrated += 1
             if uncalibrated > LONG_CANDIDATES:
                 break
-            if evidence:
+            if evidence or (uncalibrated == 1 and LONG_BEST_COSINE is not None and score >= LONG_BEST_COSINE):
                 possible.append(_link(old, score, thresholds.possible, evidence))
             continue
         if cites_other_code(new, old):
