@@ -153,11 +153,52 @@ class Tally:
                 "edges": self.tp + self.fn, "added": self.added, "queries": self.queries}
 
 
+class _Calibrated:
+    """An embedder with given thresholds whose vectors come from a run's VectorMemo."""
+
+    def __init__(self, vectors: VectorMemo, thresholds: Thresholds) -> None:
+        inner = vectors.embedder
+        self.vectors, self.id, self.dim = vectors, inner.id, inner.dim
+        self.supersede_threshold, self.possible_threshold = thresholds.certain, thresholds.possible
+        self.relevance_floor = relevance_floor(inner)
+
+    def embed(self, texts):
+        self.vectors.prime(list(texts))
+        return np.stack([self.vectors(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+
+class StoreReplay:
+    """The replay's calls on `FactStore.in_memory`: the product's own add, invalidate and recall
+    (`--through-store`). Facts get the time they are added (second precision), not the data's."""
+
+    def __init__(self, vectors: VectorMemo, thresholds: Thresholds) -> None:
+        from neo_git.store import FactStore
+
+        self.store = FactStore.in_memory(embedder=_Calibrated(vectors, thresholds))
+
+    def add_many(self, items):
+        return self.store.add_many_detailed([{"subject": s[:200] or "-", "body": b[:16384], "kind": "decision",
+                                              "supersedes": explicit} for s, b, explicit, _at in items])
+
+    def add(self, subject, body, explicit=None, created_at=None):
+        return self.add_many([(subject, body, explicit, created_at)])[0]
+
+    def invalidate(self, fact_id):
+        self.store.invalidate(fact_id)
+
+    def recall(self, query, k, floor=None):
+        self.store._relevance_floor = -1.0 if floor is None else floor   # None: rank every fact
+        return self.store.recall(query, k=k, max_tokens=10**6).valid_facts
+
+
+REPLAY = MemoryReplay   # StoreReplay with --through-store
+
+
 def replay(timeline: Timeline, vectors: VectorMemo, thresholds: Thresholds, view: str, oracle: bool,
            queries: bool = True, floor: float | None = None) -> Tally:
     """Replay one timeline into a fresh store; count supersession and recall outcomes (ranking
     without a floor, and the product's figures with *floor*, the embedder's relevance floor)."""
-    store = MemoryReplay(vectors, Thresholds(OFF, OFF, thresholds.embedder) if oracle else thresholds)
+    store = REPLAY(vectors, Thresholds(OFF, OFF, thresholds.embedder) if oracle else thresholds)
     tally = Tally()
     by_write: list[tuple[Write, str]] = []       # (write, fact id), oldest first
     retired: set[str] = set()                    # fact ids the data says are no longer current
@@ -328,14 +369,19 @@ def fmt(split, view, arm, name, m) -> str:
             f"{m['edges']:6d} {m['added']:6d} {m['queries']:5d}")
 
 
-def run(embedder_name: str, data: Path, splits, sweep: bool, floor_override: float | None = None) -> int:
+def run(embedder_name: str, data: Path, splits, sweep: bool, floor_override: float | None = None,
+        through_store: bool = False) -> int:
+    global REPLAY
+    if through_store:
+        REPLAY = StoreReplay
     embedder = get_embedder(embedder_name)
     vectors = VectorMemo(embedder)
     started = time.perf_counter()
     loaded = {split: load(data / f"{split}.jsonl") for split in splits}
     shipped = Thresholds.of(embedder)
     floor = relevance_floor(embedder) if floor_override is None else floor_override
-    print(f"embedder {embedder.id}: shipped thresholds possible {shipped.possible:.2f}, certain {shipped.certain:.2f}; "
+    print(f"replay through {'FactStore.in_memory' if REPLAY is StoreReplay else 'memory_replay (dict)'}; "
+          f"embedder {embedder.id}: shipped thresholds possible {shipped.possible:.2f}, certain {shipped.certain:.2f}; "
           f"relevance floor {floor:.2f} (the F columns)")
     if sweep and "train" in loaded:
         possible, certain, lines = calibrate(loaded["train"], vectors, embedder)
@@ -398,6 +444,9 @@ def main(argv=None) -> int:
     parser.add_argument("--splits", default="train,dev", help="comma-separated: train,dev (never the held-out ones)")
     parser.add_argument("--no-sweep", action="store_true", help="skip the calibration sweep on train")
     parser.add_argument("--floor", type=float, help="relevance floor of the F columns (default: the embedder's)")
+    parser.add_argument("--through-store", action="store_true",
+                        help="replay through FactStore.in_memory (add, invalidate, recall of the product) instead of "
+                             "the dict replay; facts then get the time they are added, not the data's")
     args = parser.parse_args(argv)
     splits = [s for s in args.splits.split(",") if s]
     if any(s not in ("train", "dev") for s in splits):
@@ -406,7 +455,7 @@ def main(argv=None) -> int:
     if not (args.data / "train.jsonl").is_file():
         print(f"no StateBench data in {args.data} (use --data)", file=sys.stderr)
         return 1
-    return run(args.embedder, args.data, splits, not args.no_sweep, args.floor)
+    return run(args.embedder, args.data, splits, not args.no_sweep, args.floor, args.through_store)
 
 
 if __name__ == "__main__":
