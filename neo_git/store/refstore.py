@@ -70,6 +70,7 @@ class RefStore:
         self._in_tree_order = True       # False once incremental updates appended out of order
         self._misplaced: set[str] = set()  # subtrees holding a fact whose id does not start with their name
         self._pointer_warnings: tuple = (None, [])  # (tip, warnings about pointers leading nowhere)
+        self._sign: bool | None = None     # sign commits (store/signing.py), read on the first write
 
     # --- reading -------------------------------------------------------------------
 
@@ -356,7 +357,20 @@ class RefStore:
             oid = pygit2.Oid(hex=extra) if isinstance(extra, str) else extra
             if oid not in parents:
                 parents.append(oid)
-        return repo.create_commit(None, self.signature, self.signature, message, root_builder.write(), parents)
+        tree = root_builder.write()
+        if self._signing():
+            from neo_git.store.signing import signed_commit
+
+            return signed_commit(repo, self.signature, message, tree, parents)
+        return repo.create_commit(None, self.signature, self.signature, message, tree, parents)
+
+    def _signing(self) -> bool:
+        """Whether commits are signed (read once per store: config does not change mid-command)."""
+        if self._sign is None:
+            from neo_git.store.signing import wants_signing
+
+            self._sign = wants_signing(self.repo)
+        return self._sign
 
     def _meta_blob(self) -> pygit2.Oid:
         project_id = self._project_id() if callable(self._project_id) else self._project_id

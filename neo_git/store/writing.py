@@ -174,7 +174,8 @@ class WritePaths:
         out: list[dict] = []
         for fact_scope in scopes:
             loaded = self.backends[fact_scope].load()
-            out.extend(review.items({i: f for i, f in loaded.facts.items() if f.scope is fact_scope}, types))
+            local = self.paths.neo_dir if self.paths is not None and fact_scope is FactScope.PROJECT else None
+            out.extend(review.items({i: f for i, f in loaded.facts.items() if f.scope is fact_scope}, types, local))
         return out
 
     def resolve_review(self: "FactStore", action: str, fact_id: str, arg: str | None = None,
@@ -187,18 +188,22 @@ class WritePaths:
         if type is not None:
             review.source_for(type)
         fact = self._find(fact_id)
-        out: list[dict] = []
+        out: list = []
+        local = self.paths.neo_dir if self.paths is not None and fact.scope is FactScope.PROJECT else None
 
         def plan(facts: Mapping[str, Fact]) -> Change:
             if fact.id not in facts:
                 raise FactNotFound(fact.id)
             scoped = {i: f for i, f in facts.items() if f.scope is fact.scope}
-            item = review.pick(review.items(scoped), fact.id, action, type)
+            item = review.pick(review.items(scoped, None, local), fact.id, action, type)
             result, change = review.SOURCES[item["type"]].plan(scoped, item, action, arg, self.embedder.id)
-            out[:] = [result]
+            out[:] = [result, item]
             return change
 
         self.backends[fact.scope].transact(plan)
+        source = review.SOURCES[out[1]["type"]]
+        if hasattr(source, "settle"):
+            source.settle(local, out[1], action)
         return out[0]
 
     def accept(self: "FactStore", fact_id: str, candidate: str | None = None) -> Fact:

@@ -7,8 +7,11 @@ then push, and when the push finds that the remote moved in between, pull and pu
 again, a bounded number of times.
 
 Nothing reaches `refs/neo/facts` unvalidated: even a fast-forward is taken only when
-every fact it brings passes `read_fact`; otherwise the valid ones are merged and the
-rest reported (with the commit that brought them).
+every fact it brings passes `read_fact`, its tree holds nothing but fact blobs and
+meta.json, and the trust gate (`sync/gate.py`) holds nothing back; otherwise the valid,
+allowed changes are merged and the rest reported (with the commit that brought them).
+Who made each incoming commit is what git verifies (`sync/signatures.py`), never the
+e-mail the commit claims.
 """
 from __future__ import annotations
 
@@ -21,9 +24,12 @@ import pygit2
 
 from neo_git.config import config_int, neo_config
 from neo_git.errors import NeoError
+from neo_git.facts import FactScope
 from neo_git.store.base import Change
 from neo_git.store.refstore import ensure_reflog
+from neo_git.sync.gate import TrustGate
 from neo_git.sync.notes import merge_notes
+from neo_git.sync.signatures import judge_incoming
 from neo_git.sync.transport import (
     BRANCH_FACTS_REF, FACTS_REF, NOTES_REF, Git, RefNames, ensure_blobs, fetch, ls_remote, push, ref_names,
 )
@@ -131,21 +137,23 @@ class Syncer:
                 report.facts = "up to date"
                 return
             base = self.merge_base(ours, theirs)
+            gate = self._trust_gate(theirs, ours)
             if base == ours:
                 facts = project.load().facts if ours is not None else {}
-                plan = plan_merge(self.repo, ours, ours, theirs, facts, self._describe(theirs))
-                if not plan.skipped and not plan.repaired:
+                plan = plan_merge(self.repo, ours, ours, theirs, facts, self._describe(theirs), gate)
+                if plan.clean:
                     if not self._fast_forward(ours, theirs):
                         continue  # a local writer moved the ref: look again
                     report.facts, report.plan = ("fast-forward" if ours else "created"), plan
                     report.summary = plan.summary(self.label)
                     return
-            plan = self._merge_commit(theirs)
+            plan = self._merge_commit(theirs, gate)
             if plan is None:
                 report.facts = "up to date"
                 return
             report.facts, report.plan, report.summary = "merged", plan, plan.summary(self.label)
             report.warnings += [f"skipped {path} from {self.label}: {why}" for path, why in plan.skipped]
+            self._report_gate(plan, report)
             return
         raise NeoError(f"could not update {FACTS_REF}: it kept moving", "try again")
 
@@ -163,11 +171,51 @@ class Syncer:
         except (KeyError, pygit2.GitError):
             return None
 
-    def _merge_commit(self, theirs: pygit2.Oid) -> MergePlan | None:
+    # --- trust ------------------------------------------------------------------------
+
+    def _trust_gate(self, theirs: pygit2.Oid, ours: pygit2.Oid | None) -> TrustGate:
+        """Judge theirs' new commits (recorded) and say which of our facts they may not change."""
+        from neo_git.store import received
+        from neo_git.store.trust import trusted_emails, trusted_remotes
+
+        verdicts = judge_incoming(self.git, self.store.paths.neo_dir, self.remote, theirs, ours)
+        trusted, remotes = trusted_emails(self.store), trusted_remotes(self.repo)
+        claims = set(self.store.untrusted()) if ours is not None else set()
+        ours_ids = frozenset(self.store.project_store.load().facts) if ours is not None else frozenset()
+
+        def commit_trusted(commit: str) -> bool:
+            verdict = verdicts.get(commit)
+            return verdict is not None and received.is_trusted(verdict, trusted, remotes)
+
+        def claimed(commit: str) -> str:
+            return (verdicts.get(commit) or {}).get("claimed", "?")
+
+        return TrustGate(self.repo, theirs, ours, ours_ids - claims, commit_trusted, claimed,
+                         self.store.caps.get(FactScope.PROJECT), self.remote)
+
+    def _report_gate(self, plan: MergePlan, report: SyncReport) -> None:
+        """File held changes for review and say what the gate did."""
+        from neo_git.store.review import incoming
+
+        if plan.held:
+            incoming.file_proposals(self.store.paths.neo_dir, plan.held)
+            report.warnings.append(
+                f"held {len(plan.held)} change(s) to trusted facts from unverified commits of {self.label} "
+                f"(your facts are unchanged): `git neo review` lists them")
+        if plan.ignored:
+            report.warnings.append(f"ignored {len(plan.ignored)} counter update(s) to trusted facts from "
+                                   f"unverified commits of {self.label}")
+        if plan.clipped:
+            report.warnings.append(f"took {len(plan.added)} new fact(s) from {self.label}, not {len(plan.clipped)} "
+                                   f"more: the project cap of {self.store.caps.get(FactScope.PROJECT)} valid facts "
+                                   "is applied to what arrives, never to your own facts")
+
+    def _merge_commit(self, theirs: pygit2.Oid, gate: TrustGate | None = None) -> MergePlan | None:
         """Write the merge commit through the store's transaction (re-planned if the tip moves)."""
         project = self.store.project_store
         plans: dict = {}
         describe = self._describe(theirs)
+        gate_for = gate.ours if gate is not None else None
 
         def plan_(facts) -> Change | None:
             ours = project.tip()
@@ -175,7 +223,8 @@ class Syncer:
                 plans["last"] = None
                 return None
             if ours not in plans:
-                plan = plan_merge(self.repo, self.merge_base(ours, theirs), ours, theirs, facts, describe)
+                plan = plan_merge(self.repo, self.merge_base(ours, theirs), ours, theirs, facts, describe,
+                                  self._trust_gate(theirs, ours) if ours != gate_for else gate)
                 plans[ours] = (plan, plan.change(self.label, theirs, facts))
             plans["last"] = plans[ours][0]
             return plans[ours][1]
