@@ -35,15 +35,18 @@ def fact_line(fact) -> str:
     return f"{fact.id}  {fact.kind.value:<13} {fact.scope.value:<8} {visible(fact.subject)}{state}{review}"
 
 
-def fact_block(fact) -> str:
-    """A fact in full, for `show`."""
+def fact_block(fact, claim: str | None = None) -> str:
+    """A fact in full, for `show`. *claim*: how the author of a claim is known (its
+    `metadata.author` is then only what the fact says about itself, and is marked so)."""
     meta = fact.metadata
+    author = visible(meta.author) if claim is None else \
+        f"{visible(meta.author or '?')} (self-declared, not verified; {visible(claim)})"
     lines = [
         f"fact {fact.id}",
         f"Kind:       {fact.kind.value}",
         f"Scope:      {fact.scope.value}",
         f"State:      {'valid' if fact.is_valid else 'not valid'}" + (" (needs review)" if fact.needs_review else ""),
-        f"Author:     {visible(meta.author)}",
+        f"Author:     {author}",
         f"Created:    {visible(meta.created_at)}",
         f"Confidence: {meta.confidence:.2f}   successes: {meta.success_count}   accessed: {meta.access_count}",
     ]

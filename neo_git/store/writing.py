@@ -120,13 +120,22 @@ class WritePaths:
 
         def plan(facts: Mapping[str, Fact]) -> Change | None:
             results, change = plan_many(facts, resolved, similarity=similarity,
-                                        thresholds=Thresholds.of(embedder), cap=self.caps.get(scope),
+                                        thresholds=Thresholds.of(embedder), cap=self._cap(scope),
                                         body_similarity=self._body_similarity)
             out[0] = results
             return change
 
         self.backends[scope].transact(plan)
         return out[0]
+
+    def _cap(self: "FactStore", scope: FactScope):
+        """The scope's cap; in project scope claims are evicted before our own facts."""
+        from neo_git.store.base import ScopeCap
+
+        cap = self.caps.get(scope)
+        if cap is None or scope is not FactScope.PROJECT:
+            return cap
+        return ScopeCap.of(cap, lambda: frozenset(self.untrusted()))
 
     def _body_similarity(self: "FactStore", a: Fact, b: Fact) -> float:
         """Cosine of two facts' bodies (rule 2's guard; asked only for long bodies of one subject)."""
