@@ -30,7 +30,7 @@ from neo_git.facts import Fact
 from neo_git.store.base import Change
 from neo_git.sync.fieldmerge import merge_fact
 from neo_git.sync.trees import (
-    Entry, facts_subtrees, fact_id_of, foreign_entries, read_fact, read_fact_or_none, subtree_entries,
+    Entry, facts_subtrees, fact_id_of, foreign_entries, kind_of, read_fact, read_fact_or_none, subtree_entries,
 )
 
 MAX_DETAIL_LINES = 200
@@ -106,6 +106,9 @@ def plan_merge(repo: pygit2.Repository, base: pygit2.Oid | None, ours: pygit2.Oi
     for path, reason in foreign_entries(repo, theirs, ours):
         plan.skipped.append((path, _where(reason, describe, path)))
     b_sub, o_sub, t_sub = (facts_subtrees(repo, c) for c in (base, ours, theirs))
+    b_sub, o_sub = b_sub or {}, o_sub or {}
+    if t_sub is None:   # theirs' `facts` is a link or submodule (reported above): take nothing from it
+        t_sub = dict(o_sub)
     for prefix in sorted(b_sub.keys() | o_sub.keys() | t_sub.keys()):
         b_entry, o_entry, t_entry = b_sub.get(prefix), o_sub.get(prefix), t_sub.get(prefix)
         if t_entry == o_entry or t_entry == b_entry:
@@ -113,7 +116,8 @@ def plan_merge(repo: pygit2.Repository, base: pygit2.Oid | None, ours: pygit2.Oi
         if t_entry is not None and not t_entry.is_tree:
             # A file, link or submodule where a folder belongs: ignore theirs here (reading it
             # as empty would remove every fact of the folder).
-            plan.skipped.append((f"facts/{prefix}", _where("not a folder", describe, f"facts/{prefix}")))
+            plan.skipped.append((f"facts/{prefix}", _where(f"{kind_of(t_entry.mode)} where a folder belongs",
+                                                           describe, f"facts/{prefix}")))
             continue
         b_blobs, o_blobs, t_blobs = (subtree_entries(repo, e) for e in (b_entry, o_entry, t_entry))
         for name in sorted(b_blobs.keys() | o_blobs.keys() | t_blobs.keys()):

@@ -78,27 +78,35 @@ def _meta_ok(repo: pygit2.Repository, oid: pygit2.Oid) -> bool:
     return isinstance(data, dict) and isinstance(data.get("schema_version"), int)
 
 
+_KINDS = {0o120000: "a symbolic link", 0o160000: "a submodule (gitlink)", 0o100755: "an executable file",
+          int(_FOLDER): "a folder", int(_FILE): "a file"}
+
+
+def kind_of(mode: int) -> str:
+    """What a tree entry of *mode* is, in words ("a symbolic link", "a submodule (gitlink)", …)."""
+    return _KINDS.get(int(mode), f"an entry of mode {int(mode):o}")
+
+
 def _foreign_reason(name: str, mode: int) -> str:
-    kinds = {0o120000: "a symbolic link", 0o160000: "a submodule (gitlink)", 0o100755: "an executable file",
-             int(_FOLDER): "a folder"}
-    what = kinds.get(mode, "a file")
+    what = kind_of(mode)
     if name in ("facts", "meta.json"):
         return f"{what} where {'a folder' if name == 'facts' else 'a small regular meta.json'} belongs; dropped"
     return f"{what} that is not part of a facts tree; dropped"
 
 
-def facts_subtrees(repo: pygit2.Repository, commit: pygit2.Oid | None) -> dict[str, Entry]:
-    """`facts/<xx>` entries of *commit* by name ({} for None or a commit without facts/)."""
+def facts_subtrees(repo: pygit2.Repository, commit: pygit2.Oid | None) -> dict[str, Entry] | None:
+    """`facts/<xx>` entries of *commit* by name ({} for None or a commit without facts/; None
+    when `facts` is there but is not a folder: nothing can be read, and nothing is removed)."""
     if commit is None:
         return {}
     tree = repo[commit].peel(pygit2.Tree)
     if "facts" not in tree:
         return {}
     if tree["facts"].filemode != _FOLDER:
-        return {}   # a link or submodule named facts: nothing to read (and a gitlink's object is not here)
+        return None   # a link or submodule named facts: unreadable (and a gitlink's object is not here)
     facts = repo.get(tree["facts"].id)
     if not isinstance(facts, pygit2.Tree):
-        return {}
+        return None
     return {e.name: _entry(e) for e in facts}
 
 
@@ -120,9 +128,7 @@ def read_fact(repo: pygit2.Repository, prefix: str, name: str, entry: Entry) -> 
     if fact_id_of(prefix, name) is None:
         raise InvalidFact(f"{path}: not a fact path (facts/<2 hex>/<16 hex>.json)")
     if not entry.is_blob:
-        kinds = {0o120000: "a symbolic link", 0o160000: "a submodule (gitlink)", 0o100755: "an executable file",
-                 int(_FOLDER): "a folder"}
-        raise InvalidFact(f"{path}: {kinds.get(entry.mode, 'not a regular file')}, not a fact file")
+        raise InvalidFact(f"{path}: {kind_of(entry.mode)}, not a fact file")
     kind, size = repo.odb.read_header(entry.oid)
     if size > MAX_FACT_BYTES:
         raise InvalidFact(f"{path}: {size:,} bytes, over the {MAX_FACT_BYTES // 1024} KB limit for one fact")
