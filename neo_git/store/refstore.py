@@ -148,7 +148,10 @@ class RefStore:
             self._loaded_tip, self._in_tree_order = None, True
             return self._loaded
         tree = self._object(self._commit(tip).tree_id, f"the tree of {self.ref}")
-        facts_tree = self._object(tree["facts"].id, f"{self.ref}:facts") if "facts" in tree else None
+        # A link or submodule named facts holds nothing to read (a gitlink's commit is not in
+        # this repository, so asking for it would fail as a missing object).
+        facts_tree = self._object(tree["facts"].id, f"{self.ref}:facts") \
+            if "facts" in tree and tree["facts"].filemode == _TREE else None
         known = self._subtrees
         if not known and self._loaded_tip is None:
             known = read_parse_cache(self._parse_cache_path(), self.ref)  # a cold process: skip unchanged subtrees
@@ -177,14 +180,14 @@ class RefStore:
     def _prefetch_changed(self, facts_tree: pygit2.Tree, known: dict[str, Subtree]) -> None:
         """In a partial clone, fetch the subtrees and blobs about to be read in two batches,
         not one lazy fetch per object."""
-        changed = [e for e in facts_tree if (known.get(e.name) or _EMPTY).oid != e.id]
+        changed = [e for e in facts_tree if e.filemode == _TREE and (known.get(e.name) or _EMPTY).oid != e.id]
         self._prefetch([e.id for e in changed])
         blobs = []
         for entry in changed:
             earlier = (known.get(entry.name) or _EMPTY).blobs
             sub = self.repo.get(entry.id)
             if isinstance(sub, pygit2.Tree):
-                blobs += [b.id for b in sub if (earlier.get(b.name) or (None,))[0] != b.id]
+                blobs += [b.id for b in sub if b.filemode == _BLOB and (earlier.get(b.name) or (None,))[0] != b.id]
         self._prefetch(blobs)
 
     @staticmethod
@@ -239,6 +242,8 @@ class RefStore:
 
     def _read_subtree(self, entry: pygit2.Object, previous: Subtree | None) -> Subtree:
         """Parse one 2-hex folder; blobs unchanged since *previous* reuse their parsed fact."""
+        if entry.filemode != _TREE:   # a file, link or submodule (whose object is not here)
+            return Subtree(entry.id, {}, {}, (f"{self.ref}:facts/{entry.name} is not a folder; skipped",))
         subtree = self._object(entry.id, f"{self.ref}:facts/{entry.name}")
         if not isinstance(subtree, pygit2.Tree):
             return Subtree(entry.id, {}, {}, (f"{self.ref}:facts/{entry.name} is not a folder; skipped",))
@@ -251,6 +256,10 @@ class RefStore:
                 blobs[name] = seen
                 continue
             path = f"facts/{entry.name}/{name}"
+            if blob_entry.filemode != _BLOB:   # a link, executable, folder or submodule
+                blobs[name] = (blob_entry.id, None, f"{self.ref}:{path}: not a regular file (mode "
+                                                    f"{int(blob_entry.filemode):o}); skipped")
+                continue
             blob = self._object(blob_entry.id, f"{self.ref}:{path}")
             try:
                 if not isinstance(blob, pygit2.Blob):
