@@ -49,10 +49,15 @@ def _fsync_dir(directory: Path) -> None:
             os.close(fd)
 
 
+# A command that waits longer than this for a lock fails with a clear message: locks are held
+# for milliseconds, so a longer wait means a stuck or stopped process, not a busy one.
+LOCK_WAIT_SECONDS = 5.0
+
+
 @contextlib.contextmanager
-def locked(path: Path, timeout: float | None = 30.0) -> Iterator[None]:
+def locked(path: Path, timeout: float | None = LOCK_WAIT_SECONDS) -> Iterator[None]:
     """Hold an exclusive `flock` on *path* (created if needed) for the block; wait at most
-    *timeout* seconds (None: as long as it takes), then NeoError.
+    *timeout* seconds (None: as long as it takes; nothing in git-neo passes it), then NeoError.
 
     flock locks die with their process, so a killed writer never leaves a
     stale lock behind (unlike git's `.lock` files, which we do not need here).
@@ -72,13 +77,22 @@ def locked(path: Path, timeout: float | None = 30.0) -> Iterator[None]:
                 if exc.errno not in (errno.EAGAIN, errno.EACCES):
                     raise
                 if time.monotonic() > deadline:
-                    raise NeoError(f"timed out waiting for the lock {path}",
-                                   "another git-neo process is writing; try again") from None
+                    raise LockTimeout(path, timeout)
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)
         yield
     finally:
         os.close(fd)  # closing releases the lock
+
+
+class LockTimeout(NeoError):
+    """A lock was not free within the time allowed."""
+
+    def __init__(self, path: Path, waited: float) -> None:
+        super().__init__(f"timed out after {waited:g} s waiting for the lock {path}",
+                         "another git-neo process holds it (a stopped one releases it when it exits: "
+                         "`fuser -v " + str(path) + "` names it); try again")
+        self.path = path
 
 
 def move_aside(path: Path, *, suffixes: tuple[str, ...] = ("",), expected: bytes | None = None) -> Path:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from neo_git.doctor import caches, leftovers, ref
+from neo_git.doctor import caches, leftovers, ref, refdamage
 from neo_git.doctor.findings import STALE_SECONDS, Context, Finding
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -26,6 +26,7 @@ __all__ = ["CHECKS", "REPAIRS", "STALE_SECONDS", "Context", "Finding", "context"
 
 # Run in this order; each returns its findings.
 CHECKS: dict[str, Callable[[Context], list[Finding]]] = {
+    "ref-file": refdamage.check_ref_file,
     "ref": lambda ctx: ref.check_ref(ctx.repo),
     "cache": lambda ctx: caches.check_caches(ctx.paths, ctx.home),
     "leftovers": lambda ctx: leftovers.check_leftovers(ctx.paths, ctx.home),
@@ -35,6 +36,7 @@ CHECKS: dict[str, Callable[[Context], list[Finding]]] = {
 # None) -> whether it was done.
 REPAIRS: dict[str, Callable[[Finding, "Context | None", "set[str] | None"], bool]] = {
     "remove": leftovers.remove_file,
+    refdamage.ACTION: refdamage.restore_ref,
 }
 
 

@@ -14,7 +14,9 @@ from typing import Iterable
 
 from neo_git import safejson
 from neo_git.facts import Fact, now_iso
-from neo_git.fileio import atomic_write, locked
+from neo_git.fileio import LockTimeout, atomic_write, locked
+
+ACCESS_LOCK_WAIT = 0.2   # seconds a recall waits to count accesses before skipping the counts
 
 
 class AccessLog:
@@ -52,13 +54,14 @@ class AccessLog:
             self._cache = self._counted(self._read(), ids, stamp)
             return
         try:
-            with locked(self._lock):
+            # Optional bookkeeping: a held lock means skipping these counts, never a slow answer.
+            with locked(self._lock, timeout=ACCESS_LOCK_WAIT):
                 data = self._counted(self._read(), ids, stamp)
                 # Still atomic (readers never see half a file), but not fsynced: counts are derived,
                 # local data and an fsync per question would dominate recall.
                 atomic_write(self.path, (json.dumps(data, sort_keys=True) + "\n").encode("utf-8"), durable=False)
-        except OSError:
-            return  # a read-only .git/neo (or a folder in the way): the answer matters, the count does not
+        except (OSError, LockTimeout):
+            return  # a read-only .git/neo, a folder in the way, a held lock: the answer matters, the count does not
         self._cache = data
 
     @staticmethod

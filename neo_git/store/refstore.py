@@ -81,6 +81,12 @@ class RefStore:
             ref = self.repo.references[self.ref]
         except KeyError:
             return None
+        except pygit2.GitError as exc:
+            # A loose ref file that holds no id ("corrupted loose reference file"). Never read it as
+            # "no facts yet": the next write would start a new, empty history over the real one.
+            raise CorruptStore(f"{self.ref} is damaged: {str(exc).split(': ', 1)[-1]}",
+                               "`git neo doctor --fix` restores its last good tip from the reflog; "
+                               "nothing was changed") from None
         if ref.type == pygit2.enums.ReferenceType.SYMBOLIC:
             raise NeoError(f"{self.ref} is a symbolic ref (to {ref.target}), not a ref git-neo can use",
                            f"remove the link with `git symbolic-ref --delete {self.ref}` (what it points at "
