@@ -45,8 +45,11 @@ def parse_note(text: str) -> list[dict]:
 
 
 def encode_record(record: dict) -> str:
-    """One JSON line (sorted keys, so the same record is the same bytes everywhere)."""
-    return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    """One JSON line (sorted keys, so the same record is the same bytes everywhere), every string
+    redacted: notes are pushed with the facts, and a description quotes what someone typed."""
+    from neo_git.redact import redact_value
+
+    return json.dumps(redact_value(record), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def _tip(repo: pygit2.Repository, ref: str) -> pygit2.Oid | None:
