@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from neo_git.cli.output import print_json
+from neo_git.cli.output import print_json, visible
 from neo_git.cli.parser import json_flag
 from neo_git.errors import NeoError
 
@@ -70,7 +70,7 @@ def cmd_suggest(args: argparse.Namespace) -> int:
     if args.json:
         print_json(suggestion.to_dict())
     else:
-        print(f"recorded suggestion {suggestion.id} for {suggestion.file}"
+        print(f"recorded suggestion {suggestion.id} for {visible(suggestion.file)}"
               + (f" (relies on {len(suggestion.fact_ids)} fact(s))" if suggestion.fact_ids else ""))
     return 0
 
@@ -93,7 +93,7 @@ def cmd_outcomes(args: argparse.Namespace) -> int:
               "install the hooks with `git neo install`, and commit")
         return 0
     for r in records:
-        print(format_outcome(r))
+        print(visible(format_outcome(r), keep_newlines=True))   # notes come from teammates too
     for agent, row in sorted(agents.items()):
         total = row["accepted"] + row["modified"]
         print(f"\nagent {agent}: {row['accepted']} of {total} recorded edits shipped as written "
@@ -102,7 +102,7 @@ def cmd_outcomes(args: argparse.Namespace) -> int:
     if pending:
         print(f"\npending: {len(pending)} suggestion(s) not shipped yet")
         for s in pending[-10:]:
-            print(f"  {s.id[:8]}  {s.file}  {_who(s.to_dict())}  {s.description[:60]}")
+            print(visible(f"  {s.id[:8]}  {s.file}  {_who(s.to_dict())}  {s.description[:60]}"))
     return 0
 
 

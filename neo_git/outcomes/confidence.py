@@ -106,9 +106,13 @@ def review_fact(outcome: Outcome, *, org_id: str | None, project_id: str | None,
                 project_fact_ids: set[str]) -> Fact:
     """The REVIEW fact recording one outcome, linked to the suggestion's project facts."""
     what = outcome.description.strip().splitlines()[0][:120] if outcome.description.strip() else "advice"
-    subject = redact(f"Outcome: {outcome.verdict} — {what} ({outcome.file})")[:200]
-    lines = [f"Suggestion {outcome.suggestion_id} on {outcome.file} was {outcome.verdict} in commit "
-             f"{outcome.commit[:12]}" + (f" ({outcome.commit_subject[:120]})" if outcome.commit_subject else "") + "."]
+    # A file name git stores as bytes that are not UTF-8 (a lone surrogate here) is written
+    # with \x escapes: a fact's text must be UTF-8.
+    file = outcome.file.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    commit_subject = outcome.commit_subject.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    subject = redact(f"Outcome: {outcome.verdict} — {what} ({file})")[:200]
+    lines = [f"Suggestion {outcome.suggestion_id} on {file} was {outcome.verdict} in commit "
+             f"{outcome.commit[:12]}" + (f" ({commit_subject[:120]})" if commit_subject else "") + "."]
     if outcome.health:
         lines.append(f"Health of the touched files: {outcome.health}"
                      + (f" ({'; '.join(outcome.health_reasons[:3])})" if outcome.health_reasons else "") + ".")
@@ -119,7 +123,7 @@ def review_fact(outcome: Outcome, *, org_id: str | None, project_id: str | None,
         "subject": subject, "body": redact("\n".join(lines)), "kind": "review", "scope": "project",
         "org_id": org_id, "project_id": project_id, "tags": [OUTCOME_TAG, outcome.verdict],
         "depends_on": [f for f in outcome.fact_ids if f in project_fact_ids],
-        "metadata": FactMetadata(confidence=0.5, author=author, source_file=outcome.file,
+        "metadata": FactMetadata(confidence=0.5, author=author, source_file=file,
                                  provenance="observed", created_at=now_iso()).to_dict(),
     }
     return Fact.from_dict(raw)

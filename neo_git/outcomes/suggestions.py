@@ -157,7 +157,8 @@ def update_suggestions(paths: RepositoryPaths,
         kept = sorted((pending + done)[:MAX_KEPT] if len(updated) > MAX_KEPT else updated,
                       key=lambda s: (s.created_at, s.id))
         envelope = {"version": FORMAT_VERSION, "suggestions": [s.to_dict() for s in kept] + bad}
-        atomic_write(path, (json.dumps(envelope, indent=1, ensure_ascii=False, sort_keys=True) + "\n").encode())
+        # ensure_ascii: a file name that is not UTF-8 (a lone surrogate in Python) stays an escape.
+        atomic_write(path, (json.dumps(envelope, indent=1, ensure_ascii=True, sort_keys=True) + "\n").encode())
         return kept
 
 
