@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from neo_git.cli.output import print_json
+from neo_git.cli.output import print_json, visible
 from neo_git.cli.parser import json_flag
 
 AGENTS = ("claude", "codex")
@@ -73,6 +73,7 @@ def cmd_turns(args: argparse.Namespace) -> int:
         return 0
     for view in views:
         state = view["status"] + (f" ({view['terminal_state']})" if view["terminal_state"] else "")
-        print(f"{view['agent']:<7} {view['session_id'][:20]:<20} {state:<22} started {view['started_at']}  "
-              f"last progress {view['seconds_since_progress']:.0f}s ago")
+        # Session ids, agents and times come from an agent's payload: shown, never obeyed.
+        print(visible(f"{view['agent']:<7} {view['session_id'][:20]:<20} {state:<22} started {view['started_at']}  "
+                      f"last progress {view['seconds_since_progress']:.0f}s ago"))
     return 0
