@@ -11,8 +11,6 @@ import os
 import sys
 from typing import Sequence
 
-from neo_git.cli.parser import build_parser, command_in
-
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `git neo` with *argv* (without the program name); return the exit code."""
@@ -23,6 +21,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from neo_git.cli.hook import run_hook
 
         return run_hook(argv[1], argv[2:])
+    from neo_git.cli.parser import build_parser, command_in
+
     parser, commands = build_parser(command_in(argv))
     try:
         args = parser.parse_args(argv)
@@ -93,6 +93,11 @@ def _help(parser, commands: dict[str, str], topic: str | None) -> int:
 
 def run() -> None:  # console-script entry point
     """Entry point of the `git-neo` executable."""
+    if sys.argv[1:3] == ["hook", "agent"]:
+        # Before anything heavy is imported: an agent hook's time limit counts from its spawn.
+        from neo_git.agents.deadline import arm_at_start
+
+        arm_at_start()
     # One command multiplies a query by a few thousand rows: OpenBLAS's thread pool, started
     # when numpy is imported (one spinning thread per core), costs more CPU than the product
     # (~100 ms of a cold recall's CPU on 2 cores). A user's own setting wins.
