@@ -147,7 +147,7 @@ class Syncer:
                     report.facts, report.plan = ("fast-forward" if ours else "created"), plan
                     report.summary = plan.summary(self.label)
                     return
-            plan = self._merge_commit(theirs, gate)
+            plan = self._merge_commit(theirs, gate, ours)
             if plan is None:
                 report.facts = "up to date"
                 return
@@ -173,15 +173,14 @@ class Syncer:
 
     # --- trust ------------------------------------------------------------------------
 
-    def _trust_gate(self, theirs: pygit2.Oid, ours: pygit2.Oid | None) -> TrustGate:
-        """Judge theirs' new commits (recorded) and say which of our facts they may not change."""
+    def _trust_gate(self, theirs: pygit2.Oid, ours: pygit2.Oid | None) -> TrustGate | None:
+        """Judge theirs' new commits (recorded) and say which of our facts they may not change
+        (None when every one of them is trusted)."""
         from neo_git.store import received
         from neo_git.store.trust import trusted_emails, trusted_remotes
 
-        verdicts = judge_incoming(self.git, self.store.paths.neo_dir, self.remote, theirs, ours)
+        verdicts, brought = judge_incoming(self.git, self.store.paths.neo_dir, self.remote, theirs, ours)
         trusted, remotes = trusted_emails(self.store), trusted_remotes(self.repo)
-        claims = set(self.store.untrusted()) if ours is not None else set()
-        ours_ids = frozenset(self.store.project_store.load().facts) if ours is not None else frozenset()
 
         def commit_trusted(commit: str) -> bool:
             verdict = verdicts.get(commit)
@@ -190,6 +189,10 @@ class Syncer:
         def claimed(commit: str) -> str:
             return (verdicts.get(commit) or {}).get("claimed", "?")
 
+        if all(commit_trusted(c) for c in brought):
+            return None   # every change theirs brings is trusted: nothing for the gate to hold or clip
+        claims = set(self.store.untrusted()) if ours is not None else set()
+        ours_ids = frozenset(self.store.project_store.load().facts) if ours is not None else frozenset()
         return TrustGate(self.repo, theirs, ours, ours_ids - claims, commit_trusted, claimed,
                          self.store.caps.get(FactScope.PROJECT), self.remote)
 
@@ -210,12 +213,12 @@ class Syncer:
                                    f"more: the project cap of {self.store.caps.get(FactScope.PROJECT)} valid facts "
                                    "is applied to what arrives, never to your own facts")
 
-    def _merge_commit(self, theirs: pygit2.Oid, gate: TrustGate | None = None) -> MergePlan | None:
+    def _merge_commit(self, theirs: pygit2.Oid, gate: TrustGate | None = None,
+                      gate_for: pygit2.Oid | None = None) -> MergePlan | None:
         """Write the merge commit through the store's transaction (re-planned if the tip moves)."""
         project = self.store.project_store
         plans: dict = {}
         describe = self._describe(theirs)
-        gate_for = gate.ours if gate is not None else None
 
         def plan_(facts) -> Change | None:
             ours = project.tip()
@@ -224,7 +227,7 @@ class Syncer:
                 return None
             if ours not in plans:
                 plan = plan_merge(self.repo, self.merge_base(ours, theirs), ours, theirs, facts, describe,
-                                  self._trust_gate(theirs, ours) if ours != gate_for else gate)
+                                  gate if ours == gate_for else self._trust_gate(theirs, ours))
                 plans[ours] = (plan, plan.change(self.label, theirs, facts))
             plans["last"] = plans[ours][0]
             return plans[ours][1]

@@ -11,8 +11,9 @@ written, every change that nobody trusted could have made:
   confidence) is dropped without an item;
 - a change to a claim (a fact whose author is not trusted) goes through: claims are
   anyone's to edit and stay claims;
-- new facts never push ours out: the project cap is applied to what arrives (the
-  oldest first are kept, trusted ones before claims), the rest is *clipped* and reported.
+- new facts never push ours out: claims arriving beyond the project cap are *clipped*
+  (the oldest are kept) and reported; facts from trusted commits always arrive (the write
+  policy evicts claims first when the scope is over its cap).
 
 A path's change counts as trusted only when every commit of theirs that touched it is
 trusted: a trusted teammate's later edit does not launder an unverified one.
@@ -103,23 +104,26 @@ class TrustGate:
             return None
 
     def _clip(self, plan, ours_facts: Mapping[str, Fact], result: GateResult) -> None:
+        """Claims arriving beyond the cap are not taken; facts from trusted commits always are
+        (they are knowledge, and a store over its cap, e.g. bulk-written, must still sync)."""
         if self.cap is None:
             return
         arriving = [i for i in plan.added if plan.puts[i].is_valid]
         if not arriving:
             return
         valid_ours = sum(1 for f in ours_facts.values() if f.is_valid)
-        room = max(0, self.cap - valid_ours)
-        if len(arriving) <= room:
+        if len(arriving) <= self.cap - valid_ours:
             return
         authors = changes_by_path(self.repo, self.theirs, self.ours, {fact_path(i) for i in arriving})
 
-        def rank(fact_id: str):
+        def trusted(fact_id: str) -> bool:
             commits = authors.get(fact_path(fact_id), [])
-            trusted = bool(commits) and all(self.commit_trusted(c) for c in commits)
-            return (not trusted, plan.puts[fact_id].metadata.created_at, fact_id)
+            return bool(commits) and all(self.commit_trusted(c) for c in commits)
 
-        for fact_id in sorted(arriving, key=rank)[room:]:
+        claims = [i for i in arriving if not trusted(i)]
+        room = max(0, self.cap - valid_ours - (len(arriving) - len(claims)))
+        claims.sort(key=lambda i: (plan.puts[i].metadata.created_at, i))
+        for fact_id in claims[room:]:
             plan.added.remove(fact_id)
             plan.puts.pop(fact_id)
             result.clipped.append(fact_id)

@@ -25,9 +25,9 @@ _FORMAT = "%H%x1f%G?%x1f%GS%x1f%ae%x1e"
 
 
 def judge_incoming(git: "Git", neo_dir, remote: str, theirs: "pygit2.Oid",
-                   ours: "pygit2.Oid | None") -> dict[str, dict]:
-    """Verdicts for every commit of *theirs* that *ours* does not have (recorded, and returned
-    together with those recorded before): {commit id: verdict}."""
+                   ours: "pygit2.Oid | None") -> tuple[dict[str, dict], list[str]]:
+    """Verdicts for every commit of *theirs* that *ours* does not have (recorded): ({commit id:
+    verdict} with those recorded before, [the ids of the commits theirs brings])."""
     args = ["log", f"--format={_FORMAT}", str(theirs)]
     if ours is not None:
         args += ["--not", str(ours)]
@@ -39,14 +39,16 @@ def judge_incoming(git: "Git", neo_dir, remote: str, theirs: "pygit2.Oid",
                        "nothing was merged; `git fsck` checks the repository")
     known = received.verdicts(neo_dir)
     new: dict[str, dict] = {}
+    brought: list[str] = []
     for row in proc.stdout.split("\x1e"):
         fields = row.strip("\n").split("\x1f")
         if len(fields) != 4 or not fields[0]:
             continue
         commit, sig, signer, claimed = fields
+        brought.append(commit)
         if commit in known:
             continue
         new[commit] = {"remote": remote, "sig": sig.strip(), "signer": signer.strip(),
                        "claimed": claimed.strip().lower()}
     received.record(neo_dir, new)
-    return {**known, **new}
+    return {**known, **new}, brought
