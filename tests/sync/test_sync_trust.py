@@ -189,3 +189,24 @@ def test_arriving_facts_never_evict_ours_the_cap_clips_what_arrives(team):
     after = team.store("alice")
     assert [after.get(f.id).metadata.invalidation for f in mine] == [None] * 5, after.untrusted().get(mine[0].id)
     assert len(fact_ids(team.store("alice"), include_invalid=False)) <= 500
+
+
+@pytest.mark.parametrize("trusting", [True, False])
+def test_only_claims_are_clipped_to_the_cap(team, trusting):
+    from neo_git.facts import FactScope
+    from neo_git.sync import Syncer
+
+    team.clone("alice", trust_remote=trusting)
+    team.clone("bob")
+    for n in range(3):
+        team.store("alice").add(f"alice rule {n}", f"alice body number {n} about zebras")
+    team.sync("alice"), team.sync("bob")
+    for n in range(5):
+        team.store("bob").add(f"bob rule {n}", f"bob body number {n} about lighthouses")
+    team.sync("bob")
+    store = team.store("alice")
+    store.caps[FactScope.PROJECT] = 4
+    report = Syncer(store, "origin").sync()
+    bobs = [f for f in team.store("alice").list(scope="project") if f.subject.startswith("bob")]
+    assert len(bobs) == (5 if trusting else 1)
+    assert len(report.plan.clipped if report.plan else []) == (0 if trusting else 4)
