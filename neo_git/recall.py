@@ -15,6 +15,8 @@ from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
+from neo_git.citations.pathglob import any_matches
+from neo_git.citations.states import is_stale, stale_note
 from neo_git.facts import SCOPE_ORDER, Fact, FactKind, FactScope
 from neo_git.scoring import success_bonus
 
@@ -40,6 +42,9 @@ SCOPE_WEIGHT = {FactScope.SESSION: 1.0, FactScope.PROJECT: 1.0, FactScope.ORG: 0
 # A claim (a teammate's fact whose author is not trusted, see neo_git.sync.trust) ranks below
 # trusted facts of similar relevance and never enters the always-included constraint layer.
 CLAIM_WEIGHT = 0.5
+# A stale fact (every code citation changed or gone, DESIGN.md §13) ranks after the facts whose
+# code still holds, and weighs less when the best few are picked.
+STALE_WEIGHT = 0.5
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,9 @@ class ContextResult:
     tokens: int = 0
     max_tokens: int = 0
     untrusted: tuple[str, ...] = ()   # ids of returned facts that are claims: prompts mark them unverified
+    stale: dict[str, str] = field(default_factory=dict)   # returned stale facts: id -> "cited code changed since …"
+    file: str | None = None           # the file asked about (`--file`)
+    file_facts: tuple[str, ...] = ()  # returned facts citing that file or scoped to it
 
     @property
     def returned_ids(self) -> list[str]:
@@ -87,6 +95,9 @@ class ContextResult:
             "tokens": self.tokens,
             "max_tokens": self.max_tokens,
             "untrusted": list(self.untrusted),
+            "stale": dict(self.stale),
+            "file": self.file,
+            "file_facts": list(self.file_facts),
         }
 
 
@@ -124,9 +135,43 @@ def rank_score(cosine: float, fact: Fact, now: datetime, last_accessed: str | No
                claim: bool = False) -> float:
     """The ranking formula of DESIGN.md §5 (a *claim* weighs CLAIM_WEIGHT)."""
     meta = fact.metadata
-    weight = SCOPE_WEIGHT[fact.scope] * (CLAIM_WEIGHT if claim else 1.0)
+    weight = SCOPE_WEIGHT[fact.scope] * (CLAIM_WEIGHT if claim else 1.0) * stale_weight(fact)
     return (cosine * meta.confidence * (1 + success_bonus(meta.success_count)) * weight
             + recency_boost(fact, now, last_accessed))
+
+
+def stale_weight(fact: Fact) -> float:
+    """STALE_WEIGHT for a fact whose cited code all changed or went away, else 1."""
+    return STALE_WEIGHT if fact.metadata.citations and is_stale(fact) else 1.0
+
+
+def about_file(fact: Fact, path: str | None) -> bool:
+    """Does *fact* cite the file *path* or is it scoped to it (`metadata.paths`)?"""
+    if not path:
+        return False
+    meta = fact.metadata
+    return any(c.get("path") == path for c in meta.citations) or (bool(meta.paths) and any_matches(meta.paths, path))
+
+
+def _scoped_constraints(layout: "_Layout", path: str | None) -> list[int]:
+    """Pool positions of the path-scoped constraints that apply to *path* (none without one): a
+    constraint limited to some files is always-apply only while one of them is worked on."""
+    if not path:
+        return []
+    return [j for j in layout.scoped_constraints if about_file(layout.pool[j], path)]
+
+
+def _file_first(pool_cos: "np.ndarray", layout: "_Layout", path: str | None, now: datetime,
+                accessed: Mapping[str, str | None], skip: set[int]) -> list[tuple[int, float]]:
+    """(position, rank_score) of the ranked facts citing *path* or scoped to it, best first
+    (stale ones last): they lead the ranked layer whatever the question's wording."""
+    if not path:
+        return []
+    out = []
+    for j, fact in enumerate(layout.pool):
+        if j not in skip and about_file(fact, path):
+            out.append((j, rank_score(float(pool_cos[j]), fact, now, accessed.get(fact.id))))
+    return sorted(out, key=lambda p: (layout.stale[p[0]], -p[1], layout.pool[p[0]].id))
 
 
 # Current-state ranking (issue 13), each kept because it raised Current@1 on StateBench dev
@@ -172,11 +217,13 @@ class _Layout:
         bonus: list[float] = []
         weight: list[float] = []
         retraction: list[bool] = []
+        stale: list[bool] = []
+        self.scoped_constraints: list[int] = []   # pool positions of trusted path-scoped constraints
         constraint, unknown = FactKind.CONSTRAINT, FactKind.KNOWN_UNKNOWN
         for i, fact in enumerate(facts):  # one pass: this runs over every fact of a cold recall
             if not fact.is_valid:
                 self.retired.append(i)
-            elif fact.kind is constraint and fact.id not in untrusted:
+            elif fact.kind is constraint and fact.id not in untrusted and not fact.metadata.paths:
                 self.constraints.append(i)
             elif fact.kind is unknown:
                 self.unknowns.append(i)
@@ -186,13 +233,18 @@ class _Layout:
                 meta = fact.metadata
                 confidence.append(meta.confidence)
                 bonus.append(1 + _bonus(meta.success_count))
-                weight.append(SCOPE_WEIGHT[fact.scope] * (CLAIM_WEIGHT if fact.id in untrusted else 1.0))
+                weight.append(SCOPE_WEIGHT[fact.scope] * (CLAIM_WEIGHT if fact.id in untrusted else 1.0)
+                              * stale_weight(fact))
                 retraction.append(RETRACTIONS_LAST and is_retraction(fact))
+                stale.append(is_stale(fact))
+                if fact.kind is constraint and fact.id not in untrusted:
+                    self.scoped_constraints.append(len(pool) - 1)   # path-scoped: a constraint for its files
         self.pool = pool
         self.confidence = np.array(confidence, dtype=np.float64)
         self.bonus = np.array(bonus, dtype=np.float64)
         self.weight = np.array(weight, dtype=np.float64)
         self.retraction = retraction
+        self.stale = stale
 
     @classmethod
     def of(cls, facts: Sequence[Fact], untrusted: frozenset = frozenset()) -> "_Layout":
@@ -240,8 +292,8 @@ def _ranked(cos: "np.ndarray", layout: _Layout, now: datetime, accessed: Mapping
     positions = maybe.tolist()
     values = scores.tolist()
     # Near-equal scores (within TIE) go to the newer fact, then the smaller id.
-    retraction = layout.retraction
-    order = sorted(keep, key=lambda j: (retraction[positions[j]], -round(values[j] / TIE),
+    retraction, stale = layout.retraction, layout.stale
+    order = sorted(keep, key=lambda j: (retraction[positions[j]], stale[positions[j]], -round(values[j] / TIE),
                                         _newest_first(facts[positions[j]]), facts[positions[j]].id))
     return [(positions[j], values[j]) for j in order]
 
@@ -310,17 +362,19 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
              max_tokens: int = 12000, environment: dict | None = None,
              last_accessed: Mapping[str, str | None] | None = None,
              untrusted: frozenset = frozenset(), vectors: "np.ndarray | None" = None,
-             family_threshold: float | None = None) -> ContextResult:
+             family_threshold: float | None = None, file: str | None = None) -> ContextResult:
     """Pack *facts* (with their cosine to the query, same order) into layers.
 
     *last_accessed* holds access times kept outside the facts (the local access log);
     *untrusted* the ids of claims (ranked lower, never constraints, listed in the result);
     *vectors* the facts' vectors (rows in *facts* order) and *family_threshold* the cosine from
     which two facts are related (the embedder's possible-supersession threshold): with both,
-    the newest of related facts comes first (`newest_in_family`).
+    the newest of related facts comes first (`newest_in_family`);
+    *file* the file being worked on (its cited and path-scoped facts first, its path-scoped
+    constraints always).
     """
     if not facts:  # nothing to rank: keep numpy unloaded
-        return ContextResult(query=query, environment=environment or {}, max_tokens=max_tokens)
+        return ContextResult(query=query, environment=environment or {}, max_tokens=max_tokens, file=file)
     import numpy as np
 
     accessed = last_accessed or {}
@@ -339,7 +393,9 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     # 1. constraints: always, most general scope first, most relevant first within a scope.
     constraint_budget = int(max_tokens * CONSTRAINT_SHARE)
     constraints, used = [], 0
-    ordered = sorted(layout.constraints, key=lambda i: (SCOPE_ORDER.index(facts[i].scope), -cosine(i), facts[i].id))
+    scoped = {layout.ranked[j]: j for j in _scoped_constraints(layout, file)}
+    ordered = sorted([*layout.constraints, *scoped],
+                     key=lambda i: (SCOPE_ORDER.index(facts[i].scope), -cosine(i), facts[i].id))
     for i in ordered:
         fact = facts[i]
         if used + fact.tokens > constraint_budget:
@@ -352,6 +408,9 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     #    if the budget skips past all of them, rank everything (same result, slower).
     pool = layout.pool
     pool_cos = cos_all[layout.ranked]
+    skip = set(scoped.values())                  # path-scoped constraints taken above
+    first = _file_first(pool_cos, layout, file, now, accessed, skip)
+    skip.update(j for j, _ in first)
     valid_facts = []
     window = max(4 * k, 32)
     family = vectors is not None and family_threshold is not None and NEWEST_IN_FAMILY
@@ -361,6 +420,7 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
         if family:  # only the head of the ranking can reach the answer; pairs cost O(window²)
             ranked[:window] = newest_in_family(ranked[:window], pool, vectors, family_threshold,
                                                layout.retraction, rows=layout.ranked)
+        ranked = [*first, *((j, v) for j, v in ranked if j not in skip)]
         for j, score in ranked:
             fact = pool[j]
             if len(valid_facts) >= k:
@@ -393,10 +453,13 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
                                          k, used, max_tokens)
     invalidated = [facts[i] for i in taken_retired]
     claims = tuple(f.id for f in (*valid_facts, *known_unknowns, *invalidated) if f.id in untrusted)
+    shown = (*constraints, *valid_facts, *known_unknowns)
+    stale = {f.id: note for f in shown for note in (stale_note(f),) if note}
+    on_file = tuple(f.id for f in shown if about_file(f, file))
     return ContextResult(query=query, constraints=constraints, valid_facts=valid_facts,
                          invalidated=invalidated, known_unknowns=known_unknowns,
                          environment=environment or {}, scores=scores, tokens=used, max_tokens=max_tokens,
-                         untrusted=claims)
+                         untrusted=claims, stale=stale, file=file, file_facts=on_file)
 
 
 def environment(repo: "pygit2.Repository | None", paths: "RepositoryPaths | None", org_id: str) -> dict:

@@ -30,7 +30,15 @@ def fact_line(fact: Fact, max_body: int = 240, claim: bool = False) -> str:
         body = body[: max_body - 1] + "…"
     quoted = f'"{visible(fact.subject)}"' + (f': "{visible(body)}"' if body else "")
     mark = " UNVERIFIED claim by an untrusted author:" if claim else ""
-    return f"- [fact:{fact.id}] ({fact.kind.value}, {fact.scope.value}){mark} {quoted}"
+    return f"- [fact:{fact.id}] ({fact.kind.value}, {fact.scope.value}){mark}{stale_flag(fact)} {quoted}"
+
+
+def stale_flag(fact: Fact) -> str:
+    """` STALE (cited code changed since <date>):` for a fact whose cited code all changed."""
+    from neo_git.citations.states import stale_note
+
+    note = stale_note(fact)
+    return f" STALE ({note}):" if note else ""
 
 
 def render(sections: Sequence[tuple[str, Iterable[Fact]]], budget_tokens: int,
@@ -66,7 +74,8 @@ def session_start_sections(facts: Sequence[Fact], limit: int = 8,
     highest-valued project facts, for a session start."""
     claims = set(untrusted)
     valid = [f for f in facts if f.is_valid]
-    constraints = [f for f in valid if f.kind is FactKind.CONSTRAINT and f.id not in claims]
+    # a path-scoped constraint applies to its files: given when one is edited (agents/file_context.py)
+    constraints = [f for f in valid if f.kind is FactKind.CONSTRAINT and f.id not in claims and not f.metadata.paths]
     others = sorted((f for f in valid if f.kind is not FactKind.CONSTRAINT
                      and f.kind is not FactKind.REVIEW and f.scope.value == "project"),
                     key=lambda f: (-retention_score(f), f.metadata.created_at, f.id), reverse=False)

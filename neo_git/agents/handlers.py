@@ -11,7 +11,8 @@ from neo_git.agents.payload import EDIT_TOOLS, file_edits, text_field
 from neo_git.agents.session_state import load_state, state_path, update_state
 from neo_git.identity import RepositoryPaths
 
-_HOOK_EVENT_NAME = {"session-start": "SessionStart", "prompt-submit": "UserPromptSubmit"}
+_HOOK_EVENT_NAME = {"session-start": "SessionStart", "prompt-submit": "UserPromptSubmit",
+                    "pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse"}
 MAX_PROMPT_CHARS = 20_000
 
 
@@ -74,9 +75,12 @@ class HookContext:
             return self.session_start()
         if event == "prompt-submit":
             return self.prompt_submit()
+        if event == "pre-tool-use":
+            return self.file_facts("pre-tool-use")
         if event == "post-tool-use":
             self.post_tool_use()
-            return None
+            # Claude Code takes context after an edit too (a file the Pre hook missed); Codex only before.
+            return self.file_facts("post-tool-use") if self.agent == "claude" else None
         if event in ("stop", "stop-failure"):
             turns.finish_turn(self.paths, self.agent, self.session_id,
                               "error" if event == "stop-failure" else "completed")
@@ -155,6 +159,38 @@ class HookContext:
         result = self.store().recall(prompt, k=5, max_tokens=max_tokens)
         return {"constraints": result.constraints, "valid_facts": result.valid_facts,
                 "invalidated": result.invalidated, "untrusted": result.untrusted}
+
+    def file_facts(self, event: str) -> dict | None:
+        """The facts citing, or scoped to, the files an Edit/Write/MultiEdit/apply_patch call is
+        about to change (or just changed) that this session has not been given yet."""
+        from neo_git.agents.file_context import facts_for_files
+        from neo_git.agents.payload import edited_paths
+
+        tool = text_field(self.payload, "tool_name", 200)
+        if tool not in EDIT_TOOLS:
+            return None
+        files = []
+        for raw in edited_paths(tool, self.payload.get("tool_input")):
+            try:
+                from neo_git.outcomes.suggestions import normalise_path
+
+                files.append(normalise_path(raw, self.paths.workdir))
+            except Exception:  # noqa: BLE001 - a file outside the repository has no facts here
+                continue
+        if not files:
+            return None
+        path = state_path(self.paths, self.agent, self.session_id)
+        given = set(load_state(path).given)
+        store = self.store()
+        sections, claims = facts_for_files(store, files, given)
+        text, ids = render(sections, self.budget(), untrusted=claims)
+        if ids:
+            def remember(state) -> None:
+                state.given.extend(i for i in ids if i not in state.given)
+                state.turn_facts.extend(i for i in ids if i not in state.turn_facts)
+
+            update_state(path, remember)
+        return self._output(event, text)
 
     def post_tool_use(self) -> None:
         """A file edit becomes a pending suggestion (what the agent wrote); the turn progresses."""

@@ -37,6 +37,7 @@ MARK_END = "# <<< git-neo <<<"
 CLAUDE_HOOKS = (  # (agent event, matcher or None, our event)
     ("SessionStart", None, "session-start"),
     ("UserPromptSubmit", None, "prompt-submit"),
+    ("PreToolUse", "Edit|Write|MultiEdit", "pre-tool-use"),
     ("PostToolUse", "Edit|Write|MultiEdit", "post-tool-use"),
     ("Stop", None, "stop"),
     ("SessionEnd", None, "session-end"),
@@ -44,6 +45,7 @@ CLAUDE_HOOKS = (  # (agent event, matcher or None, our event)
 CODEX_HOOKS = (
     ("SessionStart", "startup|resume|clear", "session-start"),
     ("UserPromptSubmit", None, "prompt-submit"),
+    ("PreToolUse", "apply_patch|Edit|Write", "pre-tool-use"),
     ("PostToolUse", "apply_patch|Edit|Write", "post-tool-use"),
     ("Stop", None, "stop"),
 )
@@ -216,6 +218,15 @@ def targets(agent: str, user: bool, repo_root: Path | None) -> list[tuple[Path, 
     raise NeoError(f"unknown agent '{agent}'", "use one of: claude, codex")
 
 
+def require_mcp() -> None:
+    """NeoError (with the exact install command) when the `mcp` extra is missing here."""
+    from neo_git.extras import has_extra, install_hint
+
+    if not has_extra("mcp"):
+        raise NeoError("the agent would start `git neo mcp`, which needs the `mcp` extra, and it is not "
+                       "installed here; nothing was changed", install_hint("mcp"))
+
+
 def _digest(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
@@ -231,7 +242,10 @@ def _read_bytes(path: Path) -> bytes | None:
 
 def agent_install(agent: str, *, user: bool = False, uninstall: bool = False, dry_run: bool = False,
                   repo_root: Path | None = None, state_dir: Path | None = None) -> dict:
-    """Install (or uninstall) git-neo for *agent*; returns what changed per file."""
+    """Install (or uninstall) git-neo for *agent*; returns what changed per file. Installing
+    needs the `mcp` extra: the agent starts `git neo mcp`, which would exit at once without it."""
+    if not uninstall:
+        require_mcp()
     if not user and (repo_root is None or state_dir is None):
         from neo_git.identity import open_repository, repository_paths
 

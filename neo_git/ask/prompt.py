@@ -104,6 +104,15 @@ class AskContext:
         return sum(len(f.text) for f in self.files)
 
 
+def stale_flags(fact: "Fact") -> list[str]:
+    """["STALE: cited code changed since <date>"] for a fact whose cited code all changed: never
+    passed off as current knowledge."""
+    from neo_git.citations.states import stale_note
+
+    note = stale_note(fact)
+    return [f"STALE: {note}; check the code before relying on it"] if note else []
+
+
 def _quote(fact: "Fact", ctx: "ContextResult") -> str:
     text = fact.subject + (f" — {fact.body}" if fact.body else "")
     flags = [fact.kind.value, f"confidence {fact.metadata.confidence:.2f}"]
@@ -111,6 +120,7 @@ def _quote(fact: "Fact", ctx: "ContextResult") -> str:
         flags.append("UNVERIFIED claim: not yet trusted")
     if fact.needs_review:
         flags.append("needs review")
+    flags += stale_flags(fact)
     return f"[fact:{fact.id}] ({', '.join(flags)}) {json.dumps(text, ensure_ascii=False)}"
 
 

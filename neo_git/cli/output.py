@@ -32,29 +32,46 @@ def fact_line(fact) -> str:
     state = "" if fact.is_valid else f" [superseded by {fact.superseded_by[:8]}]" if fact.superseded_by \
         else " [invalid]"
     review = " [needs review]" if fact.needs_review else ""
-    return f"{fact.id}  {fact.kind.value:<13} {fact.scope.value:<8} {visible(fact.subject)}{state}{review}"
+    return f"{fact.id}  {fact.kind.value:<13} {fact.scope.value:<8} {visible(fact.subject)}{state}{review}{stale_mark(fact)}"
+
+
+def stale_mark(fact) -> str:
+    """` [stale: cited code changed since <date>]` for a stale fact, else ''."""
+    from neo_git.citations.states import stale_note
+
+    note = stale_note(fact)
+    return f" [stale: {note}]" if note else ""
+
+
+def cite_row(citation: dict) -> str:
+    """`path:symbol (state since <commit>)` for `show`."""
+    from neo_git.citations.states import label
+
+    since = f" since {citation['since'][:12]}" if citation.get("since") else ""
+    return f"{label(citation)} ({citation.get('state', 'verified')}{since})"
 
 
 def fact_block(fact, claim: str | None = None) -> str:
     """A fact in full, for `show`. *claim*: how the author of a claim is known (its
     `metadata.author` is then only what the fact says about itself, and is marked so)."""
     meta = fact.metadata
-    author = visible(meta.author) if claim is None else \
-        f"{visible(meta.author or '?')} (self-declared, not verified; {visible(claim)})"
-    lines = [
-        f"fact {fact.id}",
-        f"Kind:       {fact.kind.value}",
-        f"Scope:      {fact.scope.value}",
-        f"State:      {'valid' if fact.is_valid else 'not valid'}" + (" (needs review)" if fact.needs_review else ""),
-        f"Author:     {author}",
-        f"Created:    {visible(meta.created_at)}",
-        f"Confidence: {meta.confidence:.2f}   successes: {meta.success_count}   accessed: {meta.access_count}",
+    rows = [
+        ("Kind", fact.kind.value),
+        ("Scope", fact.scope.value),
+        ("State", ("valid" if fact.is_valid else "not valid") + (" (needs review)" if fact.needs_review else "")
+         + stale_mark(fact)),
+        ("Author", meta.author if claim is None else
+         f"{meta.author or '?'} (self-declared, not verified; {claim})"),
+        ("Created", meta.created_at),
+        ("Confidence", f"{meta.confidence:.2f}   successes: {meta.success_count}   accessed: {meta.access_count}"),
     ]
-    for label, value in (("Supersedes", fact.supersedes), ("Superseded by", fact.superseded_by),
-                         ("Depends on", ", ".join(fact.depends_on)), ("Tags", ", ".join(fact.tags)),
-                         ("Source file", meta.source_file)):
-        if value:
-            lines.append(f"{label + ':':<12}{visible(value)}")
+    rows += [(label, value) for label, value in (
+        ("Supersedes", fact.supersedes), ("Superseded by", fact.superseded_by),
+        ("Depends on", ", ".join(fact.depends_on)), ("Tags", ", ".join(fact.tags)),
+        ("Source file", meta.source_file), ("Paths", ", ".join(meta.paths))) if value]
+    rows += [("Cites", cite_row(citation)) for citation in meta.citations]
+    width = max(len(label) for label, _ in rows) + 2     # every value starts in one column
+    lines = [f"fact {fact.id}"] + [f"{label + ':':<{width}}{visible(str(value))}" for label, value in rows]
     lines += ["", f"    {visible(fact.subject)}"]
     if fact.body:
         lines += [""] + [f"    {visible(line)}" for line in fact.body.splitlines()]

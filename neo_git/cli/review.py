@@ -18,8 +18,9 @@ def register(sub) -> dict[str, str]:
                                    "it offers (accept, reject, …).")
     p.add_argument("action", nargs="?", help="what to do with the item: accept, reject, … (as `git neo review` lists)")
     p.add_argument("id", nargs="?", help="the fact the item is about (a unique prefix of at least 4 hex digits)")
-    p.add_argument("arg", nargs="?", metavar="candidate",
-                   help="the action's argument: the fact a possible supersession names, when it names several")
+    p.add_argument("arg", nargs="?", metavar="candidate|text",
+                   help="the action's argument: the fact a possible supersession names, when it names several; "
+                        "for `update` of a stale fact, what is true now")
     p.add_argument("--type", help="only items of this type (possible_supersession, …)")
     p.add_argument("--judge", action="store_true",
                    help="ask the configured model about each open possible supersession and record its verdict "

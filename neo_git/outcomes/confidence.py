@@ -55,6 +55,7 @@ class Outcome:
     description: str = ""
     commit_subject: str = ""
     health_reasons: tuple[str, ...] = ()
+    citations: tuple[dict, ...] = ()   # the code that shipped (accepted outcomes), re-checked like any citation
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,8 @@ def review_fact(outcome: Outcome, *, org_id: str | None, project_id: str | None,
         "org_id": org_id, "project_id": project_id, "tags": [OUTCOME_TAG, outcome.verdict],
         "depends_on": [f for f in outcome.fact_ids if f in project_fact_ids],
         "metadata": FactMetadata(confidence=0.5, author=author, source_file=file,
-                                 provenance="observed", created_at=now_iso()).to_dict(),
+                                 provenance="observed", created_at=now_iso(),
+                                 citations=tuple(outcome.citations)).to_dict(),
     }
     return Fact.from_dict(raw)
 

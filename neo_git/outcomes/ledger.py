@@ -79,6 +79,11 @@ class Ledger:
         self.attempts.pop(commit, None)
         return False
 
+    def retry_later(self, commit: str) -> None:
+        """Forget that *commit* was processed and retry it with the next worker."""
+        self.commits.pop(commit, None)
+        self.failed(commit)
+
     def save(self) -> None:
         """Write atomically, keeping the newest MAX_COMMITS entries (dicts keep insertion order)."""
         items = list(self.commits.items())[-MAX_COMMITS:]

@@ -121,6 +121,13 @@ def match_suggestion(code: str | None, diff: str | None, before: str, after: str
     return Match(verdict, len(fresh), len(shipped), len(added_now), similar)
 
 
+def shipped_lines(code: str | None, diff: str | None, before: str, after: str) -> list[int]:
+    """1-based numbers of the lines of *after* that carry the suggestion's new substance (what
+    an accepted suggestion shipped, for the outcome record to cite)."""
+    proposed = set(substance(suggested_lines(code, diff))) - set(substance(before.splitlines()))
+    return [n for n, line in enumerate(after.splitlines(), 1) if normalise(line) in proposed]
+
+
 def _similar_count(missing: list[str], added: list[str], limit: int = 400) -> int:
     """How many suggested lines that did not ship have a close relative among the added lines."""
     if not missing or not added:

@@ -25,7 +25,7 @@ from typing import Any, Mapping, Protocol
 from neo_git.errors import NeoError
 from neo_git.facts import Fact
 from neo_git.store.base import Change
-from neo_git.store.review import incoming, possible
+from neo_git.store.review import incoming, possible, stale
 from neo_git.store.review.possible import undo_supersession
 
 __all__ = ["ReviewSource", "SOURCES", "ACTIONS", "items", "source_for", "undo_supersession"]
@@ -49,9 +49,14 @@ class ReviewSource(Protocol):
     def describe(self, item: dict) -> tuple[str, list[str]]:
         """A headline and detail lines for the terminal (raw text: the CLI makes it visible)."""
 
+    # Optional: `prepare(store, item, action, arg) -> arg`, run by `FactStore.resolve_review` before
+    # the transaction, for what a plan needs from outside the scope's facts (the code now, a new
+    # id); its result is the `arg` the plan gets.
+
 
 SOURCES: dict[str, ReviewSource] = {
     possible.SOURCE.type: possible.SOURCE,
+    stale.SOURCE.type: stale.SOURCE,
     incoming.SOURCE.type: incoming.SOURCE,
 }
 
