@@ -126,7 +126,7 @@ def review_fact(outcome: Outcome, *, org_id: str | None, project_id: str | None,
         "depends_on": [f for f in outcome.fact_ids if f in project_fact_ids],
         "metadata": FactMetadata(confidence=0.5, author=author, source_file=file,
                                  provenance="observed", created_at=now_iso(),
-                                 citations=tuple(outcome.citations)).to_dict(),
+                                 citations=tuple(c for c in outcome.citations if _utf8(c))).to_dict(),
     }
     return Fact.from_dict(raw)
 
@@ -187,3 +187,14 @@ def scope_plan(outcomes: Sequence[Outcome], commit: str):
         return Change(facts=tuple(updated), message=f"outcome {commit[:12]}: {len(moved)} fact(s) moved")
 
     return plan, result
+
+
+def _utf8(citation: dict) -> bool:
+    """A citation can be stored only when its path is UTF-8 (a fact is UTF-8 text); the code of a
+    file whose name is other bytes is not cited (the outcome itself is still recorded)."""
+    try:
+        str(citation.get("path", "")).encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+

@@ -169,7 +169,7 @@ def test_ask_prompt_with_included_files(here, capsys):
     for _kind, line, _secret in KINDS[:5]:
         _run(capsys, "add", "--kind", "decision", "deploy settings", line)
     code, out, err = _run(capsys, "ask", "how do the deploy settings work?", "--include", "src/settings.py",
-                          "--provider", "none")
+                          "--provider", "none", "--show-prompt")
     assert code == 0, err
     assert "src/settings.py" in out and "DEBUG = False" in out
     assert leaks(out + err) == []
