@@ -125,7 +125,8 @@ class IncomingSource:
 
     def describe(self, item: dict) -> tuple[str, list[str]]:
         """Headline and details for the terminal."""
-        lines = [f"by: {', '.join(item.get('by') or ['?'])} (self-declared; commits "
+        lines = [item.get("why", ""),
+                 f"by: {', '.join(item.get('by') or ['?'])} (self-declared; commits "
                  f"{', '.join(item.get('commits') or [])})"]
         proposed = item.get("proposed")
         if proposed is not None:
