@@ -44,7 +44,9 @@ class FactScope(str, Enum):
     SESSION = "session"
 
 
-PROVENANCES = ("structural", "inferred", "observed")
+# `agent`: written by a coding agent (MCP `add_fact`, agent hooks), not by a person.
+PROVENANCES = ("structural", "inferred", "observed", "agent")
+PROPOSAL_STATES = ("open",)   # metadata.proposal: an agent's constraint no person accepted yet
 PROTECTED_TAGS = frozenset({"seed", "community", "synthesized"})
 SCOPE_ORDER = (FactScope.GLOBAL, FactScope.ORG, FactScope.PROJECT, FactScope.SESSION)
 
@@ -169,6 +171,9 @@ class FactMetadata:
     citations: tuple[dict, ...] = ()
     # Git pathspec globs the fact is limited to (`src/api/**`), as given.
     paths: tuple[str, ...] = ()
+    # "open" while the fact is an agent's proposal no person has accepted (`git neo review`);
+    # None otherwise (accepting clears it, so a sync merge of "accepted" and "open" converges).
+    proposal: str | None = None
 
     def to_dict(self) -> dict:
         """Plain JSON form."""
@@ -188,6 +193,8 @@ class FactMetadata:
             data["citations"] = [dict(c) for c in self.citations]
         if self.paths:
             data["paths"] = list(self.paths)
+        if self.proposal:
+            data["proposal"] = self.proposal
         return data
 
     @classmethod
@@ -216,6 +223,9 @@ class FactMetadata:
             except ValueError:
                 raise InvalidFact(f"metadata.invalidation is nested more than {INVALIDATION_DEPTH} levels deep") \
                     from None
+        proposal = data.get("proposal")
+        if proposal is not None and proposal not in PROPOSAL_STATES:
+            raise InvalidFact(f"invalid metadata.proposal {proposal!r}", "it is \"open\" or absent")
         for key in ("similarity", "threshold"):  # `git neo why` formats these as numbers
             value = (invalidation or {}).get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
@@ -235,6 +245,7 @@ class FactMetadata:
             distinct_from=_id_set(data.get("distinct_from"), "metadata.distinct_from"),
             citations=_citations(data.get("citations")),
             paths=_globs(data.get("paths")),
+            proposal=proposal,
         )
 
 

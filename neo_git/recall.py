@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 from neo_git.citations.pathglob import any_matches
 from neo_git.citations.states import is_stale, stale_note
 from neo_git.facts import SCOPE_ORDER, Fact, FactKind, FactScope
+from neo_git.knowledge import conflict_partners_memo, current_successor, is_evidence, is_open_proposal
 from neo_git.scoring import success_bonus
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -64,6 +65,14 @@ class ContextResult:
     stale: dict[str, str] = field(default_factory=dict)   # returned stale facts: id -> "cited code changed since …"
     file: str | None = None           # the file asked about (`--file`)
     file_facts: tuple[str, ...] = ()  # returned facts citing that file or scoped to it
+    # The relevance floor applied (cosine; None: none) and, for the returned facts: the current
+    # successor of each retired one ({old id: Fact}), the competing successor of each fact in an
+    # open supersession conflict ({id: other id}), the ids of open agent proposals.
+    floor: float | None = None
+    relevance: dict[str, float] = field(default_factory=dict)   # cosine to the query of each returned fact
+    successors: dict[str, Fact] = field(default_factory=dict)
+    conflicts: dict[str, str] = field(default_factory=dict)
+    proposals: tuple[str, ...] = ()
 
     @property
     def returned_ids(self) -> list[str]:
@@ -72,7 +81,8 @@ class ContextResult:
 
     def with_facts(self, transform: Callable[[Fact], Fact]) -> "ContextResult":
         """The same result with every fact passed through *transform*."""
-        return replace(self, **{layer: [transform(f) for f in getattr(self, layer)] for layer in LAYERS})
+        return replace(self, **{layer: [transform(f) for f in getattr(self, layer)] for layer in LAYERS},
+                       successors={old: transform(new) for old, new in self.successors.items()})
 
     def possible_supersessions(self) -> list[dict]:
         """Returned facts that may replace another (not yet decided): {"id", "candidate",
@@ -98,6 +108,11 @@ class ContextResult:
             "stale": dict(self.stale),
             "file": self.file,
             "file_facts": list(self.file_facts),
+            "floor": self.floor,
+            "relevance": {k: round(v, 4) for k, v in self.relevance.items()},
+            "successors": {old: new.to_dict() for old, new in self.successors.items()},
+            "conflicts": dict(self.conflicts),
+            "proposals": list(self.proposals),
         }
 
 
@@ -223,7 +238,10 @@ class _Layout:
         for i, fact in enumerate(facts):  # one pass: this runs over every fact of a cold recall
             if not fact.is_valid:
                 self.retired.append(i)
-            elif fact.kind is constraint and fact.id not in untrusted and not fact.metadata.paths:
+            elif is_evidence(fact):
+                continue  # outcome records are evidence about facts (`git neo outcomes`), not knowledge
+            elif fact.kind is constraint and fact.id not in untrusted and not is_open_proposal(fact) \
+                    and not fact.metadata.paths:
                 self.constraints.append(i)
             elif fact.kind is unknown:
                 self.unknowns.append(i)
@@ -237,7 +255,8 @@ class _Layout:
                               * stale_weight(fact))
                 retraction.append(RETRACTIONS_LAST and is_retraction(fact))
                 stale.append(is_stale(fact))
-                if fact.kind is constraint and fact.id not in untrusted:
+                if fact.kind is constraint and fact.metadata.paths and fact.id not in untrusted \
+                        and not is_open_proposal(fact):
                     self.scoped_constraints.append(len(pool) - 1)   # path-scoped: a constraint for its files
         self.pool = pool
         self.confidence = np.array(confidence, dtype=np.float64)
@@ -245,6 +264,24 @@ class _Layout:
         self.weight = np.array(weight, dtype=np.float64)
         self.retraction = retraction
         self.stale = stale
+
+    _NOT_PER_POOL = frozenset({"constraints", "unknowns", "retired", "scoped_constraints"})
+
+    def subset(self, positions: "np.ndarray") -> "_Layout":
+        """The same layout with its ranked pool cut to *positions* (indices into `pool`): every
+        per-pool column (a list or array as long as the pool) is cut alike."""
+        import numpy as np
+
+        sub = object.__new__(type(self))
+        n = len(self.pool)
+        picked = positions.tolist()
+        for name, value in vars(self).items():
+            if name not in self._NOT_PER_POOL and isinstance(value, np.ndarray) and value.shape[:1] == (n,):
+                value = value[positions]
+            elif name not in self._NOT_PER_POOL and isinstance(value, list) and len(value) == n:
+                value = [value[i] for i in picked]
+            setattr(sub, name, value)
+        return sub
 
     @classmethod
     def of(cls, facts: Sequence[Fact], untrusted: frozenset = frozenset()) -> "_Layout":
@@ -296,6 +333,20 @@ def _ranked(cos: "np.ndarray", layout: _Layout, now: datetime, accessed: Mapping
     order = sorted(keep, key=lambda j: (retraction[positions[j]], stale[positions[j]], -round(values[j] / TIE),
                                         _newest_first(facts[positions[j]]), facts[positions[j]].id))
     return [(positions[j], values[j]) for j in order]
+
+
+def above_floor(layout: _Layout, pool_cos: "np.ndarray", floor: float | None) -> "tuple[_Layout, np.ndarray]":
+    """The ranked pool cut to the facts relevant to the question at all: cosine ≥ *floor*, the
+    active embedder's calibrated relevance floor (None: no floor). A NaN cosine is never relevant.
+    Ranking (the order among relevant facts) is `_ranked`'s business, not this one's."""
+    if floor is None:
+        return layout, pool_cos
+    import numpy as np
+
+    keep = np.flatnonzero(pool_cos >= floor)
+    if len(keep) == len(layout.pool):
+        return layout, pool_cos
+    return layout.subset(keep), pool_cos[keep]
 
 
 def newest_in_family(ranked: Sequence[tuple[int, float]], pool: Sequence[Fact], vectors: "np.ndarray",
@@ -362,7 +413,8 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
              max_tokens: int = 12000, environment: dict | None = None,
              last_accessed: Mapping[str, str | None] | None = None,
              untrusted: frozenset = frozenset(), vectors: "np.ndarray | None" = None,
-             family_threshold: float | None = None, file: str | None = None) -> ContextResult:
+             family_threshold: float | None = None, file: str | None = None,
+             floor: float | None = None) -> ContextResult:
     """Pack *facts* (with their cosine to the query, same order) into layers.
 
     *last_accessed* holds access times kept outside the facts (the local access log);
@@ -370,11 +422,14 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     *vectors* the facts' vectors (rows in *facts* order) and *family_threshold* the cosine from
     which two facts are related (the embedder's possible-supersession threshold): with both,
     the newest of related facts comes first (`newest_in_family`);
-    *file* the file being worked on (its cited and path-scoped facts first, its path-scoped
-    constraints always).
+    *file* the file being worked on (its cited and path-scoped facts first, whatever the
+    question's wording; its path-scoped constraints always);
+    *floor* the relevance floor: ranked facts, known unknowns and retired facts below it are
+    not relevant to the question and are left out (constraints always apply).
     """
     if not facts:  # nothing to rank: keep numpy unloaded
-        return ContextResult(query=query, environment=environment or {}, max_tokens=max_tokens, file=file)
+        return ContextResult(query=query, environment=environment or {}, max_tokens=max_tokens, file=file,
+                             floor=floor)
     import numpy as np
 
     accessed = last_accessed or {}
@@ -402,43 +457,47 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
             continue
         constraints.append(fact)
         used += fact.tokens
-        scores[fact.id] = cosine(i)
+        scores[fact.id] = max(0.0, cosine(i))  # a score shown to people is never negative
 
     # 2. ranked facts, within what the constraints left. Only the best few need sorting;
     #    if the budget skips past all of them, rank everything (same result, slower).
-    pool = layout.pool
-    pool_cos = cos_all[layout.ranked]
+    all_cos = cos_all[layout.ranked]
     skip = set(scoped.values())                  # path-scoped constraints taken above
-    first = _file_first(pool_cos, layout, file, now, accessed, skip)
+    first = _file_first(all_cos, layout, file, now, accessed, skip)  # the file's facts: no floor
     skip.update(j for j, _ in first)
+    skip_ids = {layout.pool[j].id for j in skip}
+    first = [(layout.pool[j], v, float(all_cos[j])) for j, v in first]
+    relevant, pool_cos = above_floor(layout, all_cos, floor)
+    pool = relevant.pool
     valid_facts = []
     window = max(4 * k, 32)
     family = vectors is not None and family_threshold is not None and NEWEST_IN_FAMILY
     for limit in (window, None):
-        valid_facts, taken, exhausted = [], used, True
-        ranked = _ranked(pool_cos, layout, now, accessed, limit)
+        valid_facts, taken_cosines, taken, exhausted = [], [], used, True
+        ranked = _ranked(pool_cos, relevant, now, accessed, limit)
         if family:  # only the head of the ranking can reach the answer; pairs cost O(window²)
             ranked[:window] = newest_in_family(ranked[:window], pool, vectors, family_threshold,
-                                               layout.retraction, rows=layout.ranked)
-        ranked = [*first, *((j, v) for j, v in ranked if j not in skip)]
-        for j, score in ranked:
-            fact = pool[j]
+                                               relevant.retraction, rows=relevant.ranked)
+        entries = [*first, *((pool[j], v, float(pool_cos[j])) for j, v in ranked if pool[j].id not in skip_ids)]
+        for fact, score, cosine_to_query in entries:
             if len(valid_facts) >= k:
                 exhausted = False
                 break
             if taken + fact.tokens > max_tokens:
                 continue
             valid_facts.append((fact, score))
+            taken_cosines.append(cosine_to_query)
             taken += fact.tokens
         if not exhausted or limit is None or limit >= len(pool):
             break
     for fact, score in valid_facts:
         scores[fact.id] = score
+    relevance_of = {f.id: value for (f, _), value in zip(valid_facts, taken_cosines)}
     valid_facts = [fact for fact, _ in valid_facts]
     used = taken
 
     # 3. known unknowns that bear on the question.
-    taken_unknowns, used = _take_relevant(facts, layout.unknowns, cosine, KNOWN_UNKNOWN_MIN_COSINE,
+    taken_unknowns, used = _take_relevant(facts, layout.unknowns, cosine, max(KNOWN_UNKNOWN_MIN_COSINE, floor or 0.0),
                                           k, used, max_tokens)
     known_unknowns = [facts[i] for i in taken_unknowns]
     scores.update((facts[i].id, cosine(i)) for i in taken_unknowns)
@@ -446,20 +505,41 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     # 4. what changed: superseded predecessors of what we return, and relevant retired facts.
     returned = {f.id for f in valid_facts} | {f.id for f in constraints}
 
-    def relevance(i: int) -> float:
+    def retired_relevance(i: int) -> float:
         return cosine(i) + (1.0 if facts[i].superseded_by in returned else 0.0)
 
-    taken_retired, used = _take_relevant(facts, layout.retired, relevance, INVALIDATED_MIN_COSINE,
+    taken_retired, used = _take_relevant(facts, layout.retired, retired_relevance, max(INVALIDATED_MIN_COSINE, floor or 0.0),
                                          k, used, max_tokens)
     invalidated = [facts[i] for i in taken_retired]
     claims = tuple(f.id for f in (*valid_facts, *known_unknowns, *invalidated) if f.id in untrusted)
     shown = (*constraints, *valid_facts, *known_unknowns)
     stale = {f.id: note for f in shown for note in (stale_note(f),) if note}
     on_file = tuple(f.id for f in shown if about_file(f, file))
+    marks = _marks(facts, constraints, valid_facts, known_unknowns, invalidated)
+    relevance_of.update((facts[i].id, cosine(i)) for i in (*taken_unknowns, *taken_retired))
     return ContextResult(query=query, constraints=constraints, valid_facts=valid_facts,
                          invalidated=invalidated, known_unknowns=known_unknowns,
                          environment=environment or {}, scores=scores, tokens=used, max_tokens=max_tokens,
-                         untrusted=claims, stale=stale, file=file, file_facts=on_file)
+                         untrusted=claims, stale=stale, file=file, file_facts=on_file, floor=floor,
+                         relevance=relevance_of, **marks)
+
+
+def _marks(facts: Sequence[Fact], *layers: Sequence[Fact]) -> dict:
+    """What the returned facts need said about them: successors of the retired ones, the other
+    side of open conflicts, open proposals (see neo_git.knowledge)."""
+    returned = [f for layer in layers for f in layer]
+    partners = conflict_partners_memo(facts)
+    conflicts = {f.id: partners[f.id] for f in returned if f.id in partners}
+    retired = [f for f in returned if not f.is_valid and f.superseded_by]
+    successors: dict[str, Fact] = {}
+    if retired:
+        by_id = {f.id: f for f in facts}
+        for old in retired:
+            new = current_successor(old, by_id)
+            if new is not None:
+                successors[old.id] = new
+    return {"successors": successors, "conflicts": conflicts,
+            "proposals": tuple(f.id for f in returned if is_open_proposal(f))}
 
 
 def environment(repo: "pygit2.Repository | None", paths: "RepositoryPaths | None", org_id: str) -> dict:

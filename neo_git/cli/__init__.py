@@ -21,6 +21,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from neo_git.cli.hook import run_hook
 
         return run_hook(argv[1], argv[2:])
+    # The parser imports every command group's small module and neo_git.facts (~15 ms):
+    # only commands that are not hooks pay for it.
     from neo_git.cli.parser import build_parser, command_in
 
     parser, commands = build_parser(command_in(argv))

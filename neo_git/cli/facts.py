@@ -228,6 +228,11 @@ def cmd_recall(args: argparse.Namespace) -> int:
             score = result.scores.get(fact.id)
             prefix = f"  {score_label(score)} " if score is not None else "  "
             claim = " [unverified claim]" if fact.id in result.untrusted else ""
+            if fact.id in result.proposals:
+                claim += " [proposed by an agent: `git neo review`]"
+            if fact.id in result.conflicts:
+                claim += (f" [conflict: {result.conflicts[fact.id][:8]} also replaced the same fact; "
+                          f"`git neo review keep {fact.id[:8]}`]")
             stale = result.stale.get(fact.id)
             marks = claim + (f" [stale: {stale}]" if stale else "")
             print(f"{prefix}{visible(fact.subject)} ({fact.kind.value}, {fact.scope.value}, {fact.id[:8]}){marks}")

@@ -32,6 +32,8 @@ def fact_line(fact) -> str:
     state = "" if fact.is_valid else f" [superseded by {fact.superseded_by[:8]}]" if fact.superseded_by \
         else " [invalid]"
     review = " [needs review]" if fact.needs_review else ""
+    if fact.metadata.proposal:
+        review += " [proposed by an agent]"
     return f"{fact.id}  {fact.kind.value:<13} {fact.scope.value:<8} {visible(fact.subject)}{state}{review}{stale_mark(fact)}"
 
 
@@ -59,7 +61,9 @@ def fact_block(fact, claim: str | None = None) -> str:
         ("Kind", fact.kind.value),
         ("Scope", fact.scope.value),
         ("State", ("valid" if fact.is_valid else "not valid") + (" (needs review)" if fact.needs_review else "")
+         + (" (proposed by an agent: `git neo review accept|reject`)" if meta.proposal else "")
          + stale_mark(fact)),
+        ("Provenance", meta.provenance),
         ("Author", meta.author if claim is None else
          f"{meta.author or '?'} (self-declared, not verified; {claim})"),
         ("Created", meta.created_at),

@@ -24,7 +24,7 @@ from neo_git.identity import RepositoryPaths, repository_paths
 from neo_git.outcomes import notes
 from neo_git.outcomes.confidence import Outcome, project_plan, review_fact, scope_plan
 from neo_git.outcomes.ledger import Ledger, author_key
-from neo_git.outcomes.matching import ACCEPTED, MODIFIED, match_suggestion
+from neo_git.outcomes.matching import ACCEPTED, MODIFIED, PENDING, match_suggestion, unshipped_verdict
 from neo_git.outcomes.suggestions import Suggestion, update_suggestions
 
 log = logging.getLogger("neo_git.outcomes")
@@ -238,19 +238,31 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
                 best = (candidate, match)
         if best is not None:
             classified.append((suggestion, best[0], best[1].to_dict()))
+        elif len(commit.parents) <= 1 and _built_on(repo, suggestion, commit):
+            # The commit changed the suggestion's file without it: an outcome all the same, never
+            # silence (a merge brings others' work: its changes were judged on their own commits).
+            # Only for a commit certainly made on top of the advice: a worker lagging behind a
+            # burst of commits must not close a suggestion on an older commit.
+            deleted = change.new_id is None
+            match = unshipped_verdict(suggestion.code, suggestion.diff, _text(repo, change.old_id),
+                                      "" if deleted else _text(repo, change.new_id), deleted)
+            if match.verdict != PENDING:
+                classified.append((suggestion, change, match.to_dict()))
     suggested_paths = {c.path for _, c, _ in classified} | {s.file for s in pending}
     independent: list[str] = []
     if rewrite_of is None and len(commit.parents) <= 1:  # merges and amended copies add no new work
         independent = _independent_files(changes, suggested_paths)
+    shipped = [(s, c, m) for s, c, m in classified if m["verdict"] in (ACCEPTED, MODIFIED)]
     # Health is measured whenever code changed: an amended copy records no new work, but its
     # note still says whether the commit as it stands made the code healthier.
-    health = _health(repo, commit, classified, independent) if (classified or _code_changed(changes)) else {}
+    health = _health(repo, commit, shipped, independent) if (shipped or _code_changed(changes)) else {}
+    # Only advice that shipped (as written or changed) is evidence about the facts it relied on.
     outcomes = [Outcome(commit=hexid, suggestion_id=s.id, file=c.path, verdict=m["verdict"],
                         health=health.get(s.id, {}).get("verdict"), fact_ids=s.fact_ids,
                         description=s.description, commit_subject=commit.message.splitlines()[0] if commit.message else "",
                         health_reasons=tuple(health.get(s.id, {}).get("reasons", ())),
                         citations=_shipped_code(repo, commit, s, c) if m["verdict"] == ACCEPTED else ())
-                for s, c, m in classified]
+                for s, c, m in shipped]
     moved = _apply(repo, paths, outcomes, result)
     if result.errors:
         reason = "; ".join(result.errors)
@@ -259,7 +271,7 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
         return result
     ts = now_iso()
     records = [_commit_record(hexid, trigger, ts, health.get("", {}), rewrite_of)]
-    for (suggestion, change, match), outcome in zip(classified, outcomes):
+    for suggestion, change, match in classified:
         records.append(_outcome_record(hexid, ts, suggestion, change, match, health.get(suggestion.id),
                                        moved.get(suggestion.id, [])))
     for path in independent:
@@ -345,6 +357,17 @@ def _made_before(repo: pygit2.Repository, suggestion: Suggestion, commit: pygit2
     except (ValueError, AttributeError):
         return True
     return made <= commit.commit_time + CLOCK_SLACK
+
+
+def _built_on(repo: pygit2.Repository, suggestion: Suggestion, commit: pygit2.Commit) -> bool:
+    """Was *commit* made on top of the HEAD the suggestion was recorded at (a strict descendant)?
+    False whenever that cannot be established (no HEAD then, an object missing)."""
+    if not suggestion.head:
+        return False
+    try:
+        return repo.descendant_of(commit.id, pygit2.Oid(hex=suggestion.head))
+    except (ValueError, KeyError, pygit2.GitError):
+        return False
 
 
 def _code_changed(changes: list[FileChange]) -> bool:

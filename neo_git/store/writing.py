@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # What each add_many item may carry besides subject and supersedes (add()'s keyword arguments).
 _ADD_ARGS = frozenset({"body", "kind", "scope", "depends_on", "tags", "confidence", "source_file",
-                       "source_prompt", "provenance", "cites", "paths"})
+                       "source_prompt", "provenance", "proposal", "cites", "paths"})
 
 
 class WritePaths:
@@ -35,29 +35,33 @@ class WritePaths:
     def add(self: "FactStore", subject: str, body: str = "", *, kind: str = "pattern", scope: str = "project",
             depends_on: Sequence[str] = (), supersedes: str | None = None, tags: Sequence[str] = (),
             confidence: float = 0.5, source_file: str | None = None, source_prompt: str | None = None,
-            provenance: str = "observed", cites: Sequence[str | Mapping] = (), paths: Sequence[str] = ()) -> Fact:
+            provenance: str = "observed", proposal: str | None = None, cites: Sequence[str | Mapping] = (),
+            paths: Sequence[str] = ()) -> Fact:
         """Add a fact under the write policy; returns the stored fact (or the existing duplicate).
         `fact.supersedes` names what it replaced; `fact.metadata.possibly_supersedes` what it may
-        replace (for `review`). *cites*: code the fact is about (`PATH`, `PATH:SYMBOL`,
-        `PATH:START-END`, relative to the repository root; checked now, NeoError naming close
-        matches when absent); *paths*: git pathspec globs the fact is limited to."""
+        replace (for `review`). *proposal* "open" marks an agent's proposal (it retires nothing and
+        is no standing constraint until a person accepts it). *cites*: code the fact is about
+        (`PATH`, `PATH:SYMBOL`, `PATH:START-END`, relative to the repository root; checked now,
+        NeoError naming close matches when absent); *paths*: git pathspec globs the fact is
+        limited to."""
         return self.add_detailed(subject, body, kind=kind, scope=scope, depends_on=depends_on,
                                  supersedes=supersedes, tags=tags, confidence=confidence,
                                  source_file=source_file, source_prompt=source_prompt,
-                                 provenance=provenance, cites=cites, paths=paths).fact
+                                 provenance=provenance, proposal=proposal, cites=cites, paths=paths).fact
 
     def add_detailed(self: "FactStore", subject: str, body: str = "", *, kind: str = "pattern", scope: str = "project",
                      depends_on: Sequence[str] = (), supersedes: str | None = None, tags: Sequence[str] = (),
                      confidence: float = 0.5, source_file: str | None = None,
                      source_prompt: str | None = None, provenance: str = "observed",
-                     cites: Sequence[str | Mapping] = (), paths: Sequence[str] = ()) -> AddResult:
+                     proposal: str | None = None, cites: Sequence[str | Mapping] = (),
+                     paths: Sequence[str] = ()) -> AddResult:
         """`add`, returning what happened: supersession (and by which rule), possible
         supersessions, duplicates, flags, evictions."""
         return self.add_many_detailed([dict(subject=subject, body=body, kind=kind, scope=scope,
                                             depends_on=depends_on, supersedes=supersedes, tags=tags,
                                             confidence=confidence, source_file=source_file,
                                             source_prompt=source_prompt, provenance=provenance,
-                                            cites=cites, paths=paths)])[0]
+                                            proposal=proposal, cites=cites, paths=paths)])[0]
 
     def add_many(self: "FactStore", items: Iterable[Mapping[str, Any]]) -> list[Fact]:
         """Add facts asserted together (each item the keyword arguments of `add`): one commit per
@@ -85,7 +89,7 @@ class WritePaths:
                                   args.get("scope", "project"), args.get("depends_on", ()), args.get("tags", ()),
                                   args.get("confidence", 0.5), args.get("source_file"),
                                   args.get("source_prompt"), args.get("provenance", "observed"),
-                                  args.get("cites", ()), args.get("paths", ()))
+                                  args.get("proposal"), args.get("cites", ()), args.get("paths", ()))
             planned.append((fact.scope, PlanItem(fact, supersedes)))
         results: dict[int, AddResult] = {}
         for scope in dict.fromkeys(scope for scope, _ in planned):
@@ -150,7 +154,7 @@ class WritePaths:
         return float(vectors[0] @ vectors[1])
 
     def _new_fact(self: "FactStore", subject, body, kind, scope, depends_on, tags, confidence,
-                  source_file, source_prompt, provenance, cites=(), paths=()) -> Fact:
+                  source_file, source_prompt, provenance, proposal=None, cites=(), paths=()) -> Fact:
         subject = redact(check_text("subject", subject, MAX_SUBJECT_CHARS, required=True).strip())
         body = redact(check_text("body", body or "", MAX_BODY_CHARS).strip())
         if source_prompt is not None:
@@ -166,7 +170,8 @@ class WritePaths:
             "org_id": self.org_id if fact_scope is not FactScope.GLOBAL else None,
             "project_id": project_id,
             "metadata": FactMetadata(confidence=float(confidence), author=self.author, source_file=source_file,
-                                     source_prompt=source_prompt, provenance=provenance).to_dict(),
+                                     source_prompt=source_prompt, provenance=provenance,
+                                     proposal=proposal).to_dict(),
         }
         citations = self._resolve_cites(cites, fact_scope)
         if citations:
@@ -243,7 +248,7 @@ class WritePaths:
             if fact.id not in facts:
                 raise FactNotFound(fact.id)
             scoped = {i: f for i, f in facts.items() if f.scope is fact.scope}
-            item = review.pick(review.items(scoped, None, local), fact.id, action, type)
+            item = {**review.pick(review.items(scoped, None, local), fact.id, action, type), "named": fact.id}
             result, change = review.SOURCES[item["type"]].plan(scoped, item, action, arg, self.embedder.id)
             out[:] = [result, item]
             return change

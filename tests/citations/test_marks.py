@@ -19,7 +19,7 @@ def _fact(fact_id: str, subject: str, body: str, state: str, kind: str = "patter
 def _store() -> FactStore:
     store = FactStore.in_memory()
     facts = (_fact("1" * 16, "Loader retries", "load retries three times with backoff", "changed"),
-             _fact("2" * 16, "Loader caching", "load caches results per key", "verified"),
+             _fact("2" * 16, "Loader retry limit", "load retries three times with backoff, then raises", "verified"),
              _fact("3" * 16, "Loader constraint", "load never touches the network", "gone", kind="constraint"))
     store.transact("project", lambda _: Change(facts=facts, message="seed"))
     return store
@@ -59,3 +59,11 @@ def test_sync_merges_citations_one_by_one():
     merged = merge_fact(base, ours, theirs)
     assert [c["state"] for c in merged.metadata.citations] == ["changed", "gone"]
     assert merge_fact(base, theirs, ours) == merged
+
+
+def test_mcp_compact_recall_marks_stale_facts():
+    from neo_git.agents.compact import compact_recall
+
+    text = compact_recall(_store().recall("load retries three times with backoff", k=5))
+    row = next(line for line in text.splitlines() if "1" * 16 in line)
+    assert "STALE: cited code changed since 2026-11-30" in row

@@ -24,7 +24,7 @@ def test_add_fact_cites_a_file_edited_this_turn_and_the_commit_keeps_it_verified
             "subject": "Backoff is capped", "body": "backoff never waits more than 5 s.", "kind": "pattern",
             "cites": ["src/retry.py:backoff"], "paths": ["src/**"]})
         bad = await session.call_tool("add_fact", {"subject": "x", "cites": ["src/retry.py:bakoff"]})
-        recalled = await session.call_tool("recall", {"query": "anything", "file": "src/retry.py"})
+        recalled = await session.call_tool("recall", {"query": "anything", "file": "src/retry.py", "format": "json"})
         return added, bad, recalled
 
     added, bad, recalled = run_session(repo, script)
