@@ -73,7 +73,7 @@ def cmd_suggest(args: argparse.Namespace) -> int:
     suggestion = record_suggestion(repo, paths, file=file, code=code, diff=diff, description=args.description,
                                    fact_ids=fact_ids, origin="person")
     if where is not None and not where.exists():
-        print(f"warning: {relative} is not in the work tree yet; the suggestion matches when a commit adds it",
+        print(f"warning: {visible(relative)} is not in the work tree yet; the suggestion matches when a commit adds it",
               file=sys.stderr)
     if args.json:
         print_json(suggestion.to_dict())

@@ -101,21 +101,24 @@ class IncomingSource:
         """accept: their version becomes ours (one commit); reject: nothing is written."""
         fact_id = item["id"]
         if action == "reject":
-            return {"id": fact_id, "rejected": True}, None
+            return {"id": fact_id, "rejected": True,
+                    "message": f"kept {fact_id} as it is; the teammate's change was dropped"}, None
         current = facts[fact_id]
         if item.get("current") is not None and current.to_dict() != item["current"]:
             raise NeoError(f"{fact_id} changed here since the teammate's change arrived",
                            f"compare with `git neo show {fact_id}`; `git neo review reject {fact_id}` drops it")
         by = ", ".join(item.get("by") or ["?"])
         if item.get("proposed") is None:
-            return ({"id": fact_id, "accepted": "removed"},
+            return ({"id": fact_id, "accepted": "removed",
+                     "message": f"removed {fact_id}, as the teammate's change did (`git log refs/neo/facts` keeps it)"},
                     Change(message=f"accept removal of {fact_id} from {by}", removed=(fact_id,)))
         try:
             fact = Fact.from_dict(item["proposed"])
         except InvalidFact as exc:
             raise NeoError(f"the held change to {fact_id} is not a valid fact: {exc.message}",
                            f"`git neo review reject {fact_id}` drops it") from None
-        return ({"id": fact_id, "accepted": "changed"},
+        return ({"id": fact_id, "accepted": "changed",
+                 "message": f"took the teammate's change to {fact_id} as your own"},
                 Change(facts=(fact,), message=f"accept change to {fact_id} from {by}"))
 
     def settle(self, neo_dir: Path | None, item: dict, action: str) -> None:
