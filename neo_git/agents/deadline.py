@@ -40,15 +40,47 @@ def limit_ms() -> int:
         return DEFAULT_TIMEOUT_MS
 
 
+BACKSTOP_SECONDS = 0.2   # after the deadline, faulthandler's watchdog ends a process stuck in C
+_backstop_file = None
+
+
 def arm_at_start() -> None:
-    """Arm the hard limit for this process (the console entry point of `git neo hook agent`)."""
-    global _deadline
+    """Arm the hard limit for this process (the console entry point of `git neo hook agent`).
+
+    Three stages. SIGALRM at the deadline runs `expire` (one log line, exit 0): but Python runs a
+    signal handler only between bytecodes, and a C call under CPU contention (libgit2 opening
+    the repository, an extension module's initialisation) can hold the main thread for most of
+    a second past it. A daemon thread runs `expire` too, 50 ms later: it gets the GIL whenever
+    that C call released it. Last, `faulthandler.dump_traceback_later` — a C thread that needs
+    no GIL — ends the process BACKSTOP_SECONDS after the deadline, writing where it was stuck
+    into the hook log, with exit status 1 (agents treat it as a non-blocking hook error)."""
+    global _deadline, _backstop_file
     _deadline = time.monotonic() - process_age() + limit_ms() / 1000
     signal.signal(signal.SIGALRM, _expired_early)
     left = _deadline - time.monotonic()
     if left <= 0:
         _expired_early(signal.SIGALRM, None)
     signal.setitimer(signal.ITIMER_REAL, left)
+    _start_watchdog(left)
+    try:
+        import faulthandler
+
+        folder = os.path.join(".git", "neo")
+        _backstop_file = open(os.path.join(folder, "hook.log") if os.path.isdir(folder) else os.devnull,
+                              "a", encoding="utf-8")
+        faulthandler.dump_traceback_later(left + BACKSTOP_SECONDS, exit=True, file=_backstop_file)
+    except (OSError, ValueError, RuntimeError):
+        pass   # no backstop: the signal alone
+
+
+def _start_watchdog(left: float) -> None:
+    import threading
+
+    def watch() -> None:
+        time.sleep(max(0.0, left) + 0.05)
+        expire(None, "(watchdog)")
+
+    threading.Thread(target=watch, name="neo-hook-deadline", daemon=True).start()
 
 
 def deadline() -> float | None:
@@ -70,6 +102,7 @@ def expire(neo_dir=None, when: str = "") -> None:
             stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
             with open(os.path.join(folder, "hook.log"), "a", encoding="utf-8") as handle:
                 handle.write(f"{stamp} [{os.getpid()}] agent hook: stopped at the time limit "
-                             f"({limit_ms()} ms){' ' + when if when else ''}; no output\n")
+                             f"({limit_ms()} ms, {process_age():.2f} s after start){' ' + when if when else ''}; "
+                             "no output\n")
     finally:
         os._exit(0)

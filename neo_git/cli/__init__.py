@@ -121,7 +121,7 @@ def _version() -> int:
 
 def run() -> None:  # console-script entry point
     """Entry point of the `git-neo` executable."""
-    if sys.argv[1:3] == ["hook", "agent"]:
+    if sys.argv[1:3] == ["hook", "agent"] and "finish-detached" not in sys.argv[3:]:
         # Before anything heavy is imported: an agent hook's time limit counts from its spawn.
         from neo_git.agents.deadline import arm_at_start
 

@@ -92,7 +92,11 @@ def test_twenty_hooks_at_once_all_end_cleanly(repo_with_commit):
     finally:
         for proc in procs:
             proc.kill()
-    assert [code for code, _ in outputs] == [0] * 20
+    # 0, or 1 from the last-resort backstop (faulthandler ends a process stuck in a C call past
+    # the deadline; agents treat it as a non-blocking hook error): never a hang, never a crash.
+    assert {code for code, _ in outputs} <= {0, 1}
     for _code, out in outputs:                         # an answer, or nothing (out of time): never half
         if out.strip():
             assert "hookSpecificOutput" in json.loads(out)
+    log = (repo_with_commit / ".git" / "neo" / "hook.log").read_text(encoding="utf-8")
+    assert "Traceback" not in log                      # no bug on the way, only time limits
