@@ -19,6 +19,7 @@ from neo_git.store.access import AccessLog
 from neo_git.store.explain import explain, supersession_chain
 from neo_git.store.base import SCOPE_CAPS, Backend, Change, LoadedScope, Transaction
 from neo_git.store.filestore import FileStore
+from neo_git.store.org_memory import open_org_memory
 from neo_git.store.writing import WritePaths
 from neo_git.store.refstore import FACTS_REF, RefStore, ensure_reflog
 from neo_git.store.vectors import FactVectors
@@ -56,9 +57,11 @@ class FactStore(WritePaths):
         name, _, email = author.partition(" <")
         signature = pygit2.Signature(name or "git-neo", email.rstrip(">") or "neo@localhost")
         project_store = RefStore(repo, paths.common_dir, signature, project_id=lambda: self.project_id)
+        # A connected org memory is a ref store of its own; otherwise (one is_dir) the plain file.
+        org_store = open_org_memory(home, org_id, signature) or FileStore(home / "facts" / f"facts_org_{org_id}.json")
         self._setup(repo, paths, home, org_id, author, embedder, {
             FactScope.GLOBAL: FileStore(home / "facts" / "facts_global.json"),
-            FactScope.ORG: FileStore(home / "facts" / f"facts_org_{org_id}.json"),
+            FactScope.ORG: org_store,
             FactScope.PROJECT: project_store,
             FactScope.SESSION: FileStore(paths.session_file),
         }, AccessLog(paths.neo_dir / "access.json"))
@@ -256,8 +259,8 @@ class FactStore(WritePaths):
                     if fact.scope is not fact_scope:
                         raise NeoError(f"fact {fact.id} is {fact.scope.value}-scoped; "
                                        f"it cannot be written to the {fact_scope.value} scope")
-                if change.parents and fact_scope is not FactScope.PROJECT:
-                    raise NeoError("only the project scope (a git ref) has parent commits")
+                if change.parents and not isinstance(backend, RefStore):
+                    raise NeoError(f"the {fact_scope.value} scope is a file: it has no parent commits")
             return change
 
         return backend.transact(checked)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from neo_git.config import neo_config_list
 from neo_git.errors import NeoError
+from neo_git.facts import FactScope
 from neo_git.store.provenance import fact_authors
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -66,11 +67,19 @@ def trusted_emails(store: "FactStore") -> frozenset[str]:
 
 
 def untrusted_authors(store: "FactStore") -> dict[str, str]:
-    """{fact id: author e-mail} of project facts whose author is not trusted (claims)."""
+    """{fact id: author e-mail} of project facts (and of a connected org memory's facts) whose
+    author is not trusted (claims)."""
     if store.repo is None or store.paths is None:
         return {}  # an in-memory store has no history, hence no teammates
-    authors = fact_authors(store.repo, store.paths.common_dir)
-    if not authors:
-        return {}
-    trusted = trusted_emails(store)
-    return {fact_id: email for fact_id, email in authors.items() if email not in trusted}
+    refs = [(store.repo, store.paths.common_dir)]
+    org = store.backends.get(FactScope.ORG)
+    if getattr(org, "scope", None) is FactScope.ORG:  # a connected org memory: a ref with a history
+        refs.append((org.repo, org.common_dir))
+    claims: dict[str, str] = {}
+    trusted = None
+    for repo, common_dir in refs:
+        authors = fact_authors(repo, common_dir)
+        if authors:
+            trusted = trusted if trusted is not None else trusted_emails(store)
+            claims.update((fact_id, email) for fact_id, email in authors.items() if email not in trusted)
+    return claims
