@@ -259,7 +259,7 @@ class FactStore(WritePaths):
                     if fact.scope is not fact_scope:
                         raise NeoError(f"fact {fact.id} is {fact.scope.value}-scoped; "
                                        f"it cannot be written to the {fact_scope.value} scope")
-                if change.parents and not isinstance(backend, RefStore):
+                if change.parents and fact_scope is not FactScope.PROJECT and not isinstance(backend, RefStore):
                     raise NeoError(f"the {fact_scope.value} scope is a file: it has no parent commits")
             return change
 
