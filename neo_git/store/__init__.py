@@ -360,9 +360,8 @@ class FactStore(WritePaths):
             cosines = self._fact_matrix(facts) @ self._embed_one(query)
         else:
             cosines = []
-        accessed = self.access.counts()
         result = assemble(query, facts, cosines, k=k, max_tokens=max_tokens,
-                          environment=self.environment(), last_accessed={i: v[1] for i, v in accessed.items()},
+                          environment=self.environment(), last_accessed=self.access.last_accessed(),
                           untrusted=frozenset(self.untrusted()))
         self.access.record(result.returned_ids)
         apply = self.access.apply
