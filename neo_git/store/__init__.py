@@ -95,6 +95,9 @@ class FactStore(WritePaths):
         self._fact_vectors: FactVectors | None = None
         self._matrix_facts: list[Fact] | None = None
         self._matrix = None
+        self._matrix_source: list[Fact] | None = None
+        self._load_memo: tuple | None = None
+        self._claims: tuple[dict, frozenset] = ({}, frozenset())
         self._fixed_project_id: str | None = None
         self.caps = dict(SCOPE_CAPS)
         self.backends = backends
@@ -164,10 +167,13 @@ class FactStore(WritePaths):
 
         Backends hand out the same Fact objects until a fact changes, so an identity
         check replaces hashing every id and text on each recall."""
+        if facts is self._matrix_source:
+            return self._matrix  # the same list from _load: nothing changed
         memo = self._matrix_facts
         if memo is None or len(memo) != len(facts) or not all(a is b for a, b in zip(memo, facts)):
             self._matrix = self._vectors_of(facts)
             self._matrix_facts = list(facts)
+        self._matrix_source = facts
         return self._matrix
 
     # --- identity ------------------------------------------------------------------
@@ -205,13 +211,22 @@ class FactStore(WritePaths):
     # --- reading -------------------------------------------------------------------
 
     def _load(self, scopes: Iterable[FactScope] = SCOPE_ORDER) -> list[Fact]:
+        """Every fact of *scopes*, in scope order. While no backend changed (each hands back the
+        same LoadedScope object) the same list object comes back: recall's vector matrix and
+        layout are then reused by identity, without a pass over every fact. Read it only."""
+        scopes = tuple(scopes)
+        loaded = [self.backends[scope].load() for scope in scopes]
+        memo = self._load_memo
+        if memo is not None and memo[0] == scopes and all(a is b for a, b in zip(memo[1], loaded)):
+            self.warnings = list(memo[3])
+            return memo[2]
         facts: list[Fact] = []
         warnings: list[str] = []
-        for scope in scopes:
-            loaded = self.backends[scope].load()
-            facts.extend(f for f in loaded.facts.values() if f.scope is scope)
-            warnings.extend(loaded.warnings)
+        for scope, part in zip(scopes, loaded):
+            facts.extend(f for f in part.facts.values() if f.scope is scope)
+            warnings.extend(part.warnings)
         self.warnings = warnings
+        self._load_memo = (scopes, loaded, facts, tuple(warnings))
         return facts
 
     def list(self, scope: str | FactScope | None = None, kind: str | None = None,
@@ -360,9 +375,12 @@ class FactStore(WritePaths):
             cosines = self._fact_matrix(facts) @ self._embed_one(query)
         else:
             cosines = []
+        claims = self.untrusted()
+        if claims is not self._claims[0]:  # the same dict while the tips and the trust set are
+            self._claims = (claims, frozenset(claims))
         result = assemble(query, facts, cosines, k=k, max_tokens=max_tokens,
                           environment=self.environment(), last_accessed=self.access.last_accessed(),
-                          untrusted=frozenset(self.untrusted()))
+                          untrusted=self._claims[1])
         self.access.record(result.returned_ids)
         apply = self.access.apply
         return result.with_facts(apply)

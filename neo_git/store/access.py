@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Iterable
 
 from neo_git import safejson
-from neo_git.facts import Fact, now_iso
+from neo_git.facts import Fact, FactMetadata, now_iso
 from neo_git.fileio import atomic_write, locked
 
 FOLD_BYTES = 64 * 1024
@@ -163,5 +163,18 @@ class AccessLog:
         entry = self.counts().get(fact.id)
         if not entry:
             return fact
-        last = max(filter(None, (fact.metadata.last_accessed, entry[1])), default=None)
-        return fact.evolve(metadata={"access_count": fact.metadata.access_count + entry[0], "last_accessed": last})
+        meta = fact.metadata
+        last = max(filter(None, (meta.last_accessed, entry[1])), default=None)
+        # Two plain copies instead of dataclasses.replace (which runs both frozen __init__s): a
+        # recall lays counts over every fact it returns, hundreds when a store has many constraints.
+        # Valid because neither class derives anything at init (parse_cache asserts it).
+        counted = _new(FactMetadata)
+        _set(counted, "__dict__", {**meta.__dict__, "access_count": meta.access_count + entry[0],
+                                   "last_accessed": last})
+        copy = _new(Fact)
+        _set(copy, "__dict__", {**fact.__dict__, "metadata": counted})
+        return copy
+
+
+_new = object.__new__
+_set = object.__setattr__

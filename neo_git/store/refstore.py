@@ -79,6 +79,7 @@ class RefStore:
         # The subtrees as the parse cache file holds them (None: not read from it in this process);
         # a save journals only what differs from them.
         self._persisted: dict[str, Subtree] | None = None
+        self._view: tuple[pygit2.Oid, LoadedScope] | None = None  # what load() returned for that tip
 
     # --- reading -------------------------------------------------------------------
 
@@ -103,10 +104,18 @@ class RefStore:
             # rebuilt here, on a read, rather than after every write.
             self._loaded = self._merge(self._subtrees)
             self._in_tree_order = True
+        view = self._view
+        if view is not None and view[0] == self._loaded_tip:
+            # Unchanged tip: the same LoadedScope object (callers only read it), so the FactStore
+            # can tell "nothing changed" by identity instead of walking every fact again.
+            return view[1]
         if self._pointer_warnings[0] != self._loaded_tip:
             self._pointer_warnings = (self._loaded_tip, pointer_problems(self._loaded, self.ref))
         warnings = [w for s in self._subtrees.values() for w in s.warnings] + self._pointer_warnings[1]
-        return LoadedScope(dict(self._loaded), warnings)
+        loaded = LoadedScope(dict(self._loaded), warnings)
+        if self._loaded_tip is not None:
+            self._view = (self._loaded_tip, loaded)
+        return loaded
 
     def meta(self) -> dict:
         """`meta.json` at the tip ({} before the first write)."""
