@@ -34,7 +34,9 @@ class RowBuffer:
         import numpy as np
 
         vectors = np.asarray(vectors, dtype=np.float32)
-        if adopt and self.buffer is None and vectors.ndim == 2 and vectors.flags.c_contiguous:
+        # Rows must be unit-stride (BLAS reads them in place); the row pitch may be larger, as in
+        # the vector cache's records, whose vectors sit between a key and a checksum.
+        if adopt and self.buffer is None and vectors.ndim == 2 and vectors.strides[1] == vectors.itemsize:
             self.buffer, self.used = vectors, len(vectors)  # full: the next append grows it
             return 0
         needed = self.used + len(vectors)
@@ -76,6 +78,7 @@ class FactVectors:
     def __init__(self, fetch: Callable[[Sequence[str]], "np.ndarray"]) -> None:
         self._fetch = fetch
         self._rows: dict[str, tuple[Fact, int]] = {}  # fact id -> (fact as last seen, row)
+        self._unindexed: list[tuple[list[Fact], int]] = []  # (facts, first row) not yet in _rows
         self._buffer = RowBuffer()
         self._groups: "weakref.WeakKeyDictionary[PeerGroup, GroupVectors]" = weakref.WeakKeyDictionary()
 
@@ -85,6 +88,8 @@ class FactVectors:
         recall at 5,000 facts then copies 10 MB twice less)."""
         if not facts:
             return self._fetch([])
+        if self._unindexed:
+            self._index_pending()
         known = self._rows
         if known:
             rows, missing = self._known_rows(facts)
@@ -93,12 +98,23 @@ class FactVectors:
         if missing:
             fetched = self._fetch([facts[i].text for i in missing])
             first = self._buffer.append(fetched, adopt=True)  # fetched is ours alone
+            if len(missing) == len(facts):  # rows first..first+n-1: rows never move, so a view is stable
+                # Which fact has which row is written down only if another call asks (a cold
+                # recall never does: 50,000 dict entries it would not use).
+                self._unindexed.append((list(facts), first))
+                return self._buffer.buffer[first:first + len(facts)]
             for j, i in enumerate(missing):
                 known[facts[i].id] = (facts[i], first + j)
                 rows[i] = first + j
-            if len(missing) == len(facts):  # rows first..first+n-1: rows never move, so a view is stable
-                return self._buffer.buffer[first:first + len(facts)]
         return self._buffer.buffer[rows]
+
+    def _index_pending(self) -> None:
+        """Record the rows of the facts fetched whole by earlier calls (see matrix)."""
+        for facts, first in self._unindexed:
+            known = self._rows
+            for j, fact in enumerate(facts):
+                known[fact.id] = (fact, first + j)
+        self._unindexed.clear()
 
     def _known_rows(self, facts: Sequence[Fact]) -> tuple[list[int], list[int]]:
         """(row of each fact, -1 where unknown or its text changed; positions of those)."""
@@ -130,6 +146,8 @@ class FactVectors:
 
     def remember(self, fact: Fact, vector: "np.ndarray") -> None:
         """Record the vector of a fact just embedded (e.g. one being added)."""
+        if self._unindexed:
+            self._index_pending()
         entry = self._rows.get(fact.id)
         if entry is None or entry[0].subject != fact.subject or entry[0].body != fact.body:
             self._rows[fact.id] = (fact, self._buffer.append(vector.reshape(1, -1)))
