@@ -84,6 +84,9 @@ def connect(store: "FactStore", url: str, org: str | None = None) -> dict:
     url = (url or "").strip()
     if not url or url.startswith("-"):
         raise NeoError(f"'{url}' is not a remote URL", "give the URL of a git repository for the org's memory")
+    if "://" not in url and os.path.exists(url):
+        # A local path: git would read it relative to the org memory's own folder later.
+        url = os.path.abspath(url)
     path = org_memory_path(home, name)
     path.parent.mkdir(parents=True, exist_ok=True)
     with locked(path.parent / f"{name}.lock"):
