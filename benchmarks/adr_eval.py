@@ -6,9 +6,10 @@ As `../shared/eval/adr/README.md` says: each repository's records go, in `seq` o
 into a fresh store (subject = title without its number, body = text, kind decision);
 the store decides; its supersession edges are compared with the authors' own
 ("Superseded by …"). Reports precision, recall, the false-supersession rate (wrong
-retirements per record added), the possible-supersession rate (records added with a
-`possibly_supersedes` link) and how many true edges the store did not take but
-proposed for review. The decisions are `FactStore.add`'s (see memory_replay.py).
+retirements per record added), review items per 100 adds (records added with a
+`possibly_supersedes` link, and links), recall counting accepted review items (a person
+accepting every right item), and what each piece of review evidence proposed. The
+decisions are `FactStore.add`'s (see memory_replay.py).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import json
 import re
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -24,6 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from memory_replay import MemoryReplay, VectorMemo, shared_eval  # noqa: E402
 
 from neo_git.embed import get_embedder  # noqa: E402
+from neo_git.store import supersession  # noqa: E402
+from neo_git.store.evidence import EVIDENCE  # noqa: E402
 from neo_git.store.supersession import Thresholds  # noqa: E402
 
 DEFAULT_DATA = shared_eval("adr") / "dev.jsonl"
@@ -36,15 +40,18 @@ def subject_of(title: str) -> str:
     return _NUMBER.sub("", title).strip() or title.strip()
 
 
-def replay_repo(repo: dict, vectors: VectorMemo, thresholds: Thresholds, show: bool = False) -> dict:
-    """Counts for one repository replayed into a fresh store."""
+def replay_repo(repo: dict, vectors: VectorMemo, thresholds: Thresholds, show: bool = False,
+                sources: bool = False) -> dict:
+    """Counts for one repository replayed into a fresh store. Ids repeat inside a few repositories
+    (two records numbered 0057), so edges are counted once each: the set of (old, new) ids found."""
     store = MemoryReplay(vectors, thresholds, kind="decision")
     truth = {(str(old), str(new)) for old, new in repo.get("edges", [])}
     adr_of: dict[str, str] = {}
-    counts = {"added": 0, "tp": 0, "fp": 0, "possible": 0, "possible_true": 0, "edges": len(truth)}
-    found: set[tuple[str, str]] = set()
+    counts = {"added": 0, "fp": 0, "items": 0, "links": 0, "edges": len(truth),
+              "certain": set(), "reviewed": set(), "evidence": Counter()}
     for adr in sorted(repo["adrs"], key=lambda a: a["seq"]):
-        result = store.add(subject_of(adr["title"]), adr["text"], None, adr.get("date") or None)
+        result = store.add(subject_of(adr["title"]), adr["text"], None, adr.get("date") or None,
+                           adr.get("path") if sources else None)
         if result.duplicate:
             continue
         counts["added"] += 1
@@ -52,43 +59,86 @@ def replay_repo(repo: dict, vectors: VectorMemo, thresholds: Thresholds, show: b
         if result.superseded is not None:
             edge = (adr_of[result.superseded.id], str(adr["id"]))
             if edge in truth:
-                counts["tp"] += 1
-                found.add(edge)
+                counts["certain"].add(edge)
             else:
                 counts["fp"] += 1
             if show:
                 print(f"  {'ok ' if edge in truth else 'BAD'} {repo['repo']} {edge} ({result.rule}) "
                       f"{result.superseded.subject[:50]!r} -> {result.fact.subject[:50]!r}")
-        if result.possible:
-            counts["possible"] += 1
-            for link in result.possible:
-                edge = (adr_of[link["id"]], str(adr["id"]))
-                counts["possible_true"] += edge in truth and edge not in found
+        counts["items"] += bool(result.possible)
+        counts["links"] += len(result.possible)
+        for link in result.possible:
+            edge = (adr_of[link["id"]], str(adr["id"]))
+            if edge in truth:
+                counts["reviewed"].add(edge)  # a person who accepts the right items finds it
+            for name in link.get("evidence") or ("(none)",):
+                counts["evidence"][name, edge in truth] += 1
+            if show:
+                print(f"  {'ok ' if edge in truth else '-- '} review {repo['repo']} {edge} {link.get('evidence')} "
+                      f"{store.facts[link['id']].subject[:40]!r} -> {result.fact.subject[:40]!r}")
     return counts
 
 
-def run(embedder_name: str, data: Path, show: bool) -> int:
+def replay_all(repos, vectors, thresholds, show=False, sources=False) -> dict:
+    """Every repository replayed; totals, with the edges found as (repository, old, new) sets."""
+    total = {"added": 0, "fp": 0, "items": 0, "links": 0, "edges": 0, "certain": set(), "reviewed": set(),
+             "evidence": Counter(), "rows": []}
+    for repo in repos:
+        counts = replay_repo(repo, vectors, thresholds, show, sources)
+        total["rows"].append((repo["repo"], counts))
+        for key in ("added", "fp", "items", "links", "edges"):
+            total[key] += counts[key]
+        for key in ("certain", "reviewed"):
+            total[key] |= {(repo["repo"], *edge) for edge in counts[key]}
+        total["evidence"].update(counts["evidence"])
+    return total
+
+
+def summary(total) -> dict:
+    """Precision, recall, FSR, items per 100 adds and recall counting accepted review items."""
+    n, edges = max(total["added"], 1), max(total["edges"], 1)
+    tp = len(total["certain"])
+    found = total["certain"] | total["reviewed"]
+    return {"P": tp / (tp + total["fp"]) if tp + total["fp"] else 1.0, "R": tp / edges, "FSR": total["fp"] / n,
+            "items": 100 * total["items"] / n, "links": 100 * total["links"] / n, "R_review": len(found) / edges,
+            "found": len(found), "tp": tp, "fp": total["fp"], "added": total["added"], "edges": total["edges"]}
+
+
+def run(embedder_name: str, data: Path, show: bool, sweep: bool, sources: bool = False) -> int:
     embedder = get_embedder(embedder_name)
     thresholds = Thresholds.of(embedder)
     vectors = VectorMemo(embedder)
     started = time.perf_counter()
     repos = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]
-    total = {"added": 0, "tp": 0, "fp": 0, "possible": 0, "possible_true": 0, "edges": 0}
-    print(f"embedder {embedder.id}: possible {thresholds.possible:.2f}, certain {thresholds.certain:.2f}")
-    print(f"  {'repository':<42} {'added':>5} {'edges':>5} {'TP':>3} {'FP':>3} {'poss':>4} {'possTrue':>8}")
-    for repo in repos:
-        counts = replay_repo(repo, vectors, thresholds, show)
-        for key in total:
-            total[key] += counts[key]
-        print(f"  {repo['repo']:<42} {counts['added']:5d} {counts['edges']:5d} {counts['tp']:3d} {counts['fp']:3d} "
-              f"{counts['possible']:4d} {counts['possible_true']:8d}")
-    tp, fp, n = total["tp"], total["fp"], max(total["added"], 1)
-    precision = tp / (tp + fp) if tp + fp else 1.0
-    recall = tp / total["edges"] if total["edges"] else 1.0
-    review_recall = (tp + total["possible_true"]) / total["edges"] if total["edges"] else 1.0
-    print(f"\nADR dev: precision {precision:.3f}  recall {recall:.3f}  false-supersession rate {fp / n:.4f} "
-          f"({fp} of {total['added']})  possible-supersession rate {total['possible'] / n:.3f}  "
-          f"recall with review {review_recall:.3f}  ({time.perf_counter() - started:.1f} s)")
+    print(f"embedder {embedder.id}: possible {thresholds.possible:.2f}, certain {thresholds.certain:.2f}; "
+          f"long texts: the {supersession.LONG_CANDIDATES} most similar candidates, with evidence"
+          + ("; records carry their path as source_file" if sources else ""))
+    total = replay_all(repos, vectors, thresholds, show, sources)
+    print(f"  {'repository':<42} {'added':>5} {'edges':>5} {'cert':>4} {'FP':>3} {'items':>5} {'links':>5} "
+          f"{'found':>5}")
+    for name, counts in total["rows"]:
+        found = len(counts["certain"] | counts["reviewed"])
+        print(f"  {name:<42} {counts['added']:5d} {counts['edges']:5d} {len(counts['certain']):4d} {counts['fp']:3d} "
+              f"{counts['items']:5d} {counts['links']:5d} {found:5d}")
+    m = summary(total)
+    print(f"\nADR dev: precision {m['P']:.3f}  recall {m['R']:.3f}  false-supersession rate {m['FSR']:.4f} "
+          f"({m['fp']} of {m['added']})\n  review items on {m['items']:.1f} of 100 adds ({m['links']:.1f} items "
+          f"per 100 adds)  recall with review {m['R_review']:.3f} ({m['found']} of {m['edges']} edges: certain "
+          f"or proposed)  ({time.perf_counter() - started:.1f} s)")
+    print("\nwhat each piece of evidence proposed (links; one link may carry several)")
+    for name in (*EVIDENCE, "(none)"):
+        right, wrong = total["evidence"][name, True], total["evidence"][name, False]
+        if right or wrong:
+            print(f"  {name:<14} right {right:3d}  wrong {wrong:4d}")
+    if sweep:
+        print("\nlong candidates looked at (LONG_CANDIDATES): items per 100 adds, recall with review")
+        kept = supersession.LONG_CANDIDATES
+        for value in (1, 2, 3, 5):
+            supersession.LONG_CANDIDATES = value
+            m = summary(replay_all(repos, vectors, thresholds, sources=sources))
+            print(f"  {value}: adds with an item {m['items']:5.1f}  items {m['links']:5.1f}  recall with review "
+                  f"{m['R_review']:.3f}")
+        supersession.LONG_CANDIDATES = kept
     return 0
 
 
@@ -96,12 +146,15 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--embedder", default="hash")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--show", action="store_true", help="print every supersession the store made")
+    parser.add_argument("--show", action="store_true", help="print every supersession and review item")
+    parser.add_argument("--sweep", action="store_true", help="also replay with 1, 2, 3, 5 long candidates")
+    parser.add_argument("--source-files", action="store_true",
+                        help="give each record its path as source_file (as an ingestion would; not the README's replay)")
     args = parser.parse_args(argv)
     if not args.data.is_file():
         print(f"no decision records at {args.data} (use --data)", file=sys.stderr)
         return 1
-    return run(args.embedder, args.data, args.show)
+    return run(args.embedder, args.data, args.show, args.sweep, args.source_files)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ def shared_eval(name: str) -> Path:
             return candidate
     return ROOT.parent / "shared" / "eval" / name
 
+from neo_git.embed import related_threshold  # noqa: E402
 from neo_git.facts import Fact, FactMetadata, new_fact_id  # noqa: E402
 from neo_git.recall import assemble  # noqa: E402
 from neo_git.store.index import FactIndex, IndexedFacts  # noqa: E402
@@ -65,8 +66,9 @@ class MemoryReplay:
     facts: dict[str, Fact] = field(default_factory=dict)
     index: FactIndex = field(default_factory=FactIndex)
 
-    def _fact(self, subject: str, body: str, created_at: str | None) -> Fact:
-        meta = FactMetadata(created_at=created_at) if created_at else FactMetadata()
+    def _fact(self, subject: str, body: str, created_at: str | None, source_file: str | None = None) -> Fact:
+        meta = FactMetadata(created_at=created_at, source_file=source_file) if created_at \
+            else FactMetadata(source_file=source_file)
         return Fact.from_dict({"id": new_fact_id(), "subject": subject[:200] or "-", "body": body[:16384],
                                "kind": self.kind, "scope": "project", "metadata": meta.to_dict()})
 
@@ -77,11 +79,11 @@ class MemoryReplay:
     def _body_similarity(self, a: Fact, b: Fact) -> float:
         return float(self.vectors(a.body) @ self.vectors(b.body))
 
-    def add_many(self, items: Sequence[tuple[str, str, str | None, str | None]]) -> list[AddResult]:
-        """Add (subject, body, explicit target id or None, created_at) items as one batch."""
+    def add_many(self, items: Sequence[tuple]) -> list[AddResult]:
+        """Add (subject, body, explicit target id or None, created_at[, source_file]) items as one batch."""
         if not items:
             return []
-        plan = [PlanItem(self._fact(s, b, at), explicit) for s, b, explicit, at in items]
+        plan = [PlanItem(self._fact(s, b, at, *rest), explicit) for s, b, explicit, at, *rest in items]
         self.vectors.prime([p.fact.text for p in plan] + [p.fact.body for p in plan])
         results, change = plan_many(IndexedFacts(self.facts, self.index), plan, similarity=self._scores,
                                     thresholds=self.thresholds, body_similarity=self._body_similarity)
@@ -91,9 +93,10 @@ class MemoryReplay:
                 self.facts[fact.id] = fact
         return results
 
-    def add(self, subject: str, body: str, explicit: str | None = None, created_at: str | None = None) -> AddResult:
+    def add(self, subject: str, body: str, explicit: str | None = None, created_at: str | None = None,
+            source_file: str | None = None) -> AddResult:
         """Add one fact (what `FactStore.add_detailed` decides)."""
-        return self.add_many([(subject, body, explicit, created_at)])[0]
+        return self.add_many([(subject, body, explicit, created_at, source_file)])[0]
 
     def invalidate(self, fact_id: str) -> None:
         """Retract a fact without a successor (`FactStore.invalidate`)."""
@@ -109,5 +112,6 @@ class MemoryReplay:
         if not facts:
             return []
         self.vectors.prime([f.text for f in facts])
-        cosines = np.stack([self.vectors(f.text) for f in facts]) @ self.vectors(query)
-        return assemble(query, facts, cosines, k=k, max_tokens=10**9).valid_facts
+        matrix = np.stack([self.vectors(f.text) for f in facts])
+        return assemble(query, facts, matrix @ self.vectors(query), k=k, max_tokens=10**9, vectors=matrix,
+                        family_threshold=related_threshold(self.vectors.embedder)).valid_facts

@@ -113,25 +113,34 @@ class Tally:
     fp: int = 0
     fn: int = 0
     possible: int = 0
+    links: int = 0
     possible_hits: int = 0
     queries: int = 0
     current: dict = field(default_factory=lambda: {1: 0, 5: 0})
     stale: dict = field(default_factory=lambda: {1: 0, 5: 0})
+    tracks: dict = field(default_factory=dict)  # track -> [Current@1 hits, queries]
 
     def merge(self, other: "Tally") -> None:
-        for name in ("added", "tp", "fp", "fn", "possible", "possible_hits", "queries"):
+        for name in ("added", "tp", "fp", "fn", "possible", "links", "possible_hits", "queries"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for k in self.current:
             self.current[k] += other.current[k]
             self.stale[k] += other.stale[k]
+        for track, (hits, asked) in other.tracks.items():
+            mine = self.tracks.setdefault(track, [0, 0])
+            mine[0] += hits
+            mine[1] += asked
 
     def row(self) -> dict:
         p = self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
         r = self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
         n, q = max(self.added, 1), max(self.queries, 1)
         missed = self.fn
+        edges = self.tp + self.fn
         return {"P": p, "R": r, "FSR": self.fp / n, "Poss": self.possible / n,
                 "PossR": self.possible_hits / missed if missed else 1.0,
+                "Items": 100 * self.possible / n, "Links": 100 * self.links / n,
+                "RwR": (self.tp + self.possible_hits) / edges if edges else 1.0,
                 "Cur@1": self.current[1] / q, "Cur@5": self.current[5] / q, "Stale@5": self.stale[5] / q,
                 "edges": self.tp + self.fn, "added": self.added, "queries": self.queries}
 
@@ -164,6 +173,7 @@ def replay(timeline: Timeline, vectors: VectorMemo, thresholds: Thresholds, view
                 tally.fn += 1
                 tally.possible_hits += any(link["id"] == truth for link in result.possible)
         tally.possible += bool(result.possible)
+        tally.links += len(result.possible)
 
     results = store.add_many([(*texts(w, view), None, w.at) for w in timeline.initial])
     for w, result in zip(timeline.initial, results):
@@ -200,6 +210,9 @@ def replay(timeline: Timeline, vectors: VectorMemo, thresholds: Thresholds, view
             for k in (1, 5):
                 tally.current[k] += any(m in f.text.lower() for f in top[:k] for m in low)
                 tally.stale[k] += any(f.id in retired for f in top[:k])
+            track = tally.tracks.setdefault(timeline.track, [0, 0])
+            track[0] += any(m in f.text.lower() for f in top[:1] for m in low)
+            track[1] += 1
     return tally
 
 
@@ -272,14 +285,31 @@ def guard_calibration(train, vectors) -> str:
             f"restatements with long bodies on train, lowest body cosine {low:.3f}")
 
 
-HEAD = f"  {'split':<6} {'view':<6} {'arm':<7} {'set':<17} {'P':>6} {'R':>6} {'FSR':>7} {'Poss':>6} {'PossR':>6} " \
-       f"{'Cur@1':>6} {'Cur@5':>6} {'Stale@5':>7} {'edges':>6} {'added':>6} {'q':>5}"
+def family_calibration(train, vectors, shipped) -> list[str]:
+    """recall.FAMILY_SHARE on train (detect arm, without brutal_realistic): Current@1 and StaleLeak@5
+    per view for a few shares; the shipped share is the best on train."""
+    import neo_git.recall as recall
+
+    kept = recall.FAMILY_SHARE
+    main = [t for t in train if t.track != BRUTAL]
+    lines = [f"  {'share':>6} " + " ".join(f"{v + ' Cur@1':>12} {v + ' Stale@5':>13}" for v in VIEWS)
+             + "   (newest-in-family share; train, detect arm, w/o brutal)"]
+    for share in (0.0, 0.25, 0.5, 0.75):
+        recall.FAMILY_SHARE = share
+        rows = [evaluate(main, vectors, shipped, view, False)["main"].row() for view in VIEWS]
+        lines.append(f"  {share:6.2f} " + " ".join(f"{r['Cur@1']:12.3f} {r['Stale@5']:13.3f}" for r in rows))
+    recall.FAMILY_SHARE = kept
+    return lines
+
+
+HEAD = f"  {'split':<6} {'view':<6} {'arm':<7} {'set':<17} {'P':>6} {'R':>6} {'FSR':>7} {'Items':>6} {'Links':>6} " \
+       f"{'PossR':>6} {'RwR':>6} {'Cur@1':>6} {'Cur@5':>6} {'Stale@5':>7} {'edges':>6} {'added':>6} {'q':>5}"
 
 
 def fmt(split, view, arm, name, m) -> str:
     return (f"  {split:<6} {view:<6} {arm:<7} {name:<17} {m['P']:6.3f} {m['R']:6.3f} {m['FSR']:7.4f} "
-            f"{m['Poss']:6.3f} {m['PossR']:6.3f} {m['Cur@1']:6.3f} {m['Cur@5']:6.3f} {m['Stale@5']:7.3f} "
-            f"{m['edges']:6d} {m['added']:6d} {m['queries']:5d}")
+            f"{m['Items']:6.1f} {m['Links']:6.1f} {m['PossR']:6.3f} {m['RwR']:6.3f} {m['Cur@1']:6.3f} "
+            f"{m['Cur@5']:6.3f} {m['Stale@5']:7.3f} {m['edges']:6d} {m['added']:6d} {m['queries']:5d}")
 
 
 def run(embedder_name: str, data: Path, splits, sweep: bool) -> int:
@@ -295,17 +325,30 @@ def run(embedder_name: str, data: Path, splits, sweep: bool) -> int:
               f"possible = lowest with Poss ≤ {POSSIBLE_BUDGET} -> {possible:.2f}")
         print("\n".join(lines))
         print(guard_calibration(loaded["train"], vectors))
-    print("\nP/R/FSR: supersession edges; Poss: facts added with a possibly_supersedes link (per fact); "
-          "PossR: missed true edges proposed for review; Cur/Stale on reachable queries")
+        print("\n".join(family_calibration(loaded["train"], vectors, shipped)))
+    print("\nP/R/FSR: supersession edges; Items: facts added with a possibly_supersedes link, per 100 added; "
+          "Links: review items (links) per 100 added; PossR: missed true edges proposed for review; RwR: recall "
+          "counting accepted review items; Cur/Stale on reachable queries")
     print(HEAD)
+    per_track = {}
     for split, timelines in loaded.items():
         for view in VIEWS:
             for arm in ("oracle", "detect"):
                 if arm == "oracle" and view == "value":
                     continue  # the oracle arm ignores content: the view changes nothing
                 tallies = evaluate(timelines, vectors, shipped, view, arm == "oracle")
+                per_track[split, view, arm] = {**tallies["main"].tracks, **tallies[BRUTAL].tracks}
                 for name, label in (("main", "w/o brutal"), ("state", "state tracks"), (BRUTAL, BRUTAL)):
                     print(fmt(split, view, arm, label, tallies[name].row()))
+    print("\nCurrent@1 per track (reachable queries)")
+    columns = list(per_track)
+    print(f"  {'track':<26} " + " ".join(f"{' '.join(c):>18}" for c in columns))
+    for track in sorted({t for cells in per_track.values() for t in cells}):
+        cells = []
+        for column in columns:
+            hits, asked = per_track[column].get(track, (0, 0))
+            cells.append(f"{hits / asked:9.3f} of {asked:5d}" if asked else f"{'-':>18}")
+        print(f"  {track:<26} " + " ".join(cells))
     if "dev" in loaded or "train" in loaded:
         print("\nranking ablation (detect arm, state tracks; each line turns one rule off)")
         print(f"  {'ranking':<34} " + "  ".join(f"{s + ' ' + v + ' Cur@1':>17} {'Stale@5':>7}"
@@ -313,7 +356,8 @@ def run(embedder_name: str, data: Path, splits, sweep: bool) -> int:
         import neo_git.recall as recall
 
         for flag, label in ((None, "all current-state rules on"), ("RETRACTIONS_LAST", "retractions ranked by score"),
-                            ("NEWER_WINS_TIES", "ties by id, not by age")):
+                            ("NEWER_WINS_TIES", "ties by id, not by age"),
+                            ("NEWEST_IN_FAMILY", "related facts by score, not newest")):
             if flag:
                 setattr(recall, flag, False)
             cells = []

@@ -255,8 +255,44 @@ def _possible_links(value: Any) -> tuple[dict, ...]:
             number = link.get(key)
             if number is not None:
                 clean[key] = float(_number(link, key, 0.0, -1.0, 2.0))
+        evidence = link.get("evidence")
+        if evidence:  # written only when some was found (store/evidence.py)
+            clean["evidence"] = _evidence(evidence)
+        judge = link.get("judge")
+        if judge:     # a model's verdict on the pair (`git neo review --judge`)
+            clean["judge"] = judge_verdict(judge)
         links[fact_id] = clean
     return tuple(links[i] for i in sorted(links))
+
+
+_EVIDENCE_NAME = re.compile(r"^[a-z][a-z_]{0,31}$")
+MAX_EVIDENCE = 8
+JUDGE_VERDICTS = ("updated", "distinct", "contradicts")
+MAX_JUDGE_REASON = 300
+
+
+def _evidence(value: Any) -> list[str]:
+    """Names of review evidence ("reference", "change", …; unknown names are kept for newer versions)."""
+    if not isinstance(value, list) or len(value) > MAX_EVIDENCE or \
+            not all(isinstance(v, str) and _EVIDENCE_NAME.match(v) for v in value):
+        raise InvalidFact(f"metadata.possibly_supersedes evidence must be a list of at most {MAX_EVIDENCE} "
+                          "lower-case names")
+    return list(dict.fromkeys(value))
+
+
+def judge_verdict(value: Any) -> dict:
+    """A judge's verdict on a possible supersession: {"verdict", "reason", "model", "at"}."""
+    if not isinstance(value, Mapping):
+        raise InvalidFact("metadata.possibly_supersedes judge must be an object")
+    verdict = value.get("verdict")
+    if verdict not in JUDGE_VERDICTS:
+        raise InvalidFact(f"invalid judge verdict {verdict!r}", f"use one of: {', '.join(JUDGE_VERDICTS)}")
+    clean = {"verdict": verdict, "reason": check_text("judge reason", value.get("reason") or "", MAX_JUDGE_REASON),
+             "model": check_text("judge model", value.get("model") or "", 200)}
+    at = _opt_str(value, "at", 64)
+    if at:
+        clean["at"] = at
+    return clean
 
 
 @dataclass(frozen=True)

@@ -136,6 +136,16 @@ def rank_score(cosine: float, fact: Fact, now: datetime, last_accessed: str | No
 TIE = 1e-6                 # scores this close are a tie, which goes to the newer fact
 RETRACTIONS_LAST = True    # retractions rank after every other fact
 NEWER_WINS_TIES = True
+# The current answer first (issue 21): ranked facts that resemble *each other* at least as much
+# as a possible supersession does (the embedder's possible threshold) form a family: an update
+# nobody marked as one ("PO #4521 approved" → "PO #4521 CANCELLED"), two instructions on one
+# matter. The family keeps the places its members earned, but its newest members take the best of
+# them: the newer of two related statements is the likelier to be current. A member scoring under
+# FAMILY_SHARE of the family's best is only loosely on the question and keeps its own order, so a
+# newer fact that merely shares words with the answer does not displace it (StateBench train,
+# detect arm: 0.25 beat 0 and 0.5, see `benchmarks/statebench_eval.py`). Retractions stay last.
+NEWEST_IN_FAMILY = True
+FAMILY_SHARE = 0.25
 
 
 def _newest_first(fact: Fact) -> tuple:
@@ -259,6 +269,52 @@ def _ranked(cos: "np.ndarray", layout: _Layout, now: datetime, accessed: Mapping
     return [(positions[j], values[j]) for j in order]
 
 
+def newest_in_family(ranked: Sequence[tuple[int, float]], pool: Sequence[Fact], vectors: "np.ndarray",
+                     threshold: float, retraction: Sequence[bool], rows: Sequence[int] | None = None
+                     ) -> list[tuple[int, float]]:
+    """*ranked* ((pool position, score), best first) with each family of related facts reordered
+    newest first within the places its members hold (see NEWEST_IN_FAMILY). Facts are related
+    when the cosine of their *vectors* is ≥ *threshold*; *rows* maps a pool position to its row of
+    *vectors* (default: the same position)."""
+    import numpy as np
+
+    members = [n for n, (i, _) in enumerate(ranked) if not retraction[i]]
+    if len(members) < 2:
+        return list(ranked)
+    picked = [ranked[n][0] if rows is None else rows[ranked[n][0]] for n in members]
+    matrix = np.asarray(vectors[picked], dtype=np.float32)
+    related = (matrix @ matrix.T) >= threshold
+    parent = list(range(len(members)))  # union-find over the ranked facts
+
+    def root(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    for a, b in zip(*np.nonzero(np.triu(related, 1))):
+        parent[root(int(b))] = root(int(a))
+    families: dict[int, list[int]] = {}
+    for a, n in enumerate(members):
+        families.setdefault(root(a), []).append(n)  # places in rank order
+    out = list(ranked)
+    for places in families.values():
+        best = ranked[places[0]][1]
+        if len(places) < 2 or not best > 0:
+            continue
+        near = [n for n in places if ranked[n][1] >= FAMILY_SHARE * best]
+        newest = sorted(near, key=lambda n: (_created_desc(pool[ranked[n][0]]), n))
+        order = newest + [n for n in places if n not in near]
+        for place, n in zip(places, order):
+            out[place] = ranked[n]
+    return out
+
+
+def _created_desc(fact: Fact) -> float:
+    stamp = _parse_time(fact.metadata.created_at)
+    return -stamp.timestamp() if stamp is not None else 0.0  # undated: as old as can be
+
+
 def _take_relevant(facts: Sequence[Fact], candidates: Sequence[int], relevance: Callable[[int], float],
                    floor: float, k: int, used: int, max_tokens: int) -> tuple[list[int], int]:
     """Up to *k* of *candidates*, most relevant first (ties by id), none below *floor*,
@@ -280,11 +336,15 @@ def _take_relevant(facts: Sequence[Fact], candidates: Sequence[int], relevance: 
 def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int = 5,
              max_tokens: int = 12000, environment: dict | None = None,
              last_accessed: Mapping[str, str | None] | None = None,
-             untrusted: frozenset = frozenset()) -> ContextResult:
+             untrusted: frozenset = frozenset(), vectors: "np.ndarray | None" = None,
+             family_threshold: float | None = None) -> ContextResult:
     """Pack *facts* (with their cosine to the query, same order) into layers.
 
     *last_accessed* holds access times kept outside the facts (the local access log);
-    *untrusted* the ids of claims (ranked lower, never constraints, listed in the result).
+    *untrusted* the ids of claims (ranked lower, never constraints, listed in the result);
+    *vectors* the facts' vectors (rows in *facts* order) and *family_threshold* the cosine from
+    which two facts are related (the embedder's possible-supersession threshold): with both,
+    the newest of related facts comes first (`newest_in_family`).
     """
     if not facts:  # nothing to rank: keep numpy unloaded
         return ContextResult(query=query, environment=environment or {}, max_tokens=max_tokens)
@@ -320,9 +380,15 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     pool = layout.pool
     pool_cos = cos_all[layout.ranked]
     valid_facts = []
-    for limit in (max(4 * k, 32), None):
+    window = max(4 * k, 32)
+    family = vectors is not None and family_threshold is not None and NEWEST_IN_FAMILY
+    for limit in (window, None):
         valid_facts, taken, exhausted = [], used, True
-        for j, score in _ranked(pool_cos, layout, now, accessed, limit):
+        ranked = _ranked(pool_cos, layout, now, accessed, limit)
+        if family:  # only the head of the ranking can reach the answer; pairs cost O(window²)
+            ranked[:window] = newest_in_family(ranked[:window], pool, vectors, family_threshold,
+                                               layout.retraction, rows=layout.ranked)
+        for j, score in ranked:
             fact = pool[j]
             if len(valid_facts) >= k:
                 exhausted = False

@@ -158,3 +158,50 @@ def test_environment_carries_head_health_once_measured_and_never_scans(repo_with
     health = store.recall("imports between a and b").environment["health"]
     assert health["cycles"] == 1 and health["modules_in_cycles"] == 2
     assert health["rev"] == str(store.repo.head.target)[:12]
+
+
+def _put(store, subject, body, created_at):
+    """Write a fact as an import or a teammate's sync would: no write policy, so nothing is superseded."""
+    from neo_git.facts import Fact, new_fact_id
+
+    fact = Fact.from_dict({"id": new_fact_id(), "subject": subject, "body": body, "kind": "decision",
+                           "scope": "project", "metadata": {"created_at": created_at}})
+    store.transact("project", lambda facts: Change(facts=(fact,), message=f"add {fact.id}"))
+    return fact
+
+
+def test_the_newer_of_two_related_facts_comes_first(store):
+    """An update nobody marked as one (different subjects, both valid): the newer statement is the
+    likelier current one, so it takes the place the older one earned on the question."""
+    old = _put(store, "Purchase order 4521", "Purchase order 4521 approved for $50,000 by finance",
+               "2026-01-01T09:00:00+00:00")
+    new = _put(store, "PO 4521 status", "Purchase order 4521 cancelled: budget freeze", "2026-01-02T09:00:00+00:00")
+    _put(store, "Office move", "The Leeds office moves to Park Row in March", "2026-01-03T09:00:00+00:00")
+    ctx = store.recall("Is purchase order 4521 approved?", k=3)
+    assert ctx.scores[old.id] > ctx.scores[new.id]          # the old one matches the words better…
+    assert [f.id for f in ctx.valid_facts[:2]] == [new.id, old.id]   # …but the newer one answers first
+    assert ctx.valid_facts[2].subject == "Office move"      # unrelated facts keep their own places
+
+
+def test_a_newer_fact_only_loosely_on_the_question_does_not_jump_ahead():
+    """Family members scoring under FAMILY_SHARE of the family's best keep their own order."""
+    import numpy as np
+
+    from neo_git.facts import Fact
+    from neo_git.recall import FAMILY_SHARE, newest_in_family
+
+    def fact(n, day):
+        return Fact.from_dict({"id": f"{n:016x}", "subject": f"s{n}", "body": "", "kind": "decision",
+                               "scope": "project", "metadata": {"created_at": f"2026-01-0{day}T00:00:00+00:00"}})
+
+    pool = [fact(1, 1), fact(2, 2), fact(3, 3)]   # 3 is the newest
+    vectors = np.ones((3, 4), dtype=np.float32) / 2  # every pair related (cosine 1)
+    best = 0.8
+    close = [(0, best), (1, 0.5), (2, FAMILY_SHARE * best + 0.01)]
+    assert [i for i, _ in newest_in_family(close, pool, vectors, 0.3, [False] * 3)] == [2, 1, 0]
+    loose = [(0, best), (1, 0.5), (2, FAMILY_SHARE * best - 0.01)]
+    assert [i for i, _ in newest_in_family(loose, pool, vectors, 0.3, [False] * 3)] == [1, 0, 2]
+    unrelated = np.eye(3, 4, dtype=np.float32)
+    assert [i for i, _ in newest_in_family(close, pool, unrelated, 0.3, [False] * 3)] == [0, 1, 2]
+    retraction = [False, False, True]              # a retraction is nobody's newer statement
+    assert [i for i, _ in newest_in_family(close, pool, vectors, 0.3, retraction)] == [1, 0, 2]

@@ -161,14 +161,32 @@ def test_an_explicit_pointer_wins_and_is_named(store):
     assert info["rule"] == "explicit" and "(rule 1)" in info["explanation"]
 
 
+LONG = " ".join(["context decision consequences service queue retries message broker handler pipeline"] * 6)
+
+
 def test_long_records_are_only_proposed_never_retired(store):
-    words = "context decision consequences service queue retries message broker handler pipeline"
-    old_body = " ".join([words] * 6) + " We use RabbitMQ."
-    new_body = " ".join([words] * 6) + " We use Kafka."
-    old = store.add("Use RabbitMQ for messaging", old_body, kind="decision")
-    result = store.add_detailed("Use Kafka for events", new_body, kind="decision")
+    old = store.add("Use RabbitMQ for messaging", LONG + " We use RabbitMQ.", kind="decision")
+    result = store.add_detailed("Use Kafka for events", LONG + " We use Kafka instead of RabbitMQ.", kind="decision")
     assert result.superseded is None and store.get(old.id).is_valid
-    assert [link["id"] for link in result.possible] == [old.id]
+    assert [(link["id"], link["evidence"]) for link in result.possible] == [(old.id, ["change"])]
+
+
+def test_a_long_record_that_only_shares_vocabulary_is_not_proposed(store):
+    """Between long texts cosine measures the project's vocabulary: without the newer text naming
+    the older fact or stating a change about it, nobody is asked (before: the best match was)."""
+    old = store.add("Use RabbitMQ for messaging", LONG + " We use RabbitMQ.", kind="decision")
+    result = store.add_detailed("Use Kafka for events", LONG + " We use Kafka.", kind="decision")
+    assert result.possible == () and store.review() == [] and store.get(old.id).is_valid
+
+
+def test_a_long_record_that_names_the_older_one_is_proposed_with_its_evidence(store):
+    old = store.add("Keep sessions in Redis", LONG + " Sessions live in Redis with a one-day expiry.", kind="decision")
+    result = store.add_detailed("Signed cookie sessions", LONG + " This revisits keep sessions in Redis: the "
+                                "session moves into a signed cookie.", kind="decision")
+    assert [(link["id"], link["evidence"]) for link in result.possible] == [(old.id, ["reference", "change"])]
+    item, = store.review()
+    assert "names the older fact" in item["why"] and "states a change about the older fact" in item["why"]
+    assert item["evidence"] == ["reference", "change"]
 
 
 def test_same_subject_with_unrelated_long_bodies_is_kept(store):
@@ -245,8 +263,22 @@ def test_review_fields_are_validated_and_written_only_when_set():
     assert meta["distinct_from"] == ["aa" * 8, "bb" * 8]
     assert [link["id"] for link in meta["possibly_supersedes"]] == ["bb" * 8, "cc" * 8]
     assert canonical_json(Fact.from_dict(linked.to_dict())) == canonical_json(linked)
+    assert "evidence" not in meta["possibly_supersedes"][0] and "judge" not in meta["possibly_supersedes"][0]
+    judged = {"id": "cc" * 8, "similarity": 0.4, "evidence": ["reference", "change", "reference"],
+              "judge": {"verdict": "updated", "reason": "same store, new engine", "model": "openai:gpt-5",
+                        "at": "2026-01-02T00:00:00+00:00", "ignored": 1}}
+    link, = Fact.from_dict({**base, "metadata": {**base["metadata"], "possibly_supersedes": [judged]}}
+                           ).to_dict()["metadata"]["possibly_supersedes"]
+    assert link["evidence"] == ["reference", "change"]
+    assert link["judge"] == {"verdict": "updated", "reason": "same store, new engine", "model": "openai:gpt-5",
+                             "at": "2026-01-02T00:00:00+00:00"}
     for bad in ({"possibly_supersedes": [{"id": "nope"}]}, {"possibly_supersedes": "x"},
                 {"possibly_supersedes": [{"id": "aa" * 8, "similarity": "high"}]},
+                {"possibly_supersedes": [{"id": "aa" * 8, "evidence": "reference"}]},
+                {"possibly_supersedes": [{"id": "aa" * 8, "evidence": ["Reference!"]}]},
+                {"possibly_supersedes": [{"id": "aa" * 8, "judge": {"verdict": "maybe"}}]},
+                {"possibly_supersedes": [{"id": "aa" * 8, "judge": {"verdict": "distinct", "reason": "x" * 301}}]},
+                {"possibly_supersedes": [{"id": "aa" * 8, "judge": "updated"}]},
                 {"distinct_from": ["zz"]}, {"distinct_from": ["aa" * 8] * 65}):
         with pytest.raises(InvalidFact):
             Fact.from_dict({**base, "metadata": {**base["metadata"], **bad}})

@@ -25,6 +25,8 @@ class AnthropicProvider(SDKProvider):
                   "max_tokens": request.max_output_tokens + budget, "timeout": request.timeout}
         if budget:
             kwargs["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        if request.schema is not None:  # structured outputs: the text block is JSON of the schema
+            kwargs["output_config"] = {"format": {"type": "json_schema", "schema": request.schema}}
         try:
             message = client.messages.create(**kwargs)
         except Exception as exc:  # noqa: BLE001 - translated (or re-raised when unknown)

@@ -19,9 +19,14 @@ class ModelRequest:
     system: str
     prompt: str
     effort: str
-    stage: str = "answer"          # answer | plan | code | critic | repair
+    stage: str = "answer"          # answer | plan | code | critic | repair | judge
     max_output_tokens: int = 8192
     timeout: float = 60.0
+    # A JSON schema the reply must follow, sent as the API's structured-output setting (OpenAI
+    # `text.format` / `response_format` with strict true, Anthropic `output_config.format`, Ollama
+    # `format`); None: free text. The reply is still validated: a compatible server may ignore it.
+    schema: dict | None = None
+    schema_name: str = "reply"
 
 
 @dataclass(frozen=True)

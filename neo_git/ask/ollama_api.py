@@ -45,6 +45,8 @@ class OllamaProvider:
             "messages": [{"role": "system", "content": request.system}, {"role": "user", "content": request.prompt}],
             "options": {"num_predict": request.max_output_tokens},
         }
+        if request.schema is not None:  # Ollama's structured outputs: `format` takes a JSON schema
+            payload["format"] = request.schema
         try:
             return self._chat(payload, request.timeout)
         except ProviderError as exc:

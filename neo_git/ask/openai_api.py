@@ -51,11 +51,15 @@ class OpenAIProvider(SDKProvider):
             raise sdk_error(exc, self.settings) from None
 
     def _responses(self, client, request: ModelRequest) -> ModelReply:
+        extra = {}
+        if request.schema is not None:
+            extra["text"] = {"format": {"type": "json_schema", "name": request.schema_name,
+                                        "schema": request.schema, "strict": True}}
         response = client.responses.create(
             model=self.settings.model, instructions=request.system, input=request.prompt,
             reasoning={"effort": reasoning_effort(request.effort, self.settings.model)},
             max_output_tokens=request.max_output_tokens + REASONING_ALLOWANCE[request.effort],
-            timeout=request.timeout)
+            timeout=request.timeout, **extra)
         if getattr(response, "status", None) == "incomplete" and not response.output_text:
             reason = getattr(getattr(response, "incomplete_details", None), "reason", None) or "incomplete"
             raise ProviderError("incomplete", f"openai ({self.settings.model}) stopped before answering ({reason})",
@@ -68,10 +72,14 @@ class OpenAIProvider(SDKProvider):
                           model=getattr(response, "model", "") or self.settings.model)
 
     def _chat(self, client, request: ModelRequest) -> ModelReply:
+        extra = {}
+        if request.schema is not None:
+            extra["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": request.schema_name, "schema": request.schema, "strict": True}}
         completion = client.chat.completions.create(
             model=self.settings.model,
             messages=[{"role": "system", "content": request.system}, {"role": "user", "content": request.prompt}],
-            max_tokens=request.max_output_tokens, timeout=request.timeout)
+            max_tokens=request.max_output_tokens, timeout=request.timeout, **extra)
         if not completion.choices:
             raise ProviderError("bad_reply", f"openai ({self.settings.model}) returned no choices",
                                 "is the base URL an OpenAI-compatible API?")

@@ -21,6 +21,12 @@ def register(sub) -> dict[str, str]:
     p.add_argument("arg", nargs="?", metavar="candidate",
                    help="the action's argument: the fact a possible supersession names, when it names several")
     p.add_argument("--type", help="only items of this type (possible_supersession, …)")
+    p.add_argument("--judge", action="store_true",
+                   help="ask the configured model about each open possible supersession and record its verdict "
+                        "(it retires nothing unless `git config neo.reviewJudge auto`)")
+    p.add_argument("--provider", "-p", choices=PROVIDERS, metavar="P",
+                   help="with --judge: one of " + ", ".join(PROVIDERS) + " (default: as `git neo ask`)")
+    p.add_argument("--model", "-m", metavar="M", help="with --judge: the model (default: as `git neo ask`)")
     json_flag(p)
 
     p = sub.add_parser("invalidate", help="retract a fact that is no longer true, without a successor")
@@ -28,6 +34,9 @@ def register(sub) -> dict[str, str]:
     p.add_argument("--reason", "-r", required=True, help="why it is no longer true (kept on the fact)")
     json_flag(p)
     return {"review": "cmd_review", "invalidate": "cmd_invalidate"}
+
+
+PROVIDERS = ("openai", "anthropic", "ollama", "none")  # neo_git.ask.providers.PROVIDER_NAMES (import-free here)
 
 
 def _store():
@@ -47,6 +56,15 @@ def cmd_review(args: argparse.Namespace) -> int:
     if args.type is not None and args.type not in SOURCES:
         print(f"git neo review: error: unknown type '{args.type}' (choose from {', '.join(SOURCES)})",
               file=sys.stderr)
+        return 2
+    if args.judge:
+        if args.action is not None:
+            print("git neo review: error: --judge takes no action (it judges every open possible supersession)",
+                  file=sys.stderr)
+            return 2
+        return _judge(args)
+    if args.provider or args.model:
+        print("git neo review: error: --provider and --model go with --judge", file=sys.stderr)
         return 2
     store = _store()
     if args.action is None:
@@ -74,6 +92,40 @@ def cmd_review(args: argparse.Namespace) -> int:
         print_json(result)
     else:
         print(visible(_resolved(result)))
+    return 0
+
+
+def _judge(args: argparse.Namespace) -> int:
+    """`git neo review --judge`: a verdict per open possible supersession, printed as it comes."""
+    from neo_git.ask.judge import judge_mode, judge_open_items
+    from neo_git.ask.providers import make_provider
+    from neo_git.ask.settings import resolve_settings
+
+    store = _store()
+    auto = judge_mode(store.repo) == "auto"
+    provider = make_provider(resolve_settings(args.provider, args.model, repo=store.repo))
+
+    def show(result) -> None:
+        if args.json:
+            return
+        if result.error:
+            print(visible(f"{result.id[:8]} / {result.candidate[:8]}: {result.error}"))
+            return
+        done = f"; superseded {result.candidate[:8]} (`git neo restore {result.candidate}` undoes it)" \
+            if result.superseded else ""
+        print(visible(f"{result.id[:8]} / {result.candidate[:8]}: {result.verdict} — {result.reason}{done}"))
+
+    results = judge_open_items(store, provider, auto=auto, progress=show)
+    warn(store.warnings)
+    if args.json:
+        print_json([r.to_dict() for r in results])
+    elif not results:
+        print("nothing to judge: no open possible supersession without a verdict")
+    else:
+        retired = sum(1 for r in results if r.superseded)
+        print(f"({len(results)} judged by {results[0].model}"
+              + (f"; {retired} superseded (neo.reviewJudge auto)" if auto else
+                 "; nothing retired: `git neo review accept|reject ID` decides") + ")")
     return 0
 
 

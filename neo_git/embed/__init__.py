@@ -43,6 +43,15 @@ class Embedder(Protocol):
         ...
 
 
+def related_threshold(embedder: Embedder) -> float:
+    """The cosine from which two facts are related enough to be a possible supersession: the
+    embedder's `possible_threshold` (no lower than nothing, no higher than its certain one).
+    Recall groups related facts with it (`recall.newest_in_family`), the write policy proposes
+    reviews from it (`store.supersession.Thresholds`)."""
+    certain = float(embedder.supersede_threshold)
+    return min(float(getattr(embedder, "possible_threshold", certain)), certain)
+
+
 def _make_hash(model: str | None = None) -> Embedder:
     from neo_git.embed.hashing import HashEmbedder
 

@@ -370,17 +370,18 @@ class FactStore(WritePaths):
         check_text("query", query, 100_000, required=True)
         if k < 0 or max_tokens <= 0:
             raise NeoError("k must be ≥ 0 and max-tokens > 0")
+        from neo_git.embed import related_threshold
+
         facts = self._load()
-        if facts:
-            cosines = self._fact_matrix(facts) @ self._embed_one(query)
-        else:
-            cosines = []
+        matrix = self._fact_matrix(facts) if facts else None
+        cosines = matrix @ self._embed_one(query) if matrix is not None else []
         claims = self.untrusted()
         if claims is not self._claims[0]:  # the same dict while the tips and the trust set are
             self._claims = (claims, frozenset(claims))
         result = assemble(query, facts, cosines, k=k, max_tokens=max_tokens,
                           environment=self.environment(), last_accessed=self.access.last_accessed(),
-                          untrusted=self._claims[1])
+                          untrusted=self._claims[1], vectors=matrix,
+                          family_threshold=related_threshold(self.embedder))
         self.access.record(result.returned_ids)
         apply = self.access.apply
         return result.with_facts(apply)

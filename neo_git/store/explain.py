@@ -97,6 +97,9 @@ def _how(rule: str, detail: Mapping[str, Any]) -> str:
         return "explicitly (--supersedes) (rule 1)"
     if rule == "review":
         return "when a person accepted the possible supersession (`git neo review accept`)"
+    if rule == "judge":
+        return (f"when the review judge ({detail.get('detail') or 'a model'}) found it updates the same subject "
+                "(`git config neo.reviewJudge auto`)")
     if rule == "same_subject":
         tail = f" (similarity {similarity:.3f})" if similarity is not None else ""
         return f"because it restates the same subject and the bodies are related (rule 2){tail}"

@@ -32,6 +32,7 @@ RULE_EXPLICIT = "explicit"
 RULE_SUBJECT = "same_subject"
 RULE_SIMILARITY = "similarity"
 RULE_REVIEW = "review"  # a possible supersession a person accepted
+RULE_JUDGE = "judge"    # a possible supersession the review judge accepted (`neo.reviewJudge auto`)
 
 # Bodies count as "unrelated" only when both have at least this many words and their
 # cosine is below BODY_GUARD. Short bodies are values ("$25,000" → "$40,000", "card-based
@@ -51,6 +52,11 @@ LONG_BODY_WORDS = 12
 CALIBRATED_WORDS = 40
 LABEL_WORDS = 4   # entity labels are looked for in the first words of a subject and of a body
 MAX_POSSIBLE = 3  # possible links recorded per new fact, most similar first
+# Outside the calibrated lengths only the few most similar candidates are looked at, and of those
+# only the ones the newer text speaks about (store/evidence.py). ADR dev: 2 gives 17% of records
+# a review item and finds 14 of 24 true edges; 3: 19%, 14; 1: 12%, 12 (the old rule, the best
+# match at or above the certain threshold: 55%, 14). `benchmarks/adr_eval.py --sweep` prints it.
+LONG_CANDIDATES = 2
 
 _SUFFIX = re.compile(r"(?:\s+(?:v\d+|corrected|updated|new|revised|final))+$")
 _PUNCT = re.compile(r"[\W_]+", re.UNICODE)
@@ -125,9 +131,10 @@ class Thresholds:
     @classmethod
     def of(cls, embedder) -> "Thresholds":
         """The embedder's `supersede_threshold` (certain) and `possible_threshold` (default: no band)."""
-        certain = float(embedder.supersede_threshold)
-        possible = float(getattr(embedder, "possible_threshold", certain))
-        return cls(certain=certain, possible=min(possible, certain), embedder=getattr(embedder, "id", "?"))
+        from neo_git.embed import related_threshold
+
+        return cls(certain=float(embedder.supersede_threshold), possible=related_threshold(embedder),
+                   embedder=getattr(embedder, "id", "?"))
 
 
 @dataclass(frozen=True)
@@ -178,6 +185,8 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
     def usable(score: float, old: Fact) -> bool:
         return score == score and old.id not in exclude and old.id != new.id and not blocked(new, old)
 
+    from neo_git.store.evidence import SAME_SUBJECT, review_evidence
+
     possible = []
     for score, old in same_pairs:  # rule 2: the most similar same-subject fact that passes the guards
         if not usable(score, old) or distinct_entities(new, old):
@@ -188,10 +197,11 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
                 continue  # same title, unrelated content (a template title, a generic subject)
             if body < thresholds.possible and not possible:
                 # Long bodies only loosely related: as unsure as rule 3's band, so ask.
-                possible.append({"id": old.id, "similarity": round(score, 4), "threshold": thresholds.possible})
+                possible.append(_link(old, score, thresholds.possible, (SAME_SUBJECT, *review_evidence(new, old))))
                 continue
         return Decision(old.id, RULE_SUBJECT, score, BODY_GUARD)
     short = _words(new.text) <= CALIBRATED_WORDS
+    uncalibrated = 0  # long candidates looked at
     for score, old in ranked:  # rule 3: cosine alone, most similar first
         if not usable(score, old):
             continue
@@ -199,14 +209,28 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
             break
         if old.id in same_subject or distinct_entities(new, old):
             continue  # failed rule 2's guards (or proposed by them), or another entity
+        evidence = review_evidence(new, old)
         if not (short and _words(old.text) <= CALIBRATED_WORDS):
-            if score >= thresholds.certain and not possible:  # outside the calibrated lengths
-                possible.append({"id": old.id, "similarity": round(score, 4), "threshold": thresholds.certain})
-            break
-        if score >= thresholds.certain and not possible:
+            # Outside the calibrated lengths cosine alone neither retires nor asks: of the few most
+            # similar candidates, only those the newer text speaks about (store/evidence.py).
+            uncalibrated += 1
+            if uncalibrated > LONG_CANDIDATES:
+                break
+            if evidence:
+                possible.append(_link(old, score, thresholds.possible, evidence))
+            continue
+        if score >= thresholds.certain and not possible and not uncalibrated:
             return Decision(old.id, RULE_SIMILARITY, score, thresholds.certain)
-        possible.append({"id": old.id, "similarity": round(score, 4), "threshold": thresholds.possible})
+        possible.append(_link(old, score, thresholds.possible, evidence))
     return Decision(possible=tuple(sorted(possible, key=lambda link: link["id"])))
+
+
+def _link(old: Fact, score: float, threshold: float, evidence: Sequence[str]) -> dict:
+    """A `possibly_supersedes` link; `evidence` only when some was found (store/evidence.py)."""
+    link = {"id": old.id, "similarity": round(score, 4), "threshold": threshold}
+    if evidence:
+        link["evidence"] = list(dict.fromkeys(evidence))
+    return link
 
 
 def ranked_candidates(group, scores: Sequence[float], floor: float, same_subject: Collection[str]

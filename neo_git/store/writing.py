@@ -212,6 +212,36 @@ class WritePaths:
         again; returns the candidate's id."""
         return self._possible("reject", fact_id, candidate)["distinct_from"]
 
+    def record_verdict(self: "FactStore", fact_id: str, candidate: str, verdict: Mapping,
+                       accept: bool = False) -> dict:
+        """Record a review judge's *verdict* on the possible supersession of *candidate* by
+        *fact_id*; with *accept* (and verdict "updated") also supersede the candidate through the
+        normal path (rule "judge": `restore` undoes it, `why` names the judge). One commit."""
+        from neo_git.facts import judge_verdict
+        from neo_git.store.review.possible import plan_accept, plan_verdict
+
+        fact = self._find(fact_id)
+        try:
+            clean = judge_verdict(dict(verdict))
+        except InvalidFact as exc:
+            raise NeoError(f"not a verdict: {exc}") from None
+        out: dict = {}
+
+        def plan(facts: Mapping[str, Fact]) -> Change:
+            scoped = {i: f for i, f in facts.items() if f.scope is fact.scope}
+            change = plan_verdict(scoped, fact.id, candidate, clean)
+            out.clear()
+            out.update(id=fact.id, candidate=candidate, **clean, superseded=None)
+            if not (accept and clean["verdict"] == "updated"):
+                return change
+            judged = {**scoped, fact.id: change.facts[0]}
+            old, accepted = plan_accept(judged, fact.id, candidate, self.embedder.id, judge=clean)
+            out["superseded"] = old.id
+            return Change(accepted.facts, accepted.message, (*change.details, *accepted.details))
+
+        self.backends[fact.scope].transact(plan)
+        return dict(out)
+
     def _possible(self: "FactStore", action: str, fact_id: str, candidate: str | None) -> dict:
         from neo_git.store.review.possible import TYPE, pick_link
 

@@ -35,20 +35,38 @@ def proposals(facts: Mapping[str, Fact]) -> list[dict]:
             old = facts.get(link["id"])
             if old is None or not old.is_valid or blocked(new, old):
                 continue
-            out.append({"type": TYPE, "id": new.id, "candidate": old.id, "actions": list(ACTIONS), "similarity": link.get("similarity"),
-                        "threshold": link.get("threshold"), "scope": new.scope.value, "kind": new.kind.value,
-                        "new": {"subject": new.subject, "body": new.body},
-                        "old": {"subject": old.subject, "body": old.body},
-                        "why": _why(link)})
+            item = {"type": TYPE, "id": new.id, "candidate": old.id, "actions": list(ACTIONS),
+                    "similarity": link.get("similarity"), "threshold": link.get("threshold"),
+                    "evidence": list(link.get("evidence") or ()), "scope": new.scope.value, "kind": new.kind.value,
+                    "new": {"subject": new.subject, "body": new.body},
+                    "old": {"subject": old.subject, "body": old.body},
+                    "why": _why(link)}
+            if link.get("judge"):
+                item["judge"] = dict(link["judge"])
+            out.append(item)
     return out
+
+
+# What each piece of review evidence (store/evidence.py) means, for the item's `why`.
+EVIDENCE_WORDS = {"reference": "the newer text names the older fact",
+                  "change": "the newer text states a change about the older fact",
+                  "same_subject": "same subject, bodies only loosely related"}
 
 
 def _why(link: Mapping) -> str:
     similarity, threshold = link.get("similarity"), link.get("threshold")
-    if similarity is None:
-        return "proposed for review"
-    return (f"similarity {similarity:.3f} ≥ review threshold {threshold or 0:.3f}: too weak, or the texts "
-            "too long, for similarity alone to retire a fact")
+    evidence = [EVIDENCE_WORDS.get(name, name) for name in link.get("evidence") or ()]
+    parts = []
+    if evidence:
+        parts.append("; ".join(evidence))
+    if similarity is not None:
+        parts.append(f"similarity {similarity:.3f} ≥ review threshold {threshold or 0:.3f}"
+                     + ("" if evidence else ": too weak for similarity alone to retire a fact"))
+    judge = link.get("judge")
+    if judge:
+        parts.append(f"judge {judge.get('model') or '?'}: {judge['verdict']}"
+                     + (f" ({judge['reason']})" if judge.get("reason") else ""))
+    return "; ".join(parts) or "proposed for review"
 
 
 def pick_link(new: Fact, candidate: str | None) -> dict:
@@ -70,10 +88,11 @@ def pick_link(new: Fact, candidate: str | None) -> dict:
 
 
 def plan_accept(facts: Mapping[str, Fact], new_id: str, candidate: str | None,
-                embedder_id: str) -> tuple[Fact, Change]:
-    """Supersede the candidate by *new_id* (rule "review"); returns the retired fact and the change."""
+                embedder_id: str, judge: Mapping | None = None) -> tuple[Fact, Change]:
+    """Supersede the candidate by *new_id* (rule "review"; rule "judge" when a *judge* verdict
+    accepts it); returns the retired fact and the change."""
     from neo_git.store.policy import index_of, supersede
-    from neo_git.store.supersession import RULE_REVIEW, Decision
+    from neo_git.store.supersession import RULE_JUDGE, RULE_REVIEW, Decision
 
     new = facts[new_id]
     link = pick_link(new, candidate)
@@ -84,12 +103,32 @@ def plan_accept(facts: Mapping[str, Fact], new_id: str, candidate: str | None,
         raise NeoError(f"{link['id']} is no longer valid: nothing to supersede",
                        "`git neo reject` drops the proposal")
     changed: dict[str, Fact] = {}
-    decision = Decision(old.id, RULE_REVIEW, link.get("similarity"), link.get("threshold"))
+    rule = RULE_REVIEW if judge is None else RULE_JUDGE
+    decision = Decision(old.id, rule, link.get("similarity"), link.get("threshold"))
     new, old, flagged = supersede(facts, index_of(facts), new, old, decision, embedder_id, now_iso(), changed)
+    if judge is not None:  # `why` names the judge: its model and its one-line reason
+        named = f"{judge.get('model') or 'a model'}: {judge.get('reason') or judge['verdict']}"
+        old = old.evolve(metadata={"invalidation": {**old.metadata.invalidation, "detail": named[:400]}})
+        changed[old.id] = old
     changed[new.id] = new
-    details = ("rule: review (a possible supersession accepted by a person)",
+    details = ((f"rule: judge ({judge.get('model')}: the newer fact updates the same subject)" if judge else
+                "rule: review (a possible supersession accepted by a person)"),
                *(f"flag {fid} for review (depends on {old.id})" for fid in flagged))
     return old, Change(tuple(changed.values()), f"supersede {old.id} by {new.id}: {new.subject}"[:120], details)
+
+
+def plan_verdict(facts: Mapping[str, Fact], new_id: str, candidate: str, verdict: Mapping) -> Change:
+    """Record a judge's *verdict* ({"verdict", "reason", "model", "at"}) on the link of *new_id* to
+    *candidate*; nothing is retired."""
+    new = facts.get(new_id)
+    if new is None or not new.is_valid:
+        raise NeoError(f"{new_id} is no longer valid", "`git neo review` lists the open items")
+    link = pick_link(new, candidate)
+    links = tuple({**l, "judge": dict(verdict)} if l["id"] == link["id"] else l
+                  for l in new.metadata.possibly_supersedes)
+    new = new.evolve(metadata={"possibly_supersedes": links})
+    return Change((new,), f"judge {link['id']} beside {new.id}: {verdict['verdict']}"[:120],
+                  (f"model: {verdict.get('model')}", f"reason: {verdict.get('reason')}"[:200]))
 
 
 def plan_reject(facts: Mapping[str, Fact], new_id: str, candidate: str | None) -> tuple[str, Change]:

@@ -1,0 +1,107 @@
+"""Review evidence: what, beyond one cosine, says a newer fact may replace an older one (issue 21).
+
+Between long texts (decision records, design notes) cosine mostly measures shared project
+vocabulary: on the ADR dev set the best match of every record scores 0.35–0.59 whether or not it
+is the record it replaced, so a review item per best match asked about half the records. A pair
+is worth a person's time when the newer text also says something *about* the older fact:
+
+* ``reference`` — it names the older fact: the older subject (two words or more) appears in the
+  newer text, or the older fact's source file (its name, e.g. ``ADR002-use-govuk-notify.md``);
+* ``change`` — it states a change about the older subject: a change word ("instead of",
+  "replaces", "no longer", "supersedes", "deprecated", "rather than", "move/migrate/switch from",
+  "remove", "previously", "revisit") within a few words of at least a third of the older
+  subject's content words, or a subject that opens with a change verb ("Remove Bullet gem");
+* ``subject`` — the subjects overlap: at least two thirds of the older subject's content words
+  (plurals folded, generic words such as "use", "add", "decision" left out) are in the newer one.
+
+Each has its reason; none was fitted to a figure (thresholds are the simple fractions a third and
+two thirds). `benchmarks/adr_eval.py` prints what each one finds on its own. Pure functions of
+the two facts' text: no embedder, no store.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from neo_git.facts import Fact
+
+REFERENCE = "reference"
+CHANGE = "change"
+SAME_SUBJECT = "same_subject"   # rule 2's own evidence (same normalised subject, bodies loosely related)
+EVIDENCE = (REFERENCE, CHANGE, SAME_SUBJECT)
+
+CHANGE_SHARE = 1 / 3     # of the older subject's content words, next to a change word
+WINDOW_AFTER = 8         # words after a change word that it speaks about ("instead of GOV.UK Notify")
+WINDOW_BEFORE = 4        # and before it ("GOV.UK Notify is no longer …")
+MIN_REFERENCE_WORDS = 2  # a one-word subject ("Caching") is mentioned by accident, not referred to
+
+# Words that say what kind of statement a subject is, not what it is about.
+_GENERIC = frozenset("""
+a an the of for to in on at by with and or as our we us is are be it its this that from into via
+use using used add adding adopt adopting define defining introduce introducing implement implementing
+implementation make making update updated updating remove removing removal move moving migrate new
+how what which when decision record adr
+""".split())
+_WORD = re.compile(r"\w+", re.UNICODE)
+_CHANGE = re.compile(
+    r"\b(?:instead\s+of|rather\s+than|no\s+longer|replac\w*|supersed\w*|deprecat\w*|obsolete|"
+    r"(?:mov|migrat|switch|chang|transition)\w*\s+(?:away\s+)?from|remov\w*|previously|"
+    r"revisit\w*|reconsider\w*|revert\w*|stop\s+using|drop\w*)\b", re.IGNORECASE)
+_CHANGE_VERB = re.compile(r"^\W*(?:remove|replace|move|switch|migrate|drop|retire|deprecate|stop|revert|"
+                          r"revisit|supersede|change|update[sd]?)\b", re.IGNORECASE)
+_FILE = re.compile(r"[^/\\]+$")
+
+
+def _fold(word: str) -> str:
+    """Plural and -ies folded ("queries" → "query", "migrations" → "migration")."""
+    if len(word) > 4:
+        if word.endswith("ies"):
+            return word[:-3] + "y"
+        if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+            return word[:-1]
+    return word
+
+
+@lru_cache(maxsize=1 << 14)
+def words(text: str) -> tuple[str, ...]:
+    """Lower-cased, plural-folded words of *text*, in order."""
+    return tuple(_fold(w) for w in _WORD.findall(text.casefold()))
+
+
+@lru_cache(maxsize=1 << 14)
+def content_words(subject: str) -> frozenset[str]:
+    """What a subject is about: its words without the generic ones (and without 1-letter words)."""
+    return frozenset(w for w in words(subject) if len(w) > 1 and w not in _GENERIC)
+
+
+@lru_cache(maxsize=1 << 12)
+def changed_words(fact_text: str, subject: str) -> frozenset[str]:
+    """Words of a text spoken about by a change word (see WINDOW_*), plus the subject's words when
+    the subject itself opens with a change verb."""
+    found: set[str] = set()
+    for match in _CHANGE.finditer(fact_text):
+        found.update(words(fact_text[match.end():match.end() + 24 * WINDOW_AFTER])[:WINDOW_AFTER])
+        found.update(words(fact_text[max(0, match.start() - 24 * WINDOW_BEFORE):match.start()])[-WINDOW_BEFORE:])
+    if _CHANGE_VERB.match(subject):
+        found.update(words(subject))
+    return frozenset(found)
+
+
+def _names(text_words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
+    n = len(phrase)
+    return any(text_words[i:i + n] == phrase for i in range(len(text_words) - n + 1))
+
+
+def review_evidence(new: Fact, old: Fact) -> tuple[str, ...]:
+    """The evidence (names from EVIDENCE, in that order) that *new* speaks about *old*."""
+    found = []
+    about = content_words(old.subject)
+    new_words = words(new.text)
+    title = words(old.subject)
+    source = _FILE.search(old.metadata.source_file or "")
+    if (len(title) >= MIN_REFERENCE_WORDS and _names(new_words, title)) or \
+            (source is not None and len(source.group(0)) >= 6 and source.group(0) in new.text):
+        found.append(REFERENCE)
+    if about and len(about & changed_words(new.text, new.subject)) >= CHANGE_SHARE * len(about):
+        found.append(CHANGE)
+    return tuple(found)
