@@ -13,9 +13,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from neo_git.errors import NeoError
-from neo_git.store import Change
 from tests.org.helpers import Org, org_ids, org_tree
-from tests.store_helpers import distinct_text
+from tests.store_helpers import assert_no_supersession_cycle, distinct_text, random_write
 
 OPS = st.lists(st.tuples(st.sampled_from(["add", "supersede", "confidence", "sync"]),
                          st.sampled_from(["alice", "bob"]), st.integers(0, 10_000)), min_size=2, max_size=7)
@@ -32,38 +31,17 @@ def test_random_interleavings_of_org_writes_and_syncs_converge(org, ops):
         crew.connect("alice"), crew.connect("bob")
         ever: set[str] = set()
         for op, who, seed in ops:
-            _apply(crew, op, who, seed, ever)
+            if op == "sync":
+                crew.sync(who)
+            elif (added := random_write(crew.store(who), op, seed, scope="org")) is not None:
+                ever.add(added)
         for who in ("alice", "bob", "alice"):
             crew.sync(who)
         assert org_tree(crew.memory("alice")) == org_tree(crew.memory("bob")) == org_tree(crew.remote)
         facts = {f.id: f for f in crew.store("alice").list(scope="org", include_invalid=True)}
         assert ever <= set(facts)                      # every org fact ever written, valid or not
         assert org_ids(crew.store("bob")) == set(facts)
-        for start in facts:                            # no supersession cycle
-            seen, node = set(), start
-            while node is not None and node in facts:
-                assert node not in seen, f"cycle through {node}"
-                seen.add(node)
-                node = facts[node].superseded_by
-
-
-def _apply(crew: Org, op: str, who: str, seed: int, ever: set[str]) -> None:
-    rng = random.Random(seed)
-    if op == "sync":
-        crew.sync(who)
-        return
-    store = crew.store(who)
-    facts = sorted(store.list(scope="org", include_invalid=True), key=lambda f: f.id)
-    valid = [f for f in facts if f.is_valid]
-    if op == "add" or not facts:
-        ever.add(store.add(*distinct_text(rng), kind="decision", scope="org").id)
-    elif op == "supersede" and valid:
-        ever.add(store.add(*distinct_text(rng), kind="decision", scope="org", supersedes=rng.choice(valid).id).id)
-    elif op == "confidence":
-        target = rng.choice(facts)
-        value = round(rng.random(), 2)
-        store.transact("org", lambda current: Change(
-            facts=(current[target.id].evolve(metadata={"confidence": value}),), message="confidence"))
+        assert_no_supersession_cycle(facts)
 
 
 def test_two_machines_syncing_the_org_memory_at_the_same_time_converge(org):
