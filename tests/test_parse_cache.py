@@ -88,7 +88,7 @@ def _counting_reads(monkeypatch) -> list[str]:
 def test_a_moved_tip_is_journalled_not_rewritten(repo_with_commit, monkeypatch):
     """Facts arriving from elsewhere (another process, a sync) cost the next cold reader the
     changed subtrees, once: it appends them to the journal instead of rewriting the cache."""
-    from neo_git.store.parse_cache import journal_path
+    from neo_git.store.parse_journal import journal_path
 
     store = _populated(repo_with_commit)
     path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
@@ -111,7 +111,7 @@ def test_a_moved_tip_is_journalled_not_rewritten(repo_with_commit, monkeypatch):
 
 
 def test_a_damaged_or_foreign_journal_is_ignored(repo_with_commit, monkeypatch):
-    from neo_git.store.parse_cache import journal_path
+    from neo_git.store.parse_journal import journal_path
 
     store = _populated(repo_with_commit)
     path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
@@ -146,7 +146,7 @@ def test_a_damaged_or_foreign_journal_is_ignored(repo_with_commit, monkeypatch):
 
 
 def test_a_long_journal_is_folded_into_a_new_base(repo_with_commit, monkeypatch):
-    import neo_git.store.parse_cache as parse_cache
+    import neo_git.store.parse_journal as parse_cache
 
     monkeypatch.setattr(parse_cache, "JOURNAL_MIN_BYTES", 0)   # a quarter of the base is the limit
     store = _populated(repo_with_commit)

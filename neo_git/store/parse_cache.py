@@ -122,8 +122,15 @@ def _parse(path: Path, ref: str) -> dict[str, Subtree]:
         return {}
     except (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError, NeoError):
         return {}  # derived data: a broken cache only means reading the ref in full
-    _replay_journal(journal_path(path), _base_id(raw), subtrees)
+    from neo_git.store.parse_journal import replay_journal  # beside this file, importing from it
+
+    replay_journal(path, _base_id(raw), subtrees)
     return subtrees
+
+
+def _base_id(raw: bytes) -> bytes:
+    """What identifies a base file: its seal (which changes with every byte of it)."""
+    return raw[len(_SEAL):raw.find(b"\n")][:32]
 
 
 def _entries(entries) -> BlobEntries:
@@ -135,130 +142,6 @@ def _entries(entries) -> BlobEntries:
             raise ValueError("a parse-cache entry under another fact's name")
         blobs[blob_name] = (pygit2.Oid(hex=blob_hex), fact, None if warning is None else str(warning))
     return blobs
-
-
-# --- the journal -------------------------------------------------------------------------
-# One record per save: a header line `neo-parse-journal:<hmac hex> <length>` and `length` bytes
-# of marshal data {"base": <the base file's id>, "subtrees": {name: [tree before | None,
-# tree after | None, [[blob name, blob hex | None (removed), fact form | None, warning]]]}}.
-# A record applies only to the base it names, and each subtree only when the cache still
-# holds the tree it was written against; anything else (a torn tail, another base, a subtree
-# someone else changed first) drops what it cannot apply, which costs reading those
-# subtrees from git again, never a wrong fact.
-_JOURNAL = b"neo-parse-journal:"
-JOURNAL_MIN_BYTES = 1 << 20      # the journal may grow to this, or a quarter of the base, before a rewrite
-
-
-def journal_path(path: Path) -> Path:
-    """The journal beside the parse cache at *path* (`facts-….log`)."""
-    return path.with_suffix(".log")
-
-
-def _base_id(raw: bytes) -> bytes:
-    """What identifies a base file: its seal (which changes with every byte of it)."""
-    return raw[len(_SEAL):raw.find(b"\n")][:32]
-
-
-def _replay_journal(path: Path, base: bytes, subtrees: dict[str, Subtree]) -> None:
-    try:
-        raw = path.read_bytes()
-    except OSError:
-        return
-    key = _key(path.parent, create=False)
-    if key is None:
-        return
-    at = 0
-    while at < len(raw):
-        end = raw.find(b"\n", at)
-        if end < 0 or not raw.startswith(_JOURNAL, at):
-            return
-        seal, _, length = raw[at + len(_JOURNAL):end].partition(b" ")
-        try:
-            size = int(length)
-        except ValueError:
-            return
-        body = memoryview(raw)[end + 1:end + 1 + size]
-        if len(body) != size or not hmac.compare_digest(seal, _seal(body, key)):
-            return  # a torn or edited tail: what follows cannot be trusted either
-        at = end + 1 + size
-        try:
-            record = decode(body)
-            if record.get("base") != base:
-                continue  # written against an earlier base (a rewrite raced with it)
-            for name, (before, after, changes) in record["subtrees"].items():
-                _apply(subtrees, name, before, after, changes)
-        except (ValueError, EOFError, KeyError, TypeError, AttributeError, NeoError):
-            return
-
-
-def _apply(subtrees: dict[str, Subtree], name: str, before: str | None, after: str | None, changes) -> None:
-    current = subtrees.get(name)
-    have = None if current is None else str(current.oid)
-    if have == after:
-        return  # already there (two processes journalled the same change)
-    if have != before:
-        subtrees.pop(name, None)  # it moved some other way: read it from git again
-        return
-    if after is None:
-        del subtrees[name]
-        return
-    blobs = dict(current.blobs) if current is not None else {}
-    for blob_name, blob_hex, raw, warning in changes:
-        if blob_hex is None:
-            blobs.pop(blob_name, None)
-        else:
-            blobs.update(_entries([(blob_name, blob_hex, raw, warning)]))
-    ordered = {blob_name: blobs[blob_name] for blob_name in sorted(blobs, key=lambda n: n.encode("utf-8"))}
-    subtrees[name] = Subtree.of(pygit2.Oid(hex=after), ordered)  # blobs in tree order, as git lists them
-
-
-def append_parse_journal(path: Path, ref: str, before: dict[str, Subtree], after: dict[str, Subtree]) -> bool:
-    """Record how the subtrees went from *before* (what the cache holds) to *after*, changed
-    blobs only. False when that is not possible (no base to apply to, or the journal has
-    grown past a quarter of the base): then rewrite the cache whole."""
-    from neo_git.fileio import locked
-
-    changed = {}
-    shared: dict[str, str] = {}
-    for name in before.keys() | after.keys():
-        old, new = before.get(name), after.get(name)
-        if (old and old.oid) == (new and new.oid):
-            continue
-        earlier = old.blobs if old is not None else {}
-        later = new.blobs if new is not None else {}
-        changes = [[blob_name, None, None, None] for blob_name in earlier if blob_name not in later]
-        for blob_name, (blob_id, fact, warning) in later.items():
-            if (earlier.get(blob_name) or (None,))[0] != blob_id:
-                changes.append([blob_name, str(blob_id), None if fact is None else _cache_form(fact, shared), warning])
-        changed[name] = [None if old is None else str(old.oid), None if new is None else str(new.oid), changes]
-    if not changed:
-        return True
-    journal = journal_path(path)
-    try:
-        with locked(path.with_suffix(".lock"), timeout=5.0):
-            with open(path, "rb") as fh:
-                head = fh.read(len(_SEAL) + 64)
-                base_size = os.fstat(fh.fileno()).st_size
-            if not head.startswith(_SEAL):
-                return False
-            key = _key(path.parent, create=False)
-            if key is None:
-                return False
-            body = encode({"base": _base_id(head + b"\n"), "subtrees": changed})
-            try:
-                used = journal.stat().st_size
-            except FileNotFoundError:
-                used = 0
-            if used + len(body) > max(JOURNAL_MIN_BYTES, base_size // 4):
-                return False
-            fd = os.open(journal, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-            try:
-                os.write(fd, _JOURNAL + _seal(body, key) + b" %d\n" % len(body) + body)
-            finally:
-                os.close(fd)
-        return True
-    except (OSError, ValueError, NeoError):
-        return False
 
 
 def untrusted_entries(path: Path, ref: str) -> tuple[int, int] | None:
@@ -426,7 +309,7 @@ def write_parse_cache(path: Path, ref: str, subtrees: dict[str, Subtree]) -> Non
         # under the same lock (its records name the old base, so a leftover one is ignored).
         with locked(path.with_suffix(".lock"), timeout=5.0):
             atomic_write(path, _SEAL + _seal(body, key) + b"\n" + body, durable=False)
-            journal_path(path).unlink(missing_ok=True)
+            path.with_suffix(".log").unlink(missing_ok=True)  # the journal (store/parse_journal.py)
         path.with_name(cache_file(Path(), "facts", ref, ".json").name).unlink(missing_ok=True)  # earlier versions' JSON
     except (OSError, ValueError, NeoError):  # ValueError: a value marshal cannot write
         pass

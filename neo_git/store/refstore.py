@@ -23,9 +23,8 @@ from neo_git.facts import SCHEMA_VERSION, Fact, FactScope, canonical_json
 from neo_git.store.refcas import compare_and_swap
 from neo_git.store.base import Change, LoadedScope, Transaction
 from neo_git.store.objects import MissingObject, fetch_missing
-from neo_git.store.parse_cache import (
-    REWRITE_AFTER, Subtree, append_parse_journal, parse_cache_path, read_parse_cache, write_parse_cache,
-)
+from neo_git.store.parse_cache import REWRITE_AFTER, Subtree, parse_cache_path, read_parse_cache
+from neo_git.store.parse_journal import save_parse_cache
 from neo_git.store.ref_facts import fact_from_blob, fact_path, pointer_problems  # noqa: F401 - fact_path re-exported
 
 if TYPE_CHECKING:  # pragma: no cover - the write policy's index loads with the first write
@@ -194,24 +193,8 @@ class RefStore:
         return self._loaded
 
     def _save_parse_cache(self, subtrees: dict[str, Subtree], cold: bool) -> None:
-        """Bring the parse cache file to *subtrees*: journal the changed blobs when it has a base
-        (a cold process at once, so the next one reads nothing again; a long-lived one once
-        REWRITE_AFTER subtrees changed), else write it whole when enough had to be read."""
-        persisted = self._persisted
-        if persisted is not None and persisted:
-            pending = sum(1 for name in persisted.keys() | subtrees.keys()
-                          if (persisted.get(name) or _EMPTY).oid != (subtrees.get(name) or _EMPTY).oid)
-            if not cold and pending < REWRITE_AFTER:
-                return
-            if append_parse_journal(self._parse_cache_path(), self.ref, persisted, subtrees):
-                self._persisted = subtrees
-                return
-        elif persisted is None:
-            self._persisted = {}
-        changed = sum(1 for name in subtrees if (self._persisted.get(name) or _EMPTY).oid != subtrees[name].oid)
-        if changed >= REWRITE_AFTER or changed * 4 >= len(subtrees) or self._persisted:
-            write_parse_cache(self._parse_cache_path(), self.ref, subtrees)
-            self._persisted = subtrees
+        self._persisted = save_parse_cache(self._parse_cache_path(), self.ref, self._persisted, subtrees, cold,
+                                           REWRITE_AFTER)
 
     def _prefetch_changed(self, facts_tree: pygit2.Tree, known: dict[str, Subtree]) -> None:
         """In a partial clone, fetch the subtrees and blobs about to be read in two batches,
