@@ -289,15 +289,8 @@ class _Shelf:
 
         found = [self.checked.get(key) for key in keys]
         if found and None not in found and len({block for block, _ in found}) == 1:
-            # The usual cold call: every key met in one pass. One gather, no zero-filled array;
-            # when the keys are that block's rows in order (texts asked for in the order they were
-            # stored, as a store's facts are) not even that: the block itself (100 MB at 50,000
-            # facts). Nothing writes to a kept block, and the caller writes only to missing rows.
-            block = self._blocks[found[0][0]]
-            rows = [row for _, row in found]
-            if len(rows) == len(block) and rows == list(range(len(rows))):
-                return block, []
-            return block[rows], []
+            # The usual cold call: every key met in one pass. One gather, no zero-filled array.
+            return self._blocks[found[0][0]][[row for _, row in found]], []
         out = np.zeros((len(keys), self.dim), dtype=np.float32)
         by_block: dict[int, tuple[list[int], list[int]]] = {}
         missing: list[int] = []
@@ -311,6 +304,14 @@ class _Shelf:
         for block, (positions, rows) in by_block.items():
             out[positions] = self._blocks[block][rows]
         return out, missing
+
+    def block_rows(self, keys: Sequence[bytes]) -> tuple["np.ndarray", list[int]] | None:
+        """(a kept block, the row of each key in it) when every key has a checked vector in one
+        block, else None. The block is shared: read it, never write to it."""
+        found = [self.checked.get(key) for key in keys]
+        if not found or None in found or len({block for block, _ in found}) != 1:
+            return None
+        return self._blocks[found[0][0]], [row for _, row in found]
 
     def append(self, keys: list[bytes], vectors: "np.ndarray") -> None:
         """Append records under the lock, repairing a torn tail (or a foreign file) first."""
@@ -435,6 +436,18 @@ class VectorCache:
             except OSError:
                 pass  # a read-only or full disk costs speed, not correctness
         return out
+
+    def vector_rows(self, embedder: "Embedder", texts: Sequence[str]) -> tuple["np.ndarray", list[int] | None]:
+        """Like `vectors`, but when every text is cached in one block (a cold process asking for
+        a whole store) that block and the row of each text in it, not a copy in text order:
+        100 MB less at 50,000 facts of 512 floats. The block is shared: read it only."""
+        shelf = self._shelf(embedder.id, embedder.dim)
+        keys = [text_key(t) for t in texts]
+        shelf.fetch(keys)
+        found = shelf.block_rows(keys)
+        if found is not None:
+            return found
+        return self.vectors(embedder, texts), None
 
     def put(self, embedder_id: str, texts: Sequence[str], vectors: "np.ndarray") -> None:
         """Store known vectors (e.g. a Neo import's inline embeddings) for *texts*; rows already cached are kept."""

@@ -159,8 +159,14 @@ class FactStore(WritePaths):
 
     def _vector_rows(self) -> FactVectors:
         if self._fact_vectors is None:
-            self._fact_vectors = FactVectors(self._vectors)
+            self._fact_vectors = FactVectors(self._vectors, self._vector_block)
         return self._fact_vectors
+
+    def _vector_block(self, texts: Sequence[str]):
+        """(vectors, the row of each text or None for in order): the cache's own block when it
+        holds every text (see `VectorCache.vector_rows`)."""
+        cache = self.vector_cache
+        return (self._vectors(texts), None) if cache is None else cache.vector_rows(self.embedder, texts)
 
     def _fact_matrix(self, facts: Sequence[Fact]) -> "np.ndarray":
         """Vectors of *facts*, memoised while the loaded facts are the same objects.
@@ -171,7 +177,7 @@ class FactStore(WritePaths):
             return self._matrix  # the same list from _load: nothing changed
         memo = self._matrix_facts
         if memo is None or len(memo) != len(facts) or not all(a is b for a, b in zip(memo, facts)):
-            self._matrix = self._vectors_of(facts)
+            self._matrix = self._vector_rows().rows_view(facts)   # rows of the buffer, never copied out
             self._matrix_facts = list(facts)
         self._matrix_source = facts
         return self._matrix
