@@ -55,9 +55,11 @@ def _connect(args: argparse.Namespace) -> int:
     print(f"org '{report['org']}' connected: {report['path']} <-> {visible(report['url'])}")
     if report["imported"] or report["file_moved_to"]:
         print(f"moved {report['imported']} facts from the org file into it (file kept as {report['file_moved_to']})")
-    if report["sync"]:
-        print(f"facts: {report['sync']['facts']}" + (f" ({report['sync']['summary']})" if report["sync"]["summary"]
-                                                       else ""))
+    synced = report["sync"]
+    if synced:
+        print(f"org facts: {synced['facts']}" + (f" ({synced['summary']})" if synced["summary"] else ""))
+        if synced["pushed"]:
+            print(f"pushed to {visible(report['url'])}: {', '.join(synced['pushed'])}")
     return 0
 
 
@@ -69,7 +71,8 @@ def cmd_sync_org(args: argparse.Namespace) -> int:
 def _sync(args: argparse.Namespace) -> int:
     from neo_git.org import sync_org
 
-    report = sync_org(_store(), getattr(args, "org", None) if isinstance(getattr(args, "org", None), str) else None)
+    named = getattr(args, "org", None)  # `git neo sync --org` alone gives True: this repository's org
+    report = sync_org(_store(), named if isinstance(named, str) else None)
     warn(report.warnings)
     if args.json:
         print_json(report.to_dict())
