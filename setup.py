@@ -13,6 +13,7 @@ from pathlib import Path
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
+from setuptools.dist import Distribution
 
 ROOT = Path(__file__).resolve().parent
 # One list of shipped folders: read from the module that looks them up at run time.
@@ -32,4 +33,16 @@ class BuildPyWithShippedFolders(build_py):
             shutil.copytree(ROOT / name, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
 
 
-setup(cmdclass={"build_py": BuildPyWithShippedFolders})
+class DistributionWithEditableData(Distribution):
+    """setuptools' editable_wheel installs data files only when the distribution answers
+    `has_data()`, a method distutils never had (it is `has_data_files`; pypa/setuptools#3399):
+    without this, `pip install -e .` leaves the manual page out."""
+
+    def has_data(self):
+        return self.has_data_files()
+
+
+# The manual page `git neo --help` opens: git runs `man git-neo`, and man looks in
+# <prefix>/share/man for every <prefix>/bin on PATH, so a venv or --user install is found.
+setup(cmdclass={"build_py": BuildPyWithShippedFolders}, distclass=DistributionWithEditableData,
+      data_files=[("share/man/man1", ["man/git-neo.1"])])

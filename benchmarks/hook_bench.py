@@ -106,9 +106,13 @@ def wait_for_worker(neo_dir: Path, timeout: float = 60.0) -> None:
 
 def bench_commit(repo: Path, env: dict, rounds: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """`git commit` wall times per variant, round-robin in one run: no hook; the hand-off
-    shims only (post-commit/merge/rewrite); all shims (the pre-commit guard included)."""
+    shims only (post-commit/merge/rewrite); the same shims without git-neo on PATH (they note
+    the commit in .git/neo/missed.tsv); all shims (the pre-commit guard included)."""
     installed = repo / ".git" / "hooks"
-    folders = {"none": repo.parent / "no-hooks", "handoff": repo.parent / "handoff-hooks", "all": installed}
+    folders = {"none": repo.parent / "no-hooks", "handoff": repo.parent / "handoff-hooks",
+               "missed": repo.parent / "handoff-hooks", "all": installed}
+    without_neo = {**env, "PATH": os.pathsep.join(p for p in env["PATH"].split(os.pathsep)
+                                                  if p and not (Path(p) / "git-neo").exists())}
     folders["none"].mkdir(exist_ok=True)
     folders["handoff"].mkdir(exist_ok=True)
     for name in ("post-commit", "post-merge", "post-rewrite"):
@@ -124,9 +128,11 @@ def bench_commit(repo: Path, env: dict, rounds: int) -> tuple[dict[str, list[flo
         git(repo, "add", str(target), env=env)
         args = ["git", "-c", f"core.hooksPath={folders[variant]}", "commit", "-qm", f"c{i}"]
         cpu_before, started = child_cpu(), time.perf_counter()
-        subprocess.run(args, cwd=repo, env=env, check=True, capture_output=True, stdin=subprocess.DEVNULL)
+        subprocess.run(args, cwd=repo, env=without_neo if variant == "missed" else env, check=True,
+                       capture_output=True, stdin=subprocess.DEVNULL)
         times[variant].append(time.perf_counter() - started)
         cpu[variant].append(child_cpu() - cpu_before)
+        (neo_dir / "missed.tsv").unlink(missing_ok=True)   # the next worker would catch up on it
         wait_for_worker(neo_dir)   # the detached worker never overlaps the next measurement
     return times, cpu
 
@@ -200,7 +206,7 @@ def _run(args: argparse.Namespace, root: Path) -> int:
     times, cpu = bench_commit(repo, env, args.commits)
     base = median(times["none"])
     labels = {"none": "git commit, no hook", "handoff": "git commit, hand-off shims (post-*)",
-              "all": "git commit, all shims (+ pre-commit guard)"}
+              "missed": "  the same, git-neo not on PATH (noted)", "all": "git commit, all shims (+ pre-commit guard)"}
     rows = [[labels[k], ms(median(v)), ms(p90(v)),
              "" if k == "none" else f"+{ms(median(v) - base)} ({ratio(median(v), base)})",
              ms(median(cpu[k]))]

@@ -23,3 +23,21 @@ def test_demo_runs_offline_and_cleans_up(tmp_path, isolated_env):
     assert out.rstrip().endswith("offline on a throwaway repository.")
     assert list(tmp_path.iterdir()) == []               # the throwaway repository is gone
     assert not (Path(isolated_env) / ".neo").exists()   # the user's ~/.neo was never touched
+    _printed_commands_run_as_shown(out)
+
+
+def _printed_commands_run_as_shown(out: str) -> None:
+    """Every `$ git neo …` line is what a shell needs: split like a shell splits it, it is a
+    command line `git neo` accepts, and subjects with spaces stay one argument."""
+    import shlex
+
+    from neo_git.cli.parser import build_parser
+
+    commands = [shlex.split(line[2:], comments=True) for line in out.splitlines() if line.startswith("$ ")]
+    neo = [argv[2:] for argv in commands if argv[:2] == ["git", "neo"]]
+    assert len(neo) >= 10 and ["git", "commit", "-am", "config no longer imports http"] in commands
+    for argv in neo:
+        parser, _ = build_parser(argv[0])
+        parser.parse_args(argv)                          # exits (fails the test) on anything unparsable
+    assert ["add", "--kind", "constraint", "No network calls in hooks",
+            "Post-commit work must never touch the network."] in neo

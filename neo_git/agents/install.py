@@ -216,6 +216,15 @@ def targets(agent: str, user: bool, repo_root: Path | None) -> list[tuple[Path, 
     raise NeoError(f"unknown agent '{agent}'", "use one of: claude, codex")
 
 
+def require_mcp() -> None:
+    """NeoError (with the exact install command) when the `mcp` extra is missing here."""
+    from neo_git.extras import has_extra, install_hint
+
+    if not has_extra("mcp"):
+        raise NeoError("the agent would start `git neo mcp`, which needs the `mcp` extra, and it is not "
+                       "installed here; nothing was changed", install_hint("mcp"))
+
+
 def _digest(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
@@ -231,7 +240,10 @@ def _read_bytes(path: Path) -> bytes | None:
 
 def agent_install(agent: str, *, user: bool = False, uninstall: bool = False, dry_run: bool = False,
                   repo_root: Path | None = None, state_dir: Path | None = None) -> dict:
-    """Install (or uninstall) git-neo for *agent*; returns what changed per file."""
+    """Install (or uninstall) git-neo for *agent*; returns what changed per file. Installing
+    needs the `mcp` extra: the agent starts `git neo mcp`, which would exit at once without it."""
+    if not uninstall:
+        require_mcp()
     if not user and (repo_root is None or state_dir is None):
         from neo_git.identity import open_repository, repository_paths
 

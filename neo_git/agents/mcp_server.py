@@ -24,7 +24,27 @@ INSTRUCTIONS = (
 
 
 def _missing_sdk() -> NeoError:
-    return NeoError("the MCP server needs the `mcp` package", "pip install 'git-neo[mcp]'")
+    from neo_git.extras import install_hint
+
+    return NeoError("the MCP server needs the `mcp` extra", install_hint("mcp"))
+
+
+def _store_here():
+    """The store of the repository here; outside one, global and org facts only, said on stderr
+    (the agent's MCP log), since an agent started in any folder (`--user` install) runs us there."""
+    import os
+
+    from neo_git.errors import NotARepository
+    from neo_git.store import FactStore
+
+    try:
+        return FactStore.open()
+    except NotARepository:
+        store = FactStore.outside_repository()
+        print(f"git-neo mcp: {os.getcwd()} is not inside a git repository: serving global and org facts only "
+              f"(org {store.org_id}); project and session facts, health and suggestions need a repository",
+              file=sys.stderr, flush=True)
+        return store
 
 
 def build_server(store=None, agent: str = "mcp"):
@@ -35,10 +55,16 @@ def build_server(store=None, agent: str = "mcp"):
     except ImportError:
         raise _missing_sdk() from None
     from neo_git.agents import turns
-    from neo_git.store import FactStore
 
-    store = FactStore.open() if store is None else store
+    store = _store_here() if store is None else store
     paths = store.paths
+
+    def repository(what: str):
+        """The repository, or NeoError: outside one only global and org facts are served."""
+        if store.repo is None:
+            raise NeoError(f"not inside a git repository: {what} needs one",
+                           "start the agent inside a repository; recall and add_fact work with global/org facts")
+        return store.repo
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
     # One store, used by the tools and by the hooks' recall socket (another thread): one at a time.
     store_lock = threading.Lock()
@@ -51,7 +77,7 @@ def build_server(store=None, agent: str = "mcp"):
             raise ToolError(exc.message + (f" (hint: {exc.hint})" if exc.hint else "")) from None
 
     def progressed(agent_name: str | None, session_id: str | None) -> None:
-        if agent_name and session_id:
+        if agent_name and session_id and paths is not None:
             try:
                 turns.progress_turn(paths, agent_name, session_id)
             except NeoError:
@@ -112,15 +138,16 @@ def build_server(store=None, agent: str = "mcp"):
         """Code health of a revision (or of the staged index): import cycles, god files, nesting."""
         from neo_git.health import snapshot_commit, snapshot_index
 
-        return guarded(lambda: (snapshot_index(store.repo) if staged else snapshot_commit(store.repo, rev)).to_dict())
+        return guarded(lambda: (snapshot_index(repository("health")) if staged
+                                else snapshot_commit(repository("health"), rev)).to_dict())
 
     @server.tool()
     def health_diff(before: str, after: str = "HEAD") -> dict[str, Any]:
         """Compare the health of two revisions: regression, neutral or improvement, and why."""
         from neo_git.health import health_delta, snapshot_commit
 
-        return guarded(lambda: health_delta(snapshot_commit(store.repo, before),
-                                            snapshot_commit(store.repo, after)).to_dict())
+        return guarded(lambda: health_delta(snapshot_commit(repository("health_diff"), before),
+                                            snapshot_commit(repository("health_diff"), after)).to_dict())
 
     @server.tool()
     def suggest(file: str, code: str | None = None, diff: str | None = None, description: str = "",
@@ -133,7 +160,7 @@ def build_server(store=None, agent: str = "mcp"):
         from neo_git.outcomes.suggestions import record_suggestion
 
         def record() -> dict[str, Any]:
-            made = record_suggestion(store.repo, paths, file=file, code=code, diff=diff, description=description,
+            made = record_suggestion(repository("suggest"), paths, file=file, code=code, diff=diff, description=description,
                                      fact_ids=tuple(fact_ids or ()), origin="agent" if agent_name else "person",
                                      agent=agent_name or agent, session_id=session_id, turn_id=turn_id)
             progressed(agent_name, session_id)
@@ -147,6 +174,7 @@ def build_server(store=None, agent: str = "mcp"):
                     turn_id: str | None = None) -> dict[str, Any]:
         """Record that an agent's turn started, progressed, or ended (completed/interrupted/error)."""
         def record() -> dict[str, Any]:
+            repository("record_turn")
             if state == "start":
                 turn = turns.start_turn(paths, agent_name, session_id, turn_id=turn_id)
             elif state == "progress":
@@ -177,7 +205,8 @@ def serve() -> int:
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     server = build_server()
-    stop = serve_recalls(server.neo_paths.neo_dir, server.neo_socket_recall)
+    paths = server.neo_paths
+    stop = serve_recalls(paths.neo_dir, server.neo_socket_recall) if paths is not None else None
     try:
         server.run("stdio")
     finally:

@@ -164,5 +164,6 @@ def _server_message(exc: Exception) -> str:
 
 def missing_sdk(package: str) -> NeoError:
     """The error for a provider whose optional SDK is not installed."""
-    return NeoError(f"the {package} provider needs the '{package}' package",
-                    f"pip install 'git-neo[{package}]'")
+    from neo_git.extras import install_hint
+
+    return NeoError(f"the {package} provider needs the '{package}' package", install_hint(package))

@@ -28,6 +28,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: -h exits 0, bad usage exits 2
         return int(exc.code or 0)
+    if args.version:
+        return _version()
     if args.command is None:
         parser.print_help()
         return 2
@@ -88,6 +90,30 @@ def _help(parser, commands: dict[str, str], topic: str | None) -> int:
         parser.parse_args([topic, "-h"])  # argparse prints the command's help and exits
     except SystemExit as exc:
         return int(exc.code or 0)
+    return 0
+
+
+def _version() -> int:
+    """`git neo --version`: the version, the embedder recall would use here, and the install."""
+    from neo_git import __version__
+    from neo_git.errors import NeoError
+
+    print(f"git-neo version {__version__}")
+    try:
+        from neo_git import embed
+
+        from neo_git.embed.status import config_source
+
+        configured = embed.configured_name()
+        name, why = (configured, f"set by {config_source()}") if configured not in ("", "auto") \
+            else embed.auto_choice()
+        print(f"embedder: {embed.get_embedder(name).id} ({why})")
+    except NeoError as exc:
+        print(f"embedder: unusable: {exc.message}")
+    from neo_git.extras import install_source
+
+    where, editable = install_source()
+    print(f"python: {sys.executable}" + (f"; installed from {where}{' (editable)' if editable else ''}" if where else ""))
     return 0
 
 

@@ -23,6 +23,8 @@ def register(sub) -> dict[str, str]:
     p.add_argument("--include", "-i", action="append", default=[], metavar="PATH",
                    help="send this file (size-capped) and its health with the question")
     p.add_argument("--dry-run", action="store_true", help="print the exact messages that would be sent; no call")
+    p.add_argument("--show-prompt", action="store_true",
+                   help="also print the messages sent (without a model: the ones that would be)")
     p.add_argument("--no-record", action="store_true",
                    help="do not record suggestions, usage or confidence changes")
     json_flag(p)
@@ -37,29 +39,38 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from neo_git.ask.engine import NeoEngine
 
     engine = NeoEngine.open(provider=args.provider, model=args.model)
+    if args.show_prompt and not args.dry_run and not args.json and engine.provider.calls_model:
+        # The messages of the first call, assembled exactly as the call will be (nothing is sent).
+        shown = engine.ask(args.question, files=args.include, effort=args.effort, dry_run=True, record=False)
+        print(_prompt(shown.messages or {}), flush=True)
     result = engine.ask(args.question, files=args.include, effort=args.effort, dry_run=args.dry_run,
                         record=not args.no_record)
     warn(engine.store.warnings)
     if args.json:
         print_json(result.to_dict())
         return 0
-    print(_text(result, dry_run=args.dry_run))
+    print(_text(result, dry_run=args.dry_run, show_prompt=args.show_prompt))
     return 0
 
 
-def _text(result, dry_run: bool) -> str:
+def _prompt(messages: dict) -> str:
+    return "\n".join([f"--- system ({messages.get('stage')} step) ---", messages.get("system", ""),
+                      "--- user ---", messages.get("user", ""), "---"])
+
+
+def _text(result, dry_run: bool, show_prompt: bool = False) -> str:
     d = result.decision
     lines = [f"effort {d.effort} · {d.difficulty} · budget {d.time_budget} s · {result.provider}"
              + (f" {result.model}" if result.provider != "none" else ""), f"  ({d.reason})"]
     if not result.answered:
-        messages = result.messages or {}
-        lines += ["", f"--- system ({messages.get('stage')} step) ---", messages.get("system", ""),
-                  "--- user ---", messages.get("user", ""), "---"]
-        if not dry_run:
+        if not dry_run:   # no model: how to configure one comes first; the prompt (KBs) only when asked for
             from neo_git.ask.none_provider import HOW_TO_CONFIGURE
 
-            lines += ["", HOW_TO_CONFIGURE]
-        else:
+            hint = HOW_TO_CONFIGURE.splitlines()
+            lines += [""] + (hint[:-1] if show_prompt else hint)
+        if dry_run or show_prompt:
+            lines += ["", _prompt(result.messages or {})]
+        if dry_run:
             lines.append("dry run: nothing was sent")
         lines += [f"note: {n}" for n in result.notes]
         return "\n".join(lines)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import sys
 import tempfile
@@ -42,7 +43,8 @@ def _git(repo: Path, *args: str) -> str:
 def _step(title: str, argv: list[str]) -> None:
     from neo_git.cli import main
 
-    print(f"\n$ git neo {' '.join(argv)}    # {title}", flush=True)
+    # Printed exactly as a shell needs it, so a line copied from the demo runs as shown.
+    print(f"\n$ {shlex.join(['git', 'neo', *argv])}    # {title}", flush=True)
     code = main(argv)
     sys.stdout.flush()
     if code != 0:
@@ -91,7 +93,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
                "--fact", _current_decision(), "--description", "config stops importing http; timeout from the environment"])
         (repo / "app" / "config.py").write_text(fixed, encoding="utf-8")
         _git(repo, "commit", "-q", "-am", "config no longer imports http")
-        print("\n$ git commit -am 'config no longer imports http'    # the post-commit hook does the rest")
+        print(f"\n$ {shlex.join(['git', 'commit', '-am', 'config no longer imports http'])}"
+              "    # the post-commit hook does the rest")
         _process_head(repo)
         _step("the advice shipped as written, and the code got healthier", ["outcomes"])
         _step("so the decision it relied on gained confidence", ["show", _current_decision()])

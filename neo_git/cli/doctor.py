@@ -10,9 +10,11 @@ from neo_git.cli.parser import json_flag
 
 def register(sub) -> dict[str, str]:
     """Add doctor."""
-    p = sub.add_parser("doctor", help="check the facts ref, caches, locks and temp files (--fix repairs local state)")
+    p = sub.add_parser("doctor", help="check the facts ref, caches, locks, hooks, agents and remotes "
+                                      "(--fix repairs local state)")
     p.add_argument("--fix", action="store_true",
-                   help="delete caches that do not verify, stale locks and orphaned temp files")
+                   help="delete caches that do not verify, stale locks and orphaned temp files; reinstall "
+                        "stale hooks; process commits the hooks missed")
     json_flag(p)
     return {"doctor": "cmd_doctor"}
 
@@ -35,7 +37,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(f"problem: {visible(finding.problem)}")
         if finding.fix:
             print(f"         would fix with --fix: {visible(finding.fix)}")
-        elif finding.hint:
+        if finding.hint:
             print(f"         {visible(finding.hint)}")
     if not remaining:
         print("git-neo doctor: no problems found" if not fixed else f"git-neo doctor: fixed {len(fixed)} problems")

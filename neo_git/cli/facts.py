@@ -23,6 +23,8 @@ def register(sub) -> dict[str, str]:
     p.add_argument("--depends-on", action="append", default=[], metavar="ID")
     p.add_argument("--supersedes", metavar="ID", help="replace this fact explicitly")
     p.add_argument("--confidence", type=float, default=0.5, metavar="X", help="0..1 (default 0.5)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="print only the fact's id, for scripts: id=$(git neo add -q …)")
     json_flag(p)
 
     p = sub.add_parser("list", help="list facts")
@@ -86,6 +88,9 @@ def cmd_add(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result.to_dict())
         return 0
+    if args.quiet:
+        print(result.fact.id)   # a duplicate's id is the fact already saying this
+        return 0
     if result.duplicate:
         print(f"{result.fact.id} already says this; nothing added")
         return 0
@@ -112,10 +117,24 @@ def cmd_list(args: argparse.Namespace) -> int:
     warn(store.warnings)
     if args.json:
         print_json([f.to_dict() | ({"untrusted_author": claims[f.id]} if f.id in claims else {}) for f in facts])
+    elif not facts:
+        print(_nothing_listed(store, args))
     else:
         for fact in facts:
             print(fact_line(fact) + (f"  (unverified claim by {claims[fact.id]})" if fact.id in claims else ""))
     return 0
+
+
+def _nothing_listed(store, args: argparse.Namespace) -> str:
+    """What an empty `list` means, and what to do next."""
+    if args.untrusted:
+        return "no unverified claims: every fact here was written by you or by someone you trust"
+    if not store.list(include_invalid=True):
+        return 'no facts yet: git neo add "Subject" "What is true and why" (see `git neo add -h`)'
+    filters = [f"--{name} {value}" for name, value in (("scope", args.scope), ("kind", args.kind)) if value]
+    if filters:
+        return f"no {'' if args.all else 'valid '}facts with {' '.join(filters)}"
+    return "no valid facts: every fact is superseded or retracted (`git neo list --all` shows them)"
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -163,6 +182,9 @@ def cmd_recall(args: argparse.Namespace) -> int:
                 print(f"      {visible(fact.body.splitlines()[0][:200])}")
             if fact.superseded_by:
                 print(f"      → now: {fact.superseded_by[:8]}")
+    if not any(facts for _, facts in sections):
+        print("no facts match this question" if store.list(include_invalid=True) else
+              'no facts yet: git neo add "Subject" "What is true and why"')
     env = result.environment
     where = env.get("branch") or ("detached " + (env.get("head") or "")) if env else ""
     print(f"({result.tokens} of {result.max_tokens} tokens; {visible(where)})")

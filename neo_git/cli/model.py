@@ -45,7 +45,10 @@ def _status(args) -> int:
         if status["problem"]["hint"]:
             print(f"hint: {status['problem']['hint']}", file=sys.stderr)
     elif not fe["installed"]:
-        print("hint: pip install 'git-neo[fastembed]' and `git neo model pull` for neural embeddings", file=sys.stderr)
+        from neo_git.extras import install_hint
+
+        print(f"hint: {install_hint('fastembed')}, then `git neo model pull`, for neural embeddings",
+              file=sys.stderr)
     elif not fe["model_cached"]:
         print("hint: `git neo model pull` downloads the model once", file=sys.stderr)
     return 0

@@ -29,8 +29,8 @@ def register(sub) -> dict[str, str]:
 
     p = sub.add_parser("install", help="install the git hooks (existing hooks are kept and chained)")
     p.add_argument("--uninstall", action="store_true", help="remove them and restore what was there")
-    p.add_argument("--remote", metavar="R", help="also let a plain `git fetch R` bring the facts and notes "
-                   "(into tracking refs; never a forced notes refspec)")
+    p.add_argument("--remote", metavar="R", help="also share facts with R (records neo.remote) and let a plain "
+                   "`git fetch R` bring the facts and notes (into tracking refs; never a forced notes refspec)")
     json_flag(p)
     return {"suggest": "cmd_suggest", "outcomes": "cmd_outcomes", "install": "cmd_install"}
 
@@ -141,10 +141,18 @@ def cmd_install(args: argparse.Namespace) -> int:
     report = uninstall(repo) if args.uninstall else install(repo)
     refspecs = _configure_remote(repo, args.remote, args.uninstall) if args.remote else []
     if args.json:
+        if args.remote:
+            from neo_git.cli.sync import record_choice
+
+            record_choice(repo, args.remote, args.uninstall, quiet=True)
         print_json(report.to_dict() | ({"remote_fetch": refspecs} if args.remote else {}))
         return 0
     for spec in refspecs:
         print(f"{'removed' if args.uninstall else 'added'} remote.{args.remote}.fetch {spec}")
+    if args.remote:
+        from neo_git.cli.sync import record_choice
+
+        record_choice(repo, args.remote, args.uninstall, quiet=False)
     if args.uninstall:
         print(f"removed git-neo hooks from {report.hooks_dir}: "
               + (", ".join(report.removed + report.restored) or "none were installed"))
@@ -158,7 +166,21 @@ def cmd_install(args: argparse.Namespace) -> int:
             print("  notes.rewriteRef=refs/notes/neo: outcome notes follow amend and rebase")
     for line in report.skipped:
         print(f"warning: {line}", file=sys.stderr)
+    if not args.uninstall:
+        _warn_unreachable(repo)
     return 0
+
+
+def _warn_unreachable(repo) -> None:
+    """The doctor's PATH check, at the moment it matters most: right after installing the hooks."""
+    from neo_git.doctor import context
+    from neo_git.doctor.reachability import check_reachable
+
+    for finding in check_reachable(context(repo)):
+        if finding.action != "catch-up":
+            print(f"warning: {finding.problem}", file=sys.stderr)
+            if finding.hint:
+                print(f"hint: {finding.hint}", file=sys.stderr)
 
 
 def _configure_remote(repo, remote: str, remove: bool) -> list[str]:

@@ -38,20 +38,20 @@ def fact_line(fact) -> str:
 def fact_block(fact) -> str:
     """A fact in full, for `show`."""
     meta = fact.metadata
-    lines = [
-        f"fact {fact.id}",
-        f"Kind:       {fact.kind.value}",
-        f"Scope:      {fact.scope.value}",
-        f"State:      {'valid' if fact.is_valid else 'not valid'}" + (" (needs review)" if fact.needs_review else ""),
-        f"Author:     {visible(meta.author)}",
-        f"Created:    {visible(meta.created_at)}",
-        f"Confidence: {meta.confidence:.2f}   successes: {meta.success_count}   accessed: {meta.access_count}",
+    rows = [
+        ("Kind", fact.kind.value),
+        ("Scope", fact.scope.value),
+        ("State", ("valid" if fact.is_valid else "not valid") + (" (needs review)" if fact.needs_review else "")),
+        ("Author", meta.author),
+        ("Created", meta.created_at),
+        ("Confidence", f"{meta.confidence:.2f}   successes: {meta.success_count}   accessed: {meta.access_count}"),
     ]
-    for label, value in (("Supersedes", fact.supersedes), ("Superseded by", fact.superseded_by),
-                         ("Depends on", ", ".join(fact.depends_on)), ("Tags", ", ".join(fact.tags)),
-                         ("Source file", meta.source_file)):
-        if value:
-            lines.append(f"{label + ':':<12}{visible(value)}")
+    rows += [(label, value) for label, value in (
+        ("Supersedes", fact.supersedes), ("Superseded by", fact.superseded_by),
+        ("Depends on", ", ".join(fact.depends_on)), ("Tags", ", ".join(fact.tags)),
+        ("Source file", meta.source_file)) if value]
+    width = max(len(label) for label, _ in rows) + 2     # every value starts in one column
+    lines = [f"fact {fact.id}"] + [f"{label + ':':<{width}}{visible(str(value))}" for label, value in rows]
     lines += ["", f"    {visible(fact.subject)}"]
     if fact.body:
         lines += [""] + [f"    {visible(line)}" for line in fact.body.splitlines()]

@@ -59,6 +59,7 @@ def build_parser(command: str | None = None) -> tuple[argparse.ArgumentParser, d
     known *command* only its group is registered; otherwise every group (help, a typo)."""
     parser = argparse.ArgumentParser(prog="git neo", description=DESCRIPTION)
     parser.add_argument("-C", dest="chdir", metavar="PATH", help="run as if started in PATH")
+    parser.add_argument("--version", action="store_true", help="print the version and the embedder in use")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands: dict[str, str] = {}
     group_of = COMMAND_GROUPS.get(command or "")

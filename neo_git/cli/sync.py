@@ -9,19 +9,23 @@ from neo_git.cli.parser import json_flag
 
 def register(sub) -> dict[str, str]:
     """Add sync, pull, push and trust."""
-    p = sub.add_parser("sync", help="fetch the remote's facts and notes, merge, push ours (safe any time)")
-    p.add_argument("remote", nargs="?", help="remote name (default: neo.remote, origin, or the only remote)")
+    p = sub.add_parser("sync", help="fetch the chosen remote's facts and notes, merge, push ours")
+    p.add_argument("remote", nargs="?", help="remote name (default: the chosen one, neo.remote)")
+    p.add_argument("--remote", dest="choose", metavar="R",
+                   help="share facts with R from now on (records neo.remote), then sync")
     p.add_argument("--configure-fetch", action="store_true",
                    help="instead of syncing, add fetch refspecs so plain `git fetch` brings refs/neo/* too")
     p.add_argument("--remove", action="store_true", help="with --configure-fetch: take the refspecs out")
     p.add_argument("--org", nargs="?", const=True, default=None, metavar="NAME",
                    help="sync the connected org memory instead (as `git neo org sync`; NAME: another org)")
     json_flag(p)
-    p = sub.add_parser("pull", help="fetch the remote's facts and notes and merge them (no push)")
-    p.add_argument("remote", nargs="?")
+    p = sub.add_parser("pull", help="fetch a remote's facts and notes and merge them (no push, no choice needed)")
+    p.add_argument("remote", nargs="?", help="remote name (default: neo.remote, origin, or the only remote)")
     json_flag(p)
-    p = sub.add_parser("push", help="push facts and notes (refuses when the remote moved: run sync)")
-    p.add_argument("remote", nargs="?")
+    p = sub.add_parser("push", help="push facts and notes to the chosen remote (refuses when it moved: run sync)")
+    p.add_argument("remote", nargs="?", help="remote name (default: the chosen one, neo.remote)")
+    p.add_argument("--remote", dest="choose", metavar="R",
+                   help="share facts with R from now on (records neo.remote), then push")
     json_flag(p)
 
     p = sub.add_parser("trust", help="whose facts count as knowledge (others' are unverified claims)")
@@ -36,6 +40,27 @@ def _syncer(args: argparse.Namespace):
     from neo_git.sync import Syncer
 
     return Syncer(FactStore.open(), args.remote)
+
+
+def _sharing_syncer(args: argparse.Namespace):
+    """The Syncer for a command that pushes: only to the remote chosen for facts (neo.remote).
+    `--remote R` chooses R first; any other remote is refused, saying what would go where."""
+    from neo_git.errors import NeoError
+    from neo_git.store import FactStore
+    from neo_git.sync import Syncer
+    from neo_git.sync.remotes import choose_remote, require_chosen
+
+    store = FactStore.open()
+    if args.choose:
+        if args.remote and args.remote != args.choose:
+            raise NeoError(f"two remotes named: {args.remote} and --remote {args.choose}", "name one")
+        if choose_remote(store.repo, args.choose) and not args.json:
+            print(f"facts are shared with {args.choose} from now on (neo.remote)")
+    # Without a name: the chosen remote, else the one a plain sync would have used (refused below,
+    # naming what it would have sent there).
+    syncer = Syncer(store, args.choose or args.remote)
+    require_chosen(store.repo, syncer.remote, syncer.names)
+    return syncer
 
 
 def _print_report(report, args: argparse.Namespace) -> None:
@@ -57,13 +82,13 @@ def cmd_sync(args: argparse.Namespace) -> int:
     if args.org is not None:
         from neo_git.cli.org import cmd_sync_org
 
-        if args.remote:
+        if args.remote or args.choose:
             from neo_git.errors import NeoError
 
             raise NeoError("`git neo sync --org` syncs the org memory with its own remote",
                            "leave out the remote name (`git neo org status` shows the org's remote)")
         return cmd_sync_org(args)
-    _print_report(_syncer(args).sync(), args)
+    _print_report(_sharing_syncer(args).sync(), args)
     return 0
 
 
@@ -75,7 +100,7 @@ def cmd_pull(args: argparse.Namespace) -> int:
 
 def cmd_push(args: argparse.Namespace) -> int:
     """Push only; refuses with a hint when the remote has something we have not merged."""
-    syncer = _syncer(args)
+    syncer = _sharing_syncer(args)
     report = syncer.push()
     if not report.pushed and not args.json:
         print(f"{syncer.remote} already has your facts and notes")
@@ -89,8 +114,10 @@ def _configure_fetch(args: argparse.Namespace) -> int:
     from neo_git.sync import configure_remote_fetch, resolve_remote
 
     repo = open_repository()
-    remote = resolve_remote(repo, args.remote)
+    remote = resolve_remote(repo, args.choose or args.remote)
     changed = configure_remote_fetch(repo, remote, remove=args.remove)
+    if args.choose:
+        record_choice(repo, remote, args.remove, args.json)
     if args.json:
         print_json({"remote": remote, "removed" if args.remove else "added": changed})
     elif not changed:
@@ -99,6 +126,17 @@ def _configure_fetch(args: argparse.Namespace) -> int:
         for spec in changed:
             print(f"{'removed' if args.remove else 'added'} remote.{remote}.fetch {spec}")
     return 0
+
+
+def record_choice(repo, remote: str, remove: bool, quiet: bool) -> None:
+    """`--remote R` chooses R for sharing facts; with `--remove` (uninstall) it takes that back."""
+    from neo_git.sync.remotes import choose_remote, forget_remote
+
+    if remove:
+        if forget_remote(repo, remote) and not quiet:
+            print(f"facts are no longer shared with {remote} (neo.remote unset)")
+    elif choose_remote(repo, remote) and not quiet:
+        print(f"facts are shared with {remote} from now on (neo.remote)")
 
 
 def cmd_trust(args: argparse.Namespace) -> int:

@@ -1,4 +1,6 @@
-"""`git neo doctor`: check the facts ref, the local caches, locks and temp files.
+"""`git neo doctor`: check the facts ref, the local caches, locks and temp files, and what
+git-neo needs from the machine: hooks installed, chained and able to find `git-neo`, agents'
+configs runnable (with the `mcp` extra), a remote chosen when several carry facts.
 
 The ref is shared, so the doctor only reports on it (every blob must be a valid
 fact at the path its id names, pointers must lead to facts on the ref, and
@@ -16,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from neo_git.doctor import caches, leftovers, ref
+from neo_git.doctor import agents, caches, githooks, leftovers, reachability, ref, remotes
 from neo_git.doctor.findings import STALE_SECONDS, Context, Finding
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -29,12 +31,18 @@ CHECKS: dict[str, Callable[[Context], list[Finding]]] = {
     "ref": lambda ctx: ref.check_ref(ctx.repo),
     "cache": lambda ctx: caches.check_caches(ctx.paths, ctx.home),
     "leftovers": lambda ctx: leftovers.check_leftovers(ctx.paths, ctx.home),
+    "hooks": githooks.check_hooks,
+    "path": reachability.check_reachable,
+    "agents": agents.check_agents,
+    "remote": remotes.check_remote,
 }
 
 # A finding's `action` -> the repair: (finding, context or None, paths some process has open or
 # None) -> whether it was done.
 REPAIRS: dict[str, Callable[[Finding, "Context | None", "set[str] | None"], bool]] = {
     "remove": leftovers.remove_file,
+    "reinstall-hooks": githooks.reinstall_hooks,
+    "catch-up": reachability.catch_up,
 }
 
 

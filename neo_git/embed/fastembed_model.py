@@ -25,7 +25,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 DEFAULT_MODEL = "jinaai/jina-embeddings-v2-base-code"
 SUPERSEDE_THRESHOLD = 0.85
-INSTALL_HINT = "pip install 'git-neo[fastembed]'"
+def install_hint() -> str:
+    """The command that adds the fastembed extra to this git-neo (it is not on the package index)."""
+    from neo_git.extras import install_hint
+
+    return install_hint("fastembed")
 # Dimensions of the models we name in docs, so that status and the vector cache
 # need not import fastembed (≈0.5 s) to learn them.
 KNOWN_DIMS = {
@@ -99,7 +103,7 @@ def _allow_network() -> None:
 
 def _import_text_embedding(offline: bool = True):
     if not package_available():
-        raise NeoError("the fastembed package is not installed", INSTALL_HINT)
+        raise NeoError("the fastembed package is not installed", install_hint())
     global _set_offline_ourselves
     if offline and "HF_HUB_OFFLINE" not in os.environ:
         # huggingface_hub reads this once, when it is first imported.
@@ -108,7 +112,7 @@ def _import_text_embedding(offline: bool = True):
     try:
         from fastembed import TextEmbedding
     except Exception as exc:  # noqa: BLE001 - a broken install is the user's to fix
-        raise NeoError(f"cannot import fastembed: {exc}", f"reinstall it: {INSTALL_HINT}") from exc
+        raise NeoError(f"cannot import fastembed: {exc}", install_hint()) from exc
     return TextEmbedding
 
 
@@ -136,7 +140,7 @@ class FastEmbedEmbedder:
         self.cache_dir = cache_dir or models_dir()
         self.id = f"fastembed:{self.model}"
         if not package_available():
-            raise NeoError("the fastembed package is not installed", INSTALL_HINT)
+            raise NeoError("the fastembed package is not installed", install_hint())
         if not model_cached(self.model, self.cache_dir):
             raise NeoError(
                 f"the embedding model {self.model} is not in the local cache ({self.cache_dir})",
@@ -200,7 +204,7 @@ def pull(model: str | None = None, cache_dir: Path | None = None, on_download=No
     model = model or DEFAULT_MODEL
     cache_dir = cache_dir or models_dir()
     if not package_available():
-        raise NeoError("the fastembed package is not installed", INSTALL_HINT)
+        raise NeoError("the fastembed package is not installed", install_hint())
     _allow_network()
     offline = os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "TRUE", "YES", "ON"}
     if offline:

@@ -93,9 +93,36 @@ def queue_and_drain(item: dict) -> None:
 
     neo_dir = _neo_dir()
     rotate_hook_log(neo_dir / "hook.log")
+    adopt_missed(neo_dir)
     enqueue(neo_dir, item)
     wait = 300.0 if os.environ.get("NEO_HOOK_SYNC") == "1" else 0.0   # tests: run now, in order
     drain(neo_dir, _process_items, wait=wait)
+
+
+def adopt_missed(neo_dir: Path) -> int:
+    """Queue the hook runs the shims recorded while git-neo was not on their PATH (before this
+    run's own work: they happened first); returns how many were recorded."""
+    from neo_git.githooks.missed import catch_up_items, take_missed
+    from neo_git.outcomes.queue import enqueue
+
+    runs = take_missed(neo_dir)
+    if not runs:
+        return 0
+    for item in catch_up_items(neo_dir, runs):
+        enqueue(neo_dir, item)
+    _stamp("catch-up", f"{len(runs)} hook run(s) made while git-neo was not on the hooks' PATH "
+                       f"(the last saw PATH={runs[-1].path}); processing them now")
+    return len(runs)
+
+
+def catch_up(neo_dir: Path) -> int:
+    """Process the recorded missed hook runs now, in this process (`git neo doctor --fix`)."""
+    from neo_git.outcomes.queue import drain
+
+    count = adopt_missed(neo_dir)
+    if count:
+        drain(neo_dir, _process_items, wait=300.0)
+    return count
 
 
 def _process_items(items: list[dict]) -> None:
@@ -112,6 +139,10 @@ def _process_items(items: list[dict]) -> None:
                 trigger = str(item.get("trigger") or "post-commit")
                 _report(trigger, process_commits(repo, commits, trigger=trigger,
                                                  catch_up=bool(item.get("catch_up", True)), hold_lock=False))
+            elif op == "range":   # a post-merge recorded while git-neo was unreachable
+                commits = merged_commits(repo, str(item.get("head") or ""), item.get("orig"))
+                _report("post-merge", process_commits(repo, commits, trigger="post-merge", catch_up=False,
+                                                      hold_lock=False))
             elif op == "rewrite":
                 kind = str(item.get("kind") or "rebase")
                 pairs = [tuple(p) for p in item.get("pairs") or [] if isinstance(p, list) and len(p) == 2]
@@ -138,8 +169,6 @@ def post_commit(args: list[str]) -> int:
 
 def post_merge(args: list[str]) -> int:
     """Queue the commits a merge or pull brought in: ORIG_HEAD..HEAD, oldest first."""
-    import pygit2
-
     if args and args[0] == "1":
         return 0   # a squash merge made no commit yet; post-commit sees it later
     repo = _repo()
@@ -151,17 +180,30 @@ def post_merge(args: list[str]) -> int:
             orig = str(repo.revparse_single("ORIG_HEAD").id)
         except (KeyError, ValueError):
             orig = None
-    walker = repo.walk(pygit2.Oid(hex=head), pygit2.enums.SortMode.TOPOLOGICAL)
-    if orig:
-        walker.hide(pygit2.Oid(hex=orig))
-    commits = []
-    for commit in walker:
-        commits.append(str(commit.id))
-        if len(commits) >= MAX_MERGED:
-            break
-    commits.reverse()
+    commits = merged_commits(repo, head, orig)
     queue_and_drain({"op": "commits", "trigger": "post-merge", "commits": commits, "catch_up": False})
     return 0
+
+
+def merged_commits(repo, head: str, orig: str | None) -> list[str]:
+    """The commits a merge brought in: orig..head, oldest first (at most MAX_MERGED)."""
+    import pygit2
+
+    if not _is_hex(head):
+        return []
+    try:
+        walker = repo.walk(pygit2.Oid(hex=head), pygit2.enums.SortMode.TOPOLOGICAL)
+        if orig and _is_hex(orig):
+            walker.hide(pygit2.Oid(hex=orig))
+        commits = []
+        for commit in walker:
+            commits.append(str(commit.id))
+            if len(commits) >= MAX_MERGED:
+                break
+    except (KeyError, ValueError, pygit2.GitError):
+        return []
+    commits.reverse()
+    return commits
 
 
 def _is_hex(text: str) -> bool:

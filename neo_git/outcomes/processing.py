@@ -201,7 +201,9 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
     independent: list[str] = []
     if rewrite_of is None and len(commit.parents) <= 1:  # merges and amended copies add no new work
         independent = _independent_files(changes, suggested_paths)
-    health = _health(repo, commit, classified, independent) if (classified or independent) else {}
+    # Health is measured whenever code changed: an amended copy records no new work, but its
+    # note still says whether the commit as it stands made the code healthier.
+    health = _health(repo, commit, classified, independent) if (classified or _code_changed(changes)) else {}
     outcomes = [Outcome(commit=hexid, suggestion_id=s.id, file=c.path, verdict=m["verdict"],
                         health=health.get(s.id, {}).get("verdict"), fact_ids=s.fact_ids,
                         description=s.description, commit_subject=commit.message.splitlines()[0] if commit.message else "",
@@ -284,6 +286,13 @@ def _made_before(repo: pygit2.Repository, suggestion: Suggestion, commit: pygit2
     except (ValueError, AttributeError):
         return True
     return made <= commit.commit_time + CLOCK_SLACK
+
+
+def _code_changed(changes: list[FileChange]) -> bool:
+    """Did the commit touch a file the health engine measures?"""
+    from neo_git.health.metrics import language_for_path
+
+    return any(language_for_path(c.path) or (c.old_path and language_for_path(c.old_path)) for c in changes)
 
 
 def _independent_files(changes: list[FileChange], suggested: set[str]) -> list[str]:

@@ -81,6 +81,28 @@ class FactStore(WritePaths):
         store._fixed_project_id = project_id
         return store
 
+    @classmethod
+    def outside_repository(cls, where: str | os.PathLike | None = None, embedder: "str | Embedder | None" = None,
+                           home: Path | None = None) -> "FactStore":
+        """The store of a process started outside any repository: global and org scope from
+        NEO_HOME (the org whose facts file is the only one there, else "unknown"), project and
+        session scope empty and refusing writes (`store/unavailable.py`)."""
+        from neo_git.store.unavailable import UnavailableScope
+
+        home = Path(home) if home is not None else identity.neo_home()
+        orgs = sorted(p.name[len("facts_org_"):-len(".json")] for p in (home / "facts").glob("facts_org_*.json"))
+        org_id = orgs[0] if len(orgs) == 1 else "unknown"
+        label = str(where if where is not None else Path.cwd())
+        store = cls.__new__(cls)
+        store._setup(None, None, home, org_id, _user_identity(), embedder, {
+            FactScope.GLOBAL: FileStore(home / "facts" / "facts_global.json"),
+            FactScope.ORG: FileStore(home / "facts" / f"facts_org_{org_id}.json"),
+            FactScope.PROJECT: UnavailableScope("project", label),
+            FactScope.SESSION: UnavailableScope("session", label),
+        }, AccessLog(None))
+        store._fixed_project_id = "0" * 16
+        return store
+
     def _setup(self, repo: "pygit2.Repository | None", paths: "identity.RepositoryPaths | None",
                home: Path | None, org_id: str, author: str, embedder: "str | Embedder | None",
                backends: dict[FactScope, Backend], access: AccessLog) -> None:
@@ -404,3 +426,19 @@ class FactStore(WritePaths):
         from neo_git.recall import environment
 
         return environment(self.repo, self.paths, self.org_id)
+
+
+def _user_identity() -> str:
+    """`Name <email>` outside a repository: the environment, else the user's git config."""
+    from neo_git.gitrun import run_git
+
+    def value(key: str, env: str) -> str | None:
+        if os.environ.get(env):
+            return os.environ[env]
+        try:
+            proc = run_git(["config", "--get", key], check=False, timeout=5)
+        except NeoError:
+            return None
+        return proc.stdout.strip() or None if proc.returncode == 0 else None
+
+    return f"{value('user.name', 'GIT_AUTHOR_NAME') or 'unknown'} <{value('user.email', 'GIT_AUTHOR_EMAIL') or 'unknown'}>"

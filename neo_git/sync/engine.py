@@ -71,7 +71,9 @@ def resolve_remote(repo: pygit2.Repository, name: str | None) -> str:
             name = "origin" if "origin" in names else names[0] if len(names) == 1 else None
     if name is None:
         raise NeoError("no remote to sync with" if not names else "several remotes and none chosen",
-                       "name one: `git neo sync <remote>` (or `git config neo.remote <remote>`)")
+                       "`git remote add <name> <url>` first" if not names else
+                       "name one (`git neo pull <remote>`), or choose the one facts are shared with: "
+                       "`git neo sync --remote <remote>`")
     if name not in names:
         raise NeoError(f"no remote named '{name}'", "`git remote -v` lists them; `git remote add` adds one")
     return name

@@ -194,9 +194,31 @@ def push(git: Git, remote: str, pairs: Sequence[tuple[str, str]]) -> PushResult:
         proc = git.run(args, check=False)
     result = parse_push_porcelain(proc.stdout, proc.stderr, proc.returncode)
     if proc.returncode and not result.statuses:
-        raise NeoError(f"could not push to {remote}: {_last_line(proc.stderr)}",
-                       "check the remote with `git push --dry-run` and try again")
+        raise push_failure(remote, proc.stderr)
     return result
+
+
+# What git and the big hosts print when the push itself is not allowed (ssh: "ERROR: Permission to
+# o/r.git denied to u." then "Could not read from remote repository"; https: 403, or no credentials
+# with prompts off; a path: "insufficient permission" / read-only file system).
+_NO_ACCESS = ("permission", "denied", "could not read from remote repository", "403", "401",
+              "could not read username", "authentication failed", "insufficient permission", "read-only",
+              "not allowed", "unable to access")
+
+
+def push_failure(remote: str, stderr: str) -> NeoError:
+    """The error for a push git could not even start (no per-ref status): a remote you cannot
+    push to gets its own message, quoting the remote's words rather than git's last line."""
+    lines = [line.strip() for line in (stderr or "").splitlines() if line.strip()]
+    said = next((line for line in lines if line.lower().startswith(("error:", "remote:", "error "))
+                 and "permission" in line.lower()), None) or _last_line(stderr)
+    if any(word in (stderr or "").lower() for word in _NO_ACCESS):
+        return NeoError(f"you cannot push to {remote}: {said}",
+                        f"nothing was pushed and your local facts are unchanged; share through a remote you can "
+                        f"write to (`git remote add team <url>`, then `git neo sync --remote team`), or keep "
+                        f"only pulling: `git neo pull {remote}`")
+    return NeoError(f"could not push to {remote}: {said}",
+                    "check the remote with `git push --dry-run` and try again")
 
 
 def _last_line(text: str) -> str:

@@ -122,7 +122,7 @@ def test_none_provider_prints_context_and_how_to_configure(repo, capsys, no_conn
     from neo_git.store import FactStore
 
     FactStore.open(repo).add("Never call eval", "no calls to eval()", kind="constraint")
-    assert main(["ask", "can I use eval here?"]) == 0       # no key anywhere: the none provider
+    assert main(["ask", "can I use eval here?", "--show-prompt"]) == 0   # no key anywhere: the none provider
     out = capsys.readouterr().out
     assert "· none" in out and "no calls to eval()" in out and "no model is configured" in out
     assert "OPENAI_API_KEY" in out and no_connections == []

@@ -32,6 +32,7 @@ class Team:
         name, _, email = PEOPLE[who].partition(" <")
         git(path, "config", "user.name", name)
         git(path, "config", "user.email", email.rstrip(">"))
+        git(path, "config", "neo.remote", "origin")   # the team chose origin for its facts (sharing is opt-in)
         return path
 
     def store(self, who: str):
