@@ -162,3 +162,19 @@ def test_a_long_journal_is_folded_into_a_new_base(repo_with_commit, monkeypatch)
     assert not journal.exists() or journal.stat().st_size <= size // 4
     parsed = {i: fact_from_json(show_blob(repo_with_commit, i)) for i in ref_fact_ids(repo_with_commit)}
     assert _cold_facts(store) == parsed
+
+
+def test_the_doctors_exact_check_covers_the_journal(repo_with_commit):
+    from neo_git.store.parse_cache import untrusted_entries
+    from neo_git.store.parse_journal import journal_path
+
+    store = _populated(repo_with_commit)
+    path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
+    _cold_facts(store)
+    open_store(repo_with_commit).add(*distinct_text(random.Random(12)))
+    _cold_facts(store)                                 # journals the new fact
+    total, bad = untrusted_entries(path, "refs/neo/facts")
+    assert bad == 0 and total > len(ref_fact_ids(repo_with_commit))   # base entries + journalled ones
+    journal = journal_path(path)
+    journal.write_bytes(journal.read_bytes().replace(b"neo-parse-journal:", b"neo-parse-journal:0", 1))
+    assert untrusted_entries(path, "refs/neo/facts")[1] == 1

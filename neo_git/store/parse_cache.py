@@ -175,7 +175,10 @@ def untrusted_entries(path: Path, ref: str) -> tuple[int, int] | None:
                     bad += 1
     except (ValueError, KeyError, TypeError, AttributeError, NeoError):
         return (max(total, 1), max(bad, 1))
-    return (total, bad)
+    from neo_git.store.parse_journal import untrusted_journal_entries
+
+    more, worse = untrusted_journal_entries(path)  # what the journal lays over the base
+    return (total + more, bad + worse)
 
 
 # The parse cache is a file anyone can edit, and what it says becomes facts that writes commit.

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hmac
 import os
 from pathlib import Path
+from typing import Iterator
 
 import pygit2
 
@@ -36,39 +37,69 @@ def journal_path(path: Path) -> Path:
     return path.with_suffix(".log")
 
 
-def replay_journal(cache: Path, base: bytes, subtrees: dict[str, Subtree]) -> None:
-    """Apply the journal of the parse cache at *cache* (whose base file has id *base*) to
-    *subtrees*, in place, as far as its records are sound and apply."""
+def sealed_records(cache: Path) -> Iterator[dict | None]:
+    """The journal's records, decoded, in order; None for the first one that is torn, edited
+    or not readable (and nothing after it: what follows cannot be trusted either)."""
     path = journal_path(cache)
     try:
         raw = path.read_bytes()
     except OSError:
         return
     key = _key(path.parent, create=False)
-    if key is None:
-        return
     at = 0
     while at < len(raw):
         end = raw.find(b"\n", at)
-        if end < 0 or not raw.startswith(_JOURNAL, at):
+        if key is None or end < 0 or not raw.startswith(_JOURNAL, at):
+            yield None
             return
         seal, _, length = raw[at + len(_JOURNAL):end].partition(b" ")
-        try:
-            size = int(length)
-        except ValueError:
-            return
+        size = int(length) if length.isdigit() else -1
         body = memoryview(raw)[end + 1:end + 1 + size]
-        if len(body) != size or not hmac.compare_digest(seal, _seal(body, key)):
-            return  # a torn or edited tail: what follows cannot be trusted either
+        if size < 0 or len(body) != size or not hmac.compare_digest(seal, _seal(body, key)):
+            yield None  # checked before anything is decoded, as the base is
+            return
         at = end + 1 + size
         try:
             record = decode(body)
+        except (ValueError, EOFError, TypeError):
+            yield None
+            return
+        yield record
+
+
+def replay_journal(cache: Path, base: bytes, subtrees: dict[str, Subtree]) -> None:
+    """Apply the journal of the parse cache at *cache* (whose base file has id *base*) to
+    *subtrees*, in place, as far as its records are sound and apply."""
+    for record in sealed_records(cache):
+        if record is None:
+            return
+        try:
             if record.get("base") != base:
                 continue  # written against an earlier base (a rewrite raced with it)
             for name, (before, after, changes) in record["subtrees"].items():
                 _apply(subtrees, name, before, after, changes)
         except (ValueError, EOFError, KeyError, TypeError, AttributeError, NeoError):
             return
+
+
+def untrusted_journal_entries(cache: Path) -> tuple[int, int]:
+    """For the doctor: (entries, entries whose fact does not encode to the blob id they claim)
+    in the journal; a record that fails its seal counts as one bad entry."""
+    from neo_git.facts import canonical_json
+    from neo_git.store.parse_cache import _restore, git_blob_id
+
+    total = bad = 0
+    for record in sealed_records(cache):
+        if record is None:
+            return total + 1, bad + 1
+        try:
+            for _before, _after, changes in record["subtrees"].values():
+                for _name, blob_hex, raw, _warning in changes:
+                    total += 1
+                    bad += raw is not None and git_blob_id(canonical_json(_restore(raw))) != blob_hex
+        except (ValueError, KeyError, TypeError, AttributeError, NeoError):
+            return total + 1, bad + 1
+    return total, bad
 
 
 def _apply(subtrees: dict[str, Subtree], name: str, before: str | None, after: str | None, changes) -> None:
