@@ -340,8 +340,8 @@ def print_recall(rows: list[list[str]], inproc_queries: int, cli_reps: int, neo_
     print(table(["facts", "bulk write", "first recall*", "open+recall", "in-process",
                  "cold git-neo", "cold max RSS", "cold Neo JSON", "Neo file", "Neo/git-neo", "git-neo cpu", "Neo cpu",
                  "Neo/git-neo cpu", "returned"], rows))
-    print(f"  * first recall in a process with an empty vector cache: loads and embeds every fact once.")
-    print(f"  open+recall: new FactStore in a warm process, first recall (reads ref + vector cache).")
+    print("  * first recall in a process with an empty vector cache: loads and embeds every fact once.")
+    print("  open+recall: new FactStore in a warm process, first recall (reads ref + vector cache).")
     print(f"  in-process: median of {inproc_queries} recalls after that one; cold git-neo: median of "
           f"{cli_reps} `git-neo recall Q --json`; cold Neo JSON: median of {neo_reps} `python -c` json.load"
           f" + numpy cosine + top 5.")

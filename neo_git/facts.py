@@ -44,7 +44,9 @@ class FactScope(str, Enum):
     SESSION = "session"
 
 
-PROVENANCES = ("structural", "inferred", "observed")
+# `agent`: written by a coding agent (MCP `add_fact`, agent hooks), not by a person.
+PROVENANCES = ("structural", "inferred", "observed", "agent")
+PROPOSAL_STATES = ("open",)   # metadata.proposal: an agent's constraint no person accepted yet
 PROTECTED_TAGS = frozenset({"seed", "community", "synthesized"})
 SCOPE_ORDER = (FactScope.GLOBAL, FactScope.ORG, FactScope.PROJECT, FactScope.SESSION)
 
@@ -164,6 +166,14 @@ class FactMetadata:
     possibly_supersedes: tuple[dict, ...] = ()
     # Facts a person said are distinct from this one (a rejected review): never proposed again.
     distinct_from: tuple[str, ...] = ()
+    # Code the fact cites (DESIGN.md §13): ({"cited", "path", "symbol" | "span", "blob",
+    # "fingerprint", "state", "since", …}, ...) in the order given; see neo_git/citations/.
+    citations: tuple[dict, ...] = ()
+    # Git pathspec globs the fact is limited to (`src/api/**`), as given.
+    paths: tuple[str, ...] = ()
+    # "open" while the fact is an agent's proposal no person has accepted (`git neo review`);
+    # None otherwise (accepting clears it, so a sync merge of "accepted" and "open" converges).
+    proposal: str | None = None
 
     def to_dict(self) -> dict:
         """Plain JSON form."""
@@ -179,6 +189,12 @@ class FactMetadata:
             data["possibly_supersedes"] = [dict(link) for link in self.possibly_supersedes]
         if self.distinct_from:
             data["distinct_from"] = list(self.distinct_from)
+        if self.citations:
+            data["citations"] = [dict(c) for c in self.citations]
+        if self.paths:
+            data["paths"] = list(self.paths)
+        if self.proposal:
+            data["proposal"] = self.proposal
         return data
 
     @classmethod
@@ -207,6 +223,9 @@ class FactMetadata:
             except ValueError:
                 raise InvalidFact(f"metadata.invalidation is nested more than {INVALIDATION_DEPTH} levels deep") \
                     from None
+        proposal = data.get("proposal")
+        if proposal is not None and proposal not in PROPOSAL_STATES:
+            raise InvalidFact(f"invalid metadata.proposal {proposal!r}", "it is \"open\" or absent")
         for key in ("similarity", "threshold"):  # `git neo why` formats these as numbers
             value = (invalidation or {}).get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
@@ -224,6 +243,9 @@ class FactMetadata:
             invalidation=dict(invalidation) if invalidation else None,
             possibly_supersedes=_possible_links(data.get("possibly_supersedes")),
             distinct_from=_id_set(data.get("distinct_from"), "metadata.distinct_from"),
+            citations=_citations(data.get("citations")),
+            paths=_globs(data.get("paths")),
+            proposal=proposal,
         )
 
 
@@ -265,6 +287,92 @@ def _possible_links(value: Any) -> tuple[dict, ...]:
     return tuple(links[i] for i in sorted(links))
 
 
+MAX_CITATIONS = 32
+MAX_PATHS = 32
+MAX_PATH_CHARS = 1024
+CITATION_STATES = ("verified", "moved", "changed", "gone", "unknown")
+_HEX = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
+_FINGERPRINT = re.compile(r"^[0-9a-f]{8,64}$")
+_SYMBOL = re.compile(r"^[^\s:]{1,512}$")
+
+
+def check_repo_path(value: Any, what: str) -> str:
+    """A path inside the repository as git writes it: relative, '/'-separated, no `..` part."""
+    text = check_text(what, value, MAX_PATH_CHARS, required=True)
+    parts = text.split("/")
+    if text.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\\" in text:
+        raise InvalidFact(f"{what} {text!r} is not a path inside the repository",
+                          "give it relative to the repository root, with '/' between folders")
+    return text
+
+
+def _optional(citation: Mapping, key: str, pattern: "re.Pattern[str]") -> str | None:
+    value = citation.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not pattern.match(value):
+        raise InvalidFact(f"metadata.citations: invalid {key} {value!r}")
+    return value
+
+
+def _citations(value: Any) -> tuple[dict, ...]:
+    """Validated `citations`: each {"cited", "path", "symbol" | "span", "size", "blob", "fingerprint",
+    "state", "since", "since_date", "commit", "moved_from"} with what is set."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or len(value) > MAX_CITATIONS:
+        raise InvalidFact(f"metadata.citations must be a list of at most {MAX_CITATIONS} citations")
+    out = []
+    for citation in value:
+        if not isinstance(citation, Mapping):
+            raise InvalidFact("metadata.citations entries must be objects")
+        clean: dict = {"path": check_repo_path(citation.get("path"), "metadata.citations path")}
+        symbol = citation.get("symbol")
+        span = citation.get("span")
+        if symbol is not None:
+            if not isinstance(symbol, str) or not _SYMBOL.match(symbol):
+                raise InvalidFact(f"metadata.citations: invalid symbol {symbol!r}")
+            clean["symbol"] = symbol
+        if span is not None:
+            if (symbol is not None or not isinstance(span, list) or len(span) != 2
+                    or not all(isinstance(n, int) and not isinstance(n, bool) for n in span)
+                    or not 1 <= span[0] <= span[1] <= 10_000_000):
+                raise InvalidFact(f"metadata.citations: invalid span {span!r}",
+                                  "a span is [first line, last line], 1-based, on a citation without a symbol")
+            clean["span"] = list(span)
+        for key, pattern in (("blob", _HEX), ("commit", _HEX), ("since", _HEX), ("fingerprint", _FINGERPRINT)):
+            checked = _optional(citation, key, pattern)
+            if checked is not None:
+                clean[key] = checked
+        state = citation.get("state", "verified")
+        if state not in CITATION_STATES:
+            raise InvalidFact(f"metadata.citations: invalid state {state!r}", f"use one of: {', '.join(CITATION_STATES)}")
+        clean["state"] = state
+        if citation.get("size") is not None:
+            clean["size"] = int(_number(citation, "size", 0, 0, 10_000_000))
+        for key, limit in (("cited", MAX_PATH_CHARS + 600), ("since_date", 64), ("moved_from", MAX_PATH_CHARS + 600)):
+            text = _opt_str(citation, key, limit)
+            if text is not None:
+                clean[key] = text
+        out.append(clean)
+    return tuple(out)
+
+
+def _globs(value: Any) -> tuple[str, ...]:
+    """Validated `paths`: git pathspec globs relative to the repository root, de-duplicated, in order."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or len(value) > MAX_PATHS:
+        raise InvalidFact(f"metadata.paths must be a list of at most {MAX_PATHS} globs")
+    out: list[str] = []
+    for glob in value:
+        text = check_text("metadata.paths glob", glob, MAX_PATH_CHARS, required=True)
+        if text.startswith("/") or "\n" in text or any(p == ".." for p in text.split("/")):
+            raise InvalidFact(f"path glob {text!r} must be relative to the repository root",
+                              "e.g. 'migrations/**' or 'src/api/**/*.py'")
+        if text not in out:
+            out.append(text)
+    return tuple(out)
 _EVIDENCE_NAME = re.compile(r"^[a-z][a-z_]{0,31}$")
 MAX_EVIDENCE = 8
 JUDGE_VERDICTS = ("updated", "distinct", "contradicts")

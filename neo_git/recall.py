@@ -15,7 +15,10 @@ from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
+from neo_git.citations.pathglob import any_matches
+from neo_git.citations.states import is_stale, stale_note
 from neo_git.facts import SCOPE_ORDER, Fact, FactKind, FactScope
+from neo_git.knowledge import conflict_partners_memo, current_successor, is_evidence, is_open_proposal
 from neo_git.scoring import success_bonus
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -40,6 +43,9 @@ SCOPE_WEIGHT = {FactScope.SESSION: 1.0, FactScope.PROJECT: 1.0, FactScope.ORG: 0
 # A claim (a teammate's fact whose author is not trusted, see neo_git.sync.trust) ranks below
 # trusted facts of similar relevance and never enters the always-included constraint layer.
 CLAIM_WEIGHT = 0.5
+# A stale fact (every code citation changed or gone, DESIGN.md §13) ranks after the facts whose
+# code still holds, and weighs less when the best few are picked.
+STALE_WEIGHT = 0.5
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,17 @@ class ContextResult:
     tokens: int = 0
     max_tokens: int = 0
     untrusted: tuple[str, ...] = ()   # ids of returned facts that are claims: prompts mark them unverified
+    stale: dict[str, str] = field(default_factory=dict)   # returned stale facts: id -> "cited code changed since …"
+    file: str | None = None           # the file asked about (`--file`)
+    file_facts: tuple[str, ...] = ()  # returned facts citing that file or scoped to it
+    # The relevance floor applied (cosine; None: none) and, for the returned facts: the current
+    # successor of each retired one ({old id: Fact}), the competing successor of each fact in an
+    # open supersession conflict ({id: other id}), the ids of open agent proposals.
+    floor: float | None = None
+    relevance: dict[str, float] = field(default_factory=dict)   # cosine to the query of each returned fact
+    successors: dict[str, Fact] = field(default_factory=dict)
+    conflicts: dict[str, str] = field(default_factory=dict)
+    proposals: tuple[str, ...] = ()
 
     @property
     def returned_ids(self) -> list[str]:
@@ -64,7 +81,8 @@ class ContextResult:
 
     def with_facts(self, transform: Callable[[Fact], Fact]) -> "ContextResult":
         """The same result with every fact passed through *transform*."""
-        return replace(self, **{layer: [transform(f) for f in getattr(self, layer)] for layer in LAYERS})
+        return replace(self, **{layer: [transform(f) for f in getattr(self, layer)] for layer in LAYERS},
+                       successors={old: transform(new) for old, new in self.successors.items()})
 
     def possible_supersessions(self) -> list[dict]:
         """Returned facts that may replace another (not yet decided): {"id", "candidate",
@@ -87,6 +105,14 @@ class ContextResult:
             "tokens": self.tokens,
             "max_tokens": self.max_tokens,
             "untrusted": list(self.untrusted),
+            "stale": dict(self.stale),
+            "file": self.file,
+            "file_facts": list(self.file_facts),
+            "floor": self.floor,
+            "relevance": {k: round(v, 4) for k, v in self.relevance.items()},
+            "successors": {old: new.to_dict() for old, new in self.successors.items()},
+            "conflicts": dict(self.conflicts),
+            "proposals": list(self.proposals),
         }
 
 
@@ -124,9 +150,43 @@ def rank_score(cosine: float, fact: Fact, now: datetime, last_accessed: str | No
                claim: bool = False) -> float:
     """The ranking formula of DESIGN.md §5 (a *claim* weighs CLAIM_WEIGHT)."""
     meta = fact.metadata
-    weight = SCOPE_WEIGHT[fact.scope] * (CLAIM_WEIGHT if claim else 1.0)
+    weight = SCOPE_WEIGHT[fact.scope] * (CLAIM_WEIGHT if claim else 1.0) * stale_weight(fact)
     return (cosine * meta.confidence * (1 + success_bonus(meta.success_count)) * weight
             + recency_boost(fact, now, last_accessed))
+
+
+def stale_weight(fact: Fact) -> float:
+    """STALE_WEIGHT for a fact whose cited code all changed or went away, else 1."""
+    return STALE_WEIGHT if fact.metadata.citations and is_stale(fact) else 1.0
+
+
+def about_file(fact: Fact, path: str | None) -> bool:
+    """Does *fact* cite the file *path* or is it scoped to it (`metadata.paths`)?"""
+    if not path:
+        return False
+    meta = fact.metadata
+    return any(c.get("path") == path for c in meta.citations) or (bool(meta.paths) and any_matches(meta.paths, path))
+
+
+def _scoped_constraints(layout: "_Layout", path: str | None) -> list[int]:
+    """Pool positions of the path-scoped constraints that apply to *path* (none without one): a
+    constraint limited to some files is always-apply only while one of them is worked on."""
+    if not path:
+        return []
+    return [j for j in layout.scoped_constraints if about_file(layout.pool[j], path)]
+
+
+def _file_first(pool_cos: "np.ndarray", layout: "_Layout", path: str | None, now: datetime,
+                accessed: Mapping[str, str | None], skip: set[int]) -> list[tuple[int, float]]:
+    """(position, rank_score) of the ranked facts citing *path* or scoped to it, best first
+    (stale ones last): they lead the ranked layer whatever the question's wording."""
+    if not path:
+        return []
+    out = []
+    for j, fact in enumerate(layout.pool):
+        if j not in skip and about_file(fact, path):
+            out.append((j, rank_score(float(pool_cos[j]), fact, now, accessed.get(fact.id))))
+    return sorted(out, key=lambda p: (layout.stale[p[0]], -p[1], layout.pool[p[0]].id))
 
 
 # Current-state ranking (issue 13), each kept because it raised Current@1 on StateBench dev
@@ -172,11 +232,16 @@ class _Layout:
         bonus: list[float] = []
         weight: list[float] = []
         retraction: list[bool] = []
+        stale: list[bool] = []
+        self.scoped_constraints: list[int] = []   # pool positions of trusted path-scoped constraints
         constraint, unknown = FactKind.CONSTRAINT, FactKind.KNOWN_UNKNOWN
         for i, fact in enumerate(facts):  # one pass: this runs over every fact of a cold recall
             if not fact.is_valid:
                 self.retired.append(i)
-            elif fact.kind is constraint and fact.id not in untrusted:
+            elif is_evidence(fact):
+                continue  # outcome records are evidence about facts (`git neo outcomes`), not knowledge
+            elif fact.kind is constraint and fact.id not in untrusted and not is_open_proposal(fact) \
+                    and not fact.metadata.paths:
                 self.constraints.append(i)
             elif fact.kind is unknown:
                 self.unknowns.append(i)
@@ -186,15 +251,40 @@ class _Layout:
                 meta = fact.metadata
                 confidence.append(meta.confidence)
                 bonus.append(1 + _bonus(meta.success_count))
-                weight.append(SCOPE_WEIGHT[fact.scope] * (CLAIM_WEIGHT if fact.id in untrusted else 1.0))
+                weight.append(SCOPE_WEIGHT[fact.scope] * (CLAIM_WEIGHT if fact.id in untrusted else 1.0)
+                              * stale_weight(fact))
                 retraction.append(RETRACTIONS_LAST and is_retraction(fact))
+                stale.append(is_stale(fact))
+                if fact.kind is constraint and fact.metadata.paths and fact.id not in untrusted \
+                        and not is_open_proposal(fact):
+                    self.scoped_constraints.append(len(pool) - 1)   # path-scoped: a constraint for its files
         self.pool = pool
         self.confidence = np.array(confidence, dtype=np.float64)
         self.bonus = np.array(bonus, dtype=np.float64)
         self.weight = np.array(weight, dtype=np.float64)
         self.retraction = retraction
+        self.stale = stale
         self.source: Sequence[Fact] | None = None   # the list object this layout was last asked for
         self._constraint_keys = None                # built on first use (constraint_order)
+
+    _NOT_PER_POOL = frozenset({"constraints", "unknowns", "retired", "scoped_constraints", "source",
+                               "_constraint_keys"})
+
+    def subset(self, positions: "np.ndarray") -> "_Layout":
+        """The same layout with its ranked pool cut to *positions* (indices into `pool`): every
+        per-pool column (a list or array as long as the pool) is cut alike."""
+        import numpy as np
+
+        sub = object.__new__(type(self))
+        n = len(self.pool)
+        picked = positions.tolist()
+        for name, value in vars(self).items():
+            if name not in self._NOT_PER_POOL and isinstance(value, np.ndarray) and value.shape[:1] == (n,):
+                value = value[positions]
+            elif name not in self._NOT_PER_POOL and isinstance(value, list) and len(value) == n:
+                value = [value[i] for i in picked]
+            setattr(sub, name, value)
+        return sub
 
     @classmethod
     def of(cls, facts: Sequence[Fact], untrusted: frozenset = frozenset()) -> "_Layout":
@@ -263,10 +353,24 @@ def _ranked(cos: "np.ndarray", layout: _Layout, now: datetime, accessed: Mapping
     positions = maybe.tolist()
     values = scores.tolist()
     # Near-equal scores (within TIE) go to the newer fact, then the smaller id.
-    retraction = layout.retraction
-    order = sorted(keep, key=lambda j: (retraction[positions[j]], -round(values[j] / TIE),
+    retraction, stale = layout.retraction, layout.stale
+    order = sorted(keep, key=lambda j: (retraction[positions[j]], stale[positions[j]], -round(values[j] / TIE),
                                         _newest_first(facts[positions[j]]), facts[positions[j]].id))
     return [(positions[j], values[j]) for j in order]
+
+
+def above_floor(layout: _Layout, pool_cos: "np.ndarray", floor: float | None) -> "tuple[_Layout, np.ndarray]":
+    """The ranked pool cut to the facts relevant to the question at all: cosine ≥ *floor*, the
+    active embedder's calibrated relevance floor (None: no floor). A NaN cosine is never relevant.
+    Ranking (the order among relevant facts) is `_ranked`'s business, not this one's."""
+    if floor is None:
+        return layout, pool_cos
+    import numpy as np
+
+    keep = np.flatnonzero(pool_cos >= floor)
+    if len(keep) == len(layout.pool):
+        return layout, pool_cos
+    return layout.subset(keep), pool_cos[keep]
 
 
 def newest_in_family(ranked: Sequence[tuple[int, float]], pool: Sequence[Fact], vectors: "np.ndarray",
@@ -337,17 +441,23 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
              max_tokens: int = 12000, environment: dict | None = None,
              last_accessed: Mapping[str, str | None] | None = None,
              untrusted: frozenset = frozenset(), vectors: "np.ndarray | None" = None,
-             family_threshold: float | None = None) -> ContextResult:
+             family_threshold: float | None = None, file: str | None = None,
+             floor: float | None = None) -> ContextResult:
     """Pack *facts* (with their cosine to the query, same order) into layers.
 
     *last_accessed* holds access times kept outside the facts (the local access log);
     *untrusted* the ids of claims (ranked lower, never constraints, listed in the result);
     *vectors* the facts' vectors (rows in *facts* order) and *family_threshold* the cosine from
     which two facts are related (the embedder's possible-supersession threshold): with both,
-    the newest of related facts comes first (`newest_in_family`).
+    the newest of related facts comes first (`newest_in_family`);
+    *file* the file being worked on (its cited and path-scoped facts first, whatever the
+    question's wording; its path-scoped constraints always);
+    *floor* the relevance floor: ranked facts, known unknowns and retired facts below it are
+    not relevant to the question and are left out (constraints always apply).
     """
     if not facts:  # nothing to rank: keep numpy unloaded
-        return ContextResult(query=query, environment=environment or {}, max_tokens=max_tokens)
+        return ContextResult(query=query, environment=environment or {}, max_tokens=max_tokens, file=file,
+                             floor=floor)
     import numpy as np
 
     accessed = last_accessed or {}
@@ -366,46 +476,60 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     # 1. constraints: always, most general scope first, most relevant first within a scope.
     constraint_budget = int(max_tokens * CONSTRAINT_SHARE)
     constraints, used = [], 0
-    ordered, sizes = layout.constraint_order(facts, cos_all)
+    scoped = {layout.ranked[j]: j for j in _scoped_constraints(layout, file)}
+    if scoped:  # path-scoped constraints of the file asked about join the others (issue 18)
+        ordered = sorted([*layout.constraints, *scoped],
+                         key=lambda i: (SCOPE_ORDER.index(facts[i].scope), -cosine(i), facts[i].id))
+        sizes = [facts[i].tokens for i in ordered]
+    else:
+        ordered, sizes = layout.constraint_order(facts, cos_all)
     for i, size in zip(ordered, sizes):
         if used + size > constraint_budget:
             continue
         fact = facts[i]
         constraints.append(fact)
         used += size
-        scores[fact.id] = cosine(i)
+        scores[fact.id] = max(0.0, cosine(i))  # a score shown to people is never negative
 
     # 2. ranked facts, within what the constraints left. Only the best few need sorting;
     #    if the budget skips past all of them, rank everything (same result, slower).
-    pool = layout.pool
-    pool_cos = cos_all[layout.ranked]
+    all_cos = cos_all[layout.ranked]
+    skip = set(scoped.values())                  # path-scoped constraints taken above
+    first = _file_first(all_cos, layout, file, now, accessed, skip)  # the file's facts: no floor
+    skip.update(j for j, _ in first)
+    skip_ids = {layout.pool[j].id for j in skip}
+    first = [(layout.pool[j], v, float(all_cos[j])) for j, v in first]
+    relevant, pool_cos = above_floor(layout, all_cos, floor)
+    pool = relevant.pool
     valid_facts = []
     window = max(4 * k, 32)
     family = vectors is not None and family_threshold is not None and NEWEST_IN_FAMILY
     for limit in (window, None):
-        valid_facts, taken, exhausted = [], used, True
-        ranked = _ranked(pool_cos, layout, now, accessed, limit)
+        valid_facts, taken_cosines, taken, exhausted = [], [], used, True
+        ranked = _ranked(pool_cos, relevant, now, accessed, limit)
         if family:  # only the head of the ranking can reach the answer; pairs cost O(window²)
             ranked[:window] = newest_in_family(ranked[:window], pool, vectors, family_threshold,
-                                               layout.retraction, rows=layout.ranked)
-        for j, score in ranked:
-            fact = pool[j]
+                                               relevant.retraction, rows=relevant.ranked)
+        entries = [*first, *((pool[j], v, float(pool_cos[j])) for j, v in ranked if pool[j].id not in skip_ids)]
+        for fact, score, cosine_to_query in entries:
             if len(valid_facts) >= k:
                 exhausted = False
                 break
             if taken + fact.tokens > max_tokens:
                 continue
             valid_facts.append((fact, score))
+            taken_cosines.append(cosine_to_query)
             taken += fact.tokens
         if not exhausted or limit is None or limit >= len(pool):
             break
     for fact, score in valid_facts:
         scores[fact.id] = score
+    relevance_of = {f.id: value for (f, _), value in zip(valid_facts, taken_cosines)}
     valid_facts = [fact for fact, _ in valid_facts]
     used = taken
 
     # 3. known unknowns that bear on the question.
-    taken_unknowns, used = _take_relevant(facts, layout.unknowns, cosine, KNOWN_UNKNOWN_MIN_COSINE,
+    taken_unknowns, used = _take_relevant(facts, layout.unknowns, cosine, max(KNOWN_UNKNOWN_MIN_COSINE, floor or 0.0),
                                           k, used, max_tokens)
     known_unknowns = [facts[i] for i in taken_unknowns]
     scores.update((facts[i].id, cosine(i)) for i in taken_unknowns)
@@ -413,17 +537,41 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     # 4. what changed: superseded predecessors of what we return, and relevant retired facts.
     returned = {f.id for f in valid_facts} | {f.id for f in constraints}
 
-    def relevance(i: int) -> float:
+    def retired_relevance(i: int) -> float:
         return cosine(i) + (1.0 if facts[i].superseded_by in returned else 0.0)
 
-    taken_retired, used = _take_relevant(facts, layout.retired, relevance, INVALIDATED_MIN_COSINE,
+    taken_retired, used = _take_relevant(facts, layout.retired, retired_relevance, max(INVALIDATED_MIN_COSINE, floor or 0.0),
                                          k, used, max_tokens)
     invalidated = [facts[i] for i in taken_retired]
     claims = tuple(f.id for f in (*valid_facts, *known_unknowns, *invalidated) if f.id in untrusted)
+    shown = (*constraints, *valid_facts, *known_unknowns)
+    stale = {f.id: note for f in shown for note in (stale_note(f),) if note}
+    on_file = tuple(f.id for f in shown if about_file(f, file))
+    marks = _marks(facts, constraints, valid_facts, known_unknowns, invalidated)
+    relevance_of.update((facts[i].id, cosine(i)) for i in (*taken_unknowns, *taken_retired))
     return ContextResult(query=query, constraints=constraints, valid_facts=valid_facts,
                          invalidated=invalidated, known_unknowns=known_unknowns,
                          environment=environment or {}, scores=scores, tokens=used, max_tokens=max_tokens,
-                         untrusted=claims)
+                         untrusted=claims, stale=stale, file=file, file_facts=on_file, floor=floor,
+                         relevance=relevance_of, **marks)
+
+
+def _marks(facts: Sequence[Fact], *layers: Sequence[Fact]) -> dict:
+    """What the returned facts need said about them: successors of the retired ones, the other
+    side of open conflicts, open proposals (see neo_git.knowledge)."""
+    returned = [f for layer in layers for f in layer]
+    partners = conflict_partners_memo(facts)
+    conflicts = {f.id: partners[f.id] for f in returned if f.id in partners}
+    retired = [f for f in returned if not f.is_valid and f.superseded_by]
+    successors: dict[str, Fact] = {}
+    if retired:
+        by_id = {f.id: f for f in facts}
+        for old in retired:
+            new = current_successor(old, by_id)
+            if new is not None:
+                successors[old.id] = new
+    return {"successors": successors, "conflicts": conflicts,
+            "proposals": tuple(f.id for f in returned if is_open_proposal(f))}
 
 
 def environment(repo: "pygit2.Repository | None", paths: "RepositoryPaths | None", org_id: str) -> dict:

@@ -5,6 +5,11 @@ stops the import with its position and reason, so a half-imported file never
 happens. Ids are kept, so importing the same file twice adds nothing. Inline
 `embedding` arrays are derived data: used to warm the vector cache when they
 match the active embedder's space, otherwise ignored.
+
+Round trips keep the store sound: an export of the valid facts also carries the facts they
+point at (`supersedes`, `depends_on`: the retired predecessors, the trail of what changed),
+and an import cuts a pointer at a fact that is neither in the file nor in the store, saying
+which (`cut_pointers`), instead of leaving one that every later read warns about.
 """
 from __future__ import annotations
 
@@ -88,9 +93,10 @@ def import_file(store: "FactStore", path: str | Path, scope: str | None = None) 
         except InvalidFact as exc:
             raise NeoError(f"{path}: fact #{index}: {exc.message}; nothing was imported", exc.hint) from None
     summary: dict[str, Any] = {"file": str(path), "read": len(parsed), "added": {}, "skipped_existing": 0,
-                               "evicted": {}, "embeddings": "none"}
+                               "evicted": {}, "embeddings": "none", "cut_pointers": []}
     # Ids are unique across scopes: an id already stored anywhere is skipped.
     elsewhere = {f.id for f in store.list(include_invalid=True)}
+    parsed, summary["cut_pointers"] = cut_dangling(parsed, elsewhere)
     for fact_scope in SCOPE_ORDER:
         batch = [f for f, _ in parsed if f.scope is fact_scope]
         summary["skipped_existing"] += sum(1 for f in batch if f.id in elsewhere)
@@ -123,6 +129,22 @@ def import_file(store: "FactStore", path: str | Path, scope: str | None = None) 
         summary["skipped_existing"] += len(batch) - len(added)
     summary["embeddings"] = _use_embeddings(store, parsed)
     return summary
+
+
+def cut_dangling(parsed: list[tuple[Fact, list | None]], stored: set[str]) -> tuple[list, list[dict]]:
+    """The parsed facts with every pointer at a fact neither in the file nor in *stored* cut
+    (the fact keeps its state), and what was cut: [{"id", "pointer", "target"}]."""
+    from neo_git.doctor.pointers import cut, missing_pointers
+
+    known = stored | {f.id for f, _ in parsed}
+    out, report = [], []
+    for fact, embedding in parsed:
+        missing = missing_pointers(fact, known)
+        if missing:
+            fact = cut(fact, missing)
+            report += [{"id": fact.id, "pointer": name, "target": target} for name, target in missing]
+        out.append((fact, embedding))
+    return out, report
 
 
 def evict_over_cap(facts: "dict[str, Fact]", added: list[Fact], scope: FactScope, cap: int | None) -> list[Fact]:
@@ -166,6 +188,21 @@ def _use_embeddings(store: "FactStore", parsed: list[tuple[Fact, list | None]]) 
 
 
 def export_envelope(store: "FactStore", scope: str | None = None, include_invalid: bool = False) -> dict:
-    """The facts as a Neo v2.0 envelope (no inline embeddings: they are derived data)."""
+    """The facts as a Neo v2.0 envelope (no inline embeddings: they are derived data). Without
+    *include_invalid*, the retired facts the exported ones point at come along, so an import
+    elsewhere keeps every pointer (`carried` counts them)."""
     facts = store.list(scope=scope, include_invalid=include_invalid)
-    return {"version": ENVELOPE_VERSION, "facts": [f.to_dict() for f in facts]}
+    carried: list[Fact] = []
+    if not include_invalid:
+        every = {f.id: f for f in store.list(scope=scope, include_invalid=True)}
+        chosen = {f.id for f in facts}
+        todo = [f for f in facts]
+        while todo:
+            fact = todo.pop()
+            for target in (fact.supersedes, *fact.depends_on):
+                if target and target not in chosen and target in every:
+                    chosen.add(target)
+                    carried.append(every[target])
+                    todo.append(every[target])
+        facts = sorted(facts + carried, key=lambda f: (f.metadata.created_at, f.id))
+    return {"version": ENVELOPE_VERSION, "facts": [f.to_dict() for f in facts], "carried": len(carried)}

@@ -180,6 +180,9 @@ def test_the_newer_of_two_related_facts_comes_first(store):
     ctx = store.recall("Is purchase order 4521 approved?", k=3)
     assert ctx.scores[old.id] > ctx.scores[new.id]          # the old one matches the words better…
     assert [f.id for f in ctx.valid_facts[:2]] == [new.id, old.id]   # …but the newer one answers first
+    assert len(ctx.valid_facts) == 2                          # the unrelated one is below the relevance floor
+    store._relevance_floor = -1.0                             # (an in-memory store has no git config)
+    ctx = store.recall("Is purchase order 4521 approved?", k=3)
     assert ctx.valid_facts[2].subject == "Office move"      # unrelated facts keep their own places
 
 

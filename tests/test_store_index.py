@@ -8,7 +8,6 @@ import random
 import pytest
 
 from neo_git.facts import Fact, FactKind, FactScope, canonical_json
-from neo_git.store.base import Change
 from neo_git.store.index import COMPACT_AFTER, FactIndex, IndexedFacts, PeerGroup
 from neo_git.store.policy import plan_add
 from neo_git.store.refstore import RefStore

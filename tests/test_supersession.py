@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from neo_git.embed.hashing import HashEmbedder
-from neo_git.store.supersession import distinct_entities, entity_labels, subject_key
+from neo_git.store.supersession import entity_labels, subject_key
 from tests.store_helpers import HTTP_NEW, HTTP_OLD, commit_messages, open_store
+from tests.conftest import git
 
 POSSIBLE_OLD = ("Cache layer", "Redis caches the session tokens for an hour.")
 POSSIBLE_NEW = ("Login sessions", "Sessions expire after one hour of inactivity.")
@@ -217,7 +218,10 @@ def test_detection_off_when_the_certain_threshold_is_above_one(repo_with_commit)
     assert store.add("HTTP client", HTTP_NEW + " Really.", kind="decision", supersedes=new.id).supersedes == new.id
 
 
-def test_a_retraction_never_outranks_the_correction(store):
+def test_a_retraction_never_outranks_the_correction(store, repo_with_commit):
+    # ranking among facts, whatever their relevance: the correction shares one word with the
+    # question, below the hash embedder's relevance floor, so the floor is turned off here
+    git(repo_with_commit, "config", "neo.relevanceFloor", "-1")
     store.add("Meeting time", "Client call at 2pm EST Tuesday", kind="decision")
     store.add("meeting_time_corrected", "Moved to 10am EST Tuesday (client conflict)", kind="decision")
     store.add("Prep plan", "Prepare deck by 1:30pm EST Tuesday, dial in at 1:55pm", kind="decision")

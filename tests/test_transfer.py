@@ -137,7 +137,11 @@ def test_cli_export_to_stdout_parses(repo_with_commit, monkeypatch, capsys):
     capsys.readouterr()
     assert main(["export"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["version"] == "2.0" and len(data["facts"]) == 4  # valid facts only
+    # the valid facts, and the retired one a valid fact supersedes (so an import keeps the pointer)
+    valid = [f for f in data["facts"] if f["is_valid"]]
+    carried = [f for f in data["facts"] if not f["is_valid"]]
+    assert data["version"] == "2.0" and len(valid) == 4 and len(carried) == 1
+    assert any(f["supersedes"] == carried[0]["id"] for f in valid)
     assert main(["export", "--all", "--scope", "project"]) == 0
     assert len(json.loads(capsys.readouterr().out)["facts"]) == 2
 

@@ -6,13 +6,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from neo_git.agents import turns
-from neo_git.agents.context import DEFAULT_AGENT_TOKENS, render, session_start_sections
-from neo_git.agents.payload import EDIT_TOOLS, file_edits, text_field
+from neo_git.agents.context import DEFAULT_AGENT_TOKENS, loaded_by_agent, render, session_start_sections
+from neo_git.agents.payload import EDIT_TOOLS, PayloadError, file_edits, text_field
 from neo_git.agents.session_state import load_state, state_path, update_state
 from neo_git.identity import RepositoryPaths
 
-_HOOK_EVENT_NAME = {"session-start": "SessionStart", "prompt-submit": "UserPromptSubmit"}
+_HOOK_EVENT_NAME = {"session-start": "SessionStart", "prompt-submit": "UserPromptSubmit",
+                    "pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse"}
 MAX_PROMPT_CHARS = 20_000
+# Recall's own budget for the prompt hook: the hook renders one line per fact within
+# `neo.agentContextTokens`, so recall must not drop a relevant fact for the size of its
+# whole body (a 4,000-character decision record is ~1,000 tokens, one line ~60).
+RECALL_TOKENS = 12_000
 
 
 @dataclass
@@ -74,9 +79,12 @@ class HookContext:
             return self.session_start()
         if event == "prompt-submit":
             return self.prompt_submit()
+        if event == "pre-tool-use":
+            return self.file_facts("pre-tool-use")
         if event == "post-tool-use":
             self.post_tool_use()
-            return None
+            # Claude Code takes context after an edit too (a file the Pre hook missed); Codex only before.
+            return self.file_facts("post-tool-use") if self.agent == "claude" else None
         if event in ("stop", "stop-failure"):
             turns.finish_turn(self.paths, self.agent, self.session_id,
                               "error" if event == "stop-failure" else "completed")
@@ -96,6 +104,8 @@ class HookContext:
 
     def session_start(self) -> dict | None:
         """Constraints plus the few highest-valued project facts, once per session."""
+        from neo_git.knowledge import conflict_partners
+
         store = self.store()
         facts = store.list()
         if not facts:
@@ -104,38 +114,68 @@ class HookContext:
         given = set(load_state(path).given)
         claims = set(store.untrusted())
         sections = [(title, [f for f in group if f.id not in given])
-                    for title, group in session_start_sections(facts, untrusted=claims)]
-        text, ids = render(sections, self.budget(), untrusted=claims)
-        if ids:
-            update_state(path, lambda state: state.given.extend(i for i in ids if i not in state.given))
-        return self._output("session-start", text)
-
-    def prompt_submit(self) -> dict | None:
-        """Start the turn first, then the facts relevant to the prompt not given yet."""
-        turn = turns.start_turn(self.paths, self.agent, self.session_id,
-                                turn_id=text_field(self.payload, "turn_id", 200) or None, settings=self.settings())
-        path = state_path(self.paths, self.agent, self.session_id)
-
-        def new_turn(state) -> None:
-            state.turn_id, state.turn_facts = turn.turn_id, []
-
-        state = update_state(path, new_turn)
-        prompt = text_field(self.payload, "prompt", MAX_PROMPT_CHARS).strip()
-        if not prompt:
-            return None
-        budget = self.budget()
-        layers = self._recall_layers(prompt, max(budget, 200))
-        given = set(state.given)
-        sections = [("Constraints (always apply)", [f for f in layers["constraints"] if f.id not in given]),
-                    ("Relevant facts", [f for f in layers["valid_facts"] if f.id not in given]),
-                    ("No longer true (superseded)", [f for f in layers["invalidated"] if f.id not in given][:2])]
-        text, ids = render(sections, budget, untrusted=layers["untrusted"])
+                    for title, group in session_start_sections(facts, untrusted=claims, agent=self.agent)]
+        text, ids = render(sections, self.budget(), untrusted=claims, conflicts=conflict_partners(facts))
         if ids:
             def remember(state) -> None:
                 state.given.extend(i for i in ids if i not in state.given)
-                state.turn_facts.extend(i for i in ids if i not in state.turn_facts)
+                state.unrecorded.extend(i for i in ids if i not in state.unrecorded)
 
             update_state(path, remember)
+            # Put on record now if a turn is open (a resumed session); else on the first turn.
+            if turns.record_injection(self.paths, self.agent, self.session_id, "session-start", ids):
+                update_state(path, lambda state: state.unrecorded.clear())
+        return self._output("session-start", text)
+
+    def prompt_submit(self) -> dict | None:
+        """Start the turn first, then the facts relevant to the prompt not given yet. A payload
+        without a session id or a prompt string is malformed: it starts no turn."""
+        from neo_git.knowledge import asks_about_change
+
+        prompt = self.payload.get("prompt")
+        if not isinstance(prompt, str):
+            raise PayloadError(f"prompt-submit payload without a prompt string (got {type(prompt).__name__})")
+        if not text_field(self.payload, "session_id", 200).strip():
+            raise PayloadError("prompt-submit payload without a session_id")
+        turn = turns.start_turn(self.paths, self.agent, self.session_id,
+                                turn_id=text_field(self.payload, "turn_id", 200) or None, settings=self.settings())
+        path = state_path(self.paths, self.agent, self.session_id)
+        earlier: list[str] = []
+
+        def new_turn(state) -> None:
+            state.turn_id, state.turn_facts = turn.turn_id, []
+            earlier[:] = state.unrecorded
+            state.unrecorded = []
+
+        state = update_state(path, new_turn)
+        if earlier:
+            turns.record_injection(self.paths, self.agent, self.session_id, "session-start", earlier)
+        prompt = prompt[:MAX_PROMPT_CHARS].strip()
+        if not prompt:
+            return None
+        budget = self.budget()
+        layers = self._recall_layers(prompt, RECALL_TOKENS)
+        given = set(state.given)
+        changes = []
+        if asks_about_change(prompt):  # superseded facts only for "what changed", with their successor
+            changes = [(old, layers["successors"][old.id]) for old in layers["invalidated"]
+                       if old.id in layers["successors"] and old.id not in given][:2]
+        sections = [("Constraints (always apply)", [f for f in layers["constraints"]
+                                                    if f.id not in given and not loaded_by_agent(f, self.agent)]),
+                    ("Relevant facts", [f for f in layers["valid_facts"] if f.id not in given]),
+                    ("What changed (the old text is no longer true)", changes)]
+        text, ids = render(sections, budget, untrusted=layers["untrusted"], proposals=layers["proposals"],
+                           conflicts=layers["conflicts"])
+        if ids:
+            retired = {old.id for old, _ in changes}
+            knowledge = [i for i in ids if i not in retired]
+
+            def remember(state) -> None:
+                state.given.extend(i for i in ids if i not in state.given)
+                state.turn_facts.extend(i for i in knowledge if i not in state.turn_facts)
+
+            update_state(path, remember)
+            turns.record_injection(self.paths, self.agent, self.session_id, "prompt-submit", ids)
         return self._output("prompt-submit", text)
 
     def _recall_layers(self, prompt: str, max_tokens: int) -> dict:
@@ -149,12 +189,49 @@ class HookContext:
             try:
                 return {**{layer: [Fact.from_dict(raw) for raw in served.get(layer) or ()]
                            for layer in ("constraints", "valid_facts", "invalidated")},
-                        "untrusted": tuple(served.get("untrusted") or ())}
+                        "untrusted": tuple(served.get("untrusted") or ()),
+                        "successors": {str(old): Fact.from_dict(raw)
+                                       for old, raw in (served.get("successors") or {}).items()},
+                        "conflicts": {str(a): str(b) for a, b in (served.get("conflicts") or {}).items()},
+                        "proposals": tuple(served.get("proposals") or ())}
             except Exception:  # noqa: BLE001 - a strange answer: recall here instead
                 pass
         result = self.store().recall(prompt, k=5, max_tokens=max_tokens)
         return {"constraints": result.constraints, "valid_facts": result.valid_facts,
-                "invalidated": result.invalidated, "untrusted": result.untrusted}
+                "invalidated": result.invalidated, "untrusted": result.untrusted,
+                "successors": result.successors, "conflicts": result.conflicts, "proposals": result.proposals}
+
+    def file_facts(self, event: str) -> dict | None:
+        """The facts citing, or scoped to, the files an Edit/Write/MultiEdit/apply_patch call is
+        about to change (or just changed) that this session has not been given yet."""
+        from neo_git.agents.file_context import facts_for_files
+        from neo_git.agents.payload import edited_paths
+
+        tool = text_field(self.payload, "tool_name", 200)
+        if tool not in EDIT_TOOLS:
+            return None
+        files = []
+        for raw in edited_paths(tool, self.payload.get("tool_input")):
+            try:
+                from neo_git.outcomes.suggestions import normalise_path
+
+                files.append(normalise_path(raw, self.paths.workdir))
+            except Exception:  # noqa: BLE001 - a file outside the repository has no facts here
+                continue
+        if not files:
+            return None
+        path = state_path(self.paths, self.agent, self.session_id)
+        given = set(load_state(path).given)
+        store = self.store()
+        sections, claims = facts_for_files(store, files, given)
+        text, ids = render(sections, self.budget(), untrusted=claims)
+        if ids:
+            def remember(state) -> None:
+                state.given.extend(i for i in ids if i not in state.given)
+                state.turn_facts.extend(i for i in ids if i not in state.turn_facts)
+
+            update_state(path, remember)
+        return self._output(event, text)
 
     def post_tool_use(self) -> None:
         """A file edit becomes a pending suggestion (what the agent wrote); the turn progresses."""

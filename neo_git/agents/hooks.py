@@ -1,6 +1,6 @@
 """`git neo hook agent <event> --agent claude|codex`: what the agents' hook configurations run.
 
-Events: session-start, prompt-submit, post-tool-use, stop, stop-failure, session-end (the
+Events: session-start, prompt-submit, pre-tool-use, post-tool-use, stop, stop-failure, session-end (the
 agent's own `hook_event_name` in the payload wins when present). Every hook is fail-soft:
 on any internal error, a missing repository, a corrupt store or a held lock it exits 0
 with no output and writes one line to `.git/neo/hook.log`. A hard time limit
@@ -25,7 +25,8 @@ from neo_git.hooklog import append_hook_log
 
 DEFAULT_TIMEOUT_MS = 1500
 AGENTS = ("claude", "codex")
-OUR_EVENTS = ("session-start", "prompt-submit", "post-tool-use", "stop", "stop-failure", "session-end")
+OUR_EVENTS = ("session-start", "prompt-submit", "pre-tool-use", "post-tool-use", "stop", "stop-failure",
+              "session-end")
 
 
 class _TimeUp(BaseException):

@@ -37,6 +37,7 @@ MARK_END = "# <<< git-neo <<<"
 CLAUDE_HOOKS = (  # (agent event, matcher or None, our event)
     ("SessionStart", None, "session-start"),
     ("UserPromptSubmit", None, "prompt-submit"),
+    ("PreToolUse", "Edit|Write|MultiEdit", "pre-tool-use"),
     ("PostToolUse", "Edit|Write|MultiEdit", "post-tool-use"),
     ("Stop", None, "stop"),
     ("SessionEnd", None, "session-end"),
@@ -44,6 +45,7 @@ CLAUDE_HOOKS = (  # (agent event, matcher or None, our event)
 CODEX_HOOKS = (
     ("SessionStart", "startup|resume|clear", "session-start"),
     ("UserPromptSubmit", None, "prompt-submit"),
+    ("PreToolUse", "apply_patch|Edit|Write", "pre-tool-use"),
     ("PostToolUse", "apply_patch|Edit|Write", "post-tool-use"),
     ("Stop", None, "stop"),
 )

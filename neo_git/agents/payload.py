@@ -18,6 +18,7 @@ MAX_PAYLOAD_BYTES = 8 * 1024 * 1024
 EVENTS = {
     "SessionStart": "session-start",
     "UserPromptSubmit": "prompt-submit",
+    "PreToolUse": "pre-tool-use",
     "PostToolUse": "post-tool-use",
     "Stop": "stop",
     "StopFailure": "stop-failure",
@@ -81,6 +82,29 @@ def file_edits(tool_name: str, tool_input: Any) -> list[FileEdit]:
         if isinstance(command, list):  # ["apply_patch", "<patch>"] in some Codex versions
             command = next((c for c in reversed(command) if isinstance(c, str) and "***" in c), None)
         return parse_apply_patch(command) if isinstance(command, str) else []
+    return []
+
+
+def edited_paths(tool_name: str, tool_input: Any) -> list[str]:
+    """The files a file-edit tool call is about to change (PreToolUse: nothing written yet; a
+    Codex patch names several, deletions included)."""
+    if not isinstance(tool_input, dict):
+        return []
+    path = tool_input.get("file_path")
+    if tool_name in ("Write", "Edit", "MultiEdit"):
+        return [path] if isinstance(path, str) and path.strip() else []
+    if tool_name == "apply_patch":
+        command = tool_input.get("command") or tool_input.get("input") or tool_input.get("patch")
+        if isinstance(command, list):
+            command = next((c for c in reversed(command) if isinstance(c, str) and "***" in c), None)
+        if not isinstance(command, str):
+            return []
+        out = []
+        for line in command.splitlines():
+            for header in ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "):
+                if line.startswith(header) and line[len(header):].strip() not in out:
+                    out.append(line[len(header):].strip())
+        return out
     return []
 
 

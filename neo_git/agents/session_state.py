@@ -2,7 +2,8 @@
 
 `.git/neo/agents/<agent>-<session>.json`: fact ids injected in this session, the current
 turn's id and the facts given during that turn (recorded with the agent's edits as the
-facts a suggestion relied on). Local and disposable: a lost file only means a fact may be
+facts a suggestion relied on), and the facts the session start gave before any turn existed
+(put on record on the session's first turn). Local and disposable: a lost file only means a fact may be
 shown twice.
 """
 from __future__ import annotations
@@ -27,6 +28,7 @@ class SessionState:
     given: list[str] = field(default_factory=list)
     turn_id: str | None = None
     turn_facts: list[str] = field(default_factory=list)
+    unrecorded: list[str] = field(default_factory=list)   # session-start ids no turn lists yet
 
 
 def state_path(paths: RepositoryPaths, agent: str, session_id: str) -> Path:
@@ -43,7 +45,8 @@ def load_state(path: Path) -> SessionState:
         data = safejson.loads(path.read_bytes())
         return SessionState(given=[str(i) for i in data.get("given", [])][-MAX_GIVEN:],
                             turn_id=data.get("turn_id") if isinstance(data.get("turn_id"), str) else None,
-                            turn_facts=[str(i) for i in data.get("turn_facts", [])])
+                            turn_facts=[str(i) for i in data.get("turn_facts", [])],
+                            unrecorded=[str(i) for i in data.get("unrecorded", [])][-MAX_GIVEN:])
     except (OSError, ValueError, AttributeError, TypeError, RecursionError):
         return SessionState()
 

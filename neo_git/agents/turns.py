@@ -14,6 +14,11 @@ shared ref), one interval per turn:
 * a terminal update (stop, session end, error) closes the newest open interval of that
   agent session with completed | interrupted | error.
 
+Each turn also lists what memory put into the agent's context during it: `injected`, one
+entry per hook that injected facts, `{"hook", "ids", "at"}` (the session start's facts are
+listed on the session's first turn), so `git neo turns --show <session>` answers "why did
+the agent believe X".
+
 A turn is *active* while fresh, *stale* past fresh_until with no terminal state (possibly
 wedged), *finished* once closed, *expired* past expires_at; expired rows are pruned on the
 next write. Times are epoch seconds (floats) in the file, ISO 8601 when shown.
@@ -39,6 +44,8 @@ DEFAULT_TTL_SECONDS = 7 * 24 * 3600.0  # rows older than a week are pruned
 TERMINAL_STATES = ("completed", "interrupted", "error")
 MAX_ROWS = 2000
 _MAX_ID = 200
+MAX_INJECTIONS = 64          # injection entries kept per turn (the newest)
+MAX_INJECTED_IDS = 64        # fact ids kept per entry
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,7 @@ class Turn:
     expires_at: float
     terminal_state: str | None = None
     ended_at: float | None = None
+    injected: tuple[dict, ...] = ()    # {"hook", "ids", "at"} per injection, oldest first
 
     def status(self, now: float) -> str:
         """active | stale | finished | expired, as `git neo turns` shows it."""
@@ -66,6 +74,7 @@ class Turn:
     def to_view(self, now: float) -> dict:
         """The JSON shape of `git neo turns --json`: ISO times plus status and age."""
         view = asdict(self)
+        view["injected"] = [{**entry, "at": iso(entry["at"])} for entry in self.injected]
         for key in ("started_at", "last_progress_at", "fresh_until", "expires_at", "ended_at"):
             if view[key] is not None:
                 view[key] = iso(view[key])
@@ -119,10 +128,28 @@ def _read(path: Path, have_lock: bool) -> list[Turn]:
             if not all(isinstance(getattr(turn, k), (int, float)) for k in
                        ("started_at", "last_progress_at", "fresh_until", "expires_at")):
                 raise TypeError("times must be numbers")
+            turn = replace(turn, injected=_clean_injections(turn.injected))
         except (TypeError, KeyError):
             continue  # a malformed row is dropped: turn records are local, derived observations
         turns.append(turn)
     return turns
+
+
+def _clean_injections(raw) -> tuple[dict, ...]:
+    """Well-formed injection entries of a stored turn (the rest dropped: records are local)."""
+    if not isinstance(raw, (list, tuple)):
+        return ()
+    out = []
+    for entry in raw[-MAX_INJECTIONS:]:
+        if not isinstance(entry, dict) or not isinstance(entry.get("hook"), str):
+            continue
+        ids = entry.get("ids")
+        at = entry.get("at")
+        if not isinstance(ids, list) or not isinstance(at, (int, float)) or isinstance(at, bool):
+            continue
+        out.append({"hook": entry["hook"][:40], "ids": [i for i in ids if isinstance(i, str)][:MAX_INJECTED_IDS],
+                    "at": float(at)})
+    return tuple(out)
 
 
 def update_turns(paths: RepositoryPaths, change: Callable[[list[Turn]], list[Turn] | None],
@@ -206,6 +233,27 @@ def finish_turn(paths: RepositoryPaths, agent: str, session_id: str, state: str 
         raise NeoError(f"unknown terminal state '{state}'", "use one of: " + ", ".join(TERMINAL_STATES))
     return _update_newest_open(paths, agent, session_id, now,
                                lambda turn, at: replace(turn, terminal_state=state, ended_at=at))
+
+
+def record_injection(paths: RepositoryPaths, agent: str, session_id: str, hook: str, ids,
+                     *, now: float | None = None) -> Turn | None:
+    """Add "*hook* injected *ids*" to the newest open turn of this agent session (None when no
+    turn is open: the ids are then not on record, as nothing was asked yet)."""
+    wanted = [str(i) for i in ids][:MAX_INJECTED_IDS]
+    if not wanted:
+        return None
+
+    def add(turn: Turn, at: float) -> Turn:
+        entry = {"hook": str(hook)[:40], "ids": wanted, "at": at}
+        return replace(turn, injected=(tuple(turn.injected) + (entry,))[-MAX_INJECTIONS:])
+
+    return _update_newest_open(paths, agent, session_id, now, add)
+
+
+def session_turns(turns: list[Turn], session: str) -> list[Turn]:
+    """The turns of the agent session(s) whose id is *session* or starts with it, oldest first."""
+    exact = [t for t in turns if t.session_id == session]
+    return sorted(exact or [t for t in turns if t.session_id.startswith(session)], key=lambda t: t.started_at)
 
 
 def load_turns(paths: RepositoryPaths) -> list[Turn]:

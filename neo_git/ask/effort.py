@@ -8,11 +8,11 @@ matches "endpoint"). Points:
     (tokens ≈ characters / 4).
     easy: ≤ 1 point · medium: 2–3 · hard: ≥ 4. Time budget: 30 / 60 / 120 s.
 
-Effort from memory. A fact is *relevant* when recall ranked it (the `valid_facts`
-layer; constraints are always sent and do not count) with a recall score of at
-least RELEVANT_SCORE = 0.25 (score = cos × confidence × (1 + success bonus) × scope
-weight + recency boost; unrelated facts score ≈ 0.0–0.18 with the built-in embedder;
-`git config neo.askRelevantScore` moves the threshold for another embedder).
+Effort from memory. A fact is *relevant* ("memory knows this") by the same notion recall
+uses for its ranked layer: its cosine to the question reaches the active embedder's
+calibrated relevance floor (`FactStore.relevance_floor`: 0.28 for the built-in embedder,
+`git config neo.relevanceFloor` overrides it). Constraints are always sent and do not count;
+confidence plays no part in relevance (a relevant fact of low confidence is still known).
     no relevant fact                                   → high (xhigh when hard)
     ≥ 3 relevant facts, mean confidence ≥ 0.8          → low (the question is *familiar*)
     anything else                                      → medium
@@ -25,7 +25,7 @@ from typing import Iterable, Sequence
 
 from neo_git.ask.model import EFFORTS, EffortDecision, effort_rank
 
-RELEVANT_SCORE = 0.25
+RELEVANT_SCORE = 0.28   # only when no floor is given: the built-in embedder's (embed/hashing.py)
 FAMILIAR_FACTS = 3
 FAMILIAR_CONFIDENCE = 0.8
 TIME_BUDGET = {"easy": 30, "medium": 60, "hard": 120}
@@ -77,7 +77,7 @@ def difficulty(question: str, context_chars: int = 0) -> tuple[str, int, dict]:
 
 
 def relevant_confidences(scored: Sequence[tuple[float, float]], threshold: float = RELEVANT_SCORE) -> list[float]:
-    """Confidences of the relevant facts among (recall score, confidence) pairs."""
+    """Confidences of the relevant facts among (cosine to the question, confidence) pairs."""
     return [conf for score, conf in scored if score >= threshold]
 
 
@@ -101,8 +101,8 @@ def check_effort(value: str | None, what: str) -> str | None:
 
 def decide(question: str, scored: Sequence[tuple[float, float]], *, context_chars: int = 0,
            cap: str | None = None, relevant_score: float = RELEVANT_SCORE) -> EffortDecision:
-    """Difficulty, time budget and effort for *question*, given the (recall score, confidence)
-    of each ranked fact recall returned."""
+    """Difficulty, time budget and effort for *question*, given the (cosine to the question,
+    confidence) of each ranked fact recall returned; *relevant_score* is the relevance floor."""
     level, points, words = difficulty(question, context_chars)
     confidences = relevant_confidences(scored, relevant_score)
     mean = sum(confidences) / len(confidences) if confidences else 0.0

@@ -55,11 +55,9 @@ class NeoEngine:
         return check_effort(neo_config("maxEffort", None, repo=self.store.repo), "neo.maxEffort")
 
     def relevant_score(self) -> float:
-        """The recall score from which a fact counts as relevant (`neo.askRelevantScore`)."""
-        from neo_git.ask.effort import RELEVANT_SCORE
-        from neo_git.config import neo_config
-
-        return neo_config("askRelevantScore", RELEVANT_SCORE, repo=self.store.repo, cast=float)
+        """The cosine from which a fact counts as relevant: the store's relevance floor (the
+        embedder's calibrated one, or `neo.relevanceFloor`), as for recall and the agent hooks."""
+        return self.store.relevance_floor
 
     def ask(self, question: str, files: Sequence[str] = (), *, effort: str | None = None, dry_run: bool = False,
             record: bool = True, force_effort: str | None = None, cwd: str | os.PathLike | None = None) -> AskResult:
@@ -90,7 +88,7 @@ class NeoEngine:
         recall = store.recall(question, k=RECALL_K, max_tokens=RECALL_MAX_TOKENS)
         patterns = find_patterns(question, store.paths.workdir, embedder=store.embedder)
         context = AskContext(question, recall, tuple(included), tuple(patterns))
-        scored = [(recall.scores.get(f.id, 0.0), f.metadata.confidence) for f in recall.valid_facts]
+        scored = [(recall.relevance.get(f.id, 0.0), f.metadata.confidence) for f in recall.valid_facts]
         decision = decide(question, scored, context_chars=context.context_chars, cap=cap,
                           relevant_score=self.relevant_score())
         if force_effort:

@@ -138,14 +138,15 @@ def record_answer(store: "FactStore", suggestions: Sequence["ProposedChange"], c
     """Record each suggestion as pending (origin "ask", with the facts it cited, or the answer's
     citations when it names none) and mark the cited facts used; returns (suggestion ids, notes)."""
     from neo_git.errors import NeoError
-    from neo_git.outcomes.suggestions import record_suggestion
+    from neo_git.outcomes.suggestions import record_suggestion, resolve_fact_ids
 
     recorded, notes = [], []
     for change in suggestions:
         try:
+            # a model may cite a fact that is no longer true: it is left out, never linked
+            relied = resolve_fact_ids(store, change.fact_ids or tuple(cited), strict=False)
             saved = record_suggestion(store.repo, store.paths, file=change.file, code=change.code, diff=change.diff,
-                                      description=change.description, fact_ids=change.fact_ids or tuple(cited),
-                                      origin="ask")
+                                      description=change.description, fact_ids=relied, origin="ask")
         except NeoError as exc:
             notes.append(f"suggestion for {change.file} not recorded: {exc.message}")
             continue

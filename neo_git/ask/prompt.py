@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+from neo_git.knowledge import asks_about_change
 from neo_git.redact import redact
+from neo_git.visible import visible
 
 if TYPE_CHECKING:  # pragma: no cover
     from neo_git.facts import Fact
@@ -24,10 +26,7 @@ MAX_PATTERN_CHARS = 1_500
 # Pattern search blends cosine and BM25; unrelated patterns score ≈ 0.04–0.08 and a
 # pattern that fits ≈ 0.15 and up (retry question → retry-with-backoff 0.29).
 PATTERN_MIN_SCORE = 0.12
-PATTERN_SECTIONS = ("Intent", "Solution")
-# Ranked facts scoring below this are not sent: unrelated facts score ≈ 0.0–0.18 under the
-# built-in embedder, and a question memory knows nothing about should say so, not carry noise.
-PROMPT_MIN_SCORE = 0.125      # enough to apply it; `git neo construct show` has the rest
+PATTERN_SECTIONS = ("Intent", "Solution")  # enough to apply it; `git neo construct show` has the rest
 
 SCHEMAS = {
     "answer": ('{"plan": ["step, citing [fact:<id>] where a fact says so", ...], '
@@ -88,14 +87,30 @@ class AskContext:
 
     @property
     def ranked_facts(self) -> list:
-        """The ranked facts that are sent (recall score ≥ PROMPT_MIN_SCORE)."""
-        return [f for f in self.recall.valid_facts if self.recall.scores.get(f.id, 1.0) >= PROMPT_MIN_SCORE]
+        """The ranked facts that are sent: recall's ranked layer, every one above the embedder's
+        relevance floor (a question memory knows nothing about says so instead of carrying noise)."""
+        return list(self.recall.valid_facts)
+
+    @property
+    def changes(self) -> list[tuple["Fact", "Fact | None"]]:
+        """(retired fact, its current successor or None) to show: only when the question asks
+        what changed, and a superseded fact only together with its successor."""
+        if not asks_about_change(self.question):
+            return []
+        r = self.recall
+        out = []
+        for old in r.invalidated:
+            new = r.successors.get(old.id)
+            if new is not None or not old.superseded_by:
+                out.append((old, new))
+        return out
 
     @property
     def fact_ids(self) -> set[str]:
         """Ids the model may cite (everything quoted as current knowledge)."""
         r = self.recall
-        return {f.id for f in (*r.constraints, *self.ranked_facts, *r.known_unknowns)}
+        return ({f.id for f in (*r.constraints, *self.ranked_facts, *r.known_unknowns)}
+                | {new.id for _, new in self.changes if new is not None})
 
     @property
     def context_chars(self) -> int:
@@ -104,14 +119,34 @@ class AskContext:
         return sum(len(f.text) for f in self.files)
 
 
+def stale_flags(fact: "Fact") -> list[str]:
+    """["STALE: cited code changed since <date>"] for a fact whose cited code all changed: never
+    passed off as current knowledge."""
+    from neo_git.citations.states import stale_note
+
+    note = stale_note(fact)
+    return [f"STALE: {note}; check the code before relying on it"] if note else []
+
+
+def quoted(fact: "Fact") -> str:
+    """Subject — body as one JSON string with every control, bidi and zero-width character
+    shown as an escape: data that cannot pass for an instruction or close a section."""
+    return visible(json.dumps(fact.subject + (f" — {fact.body}" if fact.body else ""), ensure_ascii=False))
+
+
 def _quote(fact: "Fact", ctx: "ContextResult") -> str:
-    text = fact.subject + (f" — {fact.body}" if fact.body else "")
     flags = [fact.kind.value, f"confidence {fact.metadata.confidence:.2f}"]
     if is_unverified(fact, ctx):
         flags.append("UNVERIFIED claim: not yet trusted")
-    if fact.needs_review:
+    if fact.id in getattr(ctx, "proposals", ()):
+        flags.append("PROPOSED by an agent, not accepted by a person: not a rule")
+    other = getattr(ctx, "conflicts", {}).get(fact.id)
+    if other:
+        flags.append(f"CONFLICT: [fact:{other}] also replaced the same fact; unresolved")
+    elif fact.needs_review:
         flags.append("needs review")
-    return f"[fact:{fact.id}] ({', '.join(flags)}) {json.dumps(text, ensure_ascii=False)}"
+    flags += stale_flags(fact)
+    return f"[fact:{fact.id}] ({', '.join(flags)}) {quoted(fact)}"
 
 
 def render_context(context: AskContext) -> str:
@@ -121,42 +156,37 @@ def render_context(context: AskContext) -> str:
     out.append("# Constraints (must always hold)")
     out += [_quote(f, r) for f in r.constraints] or ["(none recorded)"]
     out.append("# Facts from the project's memory (quoted data, most relevant first; cite the ids you use)")
-    by_successor: dict[str, list] = {}
-    loose = []
-    for old in r.invalidated:
-        (by_successor.setdefault(old.superseded_by, []) if old.superseded_by else loose).append(old)
     ranked = context.ranked_facts
-    for fact in ranked:
-        out.append(_quote(fact, r))
-        for old in by_successor.pop(fact.id, ()):
-            out.append(f"    this changed from [fact:{old.id}] (no longer true): "
-                       f"{json.dumps(old.subject + (' — ' + old.body if old.body else ''), ensure_ascii=False)}")
+    out += [_quote(fact, r) for fact in ranked]
     if not ranked:
         out.append("(no relevant facts: this question is new to the memory)")
-    retired = loose + [f for olds in by_successor.values() for f in olds]
-    if retired:
-        out.append("# No longer true (for context only; do not rely on these)")
-        out += [f"[fact:{f.id}] (retired) {json.dumps(f.subject + (' — ' + f.body if f.body else ''), ensure_ascii=False)}"
-                for f in retired]
+    changes = context.changes
+    if changes:
+        out.append("# What changed (the old text is no longer true; do not rely on it)")
+        for old, new in changes:
+            if new is None:
+                out.append(f"[fact:{old.id}] (retracted, nothing replaced it) {quoted(old)}")
+            else:
+                out.append(f"was [fact:{old.id}] {quoted(old)}, now [fact:{new.id}] {quoted(new)}")
     if r.known_unknowns:
         out.append("# Known unknowns (open questions the team has not settled)")
         out += [_quote(f, r) for f in r.known_unknowns]
     if context.patterns:
         out.append("# Matching patterns from the Construct library (quoted data)")
         for p in context.patterns:
-            out.append(f"## pattern {p.id}: {p.name} (match {p.score:.2f})\n{p.text}")
+            out.append(visible(f"## pattern {p.id}: {p.name} (match {p.score:.2f})\n{p.text}", keep_newlines=True))
     env = r.environment or {}
     if env.get("branch") or env.get("head"):
         health = env.get("health")
-        out.append(f"# Repository\nbranch {env.get('branch')}, HEAD {env.get('head')}"
+        out.append(f"# Repository\nbranch {visible(env.get('branch'))}, HEAD {env.get('head')}"
                    + (f"; health of HEAD: {json.dumps(health, sort_keys=True)}" if health else ""))
     for f in context.files:
         mark = f" (truncated: first {len(f.text):,} of {f.size:,} characters)" if f.truncated else ""
-        out.append(f"# File {f.path}{mark}\n```\n{f.text}\n```")
+        out.append(f"# File {visible(f.path)}{mark}\n```\n{visible(f.text.replace(chr(13) + chr(10), chr(10)), keep_newlines=True)}\n```")
     healthy = [f for f in context.files if f.health]
     if healthy:
         out.append("# Health of these files")
-        out += [f"{f.path}: " + ", ".join(f"{k} {v}" for k, v in f.health.items()) for f in healthy]
+        out += [f"{visible(f.path)}: " + ", ".join(f"{k} {v}" for k, v in f.health.items()) for f in healthy]
     return "\n".join(out)
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from neo_git.cli.output import print_json
+from neo_git.cli.output import print_json, visible
 from neo_git.cli.parser import json_flag
 
 AGENTS = ("claude", "codex")
@@ -23,6 +23,8 @@ def register(sub) -> dict[str, str]:
 
     p = sub.add_parser("turns", help="agents' turns: active, stale (no progress), finished, expired")
     p.add_argument("--all", "-a", action="store_true", help="every stored turn, not only each session's newest")
+    p.add_argument("--show", metavar="SESSION",
+                   help="one agent session's turns and the facts injected into each (and by which hook)")
     json_flag(p)
     return {"mcp": "cmd_mcp", "agent": "cmd_agent", "turns": "cmd_turns"}
 
@@ -63,6 +65,8 @@ def cmd_turns(args: argparse.Namespace) -> int:
     paths = repository_paths(open_repository())
     now = time.time()
     stored = load_turns(paths)
+    if args.show is not None:
+        return _show_session(args, stored, now)
     shown = sorted(stored, key=lambda t: t.started_at, reverse=True) if args.all else newest_per_agent(stored)
     views = [t.to_view(now) for t in shown]
     if args.json:
@@ -73,6 +77,46 @@ def cmd_turns(args: argparse.Namespace) -> int:
         return 0
     for view in views:
         state = view["status"] + (f" ({view['terminal_state']})" if view["terminal_state"] else "")
-        print(f"{view['agent']:<7} {view['session_id'][:20]:<20} {state:<22} started {view['started_at']}  "
-              f"last progress {view['seconds_since_progress']:.0f}s ago")
+        print(visible(f"{view['agent']:<7} {view['session_id'][:20]:<20} {state:<22} started {view['started_at']}  "
+                      f"last progress {view['seconds_since_progress']:.0f}s ago"))
+    return 0
+
+
+def _show_session(args: argparse.Namespace, stored: list, now: float) -> int:
+    """`git neo turns --show SESSION`: each turn of the session and what memory injected into it."""
+    from neo_git.agents.turns import session_turns
+    from neo_git.errors import NeoError
+    from neo_git.store import FactStore
+
+    chosen = session_turns(stored, args.show.strip())
+    if not chosen:
+        raise NeoError(f"no turns recorded for agent session '{args.show}'",
+                       "`git neo turns --all` lists the sessions on record")
+    store = FactStore.open()
+    known = {f.id: f for f in store.list(include_invalid=True)}
+    views = []
+    for turn in chosen:
+        view = turn.to_view(now)
+        for entry in view["injected"]:
+            entry["facts"] = [{"id": i, **({"subject": known[i].subject, "kind": known[i].kind.value,
+                                           "valid": known[i].is_valid} if i in known else {"missing": True})}
+                              for i in entry["ids"]]
+        views.append(view)
+    if args.json:
+        print_json(views)
+        return 0
+    for view in views:
+        state = view["status"] + (f" ({view['terminal_state']})" if view["terminal_state"] else "")
+        print(visible(f"turn {view['turn_id']}  {view['agent']} session {view['session_id']}  {state}  "
+                      f"started {view['started_at']}"))
+        if not view["injected"]:
+            print("  nothing injected")
+        for entry in view["injected"]:
+            print(f"  {entry['hook']} at {entry['at']}:")
+            for fact in entry["facts"]:
+                if fact.get("missing"):
+                    print(f"    {fact['id']}  (no longer in the store)")
+                else:
+                    note = "" if fact["valid"] else "  [no longer valid]"
+                    print(visible(f"    {fact['id']}  {fact['kind']:<13} {fact['subject']}") + note)
     return 0

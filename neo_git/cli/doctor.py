@@ -14,7 +14,11 @@ def register(sub) -> dict[str, str]:
                                       "(--fix repairs local state)")
     p.add_argument("--fix", action="store_true",
                    help="delete caches that do not verify, stale locks and orphaned temp files; reinstall "
-                        "stale hooks; process commits the hooks missed")
+                        "stale hooks; process commits the hooks missed; cut pointers to missing facts in local scopes")
+    p.add_argument("--ref", action="store_true",
+                   help="with --fix: also propose the commit that cuts dangling pointers on refs/neo/facts "
+                        "(made only when you confirm)")
+    p.add_argument("--yes", "-y", action="store_true", help="with --fix --ref: confirm without asking")
     json_flag(p)
     return {"doctor": "cmd_doctor"}
 
@@ -25,6 +29,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     from neo_git.identity import open_repository
 
     repo = open_repository()
+    if args.ref and not args.fix:
+        from neo_git.errors import NeoError
+
+        raise NeoError("--ref goes with --fix", "`git neo doctor --fix --ref`")
+    if args.fix and args.ref:
+        committed = _fix_ref(repo, args)
+        if committed is not None:
+            return committed
     findings = examine(repo)
     fixed = repair(findings, repo) if args.fix else []
     remaining = [f for f in findings if f not in fixed]
@@ -47,3 +59,30 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     print("hint: " + (f"`git neo doctor --fix` repairs {fixable} of them (local state only); " if fixable else "")
           + "the facts ref is shared, so its problems are reported, never rewritten", file=sys.stderr)
     return 1
+
+
+def _fix_ref(repo, args: argparse.Namespace) -> int | None:
+    """`--fix --ref`: show the commit that cuts the ref's dangling pointers and make it once the
+    user confirms (a terminal prompt, or --yes). Returns an exit code to stop with, or None to go
+    on with the usual checks and local repairs."""
+    from neo_git.doctor import context
+    from neo_git.doctor.pointers import propose_ref_fix
+
+    proposal = propose_ref_fix(context(repo))
+    if proposal is None:
+        return None
+    print(f"proposed commit on refs/neo/facts: cut dangling pointers of {len(proposal.lines)} fact(s)")
+    for line in proposal.lines:
+        print(f"  {visible(line)}")
+    if not args.yes:
+        if not sys.stdin.isatty():
+            print("fatal: not committed: the facts ref is shared, so this needs your confirmation", file=sys.stderr)
+            print("hint: run `git neo doctor --fix --ref` at a terminal, or add --yes", file=sys.stderr)
+            return 1
+        answer = input("Commit this to refs/neo/facts? [y/N] ").strip().lower()
+        if answer not in ("y", "yes"):
+            print("not committed")
+            return 1
+    proposal.apply()
+    print("committed to refs/neo/facts (`git log -1 refs/neo/facts` shows it)")
+    return None

@@ -23,6 +23,12 @@ def register(sub) -> dict[str, str]:
     p.add_argument("--depends-on", action="append", default=[], metavar="ID")
     p.add_argument("--supersedes", metavar="ID", help="replace this fact explicitly")
     p.add_argument("--confidence", type=float, default=0.5, metavar="X", help="0..1 (default 0.5)")
+    p.add_argument("--cite", action="append", default=[], metavar="PATH[:SYMBOL|:START-END]",
+                   help="code the fact is about: a file, a function/method (Class.method)/class, or lines; "
+                        "checked now and on every commit (repeatable)")
+    p.add_argument("--path", action="append", default=[], dest="paths", metavar="GLOB",
+                   help="limit the fact to files matching this git pathspec glob, relative to the repository "
+                        "root, e.g. 'migrations/**' (repeatable)")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="print only the fact's id, for scripts: id=$(git neo add -q …)")
     json_flag(p)
@@ -46,6 +52,8 @@ def register(sub) -> dict[str, str]:
     p.add_argument("query")
     p.add_argument("-k", type=int, default=5, dest="k", help="ranked facts to return (default 5)")
     p.add_argument("--max-tokens", type=int, default=12000, help="token budget (default 12000)")
+    p.add_argument("--file", metavar="PATH",
+                   help="the file being worked on: facts citing it or scoped to it come first")
     json_flag(p)
     return {name: f"cmd_{name}" for name in ("init", "add", "list", "show", "recall", "why", "history",
                                              "restore")}
@@ -82,7 +90,7 @@ def cmd_add(args: argparse.Namespace) -> int:
     store = _store()
     result = store.add_detailed(args.subject, args.body, kind=args.kind, scope=args.scope, tags=args.tags,
                                 depends_on=args.depends_on, supersedes=args.supersedes,
-                                confidence=args.confidence)
+                                confidence=args.confidence, cites=_from_cwd(store, args.cite), paths=args.paths)
     warn(store.warnings)
     superseded = result.superseded.id if result.superseded else None
     if args.json:
@@ -95,6 +103,11 @@ def cmd_add(args: argparse.Namespace) -> int:
         print(f"{result.fact.id} already says this; nothing added")
         return 0
     print(f"added {result.fact.kind.value} {result.fact.id}: {visible(result.fact.subject)}")
+    for citation in result.fact.metadata.citations:
+        print(f"  cites {visible(_cite_label(citation))} (verified at "
+              f"{(citation.get('commit') or 'the work tree')[:12]})")
+    if result.fact.metadata.paths:
+        print(f"  limited to {visible(', '.join(result.fact.metadata.paths))}")
     if superseded:
         print(f"  supersedes {superseded} (see `git neo why {superseded}`)")
     for link in result.possible:
@@ -105,6 +118,30 @@ def cmd_add(args: argparse.Namespace) -> int:
     for fid in result.evicted:
         print(f"  {fid} evicted: the {result.fact.scope.value} scope is over its cap")
     return 0
+
+
+def _from_cwd(store, specs: list[str]) -> list[str]:
+    """`--cite` arguments with their paths made relative to the repository root (they are given
+    relative to the current directory, as git takes paths)."""
+    if not specs:
+        return []
+    from pathlib import Path
+
+    from neo_git.citations.resolve import normalise, parse_spec
+
+    workdir = store.paths.workdir if store.paths else None
+    out = []
+    for text in specs:
+        spec = parse_spec(text)
+        suffix = text.strip()[len(spec.path):] if text.strip().startswith(spec.path) else ""
+        out.append(normalise(spec.path, workdir, Path.cwd()) + suffix)
+    return out
+
+
+def _cite_label(citation: dict) -> str:
+    from neo_git.citations.states import label
+
+    return label(citation)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -162,7 +199,8 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
         raise NeoError("the query is empty", 'ask a question, e.g. `git neo recall "how do we call services?"`')
     store = _store()
-    result = store.recall(args.query, k=args.k, max_tokens=args.max_tokens)
+    file = _from_cwd(store, [args.file])[0] if args.file else None
+    result = store.recall(args.query, k=args.k, max_tokens=args.max_tokens, file=file)
     warn(store.warnings)
     if args.json:
         print_json(result.to_dict())
@@ -177,7 +215,14 @@ def cmd_recall(args: argparse.Namespace) -> int:
             score = result.scores.get(fact.id)
             prefix = f"  {score_label(score)} " if score is not None else "  "
             claim = " [unverified claim]" if fact.id in result.untrusted else ""
-            print(f"{prefix}{visible(fact.subject)} ({fact.kind.value}, {fact.scope.value}, {fact.id[:8]}){claim}")
+            if fact.id in result.proposals:
+                claim += " [proposed by an agent: `git neo review`]"
+            if fact.id in result.conflicts:
+                claim += (f" [conflict: {result.conflicts[fact.id][:8]} also replaced the same fact; "
+                          f"`git neo review keep {fact.id[:8]}`]")
+            stale = result.stale.get(fact.id)
+            marks = claim + (f" [stale: {stale}]" if stale else "")
+            print(f"{prefix}{visible(fact.subject)} ({fact.kind.value}, {fact.scope.value}, {fact.id[:8]}){marks}")
             if fact.body:
                 print(f"      {visible(fact.body.splitlines()[0][:200])}")
             if fact.superseded_by:

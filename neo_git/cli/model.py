@@ -34,9 +34,11 @@ def _status(args) -> int:
     print(f"embedder:   {status['active_id'] or status['active']}  "
           f"(configured: {status['configured']}, from {status['source']})")
     print(f"auto picks: {status['auto']['picks']} — {status['auto']['reason']}")
-    print(f"hash:       {status['hash']['id']}, supersede threshold {status['hash']['supersede_threshold']}")
+    print(f"hash:       {status['hash']['id']}, supersede threshold {status['hash']['supersede_threshold']}, "
+          f"relevance floor {status['hash']['relevance_floor']} (calibrated)")
     print(f"fastembed:  {'installed' if fe['installed'] else 'not installed'}; model {fe['model']} "
-          f"{'is cached' if fe['model_cached'] else 'is not cached'} in {fe['models_dir']}")
+          f"{'is cached' if fe['model_cached'] else 'is not cached'} in {fe['models_dir']}; "
+          f"relevance floor {fe['relevance_floor']} (uncalibrated)")
     cached = status["vector_cache"]["embedders"]
     counts = ", ".join(f"{name}: {info['rows']} rows" for name, info in cached.items()) or "empty"
     print(f"vectors:    {status['vector_cache']['path']} ({counts})")

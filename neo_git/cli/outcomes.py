@@ -54,19 +54,27 @@ def _read_input(name: str) -> str:
 
 def cmd_suggest(args: argparse.Namespace) -> int:
     """Record a pending suggestion."""
-    from neo_git.identity import open_repository, repository_paths
-    from neo_git.outcomes.suggestions import record_suggestion
+    from neo_git.outcomes.suggestions import normalise_path, record_suggestion, resolve_fact_ids
+    from neo_git.store import FactStore
 
     code = _read_input(args.code_file) if args.code_file else None
     diff = _read_input(args.diff_file) if args.diff_file else None
-    repo = open_repository()
-    paths = repository_paths(repo)
+    store = FactStore.open()
+    repo, paths = store.repo, store.paths
     file = args.file
     if not Path(file).is_absolute() and paths.workdir is not None:
         # a path typed in a subfolder is relative to it, as for git itself
         file = str((Path.cwd() / file).resolve())
+    relative = normalise_path(file, paths.workdir)   # refuses a path outside the work tree
+    where = (Path(paths.workdir) / relative) if paths.workdir is not None else None
+    if where is not None and where.is_dir():
+        raise NeoError(f"{args.file} is a directory", "a suggestion is about one file")
+    fact_ids = resolve_fact_ids(store, args.fact)    # prefixes as `recall` prints them; refuses retired facts
     suggestion = record_suggestion(repo, paths, file=file, code=code, diff=diff, description=args.description,
-                                   fact_ids=args.fact, origin="person")
+                                   fact_ids=fact_ids, origin="person")
+    if where is not None and not where.exists():
+        print(f"warning: {relative} is not in the work tree yet; the suggestion matches when a commit adds it",
+              file=sys.stderr)
     if args.json:
         print_json(suggestion.to_dict())
     else:

@@ -32,7 +32,25 @@ def fact_line(fact) -> str:
     state = "" if fact.is_valid else f" [superseded by {fact.superseded_by[:8]}]" if fact.superseded_by \
         else " [invalid]"
     review = " [needs review]" if fact.needs_review else ""
-    return f"{fact.id}  {fact.kind.value:<13} {fact.scope.value:<8} {visible(fact.subject)}{state}{review}"
+    if fact.metadata.proposal:
+        review += " [proposed by an agent]"
+    return f"{fact.id}  {fact.kind.value:<13} {fact.scope.value:<8} {visible(fact.subject)}{state}{review}{stale_mark(fact)}"
+
+
+def stale_mark(fact) -> str:
+    """` [stale: cited code changed since <date>]` for a stale fact, else ''."""
+    from neo_git.citations.states import stale_note
+
+    note = stale_note(fact)
+    return f" [stale: {note}]" if note else ""
+
+
+def cite_row(citation: dict) -> str:
+    """`path:symbol (state since <commit>)` for `show`."""
+    from neo_git.citations.states import label
+
+    since = f" since {citation['since'][:12]}" if citation.get("since") else ""
+    return f"{label(citation)} ({citation.get('state', 'verified')}{since})"
 
 
 def fact_block(fact) -> str:
@@ -41,7 +59,10 @@ def fact_block(fact) -> str:
     rows = [
         ("Kind", fact.kind.value),
         ("Scope", fact.scope.value),
-        ("State", ("valid" if fact.is_valid else "not valid") + (" (needs review)" if fact.needs_review else "")),
+        ("State", ("valid" if fact.is_valid else "not valid") + (" (needs review)" if fact.needs_review else "")
+         + (" (proposed by an agent: `git neo review accept|reject`)" if meta.proposal else "")
+         + stale_mark(fact)),
+        ("Provenance", meta.provenance),
         ("Author", meta.author),
         ("Created", meta.created_at),
         ("Confidence", f"{meta.confidence:.2f}   successes: {meta.success_count}   accessed: {meta.access_count}"),
@@ -49,7 +70,8 @@ def fact_block(fact) -> str:
     rows += [(label, value) for label, value in (
         ("Supersedes", fact.supersedes), ("Superseded by", fact.superseded_by),
         ("Depends on", ", ".join(fact.depends_on)), ("Tags", ", ".join(fact.tags)),
-        ("Source file", meta.source_file)) if value]
+        ("Source file", meta.source_file), ("Paths", ", ".join(meta.paths))) if value]
+    rows += [("Cites", cite_row(citation)) for citation in meta.citations]
     width = max(len(label) for label, _ in rows) + 2     # every value starts in one column
     lines = [f"fact {fact.id}"] + [f"{label + ':':<{width}}{visible(str(value))}" for label, value in rows]
     lines += ["", f"    {visible(fact.subject)}"]

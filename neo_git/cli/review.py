@@ -18,9 +18,11 @@ def register(sub) -> dict[str, str]:
                                    "it offers (accept, reject, …).")
     p.add_argument("action", nargs="?", help="what to do with the item: accept, reject, … (as `git neo review` lists)")
     p.add_argument("id", nargs="?", help="the fact the item is about (a unique prefix of at least 4 hex digits)")
-    p.add_argument("arg", nargs="?", metavar="candidate",
-                   help="the action's argument: the fact a possible supersession names, when it names several")
-    p.add_argument("--type", help="only items of this type (possible_supersession, …)")
+    p.add_argument("arg", nargs="?", metavar="candidate|text",
+                   help="the action's argument: the fact a possible supersession names, when it names several; "
+                        "for `update` of a stale fact, what is true now")
+    p.add_argument("--type", help="only items of this type (possible_supersession, agent_proposal, conflict, "
+                                  "stale, …)")
     p.add_argument("--judge", action="store_true",
                    help="ask the configured model about each open possible supersession and record its verdict "
                         "(it retires nothing unless `git config neo.reviewJudge auto`)")
@@ -130,11 +132,20 @@ def _judge(args: argparse.Namespace) -> int:
 
 
 def _resolved(result: dict) -> str:
+    if result.get("message"):  # a source that says what it did in its own words
+        return result["message"]
     if "superseded" in result:
         return f"{result['id']} supersedes {result['superseded']} (`git neo restore {result['superseded']}` undoes it)"
     if "distinct_from" in result:
         return f"kept {result['distinct_from']} beside {result['id']}: the pair will not be proposed again"
-    return result.get("message") or f"resolved the review item about {result['id']}"
+    if result.get("accepted"):
+        return f"accepted {result['id']}: this {result['kind']} applies from now on"
+    if result.get("rejected"):
+        return f"rejected {result['id']} (`git neo restore {result['id']}` brings it back as a proposal)"
+    if "retired" in result:
+        return (f"kept {result['kept']} as what replaced {result['predecessor']}; retired {result['retired']} "
+                f"(`git neo restore {result['retired']}` undoes it)")
+    return f"resolved the review item about {result['id']}"
 
 
 def cmd_invalidate(args: argparse.Namespace) -> int:

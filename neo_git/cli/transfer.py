@@ -37,6 +37,13 @@ def cmd_import(args: argparse.Namespace) -> int:
     added = ", ".join(f"{n} {scope}" for scope, n in summary["added"].items() if n) or "nothing new"
     print(f"imported {summary['read']} facts from {summary['file']}: {added}"
           f" ({summary['skipped_existing']} already present; embeddings: {summary['embeddings']})")
+    cut = summary.get("cut_pointers") or []
+    if cut:
+        print(f"cut {len(cut)} pointer(s) at facts that are neither in the file nor in this store:")
+        for item in cut[:10]:
+            print(f"  {item['id']}: {item['pointer']} → {item['target']}")
+        if len(cut) > 10:
+            print(f"  … ({len(cut) - 10} more; --json lists them all)")
     for scope, ids in summary.get("evicted", {}).items():
         shown = ", ".join(ids[:10]) + (f", … ({len(ids) - 10} more)" if len(ids) > 10 else "")
         print(f"evicted {len(ids)} {scope} facts to keep the scope at its cap: {shown}")
@@ -69,6 +76,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     target = None if args.file == "-" else export_target(args.file)
     envelope = export_envelope(FactStore.open(), scope=args.scope, include_invalid=args.all)
+    carried = envelope.pop("carried", 0)
     text = json.dumps(envelope, indent=2, ensure_ascii=False) + "\n"
     if target is None:
         sys.stdout.write(text)
@@ -79,5 +87,6 @@ def cmd_export(args: argparse.Namespace) -> int:
             handle.write(text.encode("utf-8"))
     else:
         atomic_write(target, text.encode("utf-8"))
-        print(f"wrote {len(envelope['facts'])} facts to {args.file}", file=sys.stderr)
+        print(f"wrote {len(envelope['facts'])} facts to {args.file}"
+              + (f" (with {carried} retired fact(s) they point at)" if carried else ""), file=sys.stderr)
     return 0

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from neo_git.doctor import agents, caches, githooks, leftovers, reachability, ref, remotes
+from neo_git.doctor import agents, caches, githooks, leftovers, pointers, reachability, ref, remotes
 from neo_git.doctor.findings import STALE_SECONDS, Context, Finding
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -31,6 +31,7 @@ CHECKS: dict[str, Callable[[Context], list[Finding]]] = {
     "ref": lambda ctx: ref.check_ref(ctx.repo),
     "cache": lambda ctx: caches.check_caches(ctx.paths, ctx.home),
     "leftovers": lambda ctx: leftovers.check_leftovers(ctx.paths, ctx.home),
+    "pointers": pointers.check_pointers,
     "hooks": githooks.check_hooks,
     "path": reachability.check_reachable,
     "agents": agents.check_agents,
@@ -41,6 +42,7 @@ CHECKS: dict[str, Callable[[Context], list[Finding]]] = {
 # None) -> whether it was done.
 REPAIRS: dict[str, Callable[[Finding, "Context | None", "set[str] | None"], bool]] = {
     "remove": leftovers.remove_file,
+    pointers.ACTION: pointers.cut_local,
     "reinstall-hooks": githooks.reinstall_hooks,
     "catch-up": reachability.catch_up,
 }

@@ -59,8 +59,8 @@ def check_ref(repo: "pygit2.Repository", ref: str = "refs/neo/facts") -> list[Fi
                 findings.append(Finding("ref", exc.message, path=path, hint=_REF_HINT))
                 continue
             facts[fact.id] = fact
-    findings += [Finding("ref", problem, hint="`git neo why ID` explains the fact; a purge or a partial push "
-                                              "can leave such pointers")
+    findings += [Finding("ref", problem, hint="`git neo doctor --fix --ref` proposes a commit that cuts such "
+                                              "pointers (a purge or a partial import leaves them)")
                  for problem in pointer_problems(facts, ref)]
     findings += _loops(facts, ref)
     return findings

@@ -27,7 +27,11 @@ __all__ = [
     "auto_choice",
     "configured_name",
     "get_embedder",
+    "relevance_floor",
 ]
+
+# For an embedder that does not say (a caller's own): cosine says little below this.
+DEFAULT_RELEVANCE_FLOOR = 0.3
 
 
 @runtime_checkable
@@ -41,6 +45,15 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> "np.ndarray":
         """Shape (len(texts), dim), float32, rows L2-normalised (a zero row for empty text)."""
         ...
+
+
+def relevance_floor(embedder: "Embedder") -> float:
+    """The cosine from which a fact is relevant to a question under *embedder* (its own
+    calibrated `relevance_floor`; DEFAULT_RELEVANCE_FLOOR for an embedder that has none)."""
+    value = getattr(embedder, "relevance_floor", None)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        return DEFAULT_RELEVANCE_FLOOR
+    return float(value)
 
 
 def related_threshold(embedder: Embedder) -> float:

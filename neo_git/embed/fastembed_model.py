@@ -25,6 +25,20 @@ if TYPE_CHECKING:  # pragma: no cover
 
 DEFAULT_MODEL = "jinaai/jina-embeddings-v2-base-code"
 SUPERSEDE_THRESHOLD = 0.85
+# Relevance floors (cosine from which a fact is relevant to a question), one per model because
+# each model spreads cosines differently (bge-small puts unrelated English near 0.5; MiniLM near
+# 0.1). NOT calibrated: no model can be downloaded where git-neo was built, so these are the
+# models' usual unrelated/related boundaries, to be replaced by `python
+# benchmarks/relevance_calibration.py --embedder fastembed:<model>` once a model is pulled.
+# `git config neo.relevanceFloor X` overrides them meanwhile.
+RELEVANCE_FLOORS = {
+    "jinaai/jina-embeddings-v2-base-code": 0.40,
+    "BAAI/bge-small-en-v1.5": 0.60,
+    "sentence-transformers/all-MiniLM-L6-v2": 0.30,
+}
+DEFAULT_RELEVANCE_FLOOR = 0.40   # a model not listed above
+
+
 def install_hint() -> str:
     """The command that adds the fastembed extra to this git-neo (it is not on the package index)."""
     from neo_git.extras import install_hint
@@ -139,6 +153,8 @@ class FastEmbedEmbedder:
         self.model = model or DEFAULT_MODEL
         self.cache_dir = cache_dir or models_dir()
         self.id = f"fastembed:{self.model}"
+        self.relevance_floor = RELEVANCE_FLOORS.get(self.model, DEFAULT_RELEVANCE_FLOOR)
+        self.relevance_source = "uncalibrated (no model was available offline; set neo.relevanceFloor)"
         if not package_available():
             raise NeoError("the fastembed package is not installed", install_hint())
         if not model_cached(self.model, self.cache_dir):

@@ -43,6 +43,15 @@ DEFAULT_DIM = 512
 # ask for review and 71% of the missed true supersessions are among them.
 DEFAULT_SUPERSEDE_THRESHOLD = 0.46
 DEFAULT_POSSIBLE_THRESHOLD = 0.30
+# The relevance floor: a fact is relevant to a question only when their cosine reaches it
+# (recall's ranked layer, every agent path, `ask`'s effort gate). Calibrated, not guessed:
+# `python benchmarks/relevance_calibration.py` puts each of the 84 stores made of three of the
+# ADR dev set's nine projects in front of StateBench *train*'s off-topic questions (sales,
+# procurement, hr, support) and of the records' own problem statements; 0.28 is the lowest
+# cosine (0.01 steps) at which no store hands a fact to more than 5% of the off-topic
+# questions (mean 2.9%), while 99.2% of problem statements still find their own record in
+# the top 5. Checked on StateBench dev's questions: worst store 7.4%, mean 4.0%.
+RELEVANCE_FLOOR = 0.28
 
 WORD_WEIGHT = 1.0
 IDENT_WEIGHT = 0.8      # the whole multi-part identifier, on top of its parts
@@ -134,6 +143,7 @@ class HashEmbedder:
         supersede_threshold: float = DEFAULT_SUPERSEDE_THRESHOLD,
         *,
         possible_threshold: float = DEFAULT_POSSIBLE_THRESHOLD,
+        relevance_floor: float = RELEVANCE_FLOOR,
         ngram_weight: float = NGRAM_WEIGHT,
         ident_weight: float = IDENT_WEIGHT,
         subject_weight: float = SUBJECT_WEIGHT,
@@ -143,6 +153,9 @@ class HashEmbedder:
         self.dim = dim
         self.supersede_threshold = supersede_threshold
         self.possible_threshold = min(possible_threshold, supersede_threshold)  # the review band below it
+        self.relevance_floor = relevance_floor
+        self.relevance_source = ("calibrated: benchmarks/relevance_calibration.py (ADR dev stores, "
+                                 "StateBench train questions)") if relevance_floor == RELEVANCE_FLOOR else "given"
         self.weights = {"w": WORD_WEIGHT, "i": ident_weight, "g": ngram_weight, "s": subject_weight}
         self.id = f"hash-v{VERSION}-{dim}"
         if (ngram_weight, ident_weight, subject_weight) != (NGRAM_WEIGHT, IDENT_WEIGHT, SUBJECT_WEIGHT):

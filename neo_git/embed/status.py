@@ -10,7 +10,7 @@ def model_status(name: str | None = None) -> dict:
     from neo_git import embed
     from neo_git.embed import fastembed_model as fm
     from neo_git.embed.cache import VectorCache
-    from neo_git.embed.hashing import DEFAULT_DIM, DEFAULT_SUPERSEDE_THRESHOLD, VERSION
+    from neo_git.embed.hashing import DEFAULT_DIM, DEFAULT_SUPERSEDE_THRESHOLD, RELEVANCE_FLOOR, VERSION
 
     cache = VectorCache()
     configured = embed.configured_name()
@@ -33,6 +33,7 @@ def model_status(name: str | None = None) -> dict:
             "id": f"hash-v{VERSION}-{DEFAULT_DIM}",
             "dim": DEFAULT_DIM,
             "supersede_threshold": DEFAULT_SUPERSEDE_THRESHOLD,
+            "relevance_floor": RELEVANCE_FLOOR,
         },
         "fastembed": {
             "installed": fm.package_available(),
@@ -40,6 +41,8 @@ def model_status(name: str | None = None) -> dict:
             "model_cached": fm.model_cached(model),
             "models_dir": str(fm.models_dir()),
             "supersede_threshold": fm.SUPERSEDE_THRESHOLD,
+            "relevance_floor": fm.RELEVANCE_FLOORS.get(model, fm.DEFAULT_RELEVANCE_FLOOR),
+            "relevance_floor_calibrated": False,
         },
         "vector_cache": {"path": str(cache.root), "embedders": cache.summary()},
     }

@@ -58,6 +58,14 @@ def _tags(other: Sequence[str], kept_sources: Sequence[str], kept_sections: Sequ
     return tuple(tags[:MAX_TAGS])
 
 
+def rule_paths(sections: Sequence[Section]) -> tuple[str, ...]:
+    """The path scope of a rule stated in *sections*: none when one of them applies everywhere,
+    else every glob of every one."""
+    if not sections or any(not s.paths for s in sections):
+        return ()
+    return tuple(dict.fromkeys(g for s in sections for g in s.paths))[:32]
+
+
 def plan_ingest(facts: Mapping[str, Fact], found: Mapping[str, Sequence[Section]], unreadable: Sequence[str],
                 new_fact: NewFact, at: str) -> IngestPlan:
     """The change that makes the ingested constraints match *found* (path -> its sections,
@@ -85,11 +93,12 @@ def plan_ingest(facts: Mapping[str, Fact], found: Mapping[str, Sequence[Section]
         claimed[key] = old
         tags = _tags(other, kept_sources, kept_sections, desired.get(key, ()))
         subject = desired[key][0].heading if key in desired else old.subject  # a heading may be renamed
-        if tags == old.tags and subject == old.subject:
+        paths = rule_paths(desired[key]) if key in desired else old.metadata.paths
+        if tags == old.tags and subject == old.subject and paths == old.metadata.paths:
             unchanged += 1
             continue
         first = desired[key][0].source if key in desired else old.metadata.source_file
-        changed[old.id] = old.evolve(tags=tags, subject=subject, metadata={"source_file": first})
+        changed[old.id] = old.evolve(tags=tags, subject=subject, metadata={"source_file": first, "paths": paths})
         updated.append(old.id)
     # A rule a person retired or superseded by hand (not an ingest) is not brought back while
     # the file still says the same thing: their decision stands until the text changes.
@@ -108,6 +117,8 @@ def plan_ingest(facts: Mapping[str, Fact], found: Mapping[str, Sequence[Section]
         if key in claimed or key in overruled:
             continue
         fact = new_fact(sections[0], _tags((), (), (), sections))
+        if rule_paths(sections):
+            fact = fact.evolve(metadata={"paths": rule_paths(sections)})
         for section in sections:
             old = by_section.get(section.tag)
             if old is not None and old.id not in successor:

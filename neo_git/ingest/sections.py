@@ -40,6 +40,7 @@ class Section(NamedTuple):
     tag: str         # section:<file digest>-<heading digest>
     key: str         # digest of the normalised rule
     truncated: bool = False
+    paths: tuple[str, ...] = ()   # the files its rule is for (nested file, editor globs); () = all
 
 
 def _digest(text: str, length: int = 8) -> str:
@@ -74,23 +75,15 @@ def rule_key(subject: str, body: str) -> str:
     return _digest("\n".join(lines), 16)
 
 
-def _front_matter(text: str) -> tuple[str, str]:
-    """(text without a leading `---` front matter block, its description or "")."""
-    if not text.startswith("---"):
-        return text, ""
-    lines = text.splitlines()
-    for end in range(1, len(lines)):
-        if lines[end].strip() == "---":
-            described = [ln.split(":", 1)[1].strip().strip("\"'") for ln in lines[1:end]
-                         if ln.lower().startswith("description:")]
-            return "\n".join(lines[end + 1:]), (described[0] if described else "")
-    return text, ""
-
-
 def split_sections(path: str, text: str) -> list[Section]:
-    """The non-empty sections of one file, in order (redacted, bodies capped)."""
-    body_text, description = _front_matter(text.replace("\r\n", "\n"))
-    title = description or path
+    """The non-empty sections of one file, in order (redacted, bodies capped), each with the path
+    scope of its file (`scope.py`)."""
+    from neo_git.ingest.scope import front_matter, path_scope
+
+    body_text, keys = front_matter(text.replace("\r\n", "\n"))
+    description = keys.get("description")
+    title = (description if isinstance(description, str) else "") or path
+    paths = path_scope(path, keys)
     stack: list[tuple[int, str]] = []
     raw: list[tuple[str, list[str]]] = [(title, [])]
     fence = None
@@ -122,5 +115,5 @@ def split_sections(path: str, text: str) -> list[Section]:
         if not body and any(other.startswith(heading + HEADING_JOIN) for other, _ in raw):
             continue  # a heading that only groups sub-headings is not a rule of its own
         tag = section_prefix(file_tag) + _digest(f"{heading}\0{occurrence}")
-        sections.append(Section(path, subject, body, tag, rule_key(subject, body), truncated))
+        sections.append(Section(path, subject, body, tag, rule_key(subject, body), truncated, paths))
     return sections

@@ -12,7 +12,10 @@ from typing import NamedTuple
 
 # Files and folders, relative to the work tree (a folder: every file under it).
 SOURCE_PATHS = ("CLAUDE.md", "AGENTS.md", ".cursorrules", ".cursor/rules", ".github/copilot-instructions.md",
-                ".windsurfrules", ".clinerules")
+                ".github/instructions", ".windsurfrules", ".clinerules")
+# Found in sub-folders too (`src/api/CLAUDE.md`): their rules are scoped to that folder.
+NESTED = ("CLAUDE.md", "AGENTS.md")
+MAX_NESTED = 200
 MAX_BYTES = 256 * 1024
 MAX_FILES_PER_FOLDER = 200
 
@@ -33,7 +36,26 @@ def _candidates(workdir: Path) -> list[Path]:
             found += sorted(p for p in path.rglob("*") if p.is_file() or p.is_symlink())[:MAX_FILES_PER_FOLDER]
         elif path.exists() or path.is_symlink():
             found.append(path)
-    return found
+    return found + _nested(workdir)
+
+
+def _nested(workdir: Path) -> list[Path]:
+    """`CLAUDE.md` / `AGENTS.md` below the top folder, tracked or not, as git lists them (ignored
+    folders such as node_modules are skipped the way git skips them)."""
+    from neo_git.errors import NeoError
+    from neo_git.gitrun import run_git
+
+    specs = [f":(glob)*/**/{name}" for name in NESTED]
+    try:
+        proc = run_git(["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *specs],
+                       cwd=workdir, timeout=30, check=False)
+    except NeoError:
+        return []
+    if getattr(proc, "returncode", 1) != 0:
+        return []
+    out = proc.stdout if isinstance(proc.stdout, str) else proc.stdout.decode("utf-8", "surrogateescape")
+    names = sorted({n for n in out.split("\0") if n and "/" in n})[:MAX_NESTED]
+    return [workdir / n for n in names]
 
 
 def read_sources(workdir: Path) -> list[SourceText]:

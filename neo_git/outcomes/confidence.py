@@ -1,5 +1,8 @@
 """How outcomes move facts: confidence and success updates, REVIEW facts, the cap.
 
+Only valid facts move: a superseded or retracted fact never gains confidence or a success
+(and never loses any) from advice that relied on it; what it said is no longer the claim.
+
 ACCEPTED advice: +0.2 confidence (+0.3 when the touched files got healthier, +0.1 when
 they regressed) and +1 success for each fact it relied on. MODIFIED advice: -0.2, never
 below 0.1. Each accepted or modified suggestion becomes a REVIEW fact in the project
@@ -55,6 +58,7 @@ class Outcome:
     description: str = ""
     commit_subject: str = ""
     health_reasons: tuple[str, ...] = ()
+    citations: tuple[dict, ...] = ()   # the code that shipped (accepted outcomes), re-checked like any citation
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,7 @@ def plan_fact_updates(facts: Mapping[str, Fact], outcomes: Sequence[Outcome],
             continue
         gain, success = confidence_change(outcome.verdict, outcome.health)
         for fact_id in outcome.fact_ids:
-            if fact_id in facts:
+            if fact_id in facts and facts[fact_id].is_valid:
                 entry = deltas.setdefault(fact_id, [0.0, 0, []])
                 entry[0] += gain
                 entry[1] += success
@@ -120,7 +124,8 @@ def review_fact(outcome: Outcome, *, org_id: str | None, project_id: str | None,
         "org_id": org_id, "project_id": project_id, "tags": [OUTCOME_TAG, outcome.verdict],
         "depends_on": [f for f in outcome.fact_ids if f in project_fact_ids],
         "metadata": FactMetadata(confidence=0.5, author=author, source_file=outcome.file,
-                                 provenance="observed", created_at=now_iso()).to_dict(),
+                                 provenance="observed", created_at=now_iso(),
+                                 citations=tuple(outcome.citations)).to_dict(),
     }
     return Fact.from_dict(raw)
 

@@ -59,6 +59,11 @@ class Ledger:
         if commit not in self.retry and commit not in self.commits:
             self.retry = (self.retry + [commit])[-MAX_RETRY:]
 
+    def retry_later(self, commit: str) -> None:
+        """Forget that *commit* was processed and retry it with the next worker."""
+        self.commits.pop(commit, None)
+        self.failed(commit)
+
     def save(self) -> None:
         """Write atomically, keeping the newest MAX_COMMITS entries (dicts keep insertion order)."""
         items = list(self.commits.items())[-MAX_COMMITS:]

@@ -14,7 +14,13 @@ caller), with `added` = the normalised non-trivial lines the commit added to it:
   committed file and at least one of those lines was added by this commit;
 - MODIFIED when some of it shipped, or a committed line closely resembles a
   suggested one (difflib ratio >= SIMILAR_RATIO: the person rewrote the advice);
-- otherwise still pending: the commit changed something else in that file.
+- otherwise the suggestion did not ship, and it gets an outcome all the same (a commit that
+  changed its file without it is an answer): SUPERSEDED when the code it was about is gone
+  (lines it shared with the file — a signature it repeated, a diff's removed or context lines —
+  were changed or removed by this commit: someone rewrote that code another way), else
+  ABANDONED (the file was committed, or deleted, without it); still pending when its lines are
+  in the file all the same (an earlier commit shipped it). Neither moves confidence: the
+  advice was not tried, so nothing is known about the facts it relied on.
 """
 from __future__ import annotations
 
@@ -24,6 +30,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 ACCEPTED, MODIFIED, PENDING = "accepted", "modified", "pending"
+SUPERSEDED, ABANDONED = "superseded", "abandoned"
 ACCEPT_RATIO = 0.7
 SIMILAR_RATIO = 0.75
 
@@ -119,6 +126,39 @@ def match_suggestion(code: str | None, diff: str | None, before: str, after: str
     else:
         verdict = PENDING
     return Match(verdict, len(fresh), len(shipped), len(added_now), similar)
+
+
+def shipped_lines(code: str | None, diff: str | None, before: str, after: str) -> list[int]:
+    """1-based numbers of the lines of *after* that carry the suggestion's new substance (what
+    an accepted suggestion shipped, for the outcome record to cite)."""
+    proposed = set(substance(suggested_lines(code, diff))) - set(substance(before.splitlines()))
+    return [n for n, line in enumerate(after.splitlines(), 1) if normalise(line) in proposed]
+
+
+def anchor_lines(code: str | None, diff: str | None, before: str) -> list[str]:
+    """The lines that tie a suggestion to code that existed: for a diff, its removed and context
+    lines; for a code block, its substantive lines already in the file before the commit."""
+    if diff and diff.strip() and not (code and code.strip()):
+        lines = [line[1:] for line in diff.splitlines()
+                 if line[:1] in ("-", " ") and not line.startswith("---")]
+        return substance(lines)
+    old = set(substance(before.splitlines()))
+    return [line for line in substance(suggested_lines(code, diff)) if line in old]
+
+
+def unshipped_verdict(code: str | None, diff: str | None, before: str, after: str, deleted: bool) -> Match:
+    """The outcome of a suggestion whose file a commit changed without shipping it: SUPERSEDED
+    when the code it was about was rewritten or removed, else ABANDONED; still PENDING when
+    its substance is in the file all the same (an earlier commit shipped it, and the worker
+    has not reached that commit yet)."""
+    proposed = substance(suggested_lines(code, diff))
+    now = set(substance(after.splitlines()))
+    present = [line for line in proposed if line in now]
+    if proposed and not deleted and len(present) / len(proposed) >= ACCEPT_RATIO:
+        return Match(PENDING, len(proposed), len(present), 0, 0)
+    gone = [line for line in anchor_lines(code, diff, before) if line not in now]
+    verdict = SUPERSEDED if (gone and not deleted) else ABANDONED
+    return Match(verdict, len(proposed), len(present), 0, len(gone))
 
 
 def _similar_count(missing: list[str], added: list[str], limit: int = 400) -> int:

@@ -24,7 +24,7 @@ from neo_git.identity import RepositoryPaths, repository_paths
 from neo_git.outcomes import notes
 from neo_git.outcomes.confidence import Outcome, project_plan, review_fact, scope_plan
 from neo_git.outcomes.ledger import Ledger, author_key
-from neo_git.outcomes.matching import ACCEPTED, MODIFIED, match_suggestion
+from neo_git.outcomes.matching import ACCEPTED, MODIFIED, PENDING, match_suggestion, unshipped_verdict
 from neo_git.outcomes.suggestions import Suggestion, update_suggestions
 
 log = logging.getLogger("neo_git.outcomes")
@@ -55,6 +55,7 @@ class CommitResult:
     skipped: str | None = None            # why nothing was done ("already processed", ...)
     records: list[dict] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    changes: list[FileChange] | None = None   # what it changed (citations are re-verified from it)
 
 
 def changed_files(repo: pygit2.Repository, commit: pygit2.Commit) -> list[FileChange]:
@@ -109,8 +110,27 @@ def _process_commits(repo, commits, trigger, paths, catch_up) -> list[CommitResu
             if hexid not in todo:
                 todo.append(hexid)
     results = [process_one(repo, paths, ledger, hexid, trigger) for hexid in todo]
+    recheck_citations(repo, results, ledger)
     ledger.save()
     return results
+
+
+def recheck_citations(repo: pygit2.Repository, results: list[CommitResult], ledger: Ledger) -> None:
+    """Re-verify the facts citing files the processed commits changed (one write for the run,
+    `neo_git.citations.recording`); if that write fails, the commits are retried as a whole."""
+    done = [r for r in results if r.changes is not None and not r.errors]
+    if not done:
+        return
+    from neo_git.citations.recording import recheck_commits
+
+    try:
+        _transitions, error = recheck_commits(repo, [(r.commit, r.changes) for r in done])
+    except Exception as exc:  # noqa: BLE001 - retried by the next worker, like a failed fact write
+        error = f"citations: {type(exc).__name__}: {exc}"
+    if error:
+        for r in done:
+            r.errors.append(error)
+            ledger.retry_later(r.commit)
 
 
 def expire_old_suggestions(repo: pygit2.Repository, paths: RepositoryPaths) -> int:
@@ -174,9 +194,12 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
     if any(r.get("type") == "commit" and r.get("commit") == hexid for r in _note(repo, hexid)):
         ledger.mark(hexid, key, "note found")   # processed before the ledger was lost
         result.skipped = "already processed (note)"
+        # ... or by a worker killed before it saved the ledger: citations are checked again
+        # (a no-op when it had recorded them), so a kill never loses their states.
+        result.changes = changed_files(repo, commit)
         return result
     rewrite_of = amended_from(repo, hexid, ledger)
-    changes = changed_files(repo, commit)
+    changes = result.changes = changed_files(repo, commit)
     by_path = {c.path: c for c in changes}
     by_old = {c.old_path: c for c in changes if c.old_path}
     pending = [s for s in _pending(paths) if _made_before(repo, s, commit)]
@@ -197,25 +220,38 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
                 best = (candidate, match)
         if best is not None:
             classified.append((suggestion, best[0], best[1].to_dict()))
+        elif len(commit.parents) <= 1 and _built_on(repo, suggestion, commit):
+            # The commit changed the suggestion's file without it: an outcome all the same, never
+            # silence (a merge brings others' work: its changes were judged on their own commits).
+            # Only for a commit certainly made on top of the advice: a worker lagging behind a
+            # burst of commits must not close a suggestion on an older commit.
+            deleted = change.new_id is None
+            match = unshipped_verdict(suggestion.code, suggestion.diff, _text(repo, change.old_id),
+                                      "" if deleted else _text(repo, change.new_id), deleted)
+            if match.verdict != PENDING:
+                classified.append((suggestion, change, match.to_dict()))
     suggested_paths = {c.path for _, c, _ in classified} | {s.file for s in pending}
     independent: list[str] = []
     if rewrite_of is None and len(commit.parents) <= 1:  # merges and amended copies add no new work
         independent = _independent_files(changes, suggested_paths)
+    shipped = [(s, c, m) for s, c, m in classified if m["verdict"] in (ACCEPTED, MODIFIED)]
     # Health is measured whenever code changed: an amended copy records no new work, but its
     # note still says whether the commit as it stands made the code healthier.
-    health = _health(repo, commit, classified, independent) if (classified or _code_changed(changes)) else {}
+    health = _health(repo, commit, shipped, independent) if (shipped or _code_changed(changes)) else {}
+    # Only advice that shipped (as written or changed) is evidence about the facts it relied on.
     outcomes = [Outcome(commit=hexid, suggestion_id=s.id, file=c.path, verdict=m["verdict"],
                         health=health.get(s.id, {}).get("verdict"), fact_ids=s.fact_ids,
                         description=s.description, commit_subject=commit.message.splitlines()[0] if commit.message else "",
-                        health_reasons=tuple(health.get(s.id, {}).get("reasons", ())))
-                for s, c, m in classified]
+                        health_reasons=tuple(health.get(s.id, {}).get("reasons", ())),
+                        citations=_shipped_code(repo, commit, s, c) if m["verdict"] == ACCEPTED else ())
+                for s, c, m in shipped]
     moved = _apply(repo, paths, outcomes, result)
     if result.errors:
         ledger.failed(hexid)   # not marked processed: the next worker retries it
         return result
     ts = now_iso()
     records = [_commit_record(hexid, trigger, ts, health.get("", {}), rewrite_of)]
-    for (suggestion, change, match), outcome in zip(classified, outcomes):
+    for suggestion, change, match in classified:
         records.append(_outcome_record(hexid, ts, suggestion, change, match, health.get(suggestion.id),
                                        moved.get(suggestion.id, [])))
     for path in independent:
@@ -230,6 +266,21 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
     ledger.mark(hexid, key, trigger if rewrite_of is None else f"{trigger}, amended copy of {rewrite_of}")
     result.records = records
     return result
+
+
+def _shipped_code(repo: pygit2.Repository, commit: pygit2.Commit, suggestion: Suggestion,
+                  change: FileChange) -> tuple[dict, ...]:
+    """Citations of the code an accepted suggestion shipped (the function around it, or its
+    lines): the outcome record is then checked against later commits like any cited fact."""
+    try:
+        from neo_git.citations.resolve import cite_lines
+        from neo_git.outcomes.matching import shipped_lines
+
+        lines = shipped_lines(suggestion.code, suggestion.diff, _text(repo, change.old_id), _text(repo, change.new_id))
+        return tuple(cite_lines(change.path, repo[change.new_id].data, change.new_id, commit, lines))
+    except Exception as exc:  # noqa: BLE001 - a citation is evidence, never a reason to fail the outcome
+        log.warning("no citation for the outcome of %s: %s", suggestion.id, exc)
+        return ()
 
 
 def amended_from(repo: pygit2.Repository, hexid: str, ledger: Ledger, depth: int = 100) -> str | None:
@@ -286,6 +337,17 @@ def _made_before(repo: pygit2.Repository, suggestion: Suggestion, commit: pygit2
     except (ValueError, AttributeError):
         return True
     return made <= commit.commit_time + CLOCK_SLACK
+
+
+def _built_on(repo: pygit2.Repository, suggestion: Suggestion, commit: pygit2.Commit) -> bool:
+    """Was *commit* made on top of the HEAD the suggestion was recorded at (a strict descendant)?
+    False whenever that cannot be established (no HEAD then, an object missing)."""
+    if not suggestion.head:
+        return False
+    try:
+        return repo.descendant_of(commit.id, pygit2.Oid(hex=suggestion.head))
+    except (ValueError, KeyError, pygit2.GitError):
+        return False
 
 
 def _code_changed(changes: list[FileChange]) -> bool:

@@ -21,7 +21,7 @@ from neo_git.fileio import locked
 from neo_git.identity import RepositoryPaths, repository_paths
 from neo_git.outcomes import notes
 from neo_git.outcomes.ledger import Ledger, author_key
-from neo_git.outcomes.processing import LOCK_TIMEOUT, CommitResult, _after_processing, process_one
+from neo_git.outcomes.processing import LOCK_TIMEOUT, CommitResult, _after_processing, process_one, recheck_citations
 from neo_git.outcomes.suggestions import Suggestion, update_suggestions
 
 log = logging.getLogger("neo_git.outcomes")
@@ -71,9 +71,29 @@ def apply_rewrites(repo: pygit2.Repository, pairs: Iterable[tuple[str, str]], *,
         for new in fresh:
             if new not in ledger:
                 results.append(process_one(repo, paths, ledger, new, f"post-rewrite ({kind})"))
+        recheck_citations(repo, results, ledger)
+        _recheck_rewritten(repo, moved)
         ledger.save()
     _after_processing(repo, results)
     return results
+
+
+def _recheck_rewritten(repo: pygit2.Repository, moved: dict[str, str]) -> None:
+    """A rebased or amended copy of a processed commit may hold other code (a new base, an
+    edit folded in): citations of the files that differ from the old copy are checked again."""
+    if not moved:
+        return
+    from neo_git.citations.recording import recheck_commits
+    from neo_git.citations.verify import diff_changes
+
+    try:
+        items = [(new, diff_changes(repo, repo[old].peel(pygit2.Commit).tree, repo[new].peel(pygit2.Commit).tree))
+                 for old, new in moved.items()]
+        _transitions, error = recheck_commits(repo, items)
+    except Exception as exc:  # noqa: BLE001 - the next commit touching those files checks them again
+        error = f"{type(exc).__name__}: {exc}"
+    if error:
+        log.warning("citations after the rewrite: %s", error)
 
 
 def _move_suggestion_commits(paths: RepositoryPaths, moved: dict[str, str]) -> None:

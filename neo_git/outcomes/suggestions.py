@@ -27,7 +27,7 @@ from neo_git.identity import RepositoryPaths
 FILE_NAME = "suggestions.json"
 FORMAT_VERSION = 1
 ORIGINS = ("person", "ask", "agent")
-STATUSES = ("pending", "accepted", "modified", "expired")
+STATUSES = ("pending", "accepted", "modified", "superseded", "abandoned", "expired")
 MAX_CODE_CHARS = 256 * 1024
 MAX_DESCRIPTION_CHARS = 2000
 MAX_KEPT = 1000          # newest suggestions kept in the file (pending ones first)
@@ -196,6 +196,41 @@ def record_suggestion(repo, paths: RepositoryPaths, *, file: str, code: str | No
     _validate(suggestion)
     update_suggestions(paths, lambda current: current + [suggestion])
     return suggestion
+
+
+def resolve_fact_ids(store, fact_ids: Sequence[str], *, strict: bool = True) -> tuple[str, ...]:
+    """The full ids of the facts a suggestion relies on: each may be a unique prefix (≥ 4 hex
+    digits, as `recall` and `list` print them). An unknown, ambiguous or no longer valid fact
+    is refused with a clear error (*strict*), or left out (advice a model gave, which cited it).
+    A superseded fact must never be linked: a later commit would raise its confidence."""
+    from neo_git.errors import FactNotFound
+
+    facts = store.list(include_invalid=True)
+    out: list[str] = []
+    for raw in fact_ids:
+        wanted = str(raw).strip()
+        try:
+            fact = store._find(wanted, facts)
+        except FactNotFound:
+            if strict:
+                raise NeoError(f"no fact '{wanted}'", "pass an id (or a unique prefix of ≥ 4 hex digits) that "
+                                                      "`git neo list` shows") from None
+            continue
+        except NeoError:
+            if strict:
+                raise
+            continue
+        if not fact.is_valid:
+            if strict:
+                now = f"; it was superseded by {fact.superseded_by}" if fact.superseded_by else ""
+                raise NeoError(f"fact {fact.id} is no longer valid{now}",
+                               "a suggestion can rely only on facts that are still true; "
+                               + (f"pass {fact.superseded_by} instead" if fact.superseded_by
+                                  else "`git neo restore` it first if it is true again"))
+            continue
+        if fact.id not in out:
+            out.append(fact.id)
+    return tuple(out)
 
 
 def set_status(paths: RepositoryPaths, updates: Iterable[tuple[str, str, dict | None]]) -> list[Suggestion]:

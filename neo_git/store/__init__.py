@@ -121,6 +121,7 @@ class FactStore(WritePaths):
         self._load_memo: tuple | None = None
         self._claims: tuple[dict, frozenset] = ({}, frozenset())
         self._fixed_project_id: str | None = None
+        self._relevance_floor: float | None = None
         self.caps = dict(SCOPE_CAPS)
         self.backends = backends
         self.project_store = backends[FactScope.PROJECT]
@@ -152,6 +153,24 @@ class FactStore(WritePaths):
 
             self._vector_cache = VectorCache(identity.vector_cache_dir(self.home))
         return self._vector_cache
+
+    @property
+    def relevance_floor(self) -> float:
+        """The cosine from which a fact is relevant to a question: `git config neo.relevanceFloor`
+        when set (a number in [-1, 1]; read on every call, so a long-lived server follows it),
+        else the active embedder's calibrated floor. Recall, the agent hooks and `ask`'s effort
+        gate all use this one value."""
+        if self._relevance_floor is None:
+            from neo_git.embed import relevance_floor
+
+            self._relevance_floor = relevance_floor(self.embedder)
+        if self.repo is not None:
+            from neo_git.config import neo_config
+
+            configured = neo_config("relevanceFloor", None, repo=self.repo, cast=float)
+            if configured is not None and -1.0 <= configured <= 1.0:
+                return configured
+        return self._relevance_floor
 
     def _vectors(self, texts: Sequence[str]) -> "np.ndarray":
         cache = self.vector_cache
@@ -391,8 +410,10 @@ class FactStore(WritePaths):
 
     # --- recall --------------------------------------------------------------------
 
-    def recall(self, query: str, k: int = 5, max_tokens: int = 12000) -> "ContextResult":
-        """Constraints, ranked facts, what changed and known unknowns for *query*."""
+    def recall(self, query: str, k: int = 5, max_tokens: int = 12000, file: str | None = None) -> "ContextResult":
+        """Constraints, ranked facts, what changed and known unknowns for *query*; with *file* (a path
+        relative to the repository root) the facts citing it or scoped to it come first and its
+        path-scoped constraints apply."""
         from neo_git.recall import assemble
 
         check_text("query", query, 100_000, required=True)
@@ -409,7 +430,8 @@ class FactStore(WritePaths):
         result = assemble(query, facts, cosines, k=k, max_tokens=max_tokens,
                           environment=self.environment(), last_accessed=self.access.last_accessed(),
                           untrusted=self._claims[1], vectors=matrix,
-                          family_threshold=related_threshold(self.embedder))
+                          family_threshold=related_threshold(self.embedder), file=file,
+                          floor=self.relevance_floor)
         self.access.record(result.returned_ids)
         apply = self.access.apply
         return result.with_facts(apply)

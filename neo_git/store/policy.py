@@ -158,12 +158,29 @@ def _plan_one(facts: Mapping[str, Fact], index: FactIndex, new: Fact, similarity
     old = facts[decision.target] if decision.target is not None else None
     if decision.possible:
         new = new.evolve(metadata={"possibly_supersedes": decision.possible})
+    if old is not None and new.metadata.proposal and not old.metadata.proposal:
+        # An agent's open proposal never retires what people accepted: it may only propose to
+        # (a review item once a person has accepted the proposal itself).
+        new = _propose_instead(new, old, decision)
+        old = None
     if old is not None:
         new, old, flagged = supersede(facts, index, new, old, decision, thresholds.embedder, stamp, changed)
     changed[new.id] = new
     evicted = _apply_cap(facts, index, changed, new, cap, stamp)
     return changed, AddResult(new, superseded=old, flagged=tuple(flagged), evicted=tuple(evicted),
                               rule=decision.rule if old is not None else None)
+
+
+def _propose_instead(new: Fact, old: Fact, decision: Decision) -> Fact:
+    """*new* with a `possibly_supersedes` link to *old* in place of retiring it."""
+    link = {"id": old.id}
+    for key in ("similarity", "threshold"):
+        value = getattr(decision, key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            link[key] = float(round(value, 4))
+    links = {l["id"]: l for l in new.metadata.possibly_supersedes}
+    links[old.id] = link
+    return new.evolve(metadata={"possibly_supersedes": tuple(links[i] for i in sorted(links))})
 
 
 def supersede(facts: Mapping[str, Fact], index: FactIndex, new: Fact, old: Fact, decision: Decision,
@@ -224,8 +241,9 @@ def _change(changed: Mapping[str, Fact], results: Sequence[AddResult], cap: int 
             lines += [f"flag {fid} for review (depends on {old})" for fid in result.flagged]
         else:
             messages.append(f"add {new.kind.value} {new.id}: {new.subject}")
-        lines += [f"possibly supersedes {link['id']} (similarity {link['similarity']:.3f}; "
-                  f"`git neo review`)" for link in result.possible]
+        lines += [f"possibly supersedes {link['id']} ("
+                  + (f"similarity {link['similarity']:.3f}; " if link.get("similarity") is not None else "")
+                  + "`git neo review`)" for link in result.possible]
         lines += [f"evict {fid} (over the {new.scope.value} cap of {cap})" for fid in result.evicted]
     if len(results) == 1:
         message = messages[0]

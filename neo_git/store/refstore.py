@@ -310,7 +310,7 @@ class RefStore:
             else:
                 facts = self._load_at(tip)
                 # A read-only view with its index, not a copy: copying every fact per add was O(N).
-                change = body(IndexedFacts(facts, self._indexed()))
+                change = body(IndexedFacts(facts, self._indexed))
             if change is None or change.is_empty:
                 return change
             commit_id = self._write_commit(tip, change)

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # What each add_many item may carry besides subject and supersedes (add()'s keyword arguments).
 _ADD_ARGS = frozenset({"body", "kind", "scope", "depends_on", "tags", "confidence", "source_file",
-                       "source_prompt", "provenance"})
+                       "source_prompt", "provenance", "proposal", "cites", "paths"})
 
 
 class WritePaths:
@@ -35,25 +35,33 @@ class WritePaths:
     def add(self: "FactStore", subject: str, body: str = "", *, kind: str = "pattern", scope: str = "project",
             depends_on: Sequence[str] = (), supersedes: str | None = None, tags: Sequence[str] = (),
             confidence: float = 0.5, source_file: str | None = None, source_prompt: str | None = None,
-            provenance: str = "observed") -> Fact:
+            provenance: str = "observed", proposal: str | None = None, cites: Sequence[str | Mapping] = (),
+            paths: Sequence[str] = ()) -> Fact:
         """Add a fact under the write policy; returns the stored fact (or the existing duplicate).
         `fact.supersedes` names what it replaced; `fact.metadata.possibly_supersedes` what it may
-        replace (for `review`)."""
+        replace (for `review`). *proposal* "open" marks an agent's proposal (it retires nothing and
+        is no standing constraint until a person accepts it). *cites*: code the fact is about
+        (`PATH`, `PATH:SYMBOL`, `PATH:START-END`, relative to the repository root; checked now,
+        NeoError naming close matches when absent); *paths*: git pathspec globs the fact is
+        limited to."""
         return self.add_detailed(subject, body, kind=kind, scope=scope, depends_on=depends_on,
                                  supersedes=supersedes, tags=tags, confidence=confidence,
                                  source_file=source_file, source_prompt=source_prompt,
-                                 provenance=provenance).fact
+                                 provenance=provenance, proposal=proposal, cites=cites, paths=paths).fact
 
     def add_detailed(self: "FactStore", subject: str, body: str = "", *, kind: str = "pattern", scope: str = "project",
                      depends_on: Sequence[str] = (), supersedes: str | None = None, tags: Sequence[str] = (),
                      confidence: float = 0.5, source_file: str | None = None,
-                     source_prompt: str | None = None, provenance: str = "observed") -> AddResult:
+                     source_prompt: str | None = None, provenance: str = "observed",
+                     proposal: str | None = None, cites: Sequence[str | Mapping] = (),
+                     paths: Sequence[str] = ()) -> AddResult:
         """`add`, returning what happened: supersession (and by which rule), possible
         supersessions, duplicates, flags, evictions."""
         return self.add_many_detailed([dict(subject=subject, body=body, kind=kind, scope=scope,
                                             depends_on=depends_on, supersedes=supersedes, tags=tags,
                                             confidence=confidence, source_file=source_file,
-                                            source_prompt=source_prompt, provenance=provenance)])[0]
+                                            source_prompt=source_prompt, provenance=provenance,
+                                            proposal=proposal, cites=cites, paths=paths)])[0]
 
     def add_many(self: "FactStore", items: Iterable[Mapping[str, Any]]) -> list[Fact]:
         """Add facts asserted together (each item the keyword arguments of `add`): one commit per
@@ -80,7 +88,8 @@ class WritePaths:
             fact = self._new_fact(subject, args.get("body", ""), args.get("kind", "pattern"),
                                   args.get("scope", "project"), args.get("depends_on", ()), args.get("tags", ()),
                                   args.get("confidence", 0.5), args.get("source_file"),
-                                  args.get("source_prompt"), args.get("provenance", "observed"))
+                                  args.get("source_prompt"), args.get("provenance", "observed"),
+                                  args.get("proposal"), args.get("cites", ()), args.get("paths", ()))
             planned.append((fact.scope, PlanItem(fact, supersedes)))
         results: dict[int, AddResult] = {}
         for scope in dict.fromkeys(scope for scope, _ in planned):
@@ -136,7 +145,7 @@ class WritePaths:
         return float(vectors[0] @ vectors[1])
 
     def _new_fact(self: "FactStore", subject, body, kind, scope, depends_on, tags, confidence,
-                  source_file, source_prompt, provenance) -> Fact:
+                  source_file, source_prompt, provenance, proposal=None, cites=(), paths=()) -> Fact:
         subject = redact(check_text("subject", subject, MAX_SUBJECT_CHARS, required=True).strip())
         body = redact(check_text("body", body or "", MAX_BODY_CHARS).strip())
         if source_prompt is not None:
@@ -152,10 +161,40 @@ class WritePaths:
             "org_id": self.org_id if fact_scope is not FactScope.GLOBAL else None,
             "project_id": project_id,
             "metadata": FactMetadata(confidence=float(confidence), author=self.author, source_file=source_file,
-                                     source_prompt=source_prompt, provenance=provenance).to_dict(),
+                                     source_prompt=source_prompt, provenance=provenance,
+                                     proposal=proposal).to_dict(),
         }
+        citations = self._resolve_cites(cites, fact_scope)
+        if citations:
+            raw["metadata"]["citations"] = citations
+        if paths:
+            if isinstance(paths, str):
+                paths = [paths]
+            raw["metadata"]["paths"] = [str(p).strip() for p in paths]
         fact = Fact.from_dict(raw)  # one validation path for every fact
         return fact.evolve(depends_on=tuple(depends_on))
+
+    def _resolve_cites(self: "FactStore", cites: Any, scope: FactScope) -> list[dict]:
+        """Citations from `--cite` strings (resolved against the work tree and HEAD now) or
+        already-resolved citation dicts (validated when the fact is built)."""
+        if not cites:
+            return []
+        if isinstance(cites, (str, Mapping)):
+            cites = [cites]
+        if scope not in (FactScope.PROJECT, FactScope.SESSION):
+            raise NeoError(f"a {scope.value} fact cannot cite code", "citations name files of this repository: "
+                           "use --scope project (or session)")
+        if self.repo is None:
+            raise NeoError("an in-memory store has no code to cite", "open a repository with FactStore.open(path)")
+        from neo_git.citations.resolve import Resolver
+
+        resolver = Resolver(self.repo, self.paths.workdir if self.paths else None)
+        out: list[dict] = []
+        for cite in cites:
+            citation = dict(cite) if isinstance(cite, Mapping) else resolver.resolve(str(cite))
+            if not any(c.get("cited") == citation.get("cited") for c in out):   # cited twice: once
+                out.append(citation)
+        return out
 
     def _resolve_id(self: "FactStore", fact_id: str, scope: FactScope) -> str:
         facts = list(self.backends[scope].load().facts.values())
@@ -188,12 +227,17 @@ class WritePaths:
             review.source_for(type)
         fact = self._find(fact_id)
         out: list[dict] = []
+        scoped_now = {i: f for i, f in self.backends[fact.scope].load().facts.items() if f.scope is fact.scope}
+        picked = review.pick(review.items(scoped_now), fact.id, action, type)
+        prepare = getattr(review.SOURCES[picked["type"]], "prepare", None)
+        if prepare is not None:  # what the plan needs from outside the facts (stale: the code now)
+            arg = prepare(self, picked, action, arg)
 
         def plan(facts: Mapping[str, Fact]) -> Change:
             if fact.id not in facts:
                 raise FactNotFound(fact.id)
             scoped = {i: f for i, f in facts.items() if f.scope is fact.scope}
-            item = review.pick(review.items(scoped), fact.id, action, type)
+            item = {**review.pick(review.items(scoped), fact.id, action, type), "named": fact.id}
             result, change = review.SOURCES[item["type"]].plan(scoped, item, action, arg, self.embedder.id)
             out[:] = [result]
             return change

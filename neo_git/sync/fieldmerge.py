@@ -17,6 +17,7 @@ key's rule below decide (`merge rules` in the README lists them):
 | `metadata.confidence` | base + Δours + Δtheirs clamped to [0, 1], rounded to 6 places; without a base, the larger |
 | `needs_review` | true if either side says true |
 | `tags`, `depends_on`, and any other list (an absent one counts as empty) | set merge: base order first, then additions from either side sorted; an item one side removed since the base stays removed |
+| `metadata.citations` | per citation (keyed by how it was cited): the side that changed it, else a fixed pick; base order, then additions sorted |
 | `metadata.created_at` | the earlier |
 | `metadata.last_accessed` | the later |
 | `supersedes` | a value beats none, then the smaller id |
@@ -153,6 +154,24 @@ def set_merge(b: Any, o: Any, t: Any) -> list:
     return out
 
 
+def keyed_merge(key: Callable[[Any], str]) -> Callable[[Any, Any, Any], list]:
+    """Lists of objects with an identity (*key*): each object merged 3-way on its own (the side that
+    changed it wins; both changed: the one whose canonical JSON sorts last), removals honoured."""
+    def merge(b: Any, o: Any, t: Any) -> list:
+        lists = [v if isinstance(v, list) else [] for v in (b, o, t)]
+        base, ours, theirs = ({key(x): x for x in items if isinstance(x, dict)} for items in lists)
+        order = [k for k in base] + sorted((set(ours) | set(theirs)) - set(base))
+        out = []
+        for k in order:
+            value = three_way(base.get(k, MISSING), ours.get(k, MISSING), theirs.get(k, MISSING),
+                              lambda _b, x, y: max((v for v in (x, y) if v is not MISSING), key=canonical)
+                              if (x is MISSING) == (y is MISSING) else (y if x is MISSING else x))
+            if value is not MISSING:
+                out.append(value)
+        return out
+    return merge
+
+
 def either_true(b: Any, o: Any, t: Any) -> Any:
     """A flag raised on either side stays raised."""
     return bool(o is True or t is True)
@@ -209,4 +228,5 @@ _META_RULES: dict[str, Callable] = {
     "confidence": confidence,
     "created_at": earliest,
     "last_accessed": latest,
+    "citations": keyed_merge(lambda c: str(c.get("cited") or c.get("path"))),
 }

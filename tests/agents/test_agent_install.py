@@ -37,7 +37,11 @@ def test_claude_install_merges_keeps_user_entries_and_uninstall_restores_bytes(p
     assert post[0]["hooks"][0]["command"] == "prettier --write"        # the user's hook first, untouched
     assert post[1]["matcher"] == "Edit|Write|MultiEdit"
     assert post[1]["hooks"][0]["command"] == hook_command("claude", "post-tool-use")
-    assert set(settings["hooks"]) == {"PostToolUse", "SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"}
+    assert set(settings["hooks"]) == {"PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit", "Stop",
+                                      "SessionEnd"}
+    [pre] = settings["hooks"]["PreToolUse"]
+    assert pre["matcher"] == "Edit|Write|MultiEdit"
+    assert pre["hooks"][0]["command"] == hook_command("claude", "pre-tool-use")
 
     snapshot = (project / ".claude" / "settings.json").read_bytes()
     assert main(["agent", "install", "claude"]) == 0                    # idempotent

@@ -52,7 +52,7 @@ def test_mcp_outside_a_repository_serves_global_and_org_facts_and_says_so(tmp_pa
     folder.mkdir()
 
     async def script(session):
-        recalled = await session.call_tool("recall", {"query": "which timezone do we store timestamps in?"})
+        recalled = await session.call_tool("recall", {"query": "which timezone do we store timestamps in?", "format": "json"})
         project = await session.call_tool("add_fact", {"subject": "Build", "body": "We use Bazel.",
                                                        "kind": "decision"})
         added = await session.call_tool("add_fact", {"subject": "Editors", "body": "Tabs are 4 spaces wide.",

@@ -50,7 +50,7 @@ def test_mcp_session_lists_tools_adds_supersedes_recalls_and_explains(project):
         second = await session.call_tool("add_fact", {"subject": "HTTP client",
                                                       "body": "We use httpx with a 30 s timeout.",
                                                       "kind": "decision", "supersedes": first_id})
-        recalled = await session.call_tool("recall", {"query": "which http client do we use?"})
+        recalled = await session.call_tool("recall", {"query": "which http client do we use?", "format": "json"})
         why = await session.call_tool("why", {"fact_id": first_id})
         health = await session.call_tool("health", {"rev": "HEAD"})
         bad = await session.call_tool("why", {"fact_id": 42})            # wrong type
@@ -75,10 +75,10 @@ def test_mcp_session_lists_tools_adds_supersedes_recalls_and_explains(project):
 @pytest.mark.timeout(90)
 def test_mcp_sees_writes_made_elsewhere_while_running(project):
     async def script(session):
-        before = await session.call_tool("recall", {"query": "deploy on fridays"})
+        before = await session.call_tool("recall", {"query": "deploy on fridays", "format": "json"})
         git(project, "neo", "add", "--kind", "constraint", "No deploys on Friday", "Never deploy on Fridays.",
             env={"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"})
-        after = await session.call_tool("recall", {"query": "deploy on fridays"})
+        after = await session.call_tool("recall", {"query": "deploy on fridays", "format": "json"})
         return before, after
 
     if shutil.which("git-neo", path=str(Path(sys.executable).parent)) is None:

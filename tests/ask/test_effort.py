@@ -93,7 +93,7 @@ def test_max_effort_setting_caps_and_bad_values_are_refused(repo):
     assert engine.ask("design a lock-free distributed scheduler", dry_run=True, effort="low").effort == "low"
     git(repo, "config", "--unset", "neo.maxEffort")
     assert engine.ask("how do we deploy?", dry_run=True).effort == "high"
-    git(repo, "config", "neo.askRelevantScore", "-1")     # every ranked fact counts (cosines can be < 0)
+    git(repo, "config", "neo.relevanceFloor", "-1")     # every ranked fact is relevant (cosines can be < 0)
     from neo_git.store import FactStore
 
     FactStore.open(repo).add("Colour scheme", "The dashboard uses the brand palette.", confidence=0.9)

@@ -26,21 +26,24 @@ def critic(verdict, *problems, confidence=0.7):
 
 def test_novel_hard_question_runs_plan_code_critic_and_one_repair(repo, llm, importer_facts):
     facts, constraint = importer_facts
-    llm.queue(plan("take a lease first", facts=[facts[0].id]),
+    # memory knows nothing relevant about locks (the importer facts are below the relevance
+    # floor): the model can cite what it was given, the constraint
+    llm.queue(plan("take a lease first", facts=[constraint.id]),
               answer(suggestion(code="import requests\n\ndef lock():\n    return requests.post('x')\n"), confidence=0.9),
               critic("repair", "uses requests"),
               answer(suggestion(code="import httpx\n\ndef lock():\n    return httpx.post('x')\n"), confidence=0.85,
                      plan=()))
     result = engine_for(repo, llm).ask(HARD)
     assert [r.stage for r in llm.requests] == ["plan", "code", "critic", "repair"]
-    assert all(r.effort == result.effort for r in llm.requests)
+    # one effort for every step (xhigh goes out as high to a model that does not take it)
+    assert {r.effort for r in llm.requests} == {"high" if result.effort == "xhigh" else result.effort}
     # the critic saw the verification problem found by the constraint check
     assert f"imports requests, which constraint [fact:{constraint.id}] forbids" in llm.requests[2].messages_text
     assert "take a lease first" in llm.requests[1].messages_text
     assert "uses requests" in llm.requests[3].messages_text
     [final] = result.suggestions
     assert "httpx.post" in final.code and final.problems == () and result.verified
-    assert result.plan == ("take a lease first",) and result.cited_facts == (facts[0].id,)
+    assert result.plan == ("take a lease first",) and result.cited_facts == (constraint.id,)
     assert "repaired once after the critic's review" in result.notes and len(result.calls) == 4
 
 

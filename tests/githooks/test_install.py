@@ -5,10 +5,9 @@ import os
 import stat
 import subprocess
 
-import pytest
 
 from neo_git.cli import main
-from tests.conftest import commit_files, git
+from tests.conftest import git
 from tests.outcome_helpers import hook_env
 
 USER_HOOK = b"#!/bin/sh\n# my own hook\necho \"user hook ran: $*\" >> \"$(git rev-parse --git-dir)/user-hook.log\"\n"

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from tests.conftest import git
-from tests.hostile.plumbing import facts_tree, mktree, neo, push_tree
+from tests.hostile.plumbing import mktree, neo, push_tree
 
 
 def _missing(repo, rev="refs/neo/facts"):

@@ -82,7 +82,7 @@ def test_without_a_connection_recall_reads_the_file_and_loads_no_org_code(org):
     repo = org.machine("alice")
     org.store("alice").add("Use UTC", "Timestamps are UTC everywhere.", kind="decision", scope="org")
     code = ("import sys, json; from neo_git.store import FactStore; from neo_git.facts import FactScope; s = FactStore.open('.', embedder='hash'); "
-            "r = s.recall('which time zone'); "
+            "r = s.recall('are timestamps UTC everywhere'); "
             "print(json.dumps([type(s.backends[FactScope.ORG]).__name__, "
             "[m for m in sys.modules if m.startswith('neo_git.org')], [f.subject for f in r.valid_facts]]))")
     env = {**os.environ, "NEO_HOME": str(org.home("alice"))}

@@ -45,7 +45,7 @@ def test_suggest_refuses_bad_input(repo_with_commit, monkeypatch, capsys, tmp_pa
     assert main(["suggest", "--file", "a.py"]) == 2                  # --code-file or --diff-file is required
     (tmp_path / "c.py").write_text("x = 1\n")
     assert main(["suggest", "--file", "a.py", "--code-file", str(tmp_path / "c.py"), "--fact", "nothex"]) == 1
-    assert "16-hex" in capsys.readouterr().err
+    assert "no fact 'nothex'" in capsys.readouterr().err       # ids and prefixes are looked up in the store
 
 
 def test_hook_runner_is_fail_soft(repo_with_commit, monkeypatch, capsys):

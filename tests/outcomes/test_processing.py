@@ -64,7 +64,8 @@ def test_a_closing_brace_overlap_is_not_accepted(repo_with_commit):
     s = suggest(repo, "function retry(fn) {\n  return fn();\n}\n", file="web/app.js")
     commit_files(repo, {"web/app.js": "function main() {\n  run();\n}\n"}, "close brace")
     process_head(repo)
-    assert _load(repo)[s.id].status == "pending"
+    # not accepted: the file was committed without the suggested function (an outcome, not silence)
+    assert _load(repo)[s.id].status == "abandoned"
 
 
 def test_a_renamed_and_reindented_file_still_matches(repo_with_commit):

@@ -7,7 +7,6 @@ import json
 import pytest
 
 from neo_git.errors import NeoError
-from neo_git.sync import Syncer
 from tests.conftest import git
 from tests.sync.helpers import REF, fact_ids, fact_json, plant
 

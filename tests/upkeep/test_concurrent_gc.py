@@ -19,7 +19,7 @@ CLUSTERS = 12
 
 
 def _writer(repo: str, seed: int, ready, start, results) -> None:
-    from tests.store_helpers import distinct_text, open_store
+    from tests.store_helpers import open_store
 
     store = open_store(repo)
     store.list()  # warm: the race should be between writes, not imports

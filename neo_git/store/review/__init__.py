@@ -22,7 +22,7 @@ from typing import Any, Mapping, Protocol
 from neo_git.errors import NeoError
 from neo_git.facts import Fact
 from neo_git.store.base import Change
-from neo_git.store.review import possible
+from neo_git.store.review import agent_proposal, conflict, possible, stale
 from neo_git.store.review.possible import undo_supersession
 
 __all__ = ["ReviewSource", "SOURCES", "ACTIONS", "items", "source_for", "undo_supersession"]
@@ -46,9 +46,16 @@ class ReviewSource(Protocol):
     def describe(self, item: dict) -> tuple[str, list[str]]:
         """A headline and detail lines for the terminal (raw text: the CLI makes it visible)."""
 
+    # Optional: `prepare(store, item, action, arg) -> arg`, run by `FactStore.resolve_review` before
+    # the transaction, for what a plan needs from outside the scope's facts (the code now, a new
+    # id); its result is the `arg` the plan gets.
+
 
 SOURCES: dict[str, ReviewSource] = {
     possible.SOURCE.type: possible.SOURCE,
+    stale.SOURCE.type: stale.SOURCE,
+    agent_proposal.SOURCE.type: agent_proposal.SOURCE,
+    conflict.SOURCE.type: conflict.SOURCE,
 }
 
 ACTIONS: tuple[str, ...] = tuple(dict.fromkeys(a for s in SOURCES.values() for a in s.actions))
@@ -73,8 +80,10 @@ def source_for(type_name: str) -> ReviewSource:
 
 
 def pick(open_items: list[dict], fact_id: str, action: str, type_name: str | None) -> dict:
-    """The one open item about *fact_id* that offers *action* (of *type_name* when given)."""
-    about = [i for i in open_items if i["id"] == fact_id and (type_name is None or i["type"] == type_name)]
+    """The one open item about *fact_id* that offers *action* (of *type_name* when given); an item
+    about several facts lists them all in "about" (a conflict names both successors)."""
+    about = [i for i in open_items if (i["id"] == fact_id or fact_id in i.get("about", ()))
+             and (type_name is None or i["type"] == type_name)]
     offering = [i for i in about if action in i["actions"]]
     if not about:
         raise NeoError(f"nothing to review about {fact_id}", "`git neo review` lists the open items")

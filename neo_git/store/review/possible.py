@@ -29,8 +29,8 @@ def proposals(facts: Mapping[str, Fact]) -> list[dict]:
 
     out = []
     for new in sorted(facts.values(), key=lambda f: (f.metadata.created_at, f.id)):
-        if not new.is_valid:
-            continue
+        if not new.is_valid or new.metadata.proposal:
+            continue  # an agent's open proposal is decided first (agent_proposal), its links after
         for link in new.metadata.possibly_supersedes:
             old = facts.get(link["id"])
             if old is None or not old.is_valid or blocked(new, old):

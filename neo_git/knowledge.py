@@ -1,0 +1,98 @@
+"""What counts as knowledge when memory answers a question (pure functions over facts).
+
+Not every stored fact is something to hand an agent as true:
+
+* **evidence** — `review` facts (outcome records: "Outcome: accepted — …") say how a fact's
+  advice fared; they stay in `git neo outcomes` and `show`, never in recall's ranked layer;
+* **open proposals** — a constraint an agent wrote is a proposal until a person accepts it
+  (`git neo review accept`); until then it is ranked like any fact, never always-applied;
+* **conflicts** — after a sync in which two clones superseded one fact differently, both
+  successors are valid and one is flagged `needs_review`; each is marked with the other
+  until a person keeps one (`git neo review keep ID`);
+* **what changed** — a superseded fact is shown only with its current successor ("was X,
+  now Y"), and to agents only when the question asks what changed.
+"""
+from __future__ import annotations
+
+import re
+from typing import Mapping, Sequence
+
+from neo_git.facts import Fact, FactKind
+
+PROPOSAL_OPEN = "open"
+MAX_CHAIN = 64   # successor chains longer than this are forged or broken: stop following
+
+# Questions about change: history words, comparisons with the past, migrations. Matched on
+# word boundaries, case-insensitively ("what changed", "why did we switch", "used to",
+# "previously", "no longer", "before we moved", "old", "deprecated", "replaced").
+_CHANGE = re.compile(
+    r"(?<![\w-])(?:chang(?:e|ed|es|ing)|switch(?:ed)?|used\s+to|previous(?:ly)?|before|earlier|"
+    r"no\s+longer|anymore|old(?:er)?|formerly|history|historical|replac(?:e|ed|es|ing)|"
+    r"supersed(?:e|ed|es)|deprecat(?:e|ed|es|ion)|migrat(?:e|ed|ion)|moved?\s+(?:away\s+)?from|"
+    r"instead\s+of|still|stopped|revert(?:ed)?|was|were)(?![\w-])",
+    re.IGNORECASE)
+
+
+def asks_about_change(question: str) -> bool:
+    """Does *question* ask what changed or what used to be true (so superseded facts matter)?"""
+    return bool(_CHANGE.search(question or ""))
+
+
+def is_evidence(fact: Fact) -> bool:
+    """An outcome/review record: evidence about other facts, not knowledge to act on."""
+    return fact.kind is FactKind.REVIEW
+
+
+def is_open_proposal(fact: Fact) -> bool:
+    """A fact an agent proposed that no person has accepted yet."""
+    return fact.metadata.proposal == PROPOSAL_OPEN
+
+
+def current_successor(fact: Fact, by_id: Mapping[str, Fact]) -> Fact | None:
+    """The valid fact at the end of *fact*'s `superseded_by` chain (None when the chain ends
+    in a retracted or missing fact, or loops)."""
+    seen = {fact.id}
+    node = by_id.get(fact.superseded_by or "")
+    while node is not None and len(seen) < MAX_CHAIN:
+        if node.is_valid:
+            return node
+        if node.id in seen:
+            return None
+        seen.add(node.id)
+        node = by_id.get(node.superseded_by or "")
+    return None
+
+
+def conflict_partners(facts: Sequence[Fact] | Mapping[str, Fact]) -> dict[str, str]:
+    """{fact id: the competing successor's id} for every open supersession conflict: a valid
+    fact flagged `needs_review` whose predecessor names another valid successor (sync's
+    `repair_chains` leaves exactly that when two clones superseded one fact differently).
+    Both sides of each conflict are keys."""
+    by_id = facts if isinstance(facts, Mapping) else {f.id: f for f in facts}
+    out: dict[str, str] = {}
+    for fact in by_id.values():
+        if not (fact.needs_review and fact.is_valid and fact.supersedes):
+            continue
+        predecessor = by_id.get(fact.supersedes)
+        if predecessor is None or predecessor.superseded_by in (None, fact.id):
+            continue
+        other = by_id.get(predecessor.superseded_by)
+        if other is None or not other.is_valid or other.id == fact.id:
+            continue
+        out[fact.id] = other.id
+        out.setdefault(other.id, fact.id)
+    return out
+
+
+_conflict_memo: "tuple[list[Fact], dict[str, str]]" = ([], {})
+
+
+def conflict_partners_memo(facts: Sequence[Fact]) -> dict[str, str]:
+    """`conflict_partners` for a list recall sees again and again (kept while the objects are
+    the same: stores hand out the same Fact objects until one changes)."""
+    global _conflict_memo
+    known, partners = _conflict_memo
+    if len(known) != len(facts) or not all(a is b for a, b in zip(known, facts)):
+        partners = conflict_partners(facts)
+        _conflict_memo = (list(facts), partners)
+    return partners
