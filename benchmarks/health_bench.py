@@ -43,9 +43,10 @@ from neo_git.identity import repository_paths  # noqa: E402
 SIGNATURE = pygit2.Signature("Bench", "bench@example.com", 1_700_000_000, 0)
 
 
-def stdlib_files() -> dict[str, bytes]:
-    """Repository path -> bytes of every .py file of the stdlib (site-packages excluded)."""
-    root = Path(sysconfig.get_paths()["stdlib"])
+def stdlib_files(root: Path | None = None) -> dict[str, bytes]:
+    """Repository path -> bytes of every .py file under *root* (default: the stdlib;
+    site-packages excluded)."""
+    root = root or Path(sysconfig.get_paths()["stdlib"])
     files = {}
     for directory, subdirs, names in os.walk(root):
         subdirs[:] = sorted(d for d in subdirs if d not in ("site-packages", "__pycache__"))
@@ -100,11 +101,13 @@ def main(argv: list[str] | None = None) -> int:
     options.add_argument("--runs", type=int, default=3, help="runs per measurement (median)")
     options.add_argument("--workers", type=int, default=2, help="processes for the parallel cold scan")
     options.add_argument("--keep", action="store_true", help="keep the repository and print its path")
+    options.add_argument("--source", type=Path, default=None,
+                         help="measure the .py files under this folder instead of the stdlib (e.g. an unpacked sympy)")
     args = options.parse_args(argv)
 
     workdir = Path(tempfile.mkdtemp(prefix="neo-health-bench-"))
     try:
-        files = stdlib_files()
+        files = stdlib_files(args.source)
         repo = pygit2.init_repository(str(workdir / "repo"), bare=True)
         commit_tree(repo, files, "stdlib")
         total_bytes = sum(len(d) for d in files.values())
@@ -134,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
             clear_states(repo)        # per-file rows stay: what a checkout of another branch sees
             snapshot_commit(repo)
 
-        victim = "argparse.py"
+        victim = "argparse.py" if "argparse.py" in files else max(files, key=lambda p: len(files[p]))
 
         def one_file(run):
             files[victim] = files[victim] + f"\n# change {run}\n".encode()

@@ -22,6 +22,8 @@ def register(sub) -> dict[str, str]:
     p.add_argument("--diff", nargs=2, metavar=("A", "B"), help="compare two revisions")
     p.add_argument("--check", action="store_true",
                    help="with --staged: the pre-commit gate (exit 1 if the change adds a cycle, god file or deep nesting)")
+    p.add_argument("--include-tests", action="store_true",
+                   help="judge tests, generated and vendored files and neo.healthExclude globs like any other file")
     json_flag(p)
     return {"health": "cmd_health"}
 
@@ -49,10 +51,11 @@ def cmd_health(args: argparse.Namespace) -> int:
     repo = _open_repo()
     progress = not args.json
     workers = _workers()
+    everything = args.include_tests
     if args.diff:
         first, second = args.diff
-        before = snapshot_commit(repo, first, progress=progress, workers=workers)
-        after = snapshot_commit(repo, second, progress=progress, workers=workers)
+        before = snapshot_commit(repo, first, progress=progress, workers=workers, include_excluded=everything)
+        after = snapshot_commit(repo, second, progress=progress, workers=workers, include_excluded=everything)
         delta = health_delta(before, after)
         if args.json:
             _print_json(delta.to_dict())
@@ -60,11 +63,11 @@ def cmd_health(args: argparse.Namespace) -> int:
             _print_text(format_delta(delta.to_dict(), first, second))
         return 0
     if args.staged:
-        snapshot = snapshot_index(repo, progress=progress, workers=workers)
+        snapshot = snapshot_index(repo, progress=progress, workers=workers, include_excluded=everything)
         label = "the index (staged changes)"
     else:
         rev = args.rev or "HEAD"
-        snapshot = snapshot_commit(repo, rev, progress=progress, workers=workers)
+        snapshot = snapshot_commit(repo, rev, progress=progress, workers=workers, include_excluded=everything)
         label = f"{rev} ({snapshot.rev[:12]})"
     if args.json:
         _print_json(snapshot.to_dict())
@@ -73,7 +76,8 @@ def cmd_health(args: argparse.Namespace) -> int:
     return 0
 
 
-USAGE = "usage: git neo health [REV | --staged [--check]] [--json]\n       git neo health --diff A B [--json]"
+USAGE = ("usage: git neo health [REV | --staged [--check]] [--include-tests] [--json]\n"
+         "       git neo health --diff A B [--include-tests] [--json]")
 
 
 def _usage_error(message: str) -> int:
@@ -133,7 +137,6 @@ def _open_repo():
 # --- human output ----------------------------------------------------------------
 
 LIST_LIMIT = 10       # rows per section of the human report; --json has everything
-MODULES_LIMIT = 8     # modules shown per import cycle
 
 _COLUMNS = (("files", "files"), ("lines", "lines"), ("functions", "functions"),
             ("god_files", "god files"), ("cycles", "cycles"), ("max_nesting", "max nesting"))
@@ -148,13 +151,7 @@ def format_report(data: dict, label: str) -> str:
         out.append("")
         out += _language_table(data)
     thresholds = data.get("thresholds", {})
-    out += ["", f"import cycles: {data['cycles']}"]
-    components = sorted(data["cycle_components"], key=len, reverse=True)  # biggest tangle first
-    for number, component in enumerate(components[:LIST_LIMIT], 1):
-        shown = ", ".join(component[:MODULES_LIMIT])
-        more = f", … ({len(component)} modules)" if len(component) > MODULES_LIMIT else ""
-        out.append(f"  {number}. {shown}{more}")
-    out += _more(len(components))
+    out += [""] + _cycles_section(data)
     out += ["", f"god files (> {thresholds.get('god_file_lines', 800)} lines or "
                 f"> {thresholds.get('god_file_functions', 30)} functions): {len(data['god_files'])}"]
     gods = sorted(data["god_files"], key=lambda g: (-g["lines"], g["path"]))  # biggest first
@@ -168,10 +165,46 @@ def format_report(data: dict, label: str) -> str:
     if data["skipped"]:
         counts = ", ".join(f"{reason.replace('_', ' ')} {n}" for reason, n in data["skipped"].items())
         out += ["", f"skipped: {counts}"]
+    excluded = data.get("excluded") or {}
+    if excluded:
+        counts = ", ".join(f"{rule} {n}" for rule, n in excluded.items())
+        if data.get("include_excluded"):
+            out += ["", f"judged like the rest (--include-tests): {counts}"]
+        else:
+            out += ["", f"not judged as god files or by the guard: {counts} (--include-tests judges them too)"]
     errors = data.get("files_with_parse_errors") or []
     if errors:
         out.append(f"measured despite syntax errors: {len(errors)} file(s), e.g. {errors[0]}")
     return "\n".join(out)
+
+
+def _cycles_section(data: dict) -> list[str]:
+    """Import-time cycles (what loads in a loop), then the cycles that close only through a
+    deferred import; each as a loop in import order, biggest tangle first."""
+    from neo_git.health.cycles import Step, format_cycle
+
+    def loop(component: list, path: list) -> str:
+        steps = [Step(s["from"], s["to"], s["at"], s["deferred"]) for s in path]
+        return format_cycle(steps) + (f"  ({len(component)} modules)" if len(component) > len(steps) else "")
+
+    loading = sorted(zip(data["import_time_cycle_components"], data["import_time_cycle_paths"]),
+                     key=lambda e: -len(e[0]))
+    deferred = sorted(((c, p) for c, p in zip(data["cycle_components"], data["cycle_paths"])
+                       if not p["import_time"]), key=lambda e: -len(e[0]))
+    out = [f"import cycles: {data['cycles']} ({data['import_time_cycles']} at import time, "
+           f"{len(deferred)} closing only through a deferred import)"]
+    for number, (component, path) in enumerate(loading[:LIST_LIMIT], 1):
+        out.append(f"  {number}. {loop(component, path)}")
+    out += _more(len(loading))
+    if deferred:
+        out.append(" closing only through a deferred import (an import inside a function runs when it is called):")
+    for number, (component, path) in enumerate(deferred[:LIST_LIMIT], 1):
+        out.append(f"  {number}. {loop(component, path['path'])}")
+        sites = path["deferred_imports"]
+        more = f" and {len(sites) - 3} more" if len(sites) > 3 else ""
+        out.append(f"     closes only through a deferred import at {', '.join(sites[:3])}{more}")
+    out += _more(len(deferred))
+    return out
 
 
 def _more(count: int) -> list[str]:
@@ -210,5 +243,7 @@ def format_delta(data: dict, first: str, second: str) -> str:
         change = f"{new - old:+,}" if new != old else "0"
         out.append(f"{name:<18}{old:>10,}{new:>10,}{change:>10}")
     if data["files"]:
-        out += ["", "files responsible: " + ", ".join(data["files"])]
+        shown = data["files"][:LIST_LIMIT]
+        more = f" and {len(data['files']) - LIST_LIMIT} more (--json lists all)" if len(data["files"]) > LIST_LIMIT else ""
+        out += ["", "files responsible: " + ", ".join(shown) + more]
     return "\n".join(out)

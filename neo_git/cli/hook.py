@@ -2,11 +2,16 @@
 agents' hook configurations run. Both are fail-soft: they never make git or an agent fail."""
 from __future__ import annotations
 
-import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    import argparse   # the hook path (`run_hook`) never builds a parser
 
 
 def register(sub) -> dict[str, str]:
     """Add hook (internal: run by the hook shims and by agents' hook configurations)."""
+    import argparse
+
     p = sub.add_parser("hook", help="run a hook's work (called by the installed shims and agents)")
     p.add_argument("name", help="post-commit, post-merge, post-rewrite, pre-commit, or 'agent'")
     p.add_argument("hook_args", nargs=argparse.REMAINDER, help="the hook's own arguments")

@@ -1,16 +1,21 @@
 """The pre-commit gate: block a staged change that makes the code measurably worse.
 
 It fails only for what the change *introduces* (DESIGN.md §6 metrics, staged snapshot
-against HEAD): a module entering an import cycle, a file becoming a god file, or a
-touched file whose nesting rises above `neo.maxNesting` (default 4). What was already
-there never blocks. `git neo hook pre-commit` (the shim, the pre-commit framework's
-`neo-guard`) and `git neo health --staged --check` run the same check.
+against HEAD): a module entering an import-time cycle (every-edge cycles with
+`neo.guardCycles=all`), a file becoming a god file, or a touched file whose nesting
+rises above `neo.maxNesting` (default 4). What was already there never blocks, a
+renamed module counts as the module it was, and files health does not judge (tests,
+generated and vendored code, `neo.healthExclude`) are not gated. `git neo hook
+pre-commit` (the shim, the pre-commit framework's `neo-guard`) and `git neo health
+--staged --check` run the same check.
 """
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 
 DEFAULT_MAX_NESTING = 4
+DEFAULT_TIMEOUT_MS = 10_000   # neo.guardTimeoutMs: past it the commit goes ahead (blocks with neo.strict)
 
 
 @dataclass
@@ -20,6 +25,7 @@ class GuardResult:
     problems: list[str] = field(default_factory=list)
     touched: list[str] = field(default_factory=list)
     max_nesting: int = DEFAULT_MAX_NESTING
+    renamed: dict[str, str] = field(default_factory=dict)   # old path -> new path, as git detects renames
 
     @property
     def ok(self) -> bool:
@@ -28,72 +34,105 @@ class GuardResult:
 
     def to_dict(self) -> dict:
         """JSON form (`git neo health --staged --check --json`)."""
-        return {"ok": self.ok, "problems": self.problems, "touched": self.touched, "max_nesting": self.max_nesting}
+        return {"ok": self.ok, "problems": self.problems, "touched": self.touched, "max_nesting": self.max_nesting,
+                "renamed": self.renamed}
 
 
-def staged_paths(repo, index) -> list[str]:
-    """Paths whose staged content differs from HEAD (added or modified; renames show as added).
+def staged_changes(repo, index) -> tuple[list[str], dict[str, str]]:
+    """(paths added or modified in the index against HEAD, {old path: new path} of renames).
 
-    Compared entry by entry: the index of a hook (`GIT_INDEX_FILE`) is a standalone
-    pygit2.Index, which libgit2 cannot diff without a repository."""
-    staged = {entry.path: entry.id for entry in index}
+    A rename is git's rename detection (content at least 50 % similar). The index of a
+    hook (`GIT_INDEX_FILE`) is a standalone pygit2.Index, so the diff is taken from the
+    tree side (`Tree.diff_to_index`), which brings the repository."""
+    import pygit2
+
     if repo.head_is_unborn:
-        return sorted(staged)
-    committed: dict[str, object] = {}
-    _walk(repo, repo.head.peel().tree, "", committed)
-    return sorted(path for path, oid in staged.items() if committed.get(path) != oid)
-
-
-def _walk(repo, tree, prefix: str, out: dict) -> None:
-    for entry in tree:
-        path = prefix + entry.name
-        if entry.type_str == "tree":
-            _walk(repo, repo[entry.id], path + "/", out)
-        else:
-            out[path] = entry.id
+        return sorted(entry.path for entry in index), {}
+    diff = repo.head.peel(pygit2.Commit).tree.diff_to_index(index)
+    diff.find_similar(pygit2.enums.DiffFind.FIND_RENAMES)
+    touched, renamed = [], {}
+    for delta in diff.deltas:
+        status = delta.status_char()
+        if status == "D":
+            continue
+        touched.append(delta.new_file.path)
+        if status == "R":
+            renamed[delta.old_file.path] = delta.new_file.path
+    return sorted(touched), renamed
 
 
 def check_staged(repo) -> GuardResult:
     """Compare the staged snapshot with HEAD and list what the change introduces."""
-    from neo_git.config import config_int
-    from neo_git.health.measure import HealthSnapshot, snapshot_commit, snapshot_index
+    from neo_git.config import config_int, neo_config
+    from neo_git.health.measure import staged_against_head
+    from neo_git.health.metrics import language_for_path
     from neo_git.identity import open_index
 
-    from neo_git.health.metrics import language_for_path
-
     limit = config_int("maxNesting", DEFAULT_MAX_NESTING, repo=repo)
-    touched = staged_paths(repo, open_index(repo))
+    index = open_index(repo)
+    touched, renamed = staged_changes(repo, index)
+    result = GuardResult(touched=touched, max_nesting=limit, renamed=renamed)
     if not any(language_for_path(p) for p in touched):
         # no staged source file: nothing can add a cycle, a god file or nesting (deleting
         # a file only removes edges), and the commit does not pay for a scan
-        return GuardResult(touched=touched, max_nesting=limit)
-    after = snapshot_index(repo)
-    before = HealthSnapshot(rev="empty", file_metrics={}) if repo.head_is_unborn else snapshot_commit(repo, "HEAD")
-    result = GuardResult(touched=touched, max_nesting=limit)
+        return result
+    before, after = staged_against_head(repo, index)
+    every_edge = str(neo_config("guardCycles", "import-time", repo=repo)).strip().lower() == "all"
+    result.problems += new_cycles(before, after, renamed, every_edge=every_edge)
 
-    old_cycles = {node for component in before.components for node in component}
-    for component in after.components:
-        entering = sorted(set(component) - old_cycles)
-        if entering:
-            loop = " -> ".join(list(component) + [component[0]])
-            result.problems.append(f"{entering[0]}: new import cycle: {loop}")
-    old_gods = {m.path for m in before.god_files}
+    old_gods = {renamed.get(m.path, m.path) for m in before.god_files}
     for metrics in after.god_files:
         if metrics.path not in old_gods:
             result.problems.append(
                 f"{metrics.path}: becomes a god file ({metrics.lines:,} lines, {metrics.functions} functions; "
                 f"limits {after.god_file_lines} lines / {after.god_file_functions} functions)")
+    previous_path = {new: old for old, new in renamed.items()}
     for path in result.touched:
         metrics = after.file_metrics.get(path)
-        if metrics is None or metrics.max_nesting <= limit:
+        if metrics is None or metrics.max_nesting <= limit or not after.is_judged(path):
             continue
-        previous = before.file_metrics.get(path)
+        previous = before.file_metrics.get(previous_path.get(path, path))
         if previous is not None and metrics.max_nesting <= previous.max_nesting:
             continue  # as deep as before: not introduced by this change
         where = f":{metrics.nesting_line}" if metrics.nesting_line else ""
         result.problems.append(f"{path}{where}: nesting {metrics.max_nesting} is above neo.maxNesting={limit}"
                                + (f" (was {previous.max_nesting})" if previous is not None else ""))
     return result
+
+
+def new_cycles(before, after, renamed: dict[str, str], *, every_edge: bool = False) -> list[str]:
+    """One problem per cycle of *after* that a judged module enters: one that was in no cycle
+    of *before* under its old name. Import-time cycles only, unless *every_edge*."""
+    from neo_git.health.cycles import cycle_steps, format_cycle
+
+    moved = node_renames(renamed)
+    old_components = before.components if every_edge else before.import_time_components
+    was_in_cycle = {moved.get(node, node) for component in old_components for node in component}
+    import_time = {tuple(c) for c in after.import_time_components}
+    problems = []
+    for component in (after.components if every_edge else after.import_time_components):
+        entering = [node for node in component if node not in was_in_cycle and after.is_judged(node)]
+        if not entering:
+            continue
+        steps = cycle_steps(after.graph, component, import_time=tuple(component) in import_time,
+                            start=entering[0])
+        kind = "import cycle" if tuple(component) in import_time else "import cycle (through a deferred import)"
+        problems.append(f"{entering[0]}: new {kind}: {format_cycle(steps)}")
+    return problems
+
+
+def node_renames(renamed: dict[str, str]) -> dict[str, str]:
+    """File renames as renames of graph nodes: the files themselves, and for Go (whose
+    nodes are package folders) the folder of a file that moved to another folder."""
+    from neo_git.health.resolvers.go import package_of
+
+    nodes = dict(renamed)
+    for old, new in renamed.items():
+        if old.endswith(".go") and new.endswith(".go") and posixpath.dirname(old) != posixpath.dirname(new):
+            old_package, new_package = package_of(old), package_of(new)
+            if old_package and new_package:
+                nodes.setdefault(old_package, new_package)
+    return nodes
 
 
 def format_result(result: GuardResult) -> str:

@@ -11,19 +11,15 @@ never fail a git command — except the pre-commit guard's deliberate block.
 """
 from __future__ import annotations
 
-import logging
 import os
-import subprocess
 import sys
 import time
-import traceback
 from pathlib import Path
 from typing import Callable, Sequence
 
-from neo_git.hooklog import rotate_hook_log
-
+# logging, subprocess, traceback and the hook log are imported where they are used: the pre-commit
+# guard runs on every commit that stages source code and needs none of them.
 MAX_MERGED = 50
-log = logging.getLogger("neo_git.githooks")
 
 
 def run_git_hook(name: str, args: Sequence[str]) -> int:
@@ -35,12 +31,16 @@ def run_git_hook(name: str, args: Sequence[str]) -> int:
         print(f"git-neo: unknown hook '{name}' (known: {', '.join(HANDLERS)}); nothing done", file=sys.stderr)
         return 0
     if name != "pre-commit":
+        import logging
+
         logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     try:
         return handler(list(args))
     except KeyboardInterrupt:
         return 0
     except Exception:  # noqa: BLE001 - logged to hook.log by the shim's redirection; git never sees it
+        import traceback
+
         print(f"git-neo hook {name}: internal error (git was not affected)", file=sys.stderr)
         traceback.print_exc(file=sys.stderr)
         return 0
@@ -89,6 +89,7 @@ def _neo_dir() -> Path:
 
 def queue_and_drain(item: dict) -> None:
     """Queue *item*, then process the queue unless another worker is already doing so."""
+    from neo_git.hooklog import rotate_hook_log
     from neo_git.outcomes.queue import drain, enqueue
 
     neo_dir = _neo_dir()
@@ -149,6 +150,8 @@ def _process_items(items: list[dict]) -> None:
                 _stamp(f"post-rewrite {kind}", f"{len(pairs)} rewritten commit(s)")
                 _report(f"post-rewrite {kind}", apply_rewrites(repo, pairs, kind=kind, hold_lock=False))
         except Exception:  # noqa: BLE001 - one bad item must not stop the rest of the queue
+            import traceback
+
             print(f"git-neo: internal error processing {op}:", file=sys.stderr)
             traceback.print_exc(file=sys.stderr)
 
@@ -229,20 +232,43 @@ def post_rewrite(args: list[str]) -> int:
     return 0
 
 
+class GuardTimeout(BaseException):
+    """The guard ran out of time (a BaseException: no `except Exception` on the way may swallow it)."""
+
+
 def pre_commit(args: list[str]) -> int:
-    """The guard: exit the block code when the staged change introduces a problem."""
+    """The guard: exit the block code when the staged change introduces a problem.
+
+    `--block-exit N`: the code that blocks (the shim uses 86, so that a crash never
+    blocks). `--timeout-ms N`: the limit the shim enforces (from neo.guardTimeoutMs);
+    without it the setting is read here. The check gives up a little before the limit,
+    warns and lets the commit through (blocks with neo.strict); should the interpreter
+    itself hang, faulthandler ends the process a second after the limit."""
     from neo_git.config import config_bool
 
-    block = 1
-    if len(args) >= 2 and args[0] == "--block-exit" and args[1].isdigit():
-        block = int(args[1])
+    started = time.monotonic()
+    options = _options(args)
+    block = options.get("--block-exit", 1)
+    limit_ms = options.get("--timeout-ms")
+    _arm(started, limit_ms)
     repo = None
     try:
         from neo_git.githooks.guard import check_staged, format_result
 
         repo = _repo()
+        if limit_ms is None:
+            limit_ms = _configured_timeout(repo)
+            _arm(started, limit_ms)
         result = check_staged(repo)
+        _disarm()
+    except GuardTimeout:
+        _disarm()
+        strict = _strict(repo, config_bool)
+        print(f"git-neo guard: no answer within {_limit_ms(limit_ms)} ms (neo.guardTimeoutMs), "
+              f"{'blocking (neo.strict=true)' if strict else 'commit allowed'}", file=sys.stderr)
+        return block if strict else 0
     except Exception as exc:  # noqa: BLE001 - internal errors warn and pass unless neo.strict
+        _disarm()
         strict = _strict(repo, config_bool)
         print(f"git-neo guard: internal error, {'blocking (neo.strict=true)' if strict else 'commit allowed'}: "
               f"{type(exc).__name__}: {exc}", file=sys.stderr)
@@ -251,6 +277,59 @@ def pre_commit(args: list[str]) -> int:
         return 0
     print(format_result(result), file=sys.stderr)
     return block
+
+
+_GRACE = 0.9    # the check gives up at 90 % of the limit, before the shim's own timer fires
+
+
+def _limit_ms(limit_ms: int | None) -> int:
+    from neo_git.githooks.guard import DEFAULT_TIMEOUT_MS
+
+    return limit_ms or DEFAULT_TIMEOUT_MS
+
+
+def _options(args: list[str]) -> dict[str, int]:
+    """`--name N` pairs with a whole number N; anything else is ignored (a hook never fails on usage)."""
+    found: dict[str, int] = {}
+    for name, value in zip(args, args[1:]):
+        if name.startswith("--") and value.isdigit():
+            found[name] = int(value)
+    return found
+
+
+def _configured_timeout(repo) -> int:
+    from neo_git.config import config_int
+    from neo_git.githooks.guard import DEFAULT_TIMEOUT_MS
+
+    return _limit_ms(max(0, config_int("guardTimeoutMs", DEFAULT_TIMEOUT_MS, repo=repo)))
+
+
+def _arm(started: float, limit_ms: int | None) -> None:
+    """Raise GuardTimeout in the main thread at 90 % of the limit (counted from *started*), and
+    end the process outright one second past it if Python cannot even run the handler."""
+    import faulthandler
+    import signal
+
+    if not hasattr(signal, "setitimer"):
+        return
+    limit = _limit_ms(limit_ms) / 1000
+    remaining = max(0.001, limit * _GRACE - (time.monotonic() - started))
+
+    def give_up(signum, frame):
+        raise GuardTimeout()
+
+    signal.signal(signal.SIGALRM, give_up)
+    signal.setitimer(signal.ITIMER_REAL, remaining)
+    faulthandler.dump_traceback_later(limit + 1, exit=True)
+
+
+def _disarm() -> None:
+    import faulthandler
+    import signal
+
+    if hasattr(signal, "setitimer"):
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        faulthandler.cancel_dump_traceback_later()
 
 
 def _strict(repo, config_bool: Callable) -> bool:
@@ -288,6 +367,8 @@ def framework_outcomes(args: list[str]) -> int:
 def start_worker(repo, hook_args: list[str]) -> None:
     """Run `git-neo hook …` detached, output appended to .git/neo/hook.log (NEO_HOOK_SYNC=1:
     in the foreground, for tests)."""
+    import subprocess
+
     from neo_git.identity import repository_paths
 
     neo_dir = repository_paths(repo).neo_dir

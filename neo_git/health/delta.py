@@ -183,13 +183,22 @@ def _nesting_changes(old: _View, new: _View, noise: int) -> tuple[list[str], lis
     return rose, fell
 
 
+NAMES_SHOWN = 8   # file names per list in a reason; a 3,000-module cycle must not make a 60 KB sentence
+
+
+def _names(paths: list[str]) -> str:
+    """The first few names, and how many more."""
+    shown = ", ".join(paths[:NAMES_SHOWN])
+    return shown + (f" and {len(paths) - NAMES_SHOWN} more" if len(paths) > NAMES_SHOWN else "")
+
+
 def _god_sentence(old: _View, new: _View, added: list[str], removed: list[str]) -> str:
     text = f"god files {len(old.god_files)} -> {len(new.god_files)}"
     details = []
     if added:
-        details.append("new: " + ", ".join(added))
+        details.append("new: " + _names(added))
     if removed:
-        details.append("no longer: " + ", ".join(removed))
+        details.append("no longer: " + _names(removed))
     return text + (f" ({'; '.join(details)})" if details else "")
 
 
@@ -198,12 +207,12 @@ def _cycle_sentence(old: _View, new: _View, entering: list[str], leaving: list[s
             f"modules in cycles {len(old.modules_in_cycles)} -> {len(new.modules_in_cycles)}")
     details = []
     if entering:
-        details.append("now in a cycle: " + ", ".join(entering))
+        details.append("now in a cycle: " + _names(entering))
     if leaving:
-        details.append("out of cycles: " + ", ".join(leaving))
+        details.append("out of cycles: " + _names(leaving))
     return text + (f" ({'; '.join(details)})" if details else "")
 
 
 def _nesting_sentence(before: int, after: int, noise: int, files: list[str], direction: str) -> str:
     text = f"max nesting {before} -> {after} ({after - before:+d}, beyond the noise band of {noise})"
-    return text + (f"; {direction} in " + ", ".join(files) if files else "")
+    return text + (f"; {direction} in " + _names(files) if files else "")

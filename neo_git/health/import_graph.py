@@ -49,6 +49,8 @@ def build_import_graph(
     edges: dict[str, frozenset[str]] = {}
     type_checking: dict[str, frozenset[str]] = {}
     language_of: dict[str, str] = {}
+    deferred: dict[str, frozenset[str]] = {}
+    sites: dict[str, dict[str, int | str]] = {}
     for path, metrics in files.items():
         family = FAMILY_OF.get(metrics.language)
         if family is None:
@@ -61,4 +63,7 @@ def build_import_graph(
         edges.update(graph.edges)
         type_checking.update(graph.type_checking_edges)
         language_of.update(graph.language_of)
-    return ImportGraph(edges=edges, type_checking_edges=type_checking, language_of=language_of)
+        deferred.update(graph.deferred_edges)
+        sites.update(graph.sites)
+    return ImportGraph(edges=edges, type_checking_edges=type_checking, language_of=language_of,
+                       deferred_edges=deferred, sites=sites)

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 import pygit2
 
 from neo_git.errors import NeoError
+from neo_git.health.excludes import Exclusions
 from neo_git.health.model import FileMetrics, ImportGraph
-from neo_git.health.sources import Source, head_tree, open_index
+from neo_git.health.sources import Reader, Source, head_tree, open_index, source_reader
 from neo_git.health.states import metrics_from_row, state_graph
 
 DEFAULT_GOD_FILE_LINES = 800
@@ -30,14 +31,27 @@ class HealthSnapshot:
     file_metrics: dict[str, FileMetrics]       # path -> metrics of every analysed file (imports=():
                                                # the resolved imports are in `graph`)
     graph: ImportGraph = field(default_factory=ImportGraph)
-    components: tuple[tuple[str, ...], ...] = ()  # import cycles: SCCs of size >= 2
+    components: tuple[tuple[str, ...], ...] = ()  # every-edge import cycles: SCCs of size >= 2
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> number of files
     god_file_lines: int = DEFAULT_GOD_FILE_LINES
     god_file_functions: int = DEFAULT_GOD_FILE_FUNCTIONS
+    import_time_components: tuple[tuple[str, ...], ...] = ()  # cycles of import-time edges alone
+    exclusions: Exclusions | None = None     # which files are not judged (excludes.py); None: all are
+    include_excluded: bool = False           # judge them anyway (--include-tests)
 
     def is_god_file(self, metrics: FileMetrics) -> bool:
-        """More than the configured lines or functions."""
-        return metrics.lines > self.god_file_lines or metrics.functions > self.god_file_functions
+        """More than the configured lines or functions (never an excluded file, unless included)."""
+        big = metrics.lines > self.god_file_lines or metrics.functions > self.god_file_functions
+        return big and self.is_judged(metrics.path)
+
+    def is_judged(self, path: str) -> bool:
+        """False for a file the exclusion rules leave out of god files and the guard."""
+        return self.include_excluded or self.exclusions is None or self.exclusions.rule(path) is None
+
+    @property
+    def excluded(self) -> dict[str, str]:
+        """path -> rule of every measured file that the exclusion rules leave unjudged."""
+        return self.exclusions.of(self.file_metrics) if self.exclusions is not None else {}
 
     @property
     def god_files(self) -> list[FileMetrics]:
@@ -51,15 +65,50 @@ class HealthSnapshot:
 
     @property
     def modules_in_cycles(self) -> list[str]:
-        """Every module that is part of an import cycle, sorted."""
+        """Every module that is part of an import cycle (every edge counted), sorted."""
         return sorted({node for component in self.components for node in component})
 
+    @property
+    def modules_in_import_time_cycles(self) -> list[str]:
+        """Every module that is part of a cycle of import-time edges, sorted."""
+        return sorted({node for component in self.import_time_components for node in component})
+
     def summary(self) -> dict:
-        """The few numbers worth recalling: rev (12 characters) and counts of files, cycles,
-        modules in cycles and god files, and the deepest nesting."""
+        """The few numbers worth recalling: rev (12 characters) and counts of files, cycles
+        (every edge, and import-time), modules in them and god files, and the deepest nesting."""
         return {"rev": self.rev[:12], "files": len(self.file_metrics), "cycles": len(self.components),
-                "modules_in_cycles": len(self.modules_in_cycles), "god_files": len(self.god_files),
-                "max_nesting": self.max_nesting}
+                "modules_in_cycles": len(self.modules_in_cycles),
+                "import_time_cycles": len(self.import_time_components),
+                "modules_in_import_time_cycles": len(self.modules_in_import_time_cycles),
+                "god_files": len(self.god_files), "max_nesting": self.max_nesting}
+
+    def excluded_counts(self) -> dict[str, int]:
+        """rule -> how many measured files it leaves unjudged, in the rules' order (excludes.RULES)."""
+        from neo_git.health.excludes import RULES
+
+        counts = Counter(self.excluded.values())
+        return {rule: counts[rule] for rule in RULES if counts[rule]}
+
+    def import_time_cycle_paths(self) -> list[list[dict]]:
+        """For each import-time cycle: a loop through it in import order."""
+        from neo_git.health.cycles import cycle_steps
+
+        return [[s.to_dict() for s in cycle_steps(self.graph, c, import_time=True)]
+                for c in self.import_time_components]
+
+    def cycle_paths(self) -> list[dict]:
+        """For each every-edge cycle (in `components` order): whether it is an import-time
+        cycle, a loop through it in import order, and where the deferred imports it needs are."""
+        from neo_git.health.cycles import cycle_steps, deferred_sites
+
+        import_time = {tuple(c) for c in self.import_time_components}
+        paths = []
+        for component in self.components:
+            whole = tuple(component) in import_time
+            steps = cycle_steps(self.graph, component, import_time=whole)
+            paths.append({"import_time": whole, "path": [s.to_dict() for s in steps],
+                          "deferred_imports": deferred_sites(steps)})
+        return paths
 
     def to_dict(self) -> dict:
         """JSON form: the DESIGN.md §10 keys of `git neo health --json` and more."""
@@ -73,6 +122,11 @@ class HealthSnapshot:
             "cycles": len(self.components),
             "modules_in_cycles": self.modules_in_cycles,
             "cycle_components": [list(c) for c in self.components],
+            "cycle_paths": self.cycle_paths(),
+            "import_time_cycles": len(self.import_time_components),
+            "modules_in_import_time_cycles": self.modules_in_import_time_cycles,
+            "import_time_cycle_components": [list(c) for c in self.import_time_components],
+            "import_time_cycle_paths": self.import_time_cycle_paths(),
             "god_files": [
                 {"path": m.path, "lines": m.lines, "functions": m.functions, "language": m.language}
                 for m in self.god_files
@@ -84,6 +138,8 @@ class HealthSnapshot:
             ],
             "per_language": self._per_language(),
             "skipped": dict(sorted(self.skipped.items())),
+            "excluded": self.excluded_counts(),
+            "include_excluded": self.include_excluded,
             "files_with_parse_errors": sorted(p for p, m in files.items() if m.has_errors),
             "thresholds": {"god_file_lines": self.god_file_lines,
                            "god_file_functions": self.god_file_functions},
@@ -109,25 +165,31 @@ class HealthSnapshot:
 # --- public entry points ------------------------------------------------------
 
 def snapshot_commit(repo: pygit2.Repository, rev: str = "HEAD", *, progress: bool = False,
-                    include_type_checking: bool = False, workers: int = 1) -> HealthSnapshot:
+                    include_type_checking: bool = False, workers: int = 1,
+                    include_excluded: bool = False) -> HealthSnapshot:
     """Measure the tree of commit *rev* (any revision git understands; a tree id works too).
 
     *workers* > 1 lets a cold scan of 64+ uncached files parse in that many processes.
     The library default is 1; `git neo health` at a terminal asks for up to 4 and hooks
     stay at 1 (see `cli/health._workers`); `benchmarks/health_bench.py` measures both.
     """
+    return _measure(repo, _commit_source(repo, rev), include_type_checking, progress=progress, workers=workers,
+                    include_excluded=include_excluded)
+
+
+def _commit_source(repo: pygit2.Repository, rev: str) -> Source:
+    """The tree of *rev*, with its parents' and HEAD's trees as states to start from."""
     rev_id, tree = resolve_tree(repo, rev)
     bases = []
     try:
         bases = [parent.tree for parent in repo[rev_id].parents]
     except (AttributeError, KeyError, ValueError, pygit2.GitError):  # a tree id: no parents
         pass
-    source = Source(rev_id, tree, None, bases + head_tree(repo))
-    return _measure(repo, source, include_type_checking, progress=progress, workers=workers)
+    return Source(rev_id, tree, None, bases + head_tree(repo))
 
 
-def snapshot_index(repo: pygit2.Repository, *, progress: bool = False,
-                   include_type_checking: bool = False, workers: int = 1) -> HealthSnapshot:
+def snapshot_index(repo: pygit2.Repository, *, progress: bool = False, include_type_checking: bool = False,
+                   workers: int = 1, include_excluded: bool = False) -> HealthSnapshot:
     """Measure the staged content: the index git would commit now.
 
     Honours GIT_INDEX_FILE, which git sets for hooks and during `git commit -a`
@@ -135,7 +197,8 @@ def snapshot_index(repo: pygit2.Repository, *, progress: bool = False,
     taken relative to the current directory.
     """
     source = Source("index", None, open_index(repo), head_tree(repo))
-    return _measure(repo, source, include_type_checking, progress=progress, workers=workers)
+    return _measure(repo, source, include_type_checking, progress=progress, workers=workers,
+                    include_excluded=include_excluded)
 
 
 def resolve_tree(repo: pygit2.Repository, rev: str) -> tuple[str, pygit2.Tree]:
@@ -174,7 +237,8 @@ def cached_summary(repo: pygit2.Repository, rev: str = "HEAD") -> dict | None:
             found = cache.load_state([tree.id.raw])
         if found is None:
             return None
-        return snapshot_from_state(repo, rev_id, found.state, include_type_checking=False).summary()
+        return snapshot_from_state(repo, rev_id, found.state, include_type_checking=False,
+                                   read=source_reader(repo, Source(rev_id, tree, None, []))).summary()
     except Exception:  # noqa: BLE001 - recall must never fail because of a health cache
         return None
 
@@ -187,13 +251,15 @@ def god_file_thresholds(repo: pygit2.Repository) -> tuple[int, int]:
             config_int("godFileFunctions", DEFAULT_GOD_FILE_FUNCTIONS, repo=repo))
 
 
-def snapshot_from_state(repo: pygit2.Repository, rev: str, state: dict,
-                        include_type_checking: bool, row_metrics=metrics_from_row) -> HealthSnapshot:
-    """The HealthSnapshot of a stored or fresh state (see states.py) of *rev*."""
+def snapshot_from_state(repo: pygit2.Repository, rev: str, state: dict, include_type_checking: bool,
+                        row_metrics=metrics_from_row, *, read: Reader | None = None,
+                        include_excluded: bool = False) -> HealthSnapshot:
+    """The HealthSnapshot of a stored or fresh state (see states.py) of *rev*; *read* serves
+    the snapshot's files (its `.gitattributes`: the exclusion rules)."""
     from neo_git.health.graph import strongly_connected_components
 
     graph = state_graph(state)
-    components = state["components"]
+    components, import_time = state["components"], state["import_time"]
     if include_type_checking:
         edges, hints = graph.edges, graph.type_checking_edges
         components = strongly_connected_components(
@@ -205,12 +271,66 @@ def snapshot_from_state(repo: pygit2.Repository, rev: str, state: dict,
         graph=graph, components=tuple(tuple(c) for c in components),
         skipped=dict(Counter(state["skipped"].values())),
         god_file_lines=lines, god_file_functions=functions,
+        import_time_components=tuple(tuple(c) for c in import_time),
+        exclusions=health_exclusions(repo, read or (lambda path: None)),
+        include_excluded=include_excluded,
     )
 
 
+def health_exclusions(repo: pygit2.Repository, read: Reader) -> Exclusions:
+    """The exclusion rules of one snapshot (excludes.py): its `.gitattributes` through *read*,
+    `.git/info/attributes`, `neo.healthExclude`."""
+    from neo_git.config import neo_config_list
+    from neo_git.identity import repository_paths
+
+    try:
+        info = (repository_paths(repo).common_dir / "info" / "attributes").read_bytes()
+    except OSError:
+        info = None
+    return Exclusions(read, neo_config_list("healthExclude", repo=repo), info)
+
+
+def staged_against_head(repo: pygit2.Repository, index) -> tuple[HealthSnapshot, HealthSnapshot]:
+    """(HEAD's snapshot, or an empty one before the first commit; the snapshot of *index*),
+    measured over one cache connection: what the pre-commit guard compares. The index
+    starts from HEAD's stored state, decoded once for both."""
+    from neo_git.health.cache import MetricsCache, cache_path
+    from neo_git.health.versions import analyzer_version, state_version
+
+    rows: dict = {}
+    with MetricsCache(cache_path(repo), analyzer_version(), state_version()) as cache:
+        if repo.head_is_unborn:
+            before = HealthSnapshot(rev="empty", file_metrics={})
+        else:
+            before = _measure(repo, _commit_source(repo, "HEAD"), False, progress=False, workers=1, cache=cache,
+                              rows=rows)
+        after = _measure(repo, _index_source(repo, index), False, progress=False, workers=1, cache=cache, rows=rows)
+    return before, after
+
+
+def _index_source(repo: pygit2.Repository, index) -> Source:
+    """The index as the tree the commit will record, when it can be written: its state is then
+    stored under that tree's id, so the next commit's guard (and the post-commit worker)
+    find it ready. Writing it costs nothing extra: `git commit` writes the same objects
+    moments later. An index that cannot be written (conflicts) is measured as an index."""
+    strict = pygit2.enums.Option.ENABLE_STRICT_OBJECT_CREATION
+    # libgit2 checks that every blob a new tree names exists: 1,000 lookups (7 ms of a guard
+    # run) for blobs `git add` has just written; `git commit` checks the index itself.
+    pygit2.option(strict, False)
+    try:
+        tree = repo[index.write_tree(repo)]
+    except (pygit2.GitError, ValueError, KeyError, OSError):
+        return Source("index", None, index, head_tree(repo))
+    finally:
+        pygit2.option(strict, True)
+    return Source("index", tree, None, head_tree(repo))
+
+
 def _measure(repo: pygit2.Repository, source: Source, include_type_checking: bool, *,
-             progress: bool, workers: int) -> HealthSnapshot:
+             progress: bool, workers: int, include_excluded: bool = False, cache=None,
+             rows: dict | None = None) -> HealthSnapshot:
     from neo_git.health.scan import Scan
 
-    scan = Scan(repo, source, progress=progress, workers=workers)
-    return snapshot_from_state(repo, source.rev, scan.state(), include_type_checking, scan.row_metrics)
+    scan = Scan(repo, source, progress=progress, workers=workers, cache=cache, rows=rows)
+    return snapshot_from_state(repo, source.rev, scan.state(), include_type_checking, scan.row_metrics,
+                               read=source_reader(repo, source), include_excluded=include_excluded)

@@ -8,6 +8,7 @@ keeps a full analysis close to the cost of the bare parse.
 from __future__ import annotations
 
 import posixpath
+from bisect import bisect_right
 
 from neo_git.health.languages import EXTENSIONS, language_spec
 from neo_git.health.model import FileMetrics, ImportRef
@@ -38,9 +39,7 @@ def analyze_source(path: str, source: bytes) -> FileMetrics | None:
         return None
     if isinstance(source, str):
         source = source.encode("utf-8", errors="surrogateescape")
-    from tree_sitter import QueryCursor  # lazy: the CLI must start without tree_sitter
-
-    from neo_git.health.parsing import parse, query
+    from neo_git.health.parsing import parse
 
     lines = count_lines(source)
     if b"\0" in source:
@@ -53,7 +52,7 @@ def analyze_source(path: str, source: bytes) -> FileMetrics | None:
     if tree is None:  # tree-sitter gave up (it does not for plain bytes, but be safe)
         return FileMetrics(path, language, lines, 0, 0, has_errors=True)
     root = tree.root_node
-    captures = QueryCursor(query(language)).captures(root)
+    captures = capture(language, root)
     max_nesting, nesting_line = deepest_nesting(captures)
     packages = captures.get("package")
     return FileMetrics(
@@ -67,6 +66,27 @@ def analyze_source(path: str, source: bytes) -> FileMetrics | None:
         has_errors=root.has_error,
         nesting_line=nesting_line,
     )
+
+
+def capture(language: str, root) -> dict:
+    """Capture name -> nodes, as the language's query finds them (or its walk, which finds the same)."""
+    walk = language_spec(language).walk
+    if walk is not None:
+        return walk(root)
+    from tree_sitter import QueryCursor  # lazy: the CLI must start without tree_sitter
+
+    from neo_git.health.parsing import query
+
+    return QueryCursor(query(language)).captures(root)
+
+
+def query_captures(language: str, root) -> dict:
+    """What the language's `.scm` query captures (the reference a walk is tested against)."""
+    from tree_sitter import QueryCursor
+
+    from neo_git.health.parsing import query
+
+    return QueryCursor(query(language)).captures(root)
 
 
 def deepest_nesting(captures: dict) -> tuple[int, int]:
@@ -105,6 +125,8 @@ def deepest_nesting(captures: dict) -> tuple[int, int]:
 def _imports(language: str, captures: dict, source: bytes) -> list[ImportRef]:
     """`@import.<kind>` string captures plus whatever the language's reader makes of `@import`."""
     refs: list[ImportRef] = []
+    spec = language_spec(language)
+    deferred_at = _inside_functions(captures, spec.deferring) if spec.deferring else _never
     for name, nodes in captures.items():
         if not name.startswith("import."):
             continue
@@ -112,12 +134,39 @@ def _imports(language: str, captures: dict, source: bytes) -> list[ImportRef]:
         for node in nodes:
             target = _text(node)[1:-1]  # drop the quotes: "x", 'x', `x`
             if target:
-                refs.append(ImportRef(target, kind=kind, line=node.start_point[0] + 1))
-    reader = language_spec(language).read_imports
-    if reader is not None and "import" in captures:
-        refs.extend(reader(captures, source))
+                # a dynamic `import()` never holds up the importing module's evaluation
+                deferred = kind == "dynamic" or deferred_at(node.start_byte)
+                refs.append(ImportRef(target, kind=kind, line=node.start_point[0] + 1, deferred=deferred))
+    if spec.read_imports is not None and "import" in captures:
+        refs.extend(spec.read_imports(captures, source, deferred_at))
     refs.sort(key=lambda ref: ref.line)
     return refs
+
+
+def _never(offset: int) -> bool:
+    return False
+
+
+def _inside_functions(captures: dict, deferring: frozenset[str]):
+    """A test "is this byte offset inside a function body?" from the captured functions and
+    scopes of the *deferring* types: their outermost ranges, searched by bisection."""
+    ranges = sorted((n.start_byte, n.end_byte) for name in ("function", "scope")
+                    for n in captures.get(name, ()) if n.type in deferring)
+    if not ranges:
+        return _never
+    starts: list[int] = []
+    ends: list[int] = []
+    for start, end in ranges:
+        if ends and start < ends[-1]:       # nested in the previous outer range
+            ends[-1] = max(ends[-1], end)
+            continue
+        starts.append(start)
+        ends.append(end)
+
+    def deferred_at(offset: int) -> bool:
+        i = bisect_right(starts, offset) - 1
+        return i >= 0 and offset < ends[i]
+    return deferred_at
 
 
 def _as_utf8(source: bytes) -> bytes:

@@ -22,6 +22,10 @@ class ImportRef(NamedTuple):
         "import" (Go), "use" | "mod" (Rust), "import" | "static" (Java).
     type_checking: Python import under `if TYPE_CHECKING:` (left out of the cycle graph).
     line: 1-based line of the import.
+    deferred: runs later than the module's own loading: inside a function or method
+        (Python, JS/TS), or a JS/TS dynamic `import()`. Module level, class bodies and
+        top-level `if`/`try` run at import time (False). Go, Rust and Java have no
+        deferred imports.
     """
 
     target: str
@@ -30,6 +34,7 @@ class ImportRef(NamedTuple):
     kind: str = "import"
     type_checking: bool = False
     line: int = 0
+    deferred: bool = False
 
 
 @dataclass(frozen=True)
@@ -59,8 +64,9 @@ class FileMetrics:
     def from_dict(cls, data: dict) -> "FileMetrics":
         """Inverse of to_dict."""
         imports = tuple(
-            ImportRef(t, tuple(n), int(lv), k, bool(tc), int(ln))
-            for t, n, lv, k, tc, ln in data.get("imports", ())
+            ImportRef(row[0], tuple(row[1]), int(row[2]), row[3], bool(row[4]), int(row[5]),
+                      bool(row[6]) if len(row) > 6 else False)
+            for row in data.get("imports", ())
         )
         return cls(
             path=data["path"], language=data["language"], lines=int(data["lines"]),
@@ -73,8 +79,29 @@ class FileMetrics:
 
 @dataclass(frozen=True)
 class ImportGraph:
-    """Resolved import edges between repository modules (files; Go: package directories)."""
+    """Resolved import edges between repository modules (files; Go: package directories).
+
+    `edges` holds every edge (what grimp and madge count); `deferred_edges` the part of it
+    reached only through deferred imports, so the import-time graph is the difference.
+    `sites[node][target]` says where the edge is written: the line in *node*'s own file,
+    or "path:line" when the node is not a file (a Go package)."""
 
     edges: dict[str, frozenset[str]] = field(default_factory=dict)           # node -> nodes it imports
     type_checking_edges: dict[str, frozenset[str]] = field(default_factory=dict)  # Python TYPE_CHECKING only
     language_of: dict[str, str] = field(default_factory=dict)                # node -> language
+    deferred_edges: dict[str, frozenset[str]] = field(default_factory=dict)  # node -> only-deferred targets
+    sites: dict[str, dict[str, int | str]] = field(default_factory=dict)     # node -> target -> where
+
+    def import_time_edges(self) -> dict[str, frozenset[str]]:
+        """The edges that run when the modules load (every edge less the deferred-only ones)."""
+        late = self.deferred_edges
+        if not late:
+            return self.edges
+        return {node: targets - late[node] if node in late else targets for node, targets in self.edges.items()}
+
+    def site(self, node: str, target: str) -> str:
+        """Where *node* imports *target*, as "path:line" ("path" when unknown)."""
+        where = self.sites.get(node, {}).get(target)
+        if isinstance(where, str):
+            return where
+        return f"{node}:{where}" if where else node

@@ -9,27 +9,20 @@ measured from the blob-keyed cache when the same bytes were measured before.
 from __future__ import annotations
 
 import json
-from typing import Iterable, Iterator, NamedTuple
+from typing import Iterable, Iterator
 
 import pygit2
 
 from neo_git.health.cache import MetricsCache, cache_path
 from neo_git.health.model import FileMetrics
 from neo_git.health.skips import content_skip_reason, path_skip_reason
-from neo_git.health.sources import (MODE_GITLINK, MODE_SYMLINK, MODE_TREE, Entry, Source, index_entries,
-                                    tree_entries)
-from neo_git.health.states import (FileRow, by_family, family_of, metrics_from_row, same_import_edges,
-                                   state_graph, store_files)
+from neo_git.health.sources import (MODE_GITLINK, MODE_SYMLINK, MODE_TREE, Entry, Source, index_entries, lookup,
+                                    source_reader, tree_entries)
+from neo_git.health.states import (FileRow, by_family, cycles_of, family_of, metrics_from_row,
+                                   same_import_edges, store_files)
 from neo_git.health.versions import analyzer_version, state_version
 
 _EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"  # `git add -N` entries point here
-
-
-class _Found(NamedTuple):
-    """A path looked up in the scanned tree or index."""
-
-    oid: pygit2.Oid
-    mode: int
 
 
 def _file_node(path: str) -> str:
@@ -54,7 +47,8 @@ _POOL_MIN_FILES = 64             # a process pool pays off only for many uncache
 class Scan:
     """Measures one Source into a state, starting from the cache's per-file results and states."""
 
-    def __init__(self, repo: pygit2.Repository, source: Source, *, progress: bool, workers: int) -> None:
+    def __init__(self, repo: pygit2.Repository, source: Source, *, progress: bool, workers: int,
+                 cache: MetricsCache | None = None, rows: dict | None = None) -> None:
         from neo_git.health import metrics
 
         self.repo = repo
@@ -62,17 +56,25 @@ class Scan:
         self.progress = progress
         self.workers = max(1, workers)
         self.metrics = metrics
-        self._stripped: dict[str, FileMetrics] = {}   # path -> metrics rebuilt from a state row
+        self._shared_cache = cache                    # open and closed by the caller
+        # path -> (row, metrics rebuilt from it); shared by the scans of one comparison, whose
+        # trees have most rows in common
+        self._stripped: dict[str, tuple[FileRow, FileMetrics]] = rows if rows is not None else {}
 
     def row_metrics(self, path: str, row: FileRow) -> FileMetrics:
         """The FileMetrics of a stored row, built once per path and scan."""
         found = self._stripped.get(path)
-        if found is None:
-            found = self._stripped[path] = metrics_from_row(path, row)
-        return found
+        if found is None or found[0] != row:
+            found = self._stripped[path] = (row, metrics_from_row(path, row))
+        return found[1]
 
     def state(self) -> dict:
         """The state of the source: stored, derived from a stored one, or scanned in full."""
+        if self._shared_cache is not None:
+            self.cache = self._shared_cache
+            state = self._state()
+            self.cache.flush()
+            return state
         self.cache = MetricsCache(cache_path(self.repo), analyzer_version(), state_version())
         try:
             return self._state()
@@ -99,10 +101,7 @@ class Scan:
                 state = None
         if state is None:
             state = self._full()
-        if state["components"] is None:
-            from neo_git.health.graph import strongly_connected_components
-
-            state["components"] = strongly_connected_components(state_graph(state).edges)
+        cycles_of(state)
         if tree is not None:
             self.cache.save_state(tree.id.raw, state)
         return state
@@ -116,7 +115,9 @@ class Scan:
             if self.source.tree is not None:
                 diff = base.diff_to_tree(self.source.tree)
             else:
-                diff = self.source.index.diff_to_tree(base)
+                # Tree.diff_to_index, not Index.diff_to_tree: the index a hook gets ($GIT_INDEX_FILE)
+                # is a standalone pygit2.Index, and only the tree side brings the repository.
+                diff = base.diff_to_index(self.source.index)
         except (KeyError, ValueError, pygit2.GitError):
             return None
         if len(diff) > _INCREMENTAL_MAX_CHANGES:
@@ -138,7 +139,7 @@ class Scan:
     def _full(self) -> dict:
         source = self.source
         entries = tree_entries(source.tree) if source.tree is not None else index_entries(source.index)
-        state = {"files": {}, "skipped": {}, "families": {}, "components": None}
+        state = {"files": {}, "skipped": {}, "families": {}, "components": None, "import_time": None}
         sources = self._classify(entries, state["skipped"])
         measured = self._measure(sources, state["skipped"])
         store_files(state, measured, sources)
@@ -148,7 +149,7 @@ class Scan:
 
     def _incremental(self, base: dict, changes: list) -> dict:
         state = {"files": dict(base["files"]), "skipped": dict(base["skipped"]),
-                 "families": {}, "components": None}
+                 "families": {}, "components": None, "import_time": None}
         removed: dict[str, FileRow] = {}
         for old_path, _new in changes:
             if old_path is not None:
@@ -190,9 +191,9 @@ class Scan:
                 new = state["families"][family] = self._update(old, files, measured, node_of)
             else:
                 new = state["families"][family] = self._resolve(self._with_imports(files, measured, set(files)))
-            same_edges = same_edges and old is not None and same_import_edges(old["edges"], new["edges"])
+            same_edges = same_edges and old is not None and same_import_edges(old, new)
         if same_edges:
-            state["components"] = base["components"]
+            state["components"], state["import_time"] = base["components"], base["import_time"]
         return state
 
     def _update(self, old: dict, files: dict, measured: dict, node_of) -> dict:
@@ -200,15 +201,17 @@ class Scan:
         changed = {node_of(p) for p in files if p in measured} - {None}
         expanded = {p for p in files if node_of(p) in changed}
         fresh = self._resolve(self._with_imports(files, measured, expanded))
-        edges, tc = dict(old["edges"]), dict(old["tc"])
+        edges, tc, late = dict(old["edges"]), dict(old["tc"]), dict(old["late"])
         for node in changed:
             if node in fresh["edges"]:
                 edges[node] = fresh["edges"][node]
-            if node in fresh["tc"]:
-                tc[node] = fresh["tc"][node]
-            else:
-                tc.pop(node, None)
-        return {"edges": edges, "tc": tc, "lang": old["lang"], "reads": {**old["reads"], **fresh["reads"]}}
+            for part, new in ((tc, fresh["tc"]), (late, fresh["late"])):
+                if node in new:
+                    part[node] = new[node]
+                else:
+                    part.pop(node, None)
+        return {"edges": edges, "late": late, "tc": tc, "lang": old["lang"],
+                "reads": {**old["reads"], **fresh["reads"]}}
 
     def _with_imports(self, files: dict, measured: dict, wanted: set) -> dict[str, FileMetrics]:
         """FileMetrics for *files*, with raw imports for the *wanted* paths (from the cache)."""
@@ -286,38 +289,23 @@ class Scan:
         from neo_git.health import import_graph
 
         reads: dict[str, str | None] = {}
+        serve = source_reader(self.repo, self.source)
 
         def read(path: str) -> bytes | None:
-            found = self._lookup(path)
-            usable = found is not None and found.mode not in (MODE_GITLINK, MODE_SYMLINK, MODE_TREE)
-            reads[path] = str(found.oid) if usable else None
-            if not usable:
-                return None
-            try:
-                return self.repo[found.oid].data
-            except (KeyError, ValueError, pygit2.GitError):
-                return None
+            reads[path] = self._blob_hex(path)
+            return serve(path) if reads[path] is not None else None
 
         graph = import_graph.build_import_graph(files, read)
-        return {"edges": {n: list(t) for n, t in graph.edges.items()},
+        return {"edges": graph.sites | {n: {} for n in graph.edges if n not in graph.sites},
+                "late": {n: sorted(t) for n, t in graph.deferred_edges.items()},
                 "tc": {n: list(t) for n, t in graph.type_checking_edges.items()},
                 "lang": dict(graph.language_of), "reads": reads}
 
-    def _lookup(self, path: str) -> _Found | None:
-        try:
-            if self.source.tree is not None:
-                entry = self.source.tree[path]
-                return _Found(entry.id, entry.filemode)
-            entry = self.source.index[path]
-            return _Found(entry.id, int(entry.mode))
-        except (KeyError, ValueError, pygit2.GitError):
-            return None
-
     def _blob_hex(self, path: str) -> str | None:
-        found = self._lookup(path)
-        if found is None or found.mode in (MODE_GITLINK, MODE_SYMLINK, MODE_TREE):
+        found = lookup(self.source, path)
+        if found is None or found[1] in (MODE_GITLINK, MODE_SYMLINK, MODE_TREE):
             return None
-        return str(found.oid)
+        return str(found[0])
 
 
 def _progress(total: int, enabled: bool):
@@ -327,21 +315,23 @@ def _progress(total: int, enabled: bool):
 
 
 def _read_blob(repo: pygit2.Repository, oid: pygit2.Oid) -> tuple[dict | None, bytes]:
-    """(a skip outcome, b"") when the blob is too large or missing, else (None, its bytes)."""
+    """(a skip outcome, b"") when the blob is too large or missing, else (None, its bytes).
+
+    One read per blob: asking for the size first (`odb.read_header`) cost as much again
+    for a loose object (libgit2 opens and inflates it twice); a blob over the size limit
+    is rare enough to be read and dropped."""
     if str(oid) == _EMPTY_BLOB:
         return None, b""
     try:
-        kind, size = repo.odb.read_header(oid)  # the size without inflating the blob
-        if kind != pygit2.enums.ObjectType.BLOB:
-            return {"skip": "missing_object"}, b""   # a corrupt tree: no blob under this path
-        reason = content_skip_reason(size=size)
-        if reason:
-            return {"skip": reason}, b""
-        # The odb's raw bytes: `repo[oid].data` (a Blob object, then its bytes) took
-        # ~1.7x as long on the stdlib benchmark (0.34 s against 0.19 s for 31 MB).
-        return None, repo.odb.read(oid)[1]
+        kind, data = repo.odb.read(oid)
     except (KeyError, ValueError, pygit2.GitError):
         return {"skip": "missing_object"}, b""
+    if kind != pygit2.enums.ObjectType.BLOB:
+        return {"skip": "missing_object"}, b""   # a corrupt tree: no blob under this path
+    reason = content_skip_reason(size=len(data))
+    if reason:
+        return {"skip": reason}, b""
+    return None, data
 
 
 def _outcome(path: str, data: bytes, analyze) -> dict:

@@ -1,7 +1,7 @@
 """Where a snapshot's files come from: a commit's tree or the index, as (path, blob, mode) entries."""
 from __future__ import annotations
 
-from typing import Iterator, NamedTuple
+from typing import Callable, Iterator, NamedTuple
 
 import pygit2
 
@@ -10,6 +10,8 @@ from neo_git.identity import open_index  # noqa: F401 - one definition, re-expor
 MODE_TREE = 0o040000
 MODE_GITLINK = 0o160000
 MODE_SYMLINK = 0o120000
+
+Reader = Callable[[str], "bytes | None"]
 
 
 class Entry(NamedTuple):
@@ -67,3 +69,28 @@ def head_tree(repo: pygit2.Repository) -> list[pygit2.Tree]:
         return [] if repo.head_is_unborn else [repo.head.peel(pygit2.Commit).tree]
     except (KeyError, ValueError, pygit2.GitError):
         return []
+
+
+def lookup(source: Source, path: str) -> tuple[pygit2.Oid, int] | None:
+    """(blob id, mode) of *path* in the source's tree or index, None when absent."""
+    try:
+        if source.tree is not None:
+            entry = source.tree[path]
+            return entry.id, entry.filemode
+        entry = source.index[path]
+        return entry.id, int(entry.mode)
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+
+
+def source_reader(repo: pygit2.Repository, source: Source) -> Reader:
+    """A function reading one regular file of the source (None: absent, a link, a folder)."""
+    def read(path: str) -> bytes | None:
+        found = lookup(source, path)
+        if found is None or found[1] in (MODE_GITLINK, MODE_SYMLINK, MODE_TREE):
+            return None
+        try:
+            return repo[found[0]].data
+        except (KeyError, ValueError, pygit2.GitError):
+            return None
+    return read

@@ -3,8 +3,11 @@
 A state is plain JSON (cached by tree id in `cache.py`):
     files:      path -> [blob, language, lines, functions, max_nesting, nesting_line, has_errors, package]
     skipped:    path -> reason
-    families:   resolver family -> {"edges", "tc", "lang", "reads"} (reads: path -> blob or None)
-    components: import cycles (SCCs of size >= 2), or None until computed
+    families:   resolver family -> {"edges", "late", "tc", "lang", "reads"}: edges node -> {target: where}
+                (where: the line in the node's file, or "path:line"), late node -> targets reached only
+                by deferred imports, tc node -> TYPE_CHECKING-only targets, reads path -> blob or None
+    components: every-edge import cycles (SCCs of size >= 2), or None until computed
+    import_time: the cycles of import-time edges alone, or None until computed
 """
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from typing import NamedTuple
 
 from neo_git.health.model import FileMetrics, ImportGraph
 
-STATE_FORMAT = "state-1"   # bump with any change to the layout above
+STATE_FORMAT = "state-2"   # bump with any change to the layout above
 
 
 class FileRow(NamedTuple):
@@ -49,11 +52,16 @@ def metrics_from_row(path: str, row: FileRow) -> FileMetrics:
                        row.has_errors, row.nesting_line)
 
 
+_FAMILIES: dict[str, str] = {}
+
+
 def family_of(language: str) -> str:
     """The resolver family of a language (typescript and tsx resolve with javascript)."""
-    from neo_git.health.import_graph import FAMILY_OF
+    if not _FAMILIES:
+        from neo_git.health.import_graph import FAMILY_OF   # the resolvers load on first use
 
-    return FAMILY_OF.get(language, language)
+        _FAMILIES.update(FAMILY_OF)
+    return _FAMILIES.get(language, language)
 
 
 def by_family(files: dict[str, FileMetrics]) -> dict[str, dict[str, FileMetrics]]:
@@ -65,7 +73,12 @@ def by_family(files: dict[str, FileMetrics]) -> dict[str, dict[str, FileMetrics]
 
 
 def same_import_edges(old: dict, new: dict) -> bool:
-    """Equal import edges (target lists are unordered); the common case: an edit kept its imports."""
+    """Two families' import edges are equal, deferred ones included (sites may differ: an edit
+    that moved an import down a line keeps the cycles); the common case: an edit kept its imports."""
+    return _same_targets(old["edges"], new["edges"]) and _same_targets(old.get("late", {}), new.get("late", {}))
+
+
+def _same_targets(old: dict, new: dict) -> bool:
     if old is new:
         return True
     if old.keys() != new.keys():
@@ -78,9 +91,29 @@ def state_graph(state: dict) -> ImportGraph:
     edges: dict[str, frozenset[str]] = {}
     type_checking: dict[str, frozenset[str]] = {}
     language_of: dict[str, str] = {}
+    late: dict[str, frozenset[str]] = {}
+    sites: dict[str, dict] = {}
     for name in sorted(state["families"]):
         part = state["families"][name]
         edges.update((n, frozenset(t)) for n, t in part["edges"].items())
+        sites.update(part["edges"])
         type_checking.update((n, frozenset(t)) for n, t in part["tc"].items())
+        late.update((n, frozenset(t)) for n, t in part["late"].items())
         language_of.update(part["lang"])
-    return ImportGraph(edges=edges, type_checking_edges=type_checking, language_of=language_of)
+    return ImportGraph(edges=edges, type_checking_edges=type_checking, language_of=language_of,
+                       deferred_edges=late, sites=sites)
+
+
+def cycles_of(state: dict) -> None:
+    """Fill in the state's every-edge and import-time cycles where they are not known yet."""
+    from neo_git.health.graph import strongly_connected_components
+
+    if state["components"] is not None and state.get("import_time") is not None:
+        return
+    graph = state_graph(state)
+    if state["components"] is None:
+        state["components"] = strongly_connected_components(graph.edges)
+    if state.get("import_time") is None:
+        # A graph without deferred edges has the same cycles either way.
+        state["import_time"] = (strongly_connected_components(graph.import_time_edges())
+                                if graph.deferred_edges else state["components"])

@@ -54,7 +54,8 @@ def test_after_git_neo_health_the_summary_matches_the_report(project, monkeypatc
     assert summary == {
         "rev": full["rev"][:12], "files": full["files"], "cycles": full["cycles"],
         "modules_in_cycles": len(full["modules_in_cycles"]), "god_files": len(full["god_files"]),
-        "max_nesting": full["max_nesting"],
+        "max_nesting": full["max_nesting"], "import_time_cycles": full["import_time_cycles"],
+        "modules_in_import_time_cycles": len(full["modules_in_import_time_cycles"]),
     }
     assert summary["rev"] == str(repo.head.target)[:12]
     assert (summary["files"], summary["cycles"], summary["modules_in_cycles"],

@@ -60,7 +60,8 @@ def test_human_report_shows_table_cycles_god_files_and_nesting(project, capsys):
                               "max", "nesting"]
     assert any(line.split()[:2] == ["python", "4"] for line in lines)
     assert any(line.split()[:2] == ["total", "5"] for line in lines)
-    assert "import cycles: 1" in lines and "  1. app/a.py, app/b.py" in lines
+    assert "import cycles: 1 (1 at import time, 0 closing only through a deferred import)" in lines
+    assert "  1. app/a.py:1 → app/b.py:1 → app/a.py" in lines
     assert "  app/big.py  62 lines, 31 functions" in lines
     assert "deepest nesting: 3" in lines and "  app/a.py:5" in lines
 

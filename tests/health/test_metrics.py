@@ -548,7 +548,7 @@ def test_python_imports_every_form():
         ImportRef("types", ("T",), 1, "from", True, 13),
         ImportRef("runtime_only", (), 0, "import", False, 15),
         ImportRef("aliased_check", (), 0, "import", True, 17),
-        ImportRef("json", (), 0, "import", False, 19),
+        ImportRef("json", (), 0, "import", False, 19, deferred=True),
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from neo_git.health.model import ImportRef
 
 
-def read_imports(captures: dict, source: bytes) -> list[ImportRef]:
+def read_imports(captures: dict, source: bytes, deferred_at=None) -> list[ImportRef]:
     """`import a.b.C;` -> "a.b.C"; `a.b.*` keeps the star; `import static` is kind "static"."""
     refs: list[ImportRef] = []
     for node in captures.get("import", ()):

@@ -39,7 +39,7 @@ def _leaf_paths(node, prefix: str) -> list[str]:
     return []  # comments, ERROR nodes
 
 
-def read_imports(captures: dict, source: bytes) -> list[ImportRef]:
+def read_imports(captures: dict, source: bytes, deferred_at=None) -> list[ImportRef]:
     """`use` trees expanded to one ImportRef per leaf; `mod foo;` as kind "mod"."""
     refs: list[ImportRef] = []
     for node in captures.get("import", ()):

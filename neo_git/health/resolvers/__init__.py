@@ -9,14 +9,16 @@ from __future__ import annotations
 import posixpath
 from typing import Callable, Iterator, Mapping
 
-from neo_git.health.model import ImportGraph
+from neo_git.health.model import ImportGraph, ImportRef
 
 Reader = Callable[[str], "bytes | None"]
 
 
 def parent_dir(path: str) -> str:
-    """Directory of a repository path; '' is the repository root."""
-    return posixpath.dirname(path)
+    """Directory of a repository path; '' is the repository root. (Repository paths are
+    relative, '/'-separated and normalised, so this is posixpath.dirname at a third of
+    its cost: resolving 1,000 files calls it thousands of times.)"""
+    return path.rpartition("/")[0]
 
 
 def join(directory: str, *parts: str) -> str | None:
@@ -48,20 +50,51 @@ def read_text(read: Reader, path: str) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
-def make_graph(
-    edges: Mapping[str, set[str]],
-    language_of: Mapping[str, str],
-    type_checking_edges: Mapping[str, set[str]] | None = None,
-) -> ImportGraph:
-    """Freeze edge sets, dropping self-loops; every node gets an entry in `edges`."""
-    def freeze(raw: Mapping[str, set[str]]) -> dict[str, frozenset[str]]:
-        return {node: frozenset(t for t in targets if t != node) for node, targets in raw.items()}
+class EdgeSet:
+    """The edges a resolver finds, with where each is written and whether it runs at load time.
 
-    frozen = freeze(edges)
-    for node in language_of:
-        frozen.setdefault(node, frozenset())
-    return ImportGraph(
-        edges=frozen,
-        type_checking_edges={k: v for k, v in freeze(type_checking_edges or {}).items() if v},
-        language_of=dict(language_of),
-    )
+    An edge is import-time when at least one import making it is; its site is the first
+    such import (else the first deferred one). TYPE_CHECKING imports are kept apart and
+    only where no runtime import makes the same edge."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, dict[str, tuple[bool, int | str]]] = {}   # node -> target -> (deferred, where)
+        self.type_checking: dict[str, set[str]] = {}
+
+    def node(self, node: str) -> None:
+        """Make *node* part of the graph even if it imports nothing."""
+        self.found.setdefault(node, {})
+
+    def add(self, node: str, target: str, ref: ImportRef, file: str | None = None) -> None:
+        """Record that *ref* (in *file*, default the node's own file) makes the edge node -> target."""
+        if target == node:
+            return   # self-imports are no cycle
+        if ref.type_checking:
+            self.type_checking.setdefault(node, set()).add(target)
+            return
+        targets = self.found.setdefault(node, {})
+        old = targets.get(target)
+        if old is None or (old[0] and not ref.deferred):
+            where: int | str = ref.line if file is None or file == node else f"{file}:{ref.line}"
+            targets[target] = (ref.deferred, where)
+
+    def graph(self, language_of: Mapping[str, str]) -> ImportGraph:
+        """The frozen ImportGraph; every node of *language_of* gets an entry in `edges`."""
+        edges: dict[str, frozenset[str]] = {}
+        late: dict[str, frozenset[str]] = {}
+        sites: dict[str, dict[str, int | str]] = {}
+        for node, targets in self.found.items():
+            edges[node] = frozenset(targets)
+            sites[node] = {target: where for target, (_deferred, where) in targets.items()}
+            deferred = frozenset(target for target, (is_late, _where) in targets.items() if is_late)
+            if deferred:
+                late[node] = deferred
+        for node in language_of:
+            edges.setdefault(node, frozenset())
+        type_checking = {}
+        for node, targets in self.type_checking.items():
+            only = frozenset(targets - edges.get(node, frozenset()))   # also imported at runtime: runtime
+            if only:
+                type_checking[node] = only
+        return ImportGraph(edges=edges, type_checking_edges=type_checking, language_of=dict(language_of),
+                           deferred_edges=late, sites=sites)

@@ -14,7 +14,7 @@ import re
 from typing import Mapping
 
 from neo_git.health.model import FileMetrics, ImportGraph
-from neo_git.health.resolvers import Reader, ancestors, make_graph, parent_dir, read_text
+from neo_git.health.resolvers import EdgeSet, Reader, ancestors, parent_dir, read_text
 
 _MODULE_LINE = re.compile(r'^\s*module\s+"?([^\s"/][^\s"]*)"?\s*(?://.*)?$', re.M)
 
@@ -31,21 +31,21 @@ def package_of(path: str) -> str | None:
 
 def resolve(files: Mapping[str, FileMetrics], read: Reader) -> ImportGraph:
     """Edges between the Go package directories of one snapshot."""
-    imports_of: dict[str, set[str]] = {}
-    for path, metrics in files.items():
+    imports_of: dict[str, list] = {}        # package -> [(file, ImportRef)], files in path order
+    for path in sorted(files):
         node = package_of(path)
         if node is not None:
-            imports_of.setdefault(node, set()).update(ref.target for ref in metrics.imports)
+            imports_of.setdefault(node, []).extend((path, ref) for ref in files[path].imports)
     modules = _find_modules(imports_of, read)      # module path -> module dir
     by_length = sorted(modules.items(), key=lambda item: len(item[0]), reverse=True)
-    edges: dict[str, set[str]] = {}
-    for node, import_paths in imports_of.items():
-        targets = edges.setdefault(node, set())
-        for import_path in import_paths:
-            target = _directory_for(import_path, by_length)
+    edges = EdgeSet()
+    for node, imports in imports_of.items():
+        edges.node(node)
+        for path, ref in imports:
+            target = _directory_for(ref.target, by_length)
             if target is not None and target in imports_of:
-                targets.add(target)
-    return make_graph(edges, {node: "go" for node in imports_of})
+                edges.add(node, target, ref, path)
+    return edges.graph({node: "go" for node in imports_of})
 
 
 def module_path(go_mod: str) -> str | None:

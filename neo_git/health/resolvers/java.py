@@ -11,7 +11,7 @@ import posixpath
 from typing import Mapping
 
 from neo_git.health.model import FileMetrics, ImportGraph
-from neo_git.health.resolvers import Reader, make_graph
+from neo_git.health.resolvers import EdgeSet, Reader
 
 
 def resolve(files: Mapping[str, FileMetrics], read: Reader) -> ImportGraph:
@@ -23,12 +23,13 @@ def resolve(files: Mapping[str, FileMetrics], read: Reader) -> ImportGraph:
         stem = posixpath.basename(path).rsplit(".", 1)[0]
         classes.setdefault(f"{package}.{stem}" if package else stem, path)
         packages.setdefault(package, set()).add(path)
-    edges: dict[str, set[str]] = {}
+    edges = EdgeSet()
     for path, metrics in files.items():
-        targets = edges.setdefault(path, set())
+        edges.node(path)
         for ref in metrics.imports:
-            targets.update(_resolve_name(ref.target, classes, packages))
-    return make_graph(edges, {p: files[p].language for p in files})
+            for target in sorted(_resolve_name(ref.target, classes, packages)):
+                edges.add(path, target, ref)
+    return edges.graph({p: files[p].language for p in files})
 
 
 def _resolve_name(name: str, classes: Mapping[str, str], packages: Mapping[str, set[str]]) -> set[str]:

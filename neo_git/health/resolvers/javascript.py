@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from neo_git.health.model import FileMetrics, ImportGraph
-from neo_git.health.resolvers import Reader, ancestors, join, make_graph, parent_dir
+from neo_git.health.resolvers import EdgeSet, Reader, ancestors, join, parent_dir
 from neo_git.health.resolvers.tsconfig import CONFIG_NAMES, PathConfig, load_path_config, match_paths
 
 EXTENSIONS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".d.mts", ".d.cts")
@@ -23,14 +23,14 @@ def resolve(files: Mapping[str, FileMetrics], read: Reader) -> ImportGraph:
     """Edges between the JS/TS files of one snapshot."""
     paths = set(files)
     configs = _ConfigFinder(read)
-    edges: dict[str, set[str]] = {}
+    edges = EdgeSet()
     for path, metrics in files.items():
-        targets = edges.setdefault(path, set())
+        edges.node(path)
         for ref in metrics.imports:
             hit = resolve_specifier(path, ref.target, paths, configs.for_file(path))
             if hit is not None:
-                targets.add(hit)
-    return make_graph(edges, {p: files[p].language for p in files})
+                edges.add(path, hit, ref)
+    return edges.graph({p: files[p].language for p in files})
 
 
 def resolve_specifier(importer: str, specifier: str, paths: set[str],

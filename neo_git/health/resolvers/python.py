@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from neo_git.health.model import FileMetrics, ImportGraph, ImportRef
-from neo_git.health.resolvers import Reader, ancestors, join, make_graph, parent_dir
+from neo_git.health.resolvers import EdgeSet, Reader, ancestors, join, parent_dir
 
 INIT_NAMES = ("__init__.py", "__init__.pyi")
 
@@ -20,17 +20,13 @@ INIT_NAMES = ("__init__.py", "__init__.pyi")
 def resolve(files: Mapping[str, FileMetrics], read: Reader) -> ImportGraph:
     """Edges between the Python files of one snapshot (TYPE_CHECKING ones kept apart)."""
     index = _ModuleIndex(set(files))
-    edges: dict[str, set[str]] = {}
-    type_checking: dict[str, set[str]] = {}
+    edges = EdgeSet()
     for path, metrics in files.items():
-        edges[path] = set()
+        edges.node(path)
         for ref in metrics.imports:
-            targets = index.resolve(path, ref)
-            bucket = type_checking if ref.type_checking else edges
-            bucket.setdefault(path, set()).update(targets)
-    for path, targets in type_checking.items():
-        targets -= edges[path]          # "TYPE_CHECKING only": also imported at runtime is runtime
-    return make_graph(edges, {p: files[p].language for p in files}, type_checking)
+            for target in index.resolve(path, ref):
+                edges.add(path, target, ref)
+    return edges.graph({p: files[p].language for p in files})
 
 
 class _ModuleIndex:
@@ -42,8 +38,12 @@ class _ModuleIndex:
         for package in packages:
             if package and parent_dir(package) not in packages:
                 roots.add(parent_dir(package))       # parent of a top-level package
-        for path in paths:
-            for directory in ancestors(parent_dir(path)):
+        seen: set[str] = set()
+        for folder in {parent_dir(p) for p in paths}:
+            for directory in ancestors(folder):
+                if directory in seen:
+                    break                            # and so were all folders above it
+                seen.add(directory)
                 if directory.rsplit("/", 1)[-1] == "src":
                     roots.add(directory)             # src/ layout, even for namespace packages
         self.packages = packages

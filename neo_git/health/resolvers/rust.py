@@ -12,11 +12,10 @@ A `use` path edges to the longest prefix that is a module file; the rest are ite
 from __future__ import annotations
 
 import posixpath
-import tomllib
 from typing import Mapping
 
 from neo_git.health.model import FileMetrics, ImportGraph
-from neo_git.health.resolvers import Reader, ancestors, join, make_graph, parent_dir, read_text
+from neo_git.health.resolvers import EdgeSet, Reader, ancestors, join, parent_dir, read_text
 
 Module = tuple[str, ...]
 TARGET_DIRS = ("src/bin", "examples", "tests", "benches")
@@ -30,18 +29,17 @@ def resolve(files: Mapping[str, FileMetrics], read: Reader) -> ImportGraph:
     for path in sorted(files):
         if path not in tree.context and posixpath.basename(path) in ("lib.rs", "main.rs"):
             tree.walk(path, files)
-    edges: dict[str, set[str]] = {path: set() for path in files}
+    edges = EdgeSet()
     for path, metrics in files.items():
+        edges.node(path)
         for ref in metrics.imports:
             if ref.kind == "mod":
-                child = tree.child_file(path, ref.target)
-                if child is not None:
-                    edges[path].add(child)
+                target = tree.child_file(path, ref.target)
             else:
                 target = tree.resolve_use(path, ref.target)
-                if target is not None:
-                    edges[path].add(target)
-    return make_graph(edges, {p: files[p].language for p in files})
+            if target is not None:
+                edges.add(path, target, ref)
+    return edges.graph({p: files[p].language for p in files})
 
 
 class _ModuleTree:
@@ -67,6 +65,8 @@ class _ModuleTree:
         text = read_text(read, join(directory, "Cargo.toml") or "Cargo.toml")
         if text is None:
             return []
+        import tomllib   # only for Rust crates: imported when one has a Cargo.toml
+
         try:
             manifest = tomllib.loads(text)
         except (tomllib.TOMLDecodeError, ValueError):

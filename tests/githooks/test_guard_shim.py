@@ -1,0 +1,151 @@
+"""The pre-commit shim: Python starts only when a staged file has a language health knows,
+and the guard has a hard time limit that holds even when git-neo itself hangs."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from neo_git.cli import main
+from neo_git.health.languages import EXTENSIONS
+from tests.conftest import commit_files, git
+from tests.outcome_helpers import VENV_BIN
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIM = ROOT / "hooks" / "pre-commit"
+DEEP = ("def f(x):\n    if x:\n        for i in x:\n            while i:\n                if i:\n"
+        "                    with x:\n                        return i\n")
+
+
+def fake_bin(folder: Path, git_neo: str, *, timeout: bool = True) -> str:
+    """A PATH of one folder: git, sleep (and coreutils timeout unless told not to), and a
+    `git-neo` script with the given body."""
+    folder.mkdir()
+    for tool in ("git", "sleep") + (("timeout",) if timeout else ()):
+        os.symlink(shutil.which(tool), folder / tool)
+    script = folder / "git-neo"
+    script.write_text(git_neo)
+    script.chmod(0o755)
+    return str(folder)
+
+
+def counting_git_neo(log: Path) -> str:
+    """A `git-neo` that notes each start in *log*, then runs the real one."""
+    return f'#!/bin/sh\necho "$*" >> "{log}"\nexec "{VENV_BIN}/git-neo" "$@"\n'
+
+
+def commit(repo: Path, path: str, env: dict, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "commit", "-qm", "change", *extra], cwd=repo, env={**os.environ, **env},
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+def installed(repo: Path, monkeypatch) -> Path:
+    monkeypatch.chdir(repo)
+    assert main(["install"]) == 0
+    return repo
+
+
+def test_a_readme_or_lock_file_commit_never_starts_python(repo_with_commit, monkeypatch, tmp_path):
+    repo = installed(repo_with_commit, monkeypatch)
+    starts, trace = tmp_path / "starts.log", tmp_path / "trace.log"
+    path = fake_bin(tmp_path / "bin", counting_git_neo(starts)) + os.pathsep + os.environ["PATH"]
+    env = {"PATH": path, "NEO_HOOK_TRACE": str(trace), "NEO_HOOK_SYNC": "1"}
+    for name, text in (("README.md", "more\n"), ("poetry.lock", "[[package]]\n"), ("docs/a.py.txt", "x\n")):
+        (repo / name).parent.mkdir(exist_ok=True)
+        (repo / name).write_text(text)
+        git(repo, "add", name)
+        git(repo, "rm", "-q", "--cached", "--ignore-unmatch", "nothing")
+        proc = commit(repo, name, env)
+        assert proc.returncode == 0, proc.stderr
+    pre_commit_starts = [line for line in (starts.read_text() if starts.exists() else "").splitlines()
+                         if line.startswith("hook pre-commit")]
+    assert pre_commit_starts == []
+    assert trace.read_text().splitlines() == ["pre-commit: no staged source file: skipped"] * 3
+    # deleting a source file adds no cycle either
+    commit_files(repo, {"gone.py": "X = 1\n"}, "a module")
+    trace.write_text("")
+    git(repo, "rm", "-q", "gone.py")
+    assert commit(repo, "gone.py", env).returncode == 0
+    assert trace.read_text().splitlines() == ["pre-commit: no staged source file: skipped"]
+    # …while a staged source file (any case of its extension) does start the guard
+    (repo / "Tool.PY").write_text(DEEP)
+    git(repo, "add", "Tool.PY")
+    proc = commit(repo, "Tool.PY", env)
+    assert proc.returncode == 1 and "nesting 5" in proc.stderr
+    assert "pre-commit --block-exit 86 --timeout-ms 10000" in starts.read_text()
+    assert trace.read_text().splitlines()[-2:] == ["pre-commit: guard started (limit 10000 ms)",
+                                                   "pre-commit: guard exited 86"]
+
+
+def test_the_shim_knows_exactly_the_languages_health_knows():
+    patterns = set(re.findall(r"':\(icase\)\*(\.[a-z]+)'", SHIM.read_text()))
+    assert patterns == set(EXTENSIONS)
+
+
+def test_the_framework_hook_runs_only_for_those_files():
+    hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    guard = hooks["neo-guard"]
+    assert "always_run" not in guard and guard["pass_filenames"] is False
+    pattern = re.compile(guard["files"])
+    for extension in EXTENSIONS:
+        assert pattern.search(f"src/module{extension}") and pattern.search(f"src/MODULE{extension.upper()}")
+    for other in ("README.md", "poetry.lock", "package.json", "a.py.txt", "pyproject.toml", "x.json"):
+        assert not pattern.search(other)
+
+
+HANGING = f"#!{sys.executable}\nimport time\ntime.sleep(60)\n"   # a git-neo that never answers
+
+
+def hanging_commit(repo: Path, tmp_path: Path, monkeypatch, *, timeout: bool) -> tuple[subprocess.CompletedProcess, float]:
+    repo = installed(repo, monkeypatch)
+    git(repo, "config", "neo.guardTimeoutMs", "1500")
+    (repo / "app.py").write_text("X = 1\n")
+    git(repo, "add", "app.py")
+    env = {"PATH": fake_bin(tmp_path / "bin", HANGING, timeout=timeout)}
+    started = time.monotonic()
+    proc = commit(repo, "app.py", env)
+    return proc, time.monotonic() - started
+
+
+def test_a_hanging_git_neo_cannot_hold_up_the_commit(repo_with_commit, tmp_path, monkeypatch):
+    proc, took = hanging_commit(repo_with_commit, tmp_path, monkeypatch, timeout=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "no answer within 1500 ms (neo.guardTimeoutMs), commit allowed" in proc.stderr
+    assert took < 10, took          # the limit (1.5 s) plus git, far from the hang's 60 s
+    assert git(repo_with_commit, "log", "-1", "--format=%s").strip() == "change"
+
+
+def test_without_coreutils_timeout_a_watchdog_holds_the_limit(repo_with_commit, tmp_path, monkeypatch):
+    proc, took = hanging_commit(repo_with_commit, tmp_path, monkeypatch, timeout=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "no answer within 1500 ms (neo.guardTimeoutMs), commit allowed" in proc.stderr
+    assert took < 10, took          # whole seconds: the limit rounds up to 2 s
+
+
+def test_with_neo_strict_a_time_out_blocks(repo_with_commit, tmp_path, monkeypatch):
+    git(repo_with_commit, "config", "neo.strict", "true")
+    proc, took = hanging_commit(repo_with_commit, tmp_path, monkeypatch, timeout=True)
+    assert proc.returncode == 1 and "blocking (neo.strict=true)" in proc.stderr
+    assert took < 10, took
+
+
+def test_the_guard_process_imports_only_what_it_needs(repo_with_commit):
+    """No CLI parser, no facts, no logging or subprocess: a guard run pays for pygit2,
+    sqlite and the health modules it uses."""
+    repo = repo_with_commit
+    (repo / "app.py").write_text("import os\n\n\ndef f():\n    return os.sep\n")
+    git(repo, "add", "app.py")
+    probe = ("import sys\nfrom neo_git.cli import main\ncode = main(['hook', 'pre-commit'])\n"
+             "print(code, ' '.join(sorted(sys.modules)))\n")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=repo, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "GIT_INDEX_FILE": str(repo / ".git" / "index")}).stdout.split()
+    code, modules = out[0], set(out[1:])
+    assert code == "0" and "neo_git.health.scan" in modules       # the check did run
+    assert not modules & {"neo_git.facts", "neo_git.cli.parser", "argparse", "logging", "subprocess",
+                          "neo_git.store", "numpy", "tomllib"}
