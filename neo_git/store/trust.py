@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from neo_git.config import neo_config_list
 from neo_git.errors import NeoError
+from neo_git.facts import FactScope
 from neo_git.store.provenance import fact_authors
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -66,11 +67,31 @@ def trusted_emails(store: "FactStore") -> frozenset[str]:
 
 
 def untrusted_authors(store: "FactStore") -> dict[str, str]:
-    """{fact id: author e-mail} of project facts whose author is not trusted (claims)."""
+    """{fact id: author e-mail} of project facts (and of a connected org memory's facts) whose
+    author is not trusted (claims)."""
     if store.repo is None or store.paths is None:
         return {}  # an in-memory store has no history, hence no teammates
-    authors = fact_authors(store.repo, store.paths.common_dir)
-    if not authors:
+    refs = [(store.repo, store.paths.common_dir)]
+    org = store.backends.get(FactScope.ORG)
+    if getattr(org, "scope", None) is FactScope.ORG:  # a connected org memory: a ref with a history
+        refs.append((org.repo, org.common_dir))
+    sources = [authors for authors in (fact_authors(repo, common_dir) for repo, common_dir in refs) if authors]
+    if not sources:
         return {}
     trusted = trusted_emails(store)
-    return {fact_id: email for fact_id, email in authors.items() if email not in trusted}
+    key = (str(store.paths.common_dir), len(refs))
+    memo = _CLAIMS.get(key)
+    # fact_authors hands back the same dict while a ref's tip is unchanged: then the claims are
+    # too, unless the trust set changed (one pass over 50,000 authors cost 10 ms per recall).
+    if memo is not None and memo[1] == trusted and len(memo[0]) == len(sources) \
+            and all(a is b for a, b in zip(memo[0], sources)):
+        return memo[2]
+    claims: dict[str, str] = {}
+    for authors in sources:
+        claims.update((fact_id, email) for fact_id, email in authors.items() if email not in trusted)
+    _CLAIMS[key] = (sources, trusted, claims)
+    return claims
+
+
+# (common dir, refs) -> (the authors dicts, the trust set, the claims) of the last answer.
+_CLAIMS: dict[tuple[str, int], tuple[list, frozenset, dict[str, str]]] = {}
