@@ -226,7 +226,14 @@ def sanitize_id(text: str) -> str:
 
 
 def org_id(repo: "pygit2.Repository") -> str:
-    """Org id from `origin`, else the first remote, else "unknown"."""
+    """Org id: `git config neo.org` when set (a remote whose URL does not name the org, or none),
+    else from `origin`, else the first remote, else "unknown"."""
+    try:
+        configured = sanitize_id(str(repo.config["neo.org"]))
+        if configured:
+            return configured
+    except Exception:  # noqa: BLE001 - unset (KeyError), or a broken config: fall back to the remotes
+        pass
     try:
         names = list(repo.remotes.names())
     except Exception:  # noqa: BLE001 - a broken remote config must not stop us

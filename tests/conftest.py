@@ -77,8 +77,10 @@ def git(cwd: Path | str, *args: str, check: bool = True, env: dict | None = None
     return proc.stdout
 
 
-def commit_files(repo: Path, files: dict[str, str | bytes | None], message: str = "change") -> str:
-    """Write (or delete, for None) files in *repo*, commit them, return the commit id."""
+def commit_files(repo: Path, files: dict[str, str | bytes | None], message: str = "change",
+                 env: dict | None = None) -> str:
+    """Write (or delete, for None) files in *repo*, commit them (with *env*: e.g. fixed dates),
+    return the commit id."""
     for name, content in files.items():
         path = repo / name
         if content is None:
@@ -90,7 +92,7 @@ def commit_files(repo: Path, files: dict[str, str | bytes | None], message: str 
         else:
             path.write_text(content, encoding="utf-8")
         git(repo, "add", "--", name)
-    git(repo, "commit", "-q", "--allow-empty", "-m", message)
+    git(repo, "commit", "-q", "--allow-empty", "-m", message, env=env)
     return git(repo, "rev-parse", "HEAD").strip()
 
 

@@ -63,6 +63,11 @@ class Turn:
     ended_at: float | None = None
     injected: tuple[dict, ...] = ()    # {"hook", "ids", "at"} per injection, oldest first
 
+    @property
+    def facts_injected(self) -> int:
+        """How many distinct facts the hooks injected into this turn (the report charts it)."""
+        return len({i for entry in self.injected for i in entry.get("ids", ())})
+
     def status(self, now: float) -> str:
         """active | stale | finished | expired, as `git neo turns` shows it."""
         if now >= self.expires_at:

@@ -1,4 +1,5 @@
-"""`git neo health [REV] [--staged] [--json]` and `git neo health --diff A B [--json]`.
+"""`git neo health [REV] [--staged] [--json]`, `git neo health --diff A B [--json]` and
+`git neo health [REV] --history N [--json]` (the series `git neo report` draws, as a table).
 
 A report, not a gate: exit 0 whatever the health, 1 only for a problem the
 user can fix (unknown revision, empty repository).
@@ -20,6 +21,8 @@ def register(sub) -> dict[str, str]:
     p.add_argument("rev", nargs="?", default=None, help="commit to measure (default HEAD)")
     p.add_argument("--staged", action="store_true", help="measure the index instead of a commit")
     p.add_argument("--diff", nargs=2, metavar=("A", "B"), help="compare two revisions")
+    p.add_argument("--history", type=_count, metavar="N",
+                   help="health of the last N first-parent commits of REV (default HEAD), newest first")
     p.add_argument("--check", action="store_true",
                    help="with --staged: the pre-commit gate (exit 1 if the change adds a cycle, god file or deep nesting)")
     p.add_argument("--include-tests", action="store_true",
@@ -37,6 +40,12 @@ def cmd_health(args: argparse.Namespace) -> int:
         return _usage_error("--diff takes both revisions itself; drop REV and --staged")
     if args.staged and args.rev is not None:
         return _usage_error("--staged measures the index; give either REV or --staged")
+    if args.history is not None:
+        if args.staged or args.diff or args.check:
+            return _usage_error("--history measures commits: drop --staged, --diff and --check")
+        from neo_git.cli.report import cmd_health_history
+
+        return cmd_health_history(args, _open_repo())
     if args.check:
         if not args.staged or args.diff:
             return _usage_error("--check gates staged changes: use `git neo health --staged --check`")
@@ -77,7 +86,14 @@ def cmd_health(args: argparse.Namespace) -> int:
 
 
 USAGE = ("usage: git neo health [REV | --staged [--check]] [--include-tests] [--json]\n"
-         "       git neo health --diff A B [--include-tests] [--json]")
+         "       git neo health --diff A B [--include-tests] [--json]\n"
+         "       git neo health [REV] --history N [--json]")
+
+
+def _count(text: str) -> int:
+    from neo_git.cli.report import positive_count
+
+    return positive_count(text)
 
 
 def _usage_error(message: str) -> int:

@@ -54,9 +54,10 @@ NORM_TOLERANCE = 1e-3
 DATA_FILE = "vectors.bin"
 LOCK_FILE = "lock"
 APPEND_LOCK_WAIT = 0.5    # seconds a recall waits to persist new vectors before keeping them in memory
-# A cache that only grows (every distinct query is a row) is cut back to its
-# newest half when it passes this many rows.
-MAX_ROWS = 50_000
+# A cache that only grows is cut back to its newest half when it passes this many
+# rows. (Queries are no longer stored; a cap at a store's own size made every add
+# to a 50,000-fact store throw away half of its vectors.)
+MAX_ROWS = 200_000   # 400 MB at 512 floats; well above a 50,000-fact store plus its growth
 SCAN_RECORDS = 2048  # records per read while indexing the file (~4 MB at 512 floats)
 
 
@@ -305,6 +306,14 @@ class _Shelf:
             out[positions] = self._blocks[block][rows]
         return out, missing
 
+    def block_rows(self, keys: Sequence[bytes]) -> tuple["np.ndarray", list[int]] | None:
+        """(a kept block, the row of each key in it) when every key has a checked vector in one
+        block, else None. The block is shared: read it, never write to it."""
+        found = [self.checked.get(key) for key in keys]
+        if not found or None in found or len({block for block, _ in found}) != 1:
+            return None
+        return self._blocks[found[0][0]], [row for _, row in found]
+
     def append(self, keys: list[bytes], vectors: "np.ndarray") -> None:
         """Append records under the lock, repairing a torn tail (or a foreign file) first."""
         import numpy as np
@@ -445,6 +454,18 @@ class VectorCache:
             except OSError:
                 pass  # a read-only or full disk costs speed, not correctness
         return out
+
+    def vector_rows(self, embedder: "Embedder", texts: Sequence[str]) -> tuple["np.ndarray", list[int] | None]:
+        """Like `vectors`, but when every text is cached in one block (a cold process asking for
+        a whole store) that block and the row of each text in it, not a copy in text order:
+        100 MB less at 50,000 facts of 512 floats. The block is shared: read it only."""
+        shelf = self._shelf(embedder.id, embedder.dim)
+        keys = [text_key(t) for t in texts]
+        shelf.fetch(keys)
+        found = shelf.block_rows(keys)
+        if found is not None:
+            return found
+        return self.vectors(embedder, texts), None
 
     def put(self, embedder_id: str, texts: Sequence[str], vectors: "np.ndarray") -> None:
         """Store known vectors (e.g. a Neo import's inline embeddings) for *texts*; rows already cached are kept."""

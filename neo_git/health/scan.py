@@ -13,7 +13,7 @@ from typing import Iterable, Iterator
 
 import pygit2
 
-from neo_git.health.cache import MetricsCache, cache_path
+from neo_git.health.cache import MetricsCache, StoredState, cache_path
 from neo_git.health.model import FileMetrics
 from neo_git.health.skips import content_skip_reason, path_skip_reason
 from neo_git.health.sources import (MODE_GITLINK, MODE_SYMLINK, MODE_TREE, Entry, Source, index_entries, lookup,
@@ -48,7 +48,8 @@ class Scan:
     """Measures one Source into a state, starting from the cache's per-file results and states."""
 
     def __init__(self, repo: pygit2.Repository, source: Source, *, progress: bool, workers: int,
-                 cache: MetricsCache | None = None, rows: dict | None = None) -> None:
+                 cache: MetricsCache | None = None, rows: dict | None = None,
+                 base: StoredState | None = None, store: bool = True) -> None:
         from neo_git.health import metrics
 
         self.repo = repo
@@ -60,6 +61,8 @@ class Scan:
         # path -> (row, metrics rebuilt from it); shared by the scans of one comparison, whose
         # trees have most rows in common
         self._stripped: dict[str, tuple[FileRow, FileMetrics]] = rows if rows is not None else {}
+        self.base = base     # a state the caller holds in memory (a walk over commits): tried first
+        self.store = store   # False: the caller keeps the state; only per-file results are cached
 
     def row_metrics(self, path: str, row: FileRow) -> FileMetrics:
         """The FileMetrics of a stored row, built once per path and scan."""
@@ -84,7 +87,8 @@ class Scan:
     def _state(self) -> dict:
         tree = self.source.tree
         candidates = ([tree.id.raw] if tree is not None else []) + [b.id.raw for b in self.source.bases]
-        found = self.cache.load_state(candidates)
+        held = self.base is not None and self.base.tree in candidates
+        found = self.base if held else self.cache.load_state(candidates)
         if found is not None and tree is not None and found.tree == tree.id.raw:
             self.cache.touch_state(found.tree)
             return found.state
@@ -102,7 +106,7 @@ class Scan:
         if state is None:
             state = self._full()
         cycles_of(state)
-        if tree is not None:
+        if tree is not None and self.store:
             self.cache.save_state(tree.id.raw, state)
         return state
 

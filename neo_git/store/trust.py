@@ -16,10 +16,12 @@ layer, and lists them in `ContextResult.untrusted` so prompts can mark them.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from neo_git.config import neo_config_list
 from neo_git.errors import NeoError
+from neo_git.facts import FactScope
 from neo_git.store import received
 from neo_git.store.provenance import fact_origins
 
@@ -75,41 +77,64 @@ def trusted_remotes(repo: "pygit2.Repository") -> list[str]:
     return [v.strip() for v in neo_config_list(TRUST_UNSIGNED_KEY, repo=repo) if v.strip()]
 
 
-def commit_is_trusted(store: "FactStore", commit: str, claimed: str, *, trusted: frozenset[str] | None = None,
-                      remotes: list[str] | None = None) -> bool:
-    """Whether the change *commit* made counts: judged by its received verdict when a sync
-    brought it, else (made in this clone) by its author's e-mail."""
-    trusted = trusted if trusted is not None else trusted_emails(store)
-    verdict = received.verdicts(store.paths.neo_dir).get(commit)
-    if verdict is None:
-        return claimed in trusted
-    return received.is_trusted(verdict, trusted, remotes if remotes is not None else trusted_remotes(store.repo))
+def trusted_in_repo(repo: "pygit2.Repository") -> frozenset[str]:
+    """`trusted_emails` without a FactStore (a connected org memory's bare repository): its
+    author identity (git config, as for any commit) and the configured list."""
+    from neo_git.identity import author_identity
+
+    author = author_identity(repo)
+    match = re.search(r"<([^<>]*)>\s*$", author)
+    return frozenset([(match.group(1) if match else author).strip().lower(), *configured_trust(repo)])
 
 
 def untrusted_authors(store: "FactStore") -> dict[str, str]:
-    """{fact id: author e-mail as claimed} of project facts whose author is not trusted (claims)."""
+    """{fact id: author e-mail as claimed} of project facts (and of a connected org memory's
+    facts) whose author is not trusted (claims)."""
     if store.repo is None or store.paths is None:
         return {}  # an in-memory store has no history, hence no teammates
-    origins = fact_origins(store.repo, store.paths.common_dir)
+    refs = [(store.repo, store.paths.common_dir)]
+    org = store.backends.get(FactScope.ORG)
+    if getattr(org, "scope", None) is FactScope.ORG:  # a connected org memory: a ref with a history
+        refs.append((org.repo, org.common_dir))
+    trusted = trusted_emails(store)
+    claims: dict[str, str] = {}
+    for repo, common_dir in refs:
+        claims.update(ref_claims(repo, common_dir, trusted))
+    return claims
+
+
+def ref_claims(repo: "pygit2.Repository", common_dir: Path, trusted: frozenset[str]) -> dict[str, str]:
+    """{fact id: claimed e-mail} of the facts on one repository's facts ref whose author is not
+    trusted: a commit a sync brought in by its verdict (`store/received.py`, kept in that
+    repository's `neo/` folder), one made there by its author's e-mail."""
+    origins = fact_origins(repo, common_dir)
     if not origins:
         return {}
-    trusted = trusted_emails(store)
-    table = received.verdicts(store.paths.neo_dir)
-    remotes = trusted_remotes(store.repo) if table else []
-    out = {}
+    table = received.verdicts(Path(common_dir) / "neo")
+    remotes = tuple(trusted_remotes(repo)) if table else ()
+    key = str(common_dir)
+    memo = _CLAIMS.get(key)
+    # fact_origins and verdicts hand back the same dicts while the tip and the record are
+    # unchanged: then the claims are too, unless the trust set changed (one pass over 50,000
+    # facts cost 10 ms per recall).
+    if memo is not None and memo[0] is origins and memo[1] is table and memo[2] == (trusted, remotes):
+        return memo[3]
+    claims: dict[str, str] = {}
     for fact_id, (email, commit) in origins.items():
         verdict = table.get(commit)
-        if verdict is None:
-            ok = email in trusted
-        else:
-            ok = received.is_trusted(verdict, trusted, remotes)
+        ok = email in trusted if verdict is None else received.is_trusted(verdict, trusted, remotes)
         if not ok:
-            out[fact_id] = email
-    return out
+            claims[fact_id] = email
+    _CLAIMS[key] = (origins, table, (trusted, remotes), claims)
+    return claims
+
+
+# common dir -> (the origins dict, the verdicts dict, (trust set, trusted remotes), the claims).
+_CLAIMS: dict[str, tuple] = {}
 
 
 def unverified_commits(store: "FactStore") -> dict[str, str]:
-    """{fact id: how its author is known} for claims whose commit a sync brought in unverified
+    """{fact id: how its author is known} for project claims whose commit a sync brought in
     (`show` marks the author they state about themselves as self-declared)."""
     if store.repo is None or store.paths is None:
         return {}

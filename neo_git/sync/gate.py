@@ -51,13 +51,13 @@ class GateResult:
 class TrustGate:
     """Everything the gate needs, decided before the merge is planned.
 
-    *trusted_ids*: our facts that are knowledge (not claims); *commit_trusted(commit id)*:
+    *claims*: our facts that are claims (every other fact of ours is knowledge); *commit_trusted(commit id)*:
     the verdict of one incoming commit; *cap*: the project scope's cap of valid facts."""
 
     repo: pygit2.Repository
     theirs: pygit2.Oid
     ours: pygit2.Oid | None
-    trusted_ids: frozenset[str]
+    claims: frozenset[str]
     commit_trusted: Callable[[str], bool]
     claimed: Callable[[str], str]
     cap: int | None
@@ -66,7 +66,8 @@ class TrustGate:
     def apply(self, plan, ours_facts: Mapping[str, Fact]) -> GateResult:
         """Take held and clipped changes out of *plan* (a `MergePlan`), in place."""
         result = GateResult()
-        touched = [i for i in dict.fromkeys([*plan.updated, *plan.merged, *plan.removed]) if i in self.trusted_ids]
+        # Updated, merged and removed facts are all ours already: each is knowledge unless a claim.
+        touched = [i for i in dict.fromkeys([*plan.updated, *plan.merged, *plan.removed]) if i not in self.claims]
         if touched:
             authors = changes_by_path(self.repo, self.theirs, self.ours, {fact_path(i) for i in touched})
             for fact_id in touched:
@@ -111,9 +112,6 @@ class TrustGate:
         arriving = [i for i in plan.added if plan.puts[i].is_valid]
         if not arriving:
             return
-        valid_ours = sum(1 for f in ours_facts.values() if f.is_valid)
-        if len(arriving) <= self.cap - valid_ours:
-            return
         authors = changes_by_path(self.repo, self.theirs, self.ours, {fact_path(i) for i in arriving})
 
         def trusted(fact_id: str) -> bool:
@@ -121,6 +119,10 @@ class TrustGate:
             return bool(commits) and all(self.commit_trusted(c) for c in commits)
 
         claims = [i for i in arriving if not trusted(i)]
+        if not claims:
+            return
+        # Counting our valid facts reads them all (a lazy `TreeFacts` loads the ref): only here.
+        valid_ours = sum(1 for f in ours_facts.values() if f.is_valid)
         room = max(0, self.cap - valid_ours - (len(arriving) - len(claims)))
         claims.sort(key=lambda i: (plan.puts[i].metadata.created_at, i))
         for fact_id in claims[room:]:

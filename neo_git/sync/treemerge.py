@@ -26,7 +26,7 @@ from typing import Mapping
 import pygit2
 
 from neo_git.errors import InvalidFact
-from neo_git.facts import Fact
+from neo_git.facts import Fact, FactScope
 from neo_git.store.base import Change
 from neo_git.sync.fieldmerge import merge_fact
 from neo_git.sync.trees import (
@@ -96,12 +96,15 @@ class MergePlan:
 
 
 def plan_merge(repo: pygit2.Repository, base: pygit2.Oid | None, ours: pygit2.Oid | None,
-               theirs: pygit2.Oid, ours_facts: Mapping[str, Fact], describe=None, gate=None) -> MergePlan:
+               theirs: pygit2.Oid, ours_facts: Mapping[str, Fact], describe=None,
+               scope: FactScope = FactScope.PROJECT, gate=None) -> MergePlan:
     """Merge *theirs* into *ours* (commits; *base* their merge base or None).
 
-    *ours_facts* are the valid facts at *ours* (the store's view); *describe(path)* names the
-    commit that brought an invalid blob, for the warning; *gate* (a `sync.gate.TrustGate`)
-    takes out what an untrusted commit may not change, before chains are repaired."""
+    *ours_facts* are the valid facts at *ours* (the store's view; only the ids the diff names
+    are looked up, so a lazy `TreeFacts` serves); *describe(path)* names the commit that brought
+    an invalid blob, for the warning; *scope* is the one scope the ref holds; *gate* (a
+    `sync.gate.TrustGate`) takes out what an untrusted commit may not change, before chains are
+    repaired."""
     plan = MergePlan()
     for path, reason in foreign_entries(repo, theirs, ours):
         plan.skipped.append((path, _where(reason, describe, path)))
@@ -122,7 +125,7 @@ def plan_merge(repo: pygit2.Repository, base: pygit2.Oid | None, ours: pygit2.Oi
         b_blobs, o_blobs, t_blobs = (subtree_entries(repo, e) for e in (b_entry, o_entry, t_entry))
         for name in sorted(b_blobs.keys() | o_blobs.keys() | t_blobs.keys()):
             _merge_entry(repo, plan, prefix, name, b_blobs.get(name), o_blobs.get(name), t_blobs.get(name),
-                         ours_facts, describe)
+                         ours_facts, describe, scope)
     if gate is not None:
         result = gate.apply(plan, ours_facts)
         plan.held, plan.ignored, plan.clipped = result.held, result.ignored, result.clipped
@@ -136,7 +139,7 @@ def _where(reason: str, describe, path: str) -> str:
 
 
 def _merge_entry(repo, plan: MergePlan, prefix: str, name: str, b: Entry | None, o: Entry | None,
-                 t: Entry | None, ours_facts: Mapping[str, Fact], describe) -> None:
+                 t: Entry | None, ours_facts: Mapping[str, Fact], describe, scope: FactScope) -> None:
     if t == o or t == b:
         return
     path = f"facts/{prefix}/{name}"
@@ -149,18 +152,18 @@ def _merge_entry(repo, plan: MergePlan, prefix: str, name: str, b: Entry | None,
             plan.removed.append(fact_id)
         return
     try:
-        incoming = read_fact(repo, prefix, name, t)
+        incoming = read_fact(repo, prefix, name, t, scope)
     except InvalidFact as exc:
         plan.skipped.append((path, _where(exc.message.removeprefix(path + ": "), describe, path)))
         return
     mine = ours_facts.get(fact_id) if o is not None else None
     if mine is None and o is not None:
-        mine = read_fact_or_none(repo, prefix, name, o)
+        mine = read_fact_or_none(repo, prefix, name, o, scope)
     if mine is None or o == b:
         plan.puts[fact_id] = incoming
         (plan.added if b is None and o is None else plan.updated).append(fact_id)
         return
-    result = merge_fact(read_fact_or_none(repo, prefix, name, b), mine, incoming)
+    result = merge_fact(read_fact_or_none(repo, prefix, name, b, scope), mine, incoming)
     if result != mine:
         plan.puts[fact_id] = result
         plan.merged.append(fact_id)
@@ -196,7 +199,11 @@ def repair_chains(plan: MergePlan, ours_facts: Mapping[str, Fact]) -> list[str]:
     # Competing successors: both sides superseded the same fact with different new facts.
     changed = set(plan.puts)
     candidates = set(changed)
-    candidates.update(f.id for f in ours_facts.values() if f.supersedes in changed)
+    # A fact of ours that the plan leaves alone is flagged only when its predecessor (a changed
+    # fact) now names another successor, so the walk over all of ours (every stored fact) is
+    # needed only when some changed fact has a successor at all: most syncs bring none.
+    if any(current(fact_id) is not None and current(fact_id).superseded_by is not None for fact_id in changed):
+        candidates.update(f.id for f in ours_facts.values() if f.supersedes in changed)
     for fact_id in sorted(candidates):
         fact = current(fact_id)
         predecessor = current(fact.supersedes) if fact is not None else None

@@ -14,7 +14,7 @@ from typing import NamedTuple
 import pygit2
 
 from neo_git.errors import InvalidFact
-from neo_git.facts import Fact
+from neo_git.facts import Fact, FactScope
 from neo_git.store.ref_facts import fact_from_blob, fact_id_of  # noqa: F401 - fact_id_of re-exported for treemerge
 
 MAX_FACT_BYTES = 64 * 1024
@@ -120,10 +120,11 @@ def subtree_entries(repo: pygit2.Repository, entry: Entry | None) -> dict[str, E
     return {e.name: _entry(e) for e in tree}
 
 
-def read_fact(repo: pygit2.Repository, prefix: str, name: str, entry: Entry) -> Fact:
+def read_fact(repo: pygit2.Repository, prefix: str, name: str, entry: Entry,
+              scope: FactScope = FactScope.PROJECT) -> Fact:
     """Validate one incoming fact: a file of at most 64 KB at the path its id implies, which
     the ref reader would accept (`store.ref_facts.fact_from_blob`: parses, path matches id,
-    project scope). Raises InvalidFact saying why."""
+    the ref's *scope*). Raises InvalidFact saying why."""
     path = f"facts/{prefix}/{name}"
     if fact_id_of(prefix, name) is None:
         raise InvalidFact(f"{path}: not a fact path (facts/<2 hex>/<16 hex>.json)")
@@ -132,14 +133,15 @@ def read_fact(repo: pygit2.Repository, prefix: str, name: str, entry: Entry) -> 
     kind, size = repo.odb.read_header(entry.oid)
     if size > MAX_FACT_BYTES:
         raise InvalidFact(f"{path}: {size:,} bytes, over the {MAX_FACT_BYTES // 1024} KB limit for one fact")
-    return fact_from_blob(repo[entry.oid].data, path)
+    return fact_from_blob(repo[entry.oid].data, path, scope=scope)
 
 
-def read_fact_or_none(repo: pygit2.Repository, prefix: str, name: str, entry: Entry | None) -> Fact | None:
+def read_fact_or_none(repo: pygit2.Repository, prefix: str, name: str, entry: Entry | None,
+                      scope: FactScope = FactScope.PROJECT) -> Fact | None:
     """`read_fact` for our own side or the base: None where there is nothing valid to read."""
     if entry is None:
         return None
     try:
-        return read_fact(repo, prefix, name, entry)
+        return read_fact(repo, prefix, name, entry, scope)
     except InvalidFact:
         return None

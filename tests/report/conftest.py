@@ -1,0 +1,12 @@
+"""Fixtures of the report tests: the fully built repository (once per test that asks)."""
+from __future__ import annotations
+
+import pytest
+
+from tests.report.repo_fixture import Built, build
+
+
+@pytest.fixture
+def built(git_repo) -> Built:
+    """A repository with history, cycles, facts, an outcome and turns (see repo_fixture)."""
+    return build(git_repo)
