@@ -98,5 +98,5 @@ def test_twenty_hooks_at_once_all_end_cleanly(repo_with_commit):
     for _code, out in outputs:                         # an answer, or nothing (out of time): never half
         if out.strip():
             assert "hookSpecificOutput" in json.loads(out)
-    log = (repo_with_commit / ".git" / "neo" / "hook.log").read_text(encoding="utf-8")
-    assert "Traceback" not in log                      # no bug on the way, only time limits
+    log = repo_with_commit / ".git" / "neo" / "hook.log"
+    assert not log.exists() or "Traceback" not in log.read_text(encoding="utf-8")   # only time limits, no bug
