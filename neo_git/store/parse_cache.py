@@ -168,6 +168,8 @@ def untrusted_entries(path: Path, ref: str) -> tuple[int, int] | None:
     try:
         for tree_hex, entries in data["subtrees"].values():
             listed = [(name, blob) for name, blob, _raw, _w in entries]
+            if not listed:
+                continue   # a file, link or submodule where a folder belongs: read as nothing
             bad += git_tree_id(listed) != tree_hex
             for _name, blob_hex, raw_fact, _w in entries:
                 total += 1
