@@ -113,3 +113,41 @@ def run_cli(args: list, cwd: Path, env: dict | None = None, timeout: float = 60)
     code = "from neo_git.cli import run; run()"
     return subprocess.run([PYTHON, "-c", code, *args], cwd=cwd, capture_output=True, timeout=timeout,
                           stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})})
+
+
+def random_write(store, op: str, seed: int, scope: str = "project") -> str | None:
+    """One random write of a convergence test to *scope* ("add", "supersede", "confidence" or
+    "restore", seeded); returns the id of a fact it added, if any."""
+    from neo_git.errors import NeoError
+    from neo_git.store import Change
+
+    rng = random.Random(seed)
+    facts = sorted(store.list(scope=scope, include_invalid=True), key=lambda f: f.id)
+    valid = [f for f in facts if f.is_valid]
+    if op == "add" or not facts:
+        return store.add(*distinct_text(rng), kind="decision", scope=scope).id
+    if op == "supersede" and valid:
+        return store.add(*distinct_text(rng), kind="decision", scope=scope, supersedes=rng.choice(valid).id).id
+    if op == "confidence":
+        target = rng.choice(facts)
+        value = round(rng.random(), 2)
+        store.transact(scope, lambda current: Change(
+            facts=(current[target.id].evolve(metadata={"confidence": value}),), message="confidence"))
+    elif op == "restore":
+        retired = [f for f in facts if not f.is_valid]
+        if retired:
+            try:
+                store.restore(rng.choice(retired).id)
+            except NeoError:
+                pass  # its successor is gone, or it was restored meanwhile
+    return None
+
+
+def assert_no_supersession_cycle(facts: dict) -> None:
+    """Following superseded_by from any fact (id -> Fact) never comes back to it."""
+    for start in facts:
+        seen, node = set(), start
+        while node is not None and node in facts:
+            assert node not in seen, f"cycle through {node}"
+            seen.add(node)
+            node = facts[node].superseded_by

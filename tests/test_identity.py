@@ -127,3 +127,14 @@ def test_project_id_recorded_when_an_import_creates_the_ref(repo_with_commit, tm
                                  "scope": "project"}]), encoding="utf-8")
     import_file(open_store(repo_with_commit), path)
     assert json.loads(git(repo_with_commit, "show", f"{REF}:meta.json"))["project_id"] == root[:16]
+
+
+def test_neo_org_in_git_config_names_the_org(repo_with_commit):
+    from neo_git import identity
+
+    repo = identity.open_repository(repo_with_commit)
+    assert identity.org_id(repo) == "unknown"
+    git(repo_with_commit, "remote", "add", "origin", "https://github.com/acme/api.git")
+    assert identity.org_id(identity.open_repository(repo_with_commit)) == "acme"
+    git(repo_with_commit, "config", "neo.org", "Platform Team")
+    assert identity.org_id(identity.open_repository(repo_with_commit)) == "platform-team"

@@ -70,3 +70,111 @@ def test_each_python_keeps_its_own_cache_and_the_json_of_earlier_versions_goes(r
     path.unlink()
     assert _cold_facts(store)  # a cold read of the whole ref writes the cache again
     assert path.exists() and not legacy.exists()
+
+
+def _counting_reads(monkeypatch) -> list[str]:
+    """Record every subtree a RefStore parses from git (instead of taking it from the cache)."""
+    read: list[str] = []
+    original = RefStore._read_subtree
+
+    def counted(self, entry, previous):
+        read.append(entry.name)
+        return original(self, entry, previous)
+
+    monkeypatch.setattr(RefStore, "_read_subtree", counted)
+    return read
+
+
+def test_a_moved_tip_is_journalled_not_rewritten(repo_with_commit, monkeypatch):
+    """Facts arriving from elsewhere (another process, a sync) cost the next cold reader the
+    changed subtrees, once: it appends them to the journal instead of rewriting the cache."""
+    from neo_git.store.parse_journal import journal_path
+
+    store = _populated(repo_with_commit)
+    path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
+    _cold_facts(store)
+    base = path.read_bytes()
+    rng = random.Random(9)
+    other = open_store(repo_with_commit)           # another process: its own view of the ref
+    new = [other.add(*distinct_text(rng)).id for _ in range(3)]
+    journal = journal_path(path)
+    before = journal.stat().st_size if journal.exists() else 0
+    read = _counting_reads(monkeypatch)
+    cold = _cold_facts(store)                       # reads the 3 changed subtrees from git ...
+    assert sorted(read) == sorted({i[:2] for i in new})
+    assert path.read_bytes() == base and journal.stat().st_size > before   # ... and journals them
+    read.clear()
+    again = _cold_facts(store)                      # the next cold reader reads nothing from git
+    assert read == []
+    parsed = {i: fact_from_json(show_blob(repo_with_commit, i)) for i in ref_fact_ids(repo_with_commit)}
+    assert cold == again == parsed
+
+
+def test_a_damaged_or_foreign_journal_is_ignored(repo_with_commit, monkeypatch):
+    from neo_git.store.parse_journal import journal_path
+
+    store = _populated(repo_with_commit)
+    path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
+    _cold_facts(store)
+    rng = random.Random(10)
+    other = open_store(repo_with_commit)
+    changed = other.add(*distinct_text(rng))
+    _cold_facts(store)
+    journal = journal_path(path)
+    record = journal.read_bytes()
+    header, _, body = record.partition(b"\n")
+    forged = body.replace(changed.subject.encode(), b"EVIL" + changed.subject.encode()[4:])
+    assert forged != body
+    journal.write_bytes(header + b"\n" + forged)   # edited, seal kept: never applied
+    read = _counting_reads(monkeypatch)
+    cold = _cold_facts(store)
+    assert cold[changed.id].subject == changed.subject and changed.id[:2] in read
+    assert all("EVIL" not in f.subject for f in cold.values())
+    # A valid record written against another base is not applied either.
+    journal.write_bytes(record)
+    path.write_bytes(path.read_bytes())            # same base: the record applies
+    read.clear()
+    assert _cold_facts(store)[changed.id] == cold[changed.id] and read == []
+    _cold_facts(store)
+    from neo_git.store.parse_cache import write_parse_cache
+    write_parse_cache(path, "refs/neo/facts", {})  # a new base (empty): the journal goes with the old one
+    assert not journal.exists()
+    journal.write_bytes(record)
+    read.clear()
+    assert _cold_facts(store) == cold
+    assert changed.id[:2] in read
+
+
+def test_a_long_journal_is_folded_into_a_new_base(repo_with_commit, monkeypatch):
+    import neo_git.store.parse_journal as parse_cache
+
+    monkeypatch.setattr(parse_cache, "JOURNAL_MIN_BYTES", 0)   # a quarter of the base is the limit
+    store = _populated(repo_with_commit)
+    path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
+    _cold_facts(store)
+    rng = random.Random(11)
+    for _ in range(30):
+        open_store(repo_with_commit).add(*distinct_text(rng))
+        _cold_facts(store)
+        assert parse_cache.journal_path(path).exists() or not path.read_bytes().startswith(b"neo-parse-journal")
+    size = path.stat().st_size
+    journal = parse_cache.journal_path(path)
+    assert not journal.exists() or journal.stat().st_size <= size // 4
+    parsed = {i: fact_from_json(show_blob(repo_with_commit, i)) for i in ref_fact_ids(repo_with_commit)}
+    assert _cold_facts(store) == parsed
+
+
+def test_the_doctors_exact_check_covers_the_journal(repo_with_commit):
+    from neo_git.store.parse_cache import untrusted_entries
+    from neo_git.store.parse_journal import journal_path
+
+    store = _populated(repo_with_commit)
+    path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
+    _cold_facts(store)
+    open_store(repo_with_commit).add(*distinct_text(random.Random(12)))
+    _cold_facts(store)                                 # journals the new fact
+    total, bad = untrusted_entries(path, "refs/neo/facts")
+    assert bad == 0 and total > len(ref_fact_ids(repo_with_commit))   # base entries + journalled ones
+    journal = journal_path(path)
+    journal.write_bytes(journal.read_bytes().replace(b"neo-parse-journal:", b"neo-parse-journal:0", 1))
+    assert untrusted_entries(path, "refs/neo/facts")[1] == 1

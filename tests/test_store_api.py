@@ -139,3 +139,40 @@ def test_source_prompt_is_cut_to_200_characters(repo_with_commit):
     assert fact.metadata.source_file == "src/app.py" and fact.metadata.provenance == "inferred"
     with pytest.raises(InvalidFact):
         store.add("Layout 2", "x", provenance="gossip")
+
+
+def test_recall_appends_its_counts_instead_of_rewriting_a_file(repo_with_commit):
+    """Each recall adds one line to .git/neo/access.log; access.json is rewritten only when the
+    log is folded into it, and every process sees the counts either way."""
+    from neo_git.store import access
+
+    store = open_store(repo_with_commit)
+    fact = store.add("Retries", "Retry idempotent requests three times with backoff.", kind="decision")
+    neo = repo_with_commit / ".git" / "neo"
+    for _ in range(3):
+        store.recall("how do we retry requests")
+    assert not (neo / "access.json").exists()
+    assert len((neo / "access.log").read_text().splitlines()) == 3
+    assert open_store(repo_with_commit).get(fact.id).metadata.access_count == 3
+    open_store(repo_with_commit).access.fold()
+    assert not (neo / "access.log").exists()
+    assert open_store(repo_with_commit).get(fact.id).metadata.access_count == 3
+    store.recall("how do we retry requests")
+    assert open_store(repo_with_commit).get(fact.id).metadata.access_count == 4
+    assert access.FOLD_BYTES > 1000
+
+
+def test_concurrent_recalls_and_folds_lose_no_count(repo_with_commit):
+    import subprocess
+    import sys as _sys
+
+    store = open_store(repo_with_commit)
+    fact = store.add("Retries", "Retry idempotent requests three times with backoff.", kind="decision")
+    code = ("import neo_git.store.access as a; a.FOLD_BYTES = 300; "
+            "from neo_git.store import FactStore; s = FactStore.open('.', embedder='hash'); "
+            f"[s.access.record(['{fact.id}']) for _ in range(40)]")
+    procs = [subprocess.Popen([_sys.executable, "-c", code], cwd=repo_with_commit, stdin=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    for proc in procs:
+        assert proc.wait(timeout=120) == 0, proc.stderr.read()
+    assert open_store(repo_with_commit).get(fact.id).metadata.access_count == 120

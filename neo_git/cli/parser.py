@@ -18,15 +18,15 @@ KINDS = tuple(k.value for k in FactKind)
 SCOPES = tuple(s.value for s in FactScope)
 
 # Command groups, in the order `git neo -h` lists them.
-GROUPS = ("facts", "verify", "review", "transfer", "sync", "model", "health", "report", "upkeep", "construct",
-          "outcomes", "ask", "agents", "hook", "doctor", "demo")
+GROUPS = ("facts", "verify", "review", "transfer", "sync", "org", "model", "health", "report", "upkeep",
+          "construct", "outcomes", "ask", "agents", "hook", "doctor", "demo")
 
 # command -> its group, so running one command imports one command module, not all of them
 # (tests/test_cli_parser.py checks this table against what the groups register).
 COMMAND_GROUPS = {
     "init": "facts", "add": "facts", "list": "facts", "show": "facts", "recall": "facts", "why": "facts",
     "history": "facts", "restore": "facts", "verify": "verify", "review": "review", "invalidate": "review", "import": "transfer",
-    "export": "transfer", "sync": "sync", "pull": "sync", "push": "sync", "trust": "sync", "model": "model",
+    "export": "transfer", "sync": "sync", "pull": "sync", "push": "sync", "trust": "sync", "org": "org", "model": "model",
     "health": "health", "report": "report", "gc": "upkeep", "ingest": "upkeep", "construct": "construct",
     "suggest": "outcomes", "outcomes": "outcomes", "install": "outcomes", "ask": "ask", "stats": "ask", "mcp": "agents",
     "agent": "agents", "turns": "agents", "hook": "hook", "doctor": "doctor", "demo": "demo",

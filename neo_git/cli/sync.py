@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from neo_git.cli.output import print_json, warn
+from neo_git.cli.output import print_json, visible, warn
 from neo_git.cli.parser import json_flag
 
 
@@ -16,6 +16,8 @@ def register(sub) -> dict[str, str]:
     p.add_argument("--configure-fetch", action="store_true",
                    help="instead of syncing, add fetch refspecs so plain `git fetch` brings refs/neo/* too")
     p.add_argument("--remove", action="store_true", help="with --configure-fetch: take the refspecs out")
+    p.add_argument("--org", nargs="?", const=True, default=None, metavar="NAME",
+                   help="sync the connected org memory instead (as `git neo org sync`; NAME: another org)")
     json_flag(p)
     p = sub.add_parser("pull", help="fetch a remote's facts and notes and merge them (no push, no choice needed)")
     p.add_argument("remote", nargs="?", help="remote name (default: neo.remote, origin, or the only remote)")
@@ -77,6 +79,15 @@ def cmd_sync(args: argparse.Namespace) -> int:
     """Pull then push, retrying a bounded number of times when the remote moves."""
     if args.configure_fetch:
         return _configure_fetch(args)
+    if args.org is not None:
+        from neo_git.cli.org import cmd_sync_org
+
+        if args.remote or args.choose:
+            from neo_git.errors import NeoError
+
+            raise NeoError("`git neo sync --org` syncs the org memory with its own remote",
+                           "leave out the remote name (`git neo org status` shows the org's remote)")
+        return cmd_sync_org(args)
     _print_report(_sharing_syncer(args).sync(), args)
     return 0
 
@@ -138,13 +149,16 @@ def cmd_trust(args: argparse.Namespace) -> int:
     if args.action == "list":
         me = trust.local_email(store)
         listed = trust.configured_trust(store.repo)
+        remotes = trust.trusted_remotes(store.repo)
         if args.json:
-            print_json({"local_user": me, "trusted": listed})
+            print_json({"local_user": me, "trusted": listed, "trusted_remotes": remotes})
         else:
-            print(f"{me} (you)")
+            print(visible(f"{me} (you)"))
             for email in listed:
                 if email != me:
-                    print(email)
+                    print(visible(email))
+            for remote in remotes:
+                print(visible(f"every commit from remote {remote} (neo.trustUnsigned)"))
         return 0
     if not args.who:
         raise NeoError(f"`git neo trust {args.action}` needs an e-mail address",

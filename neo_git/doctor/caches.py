@@ -20,7 +20,7 @@ def check_caches(paths: "RepositoryPaths", home: Path, ref: str = "refs/neo/fact
 
     findings = []
     snapshot = parse_cache_path(paths.common_dir, ref)
-    in_the_way = [p for p in (snapshot, paths.neo_dir / "access.json", *glob_paths(home / "cache" / "vectors", "*/vectors.bin"))
+    in_the_way = [p for p in (snapshot, paths.neo_dir / "access.json", paths.neo_dir / "access.log", *glob_paths(home / "cache" / "vectors", "*/vectors.bin"))
                   if p.is_dir()]
     findings += [Finding("cache", f"{p} is a folder where a cache file belongs (the cache is not used)",
                          hint=f"move {p} out of the way", path=str(p)) for p in in_the_way]

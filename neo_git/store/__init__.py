@@ -19,6 +19,7 @@ from neo_git.store.access import AccessLog
 from neo_git.store.explain import explain, supersession_chain
 from neo_git.store.base import SCOPE_CAPS, Backend, Change, LoadedScope, Transaction
 from neo_git.store.filestore import FileStore
+from neo_git.store.org_memory import open_org_memory
 from neo_git.store.writing import WritePaths
 from neo_git.store.refstore import FACTS_REF, RefStore, ensure_reflog
 from neo_git.store.vectors import FactVectors
@@ -56,9 +57,11 @@ class FactStore(WritePaths):
         name, _, email = author.partition(" <")
         signature = pygit2.Signature(name or "git-neo", email.rstrip(">") or "neo@localhost")
         project_store = RefStore(repo, paths.common_dir, signature, project_id=lambda: self.project_id)
+        # A connected org memory is a ref store of its own; otherwise (one is_dir) the plain file.
+        org_store = open_org_memory(home, org_id, signature) or FileStore(home / "facts" / f"facts_org_{org_id}.json")
         self._setup(repo, paths, home, org_id, author, embedder, {
             FactScope.GLOBAL: FileStore(home / "facts" / "facts_global.json"),
-            FactScope.ORG: FileStore(home / "facts" / f"facts_org_{org_id}.json"),
+            FactScope.ORG: org_store,
             FactScope.PROJECT: project_store,
             FactScope.SESSION: FileStore(paths.session_file),
         }, AccessLog(paths.neo_dir / "access.json"))
@@ -114,6 +117,9 @@ class FactStore(WritePaths):
         self._fact_vectors: FactVectors | None = None
         self._matrix_facts: list[Fact] | None = None
         self._matrix = None
+        self._matrix_source: list[Fact] | None = None
+        self._load_memo: tuple | None = None
+        self._claims: tuple[dict, frozenset] = ({}, frozenset())
         self._fixed_project_id: str | None = None
         self._relevance_floor: float | None = None
         self.caps = dict(SCOPE_CAPS)
@@ -194,18 +200,27 @@ class FactStore(WritePaths):
 
     def _vector_rows(self) -> FactVectors:
         if self._fact_vectors is None:
-            self._fact_vectors = FactVectors(self._vectors)
+            self._fact_vectors = FactVectors(self._vectors, self._vector_block)
         return self._fact_vectors
+
+    def _vector_block(self, texts: Sequence[str]):
+        """(vectors, the row of each text or None for in order): the cache's own block when it
+        holds every text (see `VectorCache.vector_rows`)."""
+        cache = self.vector_cache
+        return (self._vectors(texts), None) if cache is None else cache.vector_rows(self.embedder, texts)
 
     def _fact_matrix(self, facts: Sequence[Fact]) -> "np.ndarray":
         """Vectors of *facts*, memoised while the loaded facts are the same objects.
 
         Backends hand out the same Fact objects until a fact changes, so an identity
         check replaces hashing every id and text on each recall."""
+        if facts is self._matrix_source:
+            return self._matrix  # the same list from _load: nothing changed
         memo = self._matrix_facts
         if memo is None or len(memo) != len(facts) or not all(a is b for a, b in zip(memo, facts)):
-            self._matrix = self._vectors_of(facts)
+            self._matrix = self._vector_rows().rows_view(facts)   # rows of the buffer, never copied out
             self._matrix_facts = list(facts)
+        self._matrix_source = facts
         return self._matrix
 
     # --- identity ------------------------------------------------------------------
@@ -243,13 +258,22 @@ class FactStore(WritePaths):
     # --- reading -------------------------------------------------------------------
 
     def _load(self, scopes: Iterable[FactScope] = SCOPE_ORDER) -> list[Fact]:
+        """Every fact of *scopes*, in scope order. While no backend changed (each hands back the
+        same LoadedScope object) the same list object comes back: recall's vector matrix and
+        layout are then reused by identity, without a pass over every fact. Read it only."""
+        scopes = tuple(scopes)
+        loaded = [self.backends[scope].load() for scope in scopes]
+        memo = self._load_memo
+        if memo is not None and memo[0] == scopes and all(a is b for a, b in zip(memo[1], loaded)):
+            self.warnings = list(memo[3])
+            return memo[2]
         facts: list[Fact] = []
         warnings: list[str] = []
-        for scope in scopes:
-            loaded = self.backends[scope].load()
-            facts.extend(f for f in loaded.facts.values() if f.scope is scope)
-            warnings.extend(loaded.warnings)
+        for scope, part in zip(scopes, loaded):
+            facts.extend(f for f in part.facts.values() if f.scope is scope)
+            warnings.extend(part.warnings)
         self.warnings = warnings
+        self._load_memo = (scopes, loaded, facts, tuple(warnings))
         return facts
 
     def list(self, scope: str | FactScope | None = None, kind: str | None = None,
@@ -297,8 +321,8 @@ class FactStore(WritePaths):
                     if fact.scope is not fact_scope:
                         raise NeoError(f"fact {fact.id} is {fact.scope.value}-scoped; "
                                        f"it cannot be written to the {fact_scope.value} scope")
-                if change.parents and fact_scope is not FactScope.PROJECT:
-                    raise NeoError("only the project scope (a git ref) has parent commits")
+                if change.parents and fact_scope is not FactScope.PROJECT and not isinstance(backend, RefStore):
+                    raise NeoError(f"the {fact_scope.value} scope is a file: it has no parent commits")
             return change
 
         return backend.transact(checked)
@@ -400,10 +424,12 @@ class FactStore(WritePaths):
         facts = self._load()
         matrix = self._fact_matrix(facts) if facts else None
         cosines = matrix @ self._embed_one(query) if matrix is not None else []
-        accessed = self.access.counts()
+        claims = self.untrusted()
+        if claims is not self._claims[0]:  # the same dict while the tips and the trust set are
+            self._claims = (claims, frozenset(claims))
         result = assemble(query, facts, cosines, k=k, max_tokens=max_tokens,
-                          environment=self.environment(), last_accessed={i: v[1] for i, v in accessed.items()},
-                          untrusted=frozenset(self.untrusted()), vectors=matrix,
+                          environment=self.environment(), last_accessed=self.access.last_accessed(),
+                          untrusted=self._claims[1], vectors=matrix,
                           family_threshold=related_threshold(self.embedder), file=file,
                           floor=self.relevance_floor)
         self.access.record(result.returned_ids)

@@ -32,20 +32,24 @@ class FileStore:
         # (inode, size, mtime) of the file when last parsed, and what it held. Every write
         # replaces the file (new inode), so an unchanged key means unchanged content, and
         # recall gets the same Fact objects back, which keeps its vector memo warm.
-        self._parsed: tuple[tuple[int, int, int], dict[str, Fact], list[str]] | None = None
+        self._parsed: tuple[tuple[int, int, int] | str, LoadedScope] | None = None
 
     def load(self) -> LoadedScope:
-        """Read the file (a missing file is an empty scope); re-parsed only when it changed."""
+        """Read the file (a missing file is an empty scope); re-parsed only when it changed, and
+        then the same LoadedScope is returned (read it, do not change it)."""
         try:
             stat = self.path.stat()
             key = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        except FileNotFoundError:
+            key = "missing"          # an empty scope until the file appears
         except OSError:
             key = None
         if key is not None and self._parsed is not None and self._parsed[0] == key:
-            return LoadedScope(dict(self._parsed[1]), list(self._parsed[2]))
+            return self._parsed[1]  # the same object while the file is the same (callers only read it)
         facts, _raw_invalid, warnings = self._read(have_lock=False)
-        self._parsed = (key, facts, warnings) if key is not None else None
-        return LoadedScope(dict(facts), list(warnings))
+        loaded = LoadedScope(facts, warnings)
+        self._parsed = (key, loaded) if key is not None else None
+        return loaded
 
     def transact(self, body: Transaction) -> Change | None:
         """Apply *body* to the current contents under the lock and save atomically."""

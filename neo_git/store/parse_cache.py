@@ -17,6 +17,12 @@ with a keyed checksum, checked before anything is decoded: an edited or damaged
 cache costs a full read, never a changed (or hidden) fact that a write then
 commits. `git neo doctor` checks every entry against the blob it claims. A cache
 for other Fact fields, or written by another Python, is ignored.
+
+Moving the tip does not rewrite it: the changed blobs of the changed subtrees are
+appended to a journal beside it (`.log`, one sealed record per change, each naming
+the base file it applies to and the tree id each subtree had before), so a sync that
+brings 40 facts into 50,000 costs a 40-fact append, not a 50,000-fact rewrite. The
+base is rewritten (and the journal dropped) once the journal passes a quarter of it.
 """
 from __future__ import annotations
 
@@ -102,7 +108,8 @@ def read_parse_cache(path: Path, ref: str) -> dict[str, Subtree]:
 
 def _parse(path: Path, ref: str) -> dict[str, Subtree]:
     try:
-        body = _verified_body(path.read_bytes(), path)
+        raw = path.read_bytes()
+        body = _verified_body(raw, path)
         if body is None:
             return {}
         data = decode(body)  # sealed: written by us from validated facts
@@ -110,18 +117,31 @@ def _parse(path: Path, ref: str) -> dict[str, Subtree]:
             return {}
         subtrees = {}
         for name, (tree_hex, entries) in data["subtrees"].items():
-            blobs: BlobEntries = {}
-            for blob_name, blob_hex, raw, warning in entries:
-                fact = None if raw is None else _restore(raw)
-                if fact is not None and f"{fact.id}.json" != blob_name:
-                    return {}
-                blobs[blob_name] = (pygit2.Oid(hex=blob_hex), fact, None if warning is None else str(warning))
-            subtrees[name] = Subtree.of(pygit2.Oid(hex=tree_hex), blobs)
-        return subtrees
+            subtrees[name] = Subtree.of(pygit2.Oid(hex=tree_hex), _entries(entries))
     except FileNotFoundError:
         return {}
     except (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError, NeoError):
         return {}  # derived data: a broken cache only means reading the ref in full
+    from neo_git.store.parse_journal import replay_journal  # beside this file, importing from it
+
+    replay_journal(path, _base_id(raw), subtrees)
+    return subtrees
+
+
+def _base_id(raw: bytes) -> bytes:
+    """What identifies a base file: its seal (which changes with every byte of it)."""
+    return raw[len(_SEAL):raw.find(b"\n")][:32]
+
+
+def _entries(entries) -> BlobEntries:
+    """Blob entries from their cache form; ValueError if one names a fact at the wrong file."""
+    blobs: BlobEntries = {}
+    for blob_name, blob_hex, raw, warning in entries:
+        fact = None if raw is None else _restore(raw)
+        if fact is not None and f"{fact.id}.json" != blob_name:
+            raise ValueError("a parse-cache entry under another fact's name")
+        blobs[blob_name] = (pygit2.Oid(hex=blob_hex), fact, None if warning is None else str(warning))
+    return blobs
 
 
 def untrusted_entries(path: Path, ref: str) -> tuple[int, int] | None:
@@ -148,6 +168,8 @@ def untrusted_entries(path: Path, ref: str) -> tuple[int, int] | None:
     try:
         for tree_hex, entries in data["subtrees"].values():
             listed = [(name, blob) for name, blob, _raw, _w in entries]
+            if not listed:
+                continue   # a file, link or submodule where a folder belongs: read as nothing
             bad += git_tree_id(listed) != tree_hex
             for _name, blob_hex, raw_fact, _w in entries:
                 total += 1
@@ -155,7 +177,10 @@ def untrusted_entries(path: Path, ref: str) -> tuple[int, int] | None:
                     bad += 1
     except (ValueError, KeyError, TypeError, AttributeError, NeoError):
         return (max(total, 1), max(bad, 1))
-    return (total, bad)
+    from neo_git.store.parse_journal import untrusted_journal_entries
+
+    more, worse = untrusted_journal_entries(path)  # what the journal lays over the base
+    return (total + more, bad + worse)
 
 
 # The parse cache is a file anyone can edit, and what it says becomes facts that writes commit.
@@ -272,7 +297,7 @@ def _restore(raw: dict) -> Fact:
 
 def write_parse_cache(path: Path, ref: str, subtrees: dict[str, Subtree]) -> None:
     """Record *subtrees*; failures (read-only .git, full disk) are ignored."""
-    from neo_git.fileio import atomic_write
+    from neo_git.fileio import atomic_write, locked
 
     shared: dict[str, str] = {}
     data = {"format": FORMAT, "ref": ref, "subtrees": {
@@ -285,7 +310,11 @@ def write_parse_cache(path: Path, ref: str, subtrees: dict[str, Subtree]) -> Non
         key = _key(path.parent)
         if key is None:
             return  # no key, no cache: an unsealed one would never be read
-        atomic_write(path, _SEAL + _seal(body, key) + b"\n" + body)
+        # Not fsynced: derived data, and a torn file fails its seal. The journal is removed
+        # under the same lock (its records name the old base, so a leftover one is ignored).
+        with locked(path.with_suffix(".lock"), timeout=5.0):
+            atomic_write(path, _SEAL + _seal(body, key) + b"\n" + body, durable=False)
+            path.with_suffix(".log").unlink(missing_ok=True)  # the journal (store/parse_journal.py)
         path.with_name(cache_file(Path(), "facts", ref, ".json").name).unlink(missing_ok=True)  # earlier versions' JSON
     except (OSError, ValueError, NeoError):  # ValueError: a value marshal cannot write
         pass

@@ -3,8 +3,8 @@
 A teammate's push (or a hand-built tree) can put anything on the ref. A blob is
 a fact only if it parses, passes `Fact.from_dict`, sits at the one path its id
 names (`facts/<id[:2]>/<id>.json`, so a second copy elsewhere cannot override
-it) and is project-scoped (other scopes live in `~/.neo` and `.git/neo`, never
-on a shared ref). The ref reader and sync call `fact_from_blob`; anything else
+it) and has the ref's one scope: project on a repository's ref (other scopes live in
+`~/.neo` and `.git/neo`), org on a connected org memory's. The ref reader and sync call `fact_from_blob`; anything else
 is skipped with a warning naming the path, and left on the ref untouched.
 """
 from __future__ import annotations
@@ -31,15 +31,18 @@ def fact_path(fact_id: str) -> str:
     return f"facts/{fact_id[:2]}/{fact_id}.json"
 
 
-def fact_from_blob(data: bytes, path: str, ref: str = "refs/neo/facts") -> Fact:
-    """The fact in the blob at *path* on *ref*, validated; InvalidFact naming `<ref>:<path>` otherwise."""
+def fact_from_blob(data: bytes, path: str, ref: str = "refs/neo/facts",
+                   scope: FactScope = FactScope.PROJECT) -> Fact:
+    """The fact in the blob at *path* on *ref*, validated; InvalidFact naming `<ref>:<path>` otherwise.
+    *scope* is the one scope the ref holds: project facts on a repository's ref, org facts on the
+    org memory's (`neo_git/org/`)."""
     origin = f"{ref}:{path}"
     fact = fact_from_json(data, origin)
     if fact_path(fact.id) != path:
         raise InvalidFact(f"{origin}: holds fact {fact.id}, which belongs at {fact_path(fact.id)}")
-    if fact.scope is not FactScope.PROJECT:
+    if fact.scope is not scope:
         raise InvalidFact(f"{origin}: a {fact.scope.value}-scoped fact on a shared ref "
-                          "(only project facts belong there)")
+                          f"(only {scope.value} facts belong there)")
     return fact
 
 

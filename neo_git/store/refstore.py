@@ -19,15 +19,17 @@ import pygit2
 
 from neo_git import safejson
 from neo_git.errors import CorruptStore, InvalidFact, NeoError
-from neo_git.facts import SCHEMA_VERSION, Fact, canonical_json
+from neo_git.facts import SCHEMA_VERSION, Fact, FactScope, canonical_json
 from neo_git.store.refcas import compare_and_swap
 from neo_git.store.base import Change, LoadedScope, Transaction
 from neo_git.store.objects import MissingObject, fetch_missing
-from neo_git.store.parse_cache import REWRITE_AFTER, Subtree, parse_cache_path, read_parse_cache, write_parse_cache
+from neo_git.store.parse_cache import REWRITE_AFTER, Subtree, parse_cache_path, read_parse_cache
+from neo_git.store.parse_journal import save_parse_cache
 from neo_git.store.ref_facts import fact_from_blob, fact_path, pointer_problems  # noqa: F401 - fact_path re-exported
 
 if TYPE_CHECKING:  # pragma: no cover - the write policy's index loads with the first write
     from neo_git.store.index import FactIndex
+    from neo_git.store.tree_facts import TreeFacts
 
 FACTS_REF = "refs/neo/facts"
 MAX_ATTEMPTS = 60
@@ -50,10 +52,13 @@ class RefStore:
     """Facts of one repository's project scope, stored on a git ref."""
 
     def __init__(self, repo: pygit2.Repository, common_dir: Path, signature: pygit2.Signature,
-                 project_id: "Callable[[], str | None] | str | None" = None, ref: str = FACTS_REF) -> None:
+                 project_id: "Callable[[], str | None] | str | None" = None, ref: str = FACTS_REF,
+                 scope: FactScope = FactScope.PROJECT, meta: dict | None = None) -> None:
         self.repo = repo
         self.ref = ref
         self.description = ref
+        self.scope = scope          # the one scope this ref holds (org: a connected org memory)
+        self._meta = meta           # what meta.json records instead of the project id (org memory)
         self.common_dir = Path(common_dir)
         self.signature = signature
         # What meta.json records on the first write: a fixed id or a function asked only then
@@ -70,6 +75,11 @@ class RefStore:
         self._in_tree_order = True       # False once incremental updates appended out of order
         self._misplaced: set[str] = set()  # subtrees holding a fact whose id does not start with their name
         self._pointer_warnings: tuple = (None, [])  # (tip, warnings about pointers leading nowhere)
+        self._sign: bool | None = None     # sign commits (store/signing.py), read on the first write
+        # The subtrees as the parse cache file holds them (None: not read from it in this process);
+        # a save journals only what differs from them.
+        self._persisted: dict[str, Subtree] | None = None
+        self._view: tuple[pygit2.Oid, LoadedScope] | None = None  # what load() returned for that tip
 
     # --- reading -------------------------------------------------------------------
 
@@ -80,6 +90,12 @@ class RefStore:
             ref = self.repo.references[self.ref]
         except KeyError:
             return None
+        except pygit2.GitError as exc:
+            # A loose ref file that holds no id ("corrupted loose reference file"). Never read it as
+            # "no facts yet": the next write would start a new, empty history over the real one.
+            raise CorruptStore(f"{self.ref} is damaged: {str(exc).split(': ', 1)[-1]}",
+                               "`git neo doctor --fix` restores its last good tip from the reflog; "
+                               "nothing was changed") from None
         if ref.type == pygit2.enums.ReferenceType.SYMBOLIC:
             raise NeoError(f"{self.ref} is a symbolic ref (to {ref.target}), not a ref git-neo can use",
                            f"remove the link with `git symbolic-ref --delete {self.ref}` (what it points at "
@@ -94,10 +110,18 @@ class RefStore:
             # rebuilt here, on a read, rather than after every write.
             self._loaded = self._merge(self._subtrees)
             self._in_tree_order = True
+        view = self._view
+        if view is not None and view[0] == self._loaded_tip:
+            # Unchanged tip: the same LoadedScope object (callers only read it), so the FactStore
+            # can tell "nothing changed" by identity instead of walking every fact again.
+            return view[1]
         if self._pointer_warnings[0] != self._loaded_tip:
             self._pointer_warnings = (self._loaded_tip, pointer_problems(self._loaded, self.ref))
         warnings = [w for s in self._subtrees.values() for w in s.warnings] + self._pointer_warnings[1]
-        return LoadedScope(dict(self._loaded), warnings)
+        loaded = LoadedScope(dict(self._loaded), warnings)
+        if self._loaded_tip is not None:
+            self._view = (self._loaded_tip, loaded)
+        return loaded
 
     def meta(self) -> dict:
         """`meta.json` at the tip ({} before the first write)."""
@@ -147,10 +171,15 @@ class RefStore:
             self._loaded_tip, self._in_tree_order = None, True
             return self._loaded
         tree = self._object(self._commit(tip).tree_id, f"the tree of {self.ref}")
-        facts_tree = self._object(tree["facts"].id, f"{self.ref}:facts") if "facts" in tree else None
+        # A link or submodule named facts holds nothing to read (a gitlink's commit is not in
+        # this repository, so asking for it would fail as a missing object).
+        facts_tree = self._object(tree["facts"].id, f"{self.ref}:facts") \
+            if "facts" in tree and tree["facts"].filemode == _TREE else None
         known = self._subtrees
-        if not known and self._loaded_tip is None:
+        cold = not known and self._loaded_tip is None
+        if cold:
             known = read_parse_cache(self._parse_cache_path(), self.ref)  # a cold process: skip unchanged subtrees
+            self._persisted = known
         subtrees: dict[str, Subtree] = {}
         read = 0
         if isinstance(facts_tree, pygit2.Tree):
@@ -169,21 +198,25 @@ class RefStore:
             self._subtrees, self._loaded_tip = {}, None
             raise
         self._subtrees, self._loaded_tip = subtrees, tip
-        if read >= REWRITE_AFTER or (read and read * 4 >= len(subtrees)):
-            write_parse_cache(self._parse_cache_path(), self.ref, subtrees)
+        if read:
+            self._save_parse_cache(subtrees, cold)
         return self._loaded
+
+    def _save_parse_cache(self, subtrees: dict[str, Subtree], cold: bool) -> None:
+        self._persisted = save_parse_cache(self._parse_cache_path(), self.ref, self._persisted, subtrees, cold,
+                                           REWRITE_AFTER)
 
     def _prefetch_changed(self, facts_tree: pygit2.Tree, known: dict[str, Subtree]) -> None:
         """In a partial clone, fetch the subtrees and blobs about to be read in two batches,
         not one lazy fetch per object."""
-        changed = [e for e in facts_tree if (known.get(e.name) or _EMPTY).oid != e.id]
+        changed = [e for e in facts_tree if e.filemode == _TREE and (known.get(e.name) or _EMPTY).oid != e.id]
         self._prefetch([e.id for e in changed])
         blobs = []
         for entry in changed:
             earlier = (known.get(entry.name) or _EMPTY).blobs
             sub = self.repo.get(entry.id)
             if isinstance(sub, pygit2.Tree):
-                blobs += [b.id for b in sub if (earlier.get(b.name) or (None,))[0] != b.id]
+                blobs += [b.id for b in sub if b.filemode == _BLOB and (earlier.get(b.name) or (None,))[0] != b.id]
         self._prefetch(blobs)
 
     @staticmethod
@@ -238,6 +271,8 @@ class RefStore:
 
     def _read_subtree(self, entry: pygit2.Object, previous: Subtree | None) -> Subtree:
         """Parse one 2-hex folder; blobs unchanged since *previous* reuse their parsed fact."""
+        if entry.filemode != _TREE:   # a file, link or submodule (whose object is not here)
+            return Subtree(entry.id, {}, {}, (f"{self.ref}:facts/{entry.name} is not a folder; skipped",))
         subtree = self._object(entry.id, f"{self.ref}:facts/{entry.name}")
         if not isinstance(subtree, pygit2.Tree):
             return Subtree(entry.id, {}, {}, (f"{self.ref}:facts/{entry.name} is not a folder; skipped",))
@@ -250,11 +285,15 @@ class RefStore:
                 blobs[name] = seen
                 continue
             path = f"facts/{entry.name}/{name}"
+            if blob_entry.filemode != _BLOB:   # a link, executable, folder or submodule
+                blobs[name] = (blob_entry.id, None, f"{self.ref}:{path}: not a regular file (mode "
+                                                    f"{int(blob_entry.filemode):o}); skipped")
+                continue
             blob = self._object(blob_entry.id, f"{self.ref}:{path}")
             try:
                 if not isinstance(blob, pygit2.Blob):
                     raise InvalidFact(f"{self.ref}:{path}: not a file")
-                fact = fact_from_blob(blob.data, path, self.ref)
+                fact = fact_from_blob(blob.data, path, self.ref, self.scope)
             except InvalidFact as exc:
                 # A teammate's malformed fact: skip it, keep it on the ref untouched.
                 blobs[name] = (blob_entry.id, None, f"{exc.message}; skipped")
@@ -267,18 +306,27 @@ class RefStore:
 
     # --- writing -------------------------------------------------------------------
 
-    def transact(self, body: Transaction) -> Change | None:
+    def transact(self, body: Transaction, *, lazy: bool = False) -> Change | None:
         """Run *body* on the facts at the tip (a read-only `IndexedFacts`) and publish its
-        change by CAS, retrying."""
+        change by CAS, retrying. *lazy* (a sync's merge, which looks up only the facts the
+        tree diff names): the body gets a `TreeFacts` view that reads those blobs on demand,
+        without the write index, unless this process has the tip loaded already."""
+        from types import MappingProxyType
+
         from neo_git.store.index import IndexedFacts
+        from neo_git.store.tree_facts import TreeFacts
 
         ensure_reflog(self.common_dir, self.ref)
         delay = 0.002
         for _attempt in range(MAX_ATTEMPTS):
             tip = self.tip()
-            facts = self._load_at(tip)
-            # A read-only view with its index, not a copy: copying every fact per add was O(N).
-            change = body(IndexedFacts(facts, self._indexed))
+            if lazy:
+                loaded = tip is not None and tip == self._loaded_tip
+                change = body(MappingProxyType(self._loaded) if loaded else TreeFacts(self, tip))
+            else:
+                facts = self._load_at(tip)
+                # A read-only view with its index, not a copy: copying every fact per add was O(N).
+                change = body(IndexedFacts(facts, self._indexed))
             if change is None or change.is_empty:
                 return change
             commit_id = self._write_commit(tip, change)
@@ -356,11 +404,33 @@ class RefStore:
             oid = pygit2.Oid(hex=extra) if isinstance(extra, str) else extra
             if oid not in parents:
                 parents.append(oid)
-        return repo.create_commit(None, self.signature, self.signature, message, root_builder.write(), parents)
+        tree = root_builder.write()
+        if self._signing():
+            from neo_git.store.signing import signed_commit
+
+            return signed_commit(repo, self.signature, message, tree, parents)
+        return repo.create_commit(None, self.signature, self.signature, message, tree, parents)
+
+    def _signing(self) -> bool:
+        """Whether commits are signed (read once per store: config does not change mid-command)."""
+        if self._sign is None:
+            from neo_git.store.signing import wants_signing
+
+            self._sign = wants_signing(self.repo)
+        return self._sign
+
+    def facts_at(self, tip: pygit2.Oid | None) -> "TreeFacts":
+        """The facts at commit *tip* of this ref as a mapping that reads only the blobs asked for."""
+        from neo_git.store.tree_facts import TreeFacts
+
+        return TreeFacts(self, tip)
 
     def _meta_blob(self) -> pygit2.Oid:
-        project_id = self._project_id() if callable(self._project_id) else self._project_id
-        meta = {"schema_version": SCHEMA_VERSION, "project_id": project_id}
+        if self._meta is not None:
+            meta = {"schema_version": SCHEMA_VERSION, **self._meta}
+        else:
+            project_id = self._project_id() if callable(self._project_id) else self._project_id
+            meta = {"schema_version": SCHEMA_VERSION, "project_id": project_id}
         return self.repo.create_blob(json.dumps(meta, sort_keys=True, indent=2) + "\n")
 
     def _compare_and_swap(self, expected: pygit2.Oid | None, new: pygit2.Oid, message: str) -> bool:

@@ -34,7 +34,9 @@ class RowBuffer:
         import numpy as np
 
         vectors = np.asarray(vectors, dtype=np.float32)
-        if adopt and self.buffer is None and vectors.ndim == 2 and vectors.flags.c_contiguous:
+        # Rows must be unit-stride (BLAS reads them in place); the row pitch may be larger, as in
+        # the vector cache's records, whose vectors sit between a key and a checksum.
+        if adopt and self.buffer is None and vectors.ndim == 2 and vectors.strides[1] == vectors.itemsize:
             self.buffer, self.used = vectors, len(vectors)  # full: the next append grows it
             return 0
         needed = self.used + len(vectors)
@@ -73,9 +75,12 @@ class GroupVectors:
 class FactVectors:
     """Rows of fact vectors, filled from *fetch* (texts → (n, dim) float32) on first use."""
 
-    def __init__(self, fetch: Callable[[Sequence[str]], "np.ndarray"]) -> None:
+    def __init__(self, fetch: Callable[[Sequence[str]], "np.ndarray"],
+                 fetch_rows: "Callable[[Sequence[str]], tuple[np.ndarray, Sequence[int] | None]] | None" = None) -> None:
         self._fetch = fetch
+        self._fetch_rows = fetch_rows  # texts -> (a block to adopt, each text's row in it or None)
         self._rows: dict[str, tuple[Fact, int]] = {}  # fact id -> (fact as last seen, row)
+        self._unindexed: list[tuple[list[Fact], int]] = []  # (facts, first row) not yet in _rows
         self._buffer = RowBuffer()
         self._groups: "weakref.WeakKeyDictionary[PeerGroup, GroupVectors]" = weakref.WeakKeyDictionary()
 
@@ -85,6 +90,8 @@ class FactVectors:
         recall at 5,000 facts then copies 10 MB twice less)."""
         if not facts:
             return self._fetch([])
+        if self._unindexed:
+            self._index_pending()
         known = self._rows
         if known:
             rows, missing = self._known_rows(facts)
@@ -99,6 +106,40 @@ class FactVectors:
             if len(missing) == len(facts):  # rows first..first+n-1: rows never move, so a view is stable
                 return self._buffer.buffer[first:first + len(facts)]
         return self._buffer.buffer[rows]
+
+    def rows_view(self, facts: Sequence[Fact]) -> "RowView | np.ndarray":
+        """The vectors of *facts* as a `RowView` of the row buffer: what recall multiplies with a
+        query, never copied whole. A cold call takes the vector cache's block as it is (its
+        rows in file order), and which fact has which row is written down only if another
+        call asks (a cold recall never does: 50,000 dict entries it would not use)."""
+        import numpy as np
+
+        if not facts:
+            return self._fetch([])
+        if self._unindexed:
+            self._index_pending()
+        if not self._rows and self._fetch_rows is not None:
+            block, order = self._fetch_rows([fact.text for fact in facts])
+            first = self._buffer.append(block, adopt=True)  # a shared block: adopted, never written
+            rows = np.arange(first, first + len(facts)) if order is None else np.asarray(order) + first
+            self._unindexed.append((list(facts), rows))
+            return RowView(self._buffer, rows)
+        positions, missing = self._known_rows(facts)
+        if missing:
+            fetched = self._fetch([facts[i].text for i in missing])
+            first = self._buffer.append(fetched)
+            for j, i in enumerate(missing):
+                self._rows[facts[i].id] = (facts[i], first + j)
+                positions[i] = first + j
+        return RowView(self._buffer, np.asarray(positions))
+
+    def _index_pending(self) -> None:
+        """Record the rows of the facts fetched whole by earlier calls (see rows_view)."""
+        known = self._rows
+        for facts, rows in self._unindexed:
+            for fact, row in zip(facts, rows.tolist()):
+                known[fact.id] = (fact, row)
+        self._unindexed.clear()
 
     def _known_rows(self, facts: Sequence[Fact]) -> tuple[list[int], list[int]]:
         """(row of each fact, -1 where unknown or its text changed; positions of those)."""
@@ -130,6 +171,41 @@ class FactVectors:
 
     def remember(self, fact: Fact, vector: "np.ndarray") -> None:
         """Record the vector of a fact just embedded (e.g. one being added)."""
+        if self._unindexed:
+            self._index_pending()
         entry = self._rows.get(fact.id)
         if entry is None or entry[0].subject != fact.subject or entry[0].body != fact.body:
             self._rows[fact.id] = (fact, self._buffer.append(vector.reshape(1, -1)))
+
+
+class RowView:
+    """Some rows of a RowBuffer, in a given order, used as a matrix without copying them out:
+    `view @ q` multiplies the buffer's rows (a few spare ones cost nothing) and picks; `view[i]`
+    reads rows. What recall needs of its vector matrix."""
+
+    __slots__ = ("_buffer", "rows")
+
+    def __init__(self, buffer: RowBuffer, rows: "np.ndarray") -> None:
+        self._buffer = buffer
+        self.rows = rows
+
+    def __matmul__(self, vector: "np.ndarray") -> "np.ndarray":
+        return (self._buffer.buffer[:self._buffer.used] @ vector)[self.rows]
+
+    def __getitem__(self, index) -> "np.ndarray":
+        import numpy as np
+
+        return self._buffer.buffer[self.rows[np.asarray(index)]]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(rows, dimension), as an ndarray's."""
+        return (len(self.rows), self._buffer.buffer.shape[1])
+
+    def __array__(self, dtype=None, copy=None) -> "np.ndarray":
+        rows = self._buffer.buffer[self.rows]
+        return rows if dtype is None else rows.astype(dtype)
+

@@ -7,8 +7,11 @@ then push, and when the push finds that the remote moved in between, pull and pu
 again, a bounded number of times.
 
 Nothing reaches `refs/neo/facts` unvalidated: even a fast-forward is taken only when
-every fact it brings passes `read_fact`; otherwise the valid ones are merged and the
-rest reported (with the commit that brought them).
+every fact it brings passes `read_fact`, its tree holds nothing but fact blobs and
+meta.json, and the trust gate (`sync/gate.py`) holds nothing back; otherwise the valid,
+allowed changes are merged and the rest reported (with the commit that brought them).
+Who made each incoming commit is what git verifies (`sync/signatures.py`), never the
+e-mail the commit claims.
 """
 from __future__ import annotations
 
@@ -21,9 +24,12 @@ import pygit2
 
 from neo_git.config import config_int, neo_config
 from neo_git.errors import NeoError
-from neo_git.store.base import Change
-from neo_git.store.refstore import ensure_reflog
+from neo_git.identity import RepositoryPaths
+from neo_git.store.base import SCOPE_CAPS, Change
+from neo_git.store.refstore import RefStore, ensure_reflog
+from neo_git.sync.gate import TrustGate
 from neo_git.sync.notes import merge_notes
+from neo_git.sync.signatures import judge_incoming
 from neo_git.sync.transport import (
     BRANCH_FACTS_REF, FACTS_REF, NOTES_REF, Git, RefNames, ensure_blobs, fetch, ls_remote, push, ref_names,
 )
@@ -78,19 +84,43 @@ def resolve_remote(repo: pygit2.Repository, name: str | None) -> str:
     return name
 
 
-class Syncer:
-    """Pull, push and sync the project facts and outcome notes of *store* with one remote."""
+@dataclass(frozen=True)
+class SyncTarget:
+    """What a Syncer moves: the facts ref of one repository (a `RefStore` holding one scope),
+    and whether the outcome notes go with it. The project facts of a clone are one target;
+    a connected org memory (`neo_git/org/`: a bare repository under NEO_HOME) is another,
+    moved by the same fetch, validation, merge and push."""
 
-    def __init__(self, store: "FactStore", remote: str | None = None) -> None:
+    repo: pygit2.Repository
+    paths: RepositoryPaths
+    backend: RefStore
+    notes: bool = True
+
+    @classmethod
+    def project(cls, store: "FactStore") -> "SyncTarget":
+        """The project facts (and outcome notes) of *store*'s repository."""
         if store.repo is None:
             raise NeoError("an in-memory fact store has no remote to sync with")
+        return cls(store.repo, store.paths, store.project_store, notes=True)
+
+
+class Syncer:
+    """Pull, push and sync the project facts and outcome notes of *store* with one remote
+    (or, given a *target*, another facts ref such as a connected org memory)."""
+
+    def __init__(self, store: "FactStore | None", remote: str | None = None, *,
+                 target: SyncTarget | None = None) -> None:
+        target = target or SyncTarget.project(store)
         self.store = store
-        self.repo = store.repo
+        self.target = target
+        self.backend = target.backend
+        self.repo = target.repo
+        self.paths = target.paths
         self.remote = resolve_remote(self.repo, remote)
         facts_remote = neo_config("refName", FACTS_REF, repo=self.repo)
         self.names: RefNames = ref_names(self.remote, str(facts_remote),
                                          neo_config("notesRefName", None, repo=self.repo))
-        self.git = Git(store.paths, config_int("syncTimeout", DEFAULT_TIMEOUT, repo=self.repo))
+        self.git = Git(target.paths, config_int("syncTimeout", DEFAULT_TIMEOUT, repo=self.repo))
         self.label = f"{self.remote}/neo/facts"
         self._described = 0
 
@@ -100,10 +130,11 @@ class Syncer:
         """Fetch the remote's facts and notes into tracking refs and merge them into ours."""
         report = report or SyncReport(self.remote)
         names = self.names
-        remote_tips = ls_remote(self.git, self.remote, [names.facts_remote, names.notes_remote])
-        wanted = [(src, dst) for src, dst in ((names.facts_remote, names.facts_tracking),
-                                              (names.notes_remote, names.notes_tracking))
-                  if src in remote_tips and self._local(dst) != remote_tips[src]]
+        refs = [(names.facts_remote, names.facts_tracking)]
+        if self.target.notes:
+            refs.append((names.notes_remote, names.notes_tracking))
+        remote_tips = ls_remote(self.git, self.remote, [src for src, _ in refs])
+        wanted = [(src, dst) for src, dst in refs if src in remote_tips and self._local(dst) != remote_tips[src]]
         fetch(self.git, self.remote, wanted)
         theirs = remote_tips.get(names.facts_remote)
         if theirs is None:
@@ -117,7 +148,9 @@ class Syncer:
                 raise NeoError(f"{self.remote}'s {names.facts_remote} is not a commit; nothing was merged",
                                f"inspect it with `git cat-file -t {tracking}`")
             self.merge_facts(tracking, report)
-        if names.notes_remote in remote_tips:
+        if not self.target.notes:
+            report.notes = "not shared here"
+        elif names.notes_remote in remote_tips:
             report.notes = merge_notes(self.git, names.notes_tracking)
         else:
             report.notes = "none on the remote"
@@ -125,29 +158,32 @@ class Syncer:
 
     def merge_facts(self, theirs: pygit2.Oid, report: SyncReport) -> None:
         """Bring *theirs* into `refs/neo/facts`: fast-forward when possible, else a merge commit."""
-        ensure_reflog(self.store.paths.common_dir, FACTS_REF)
-        project = self.store.project_store
+        ensure_reflog(self.paths.common_dir, FACTS_REF)
+        backend = self.backend
         for _ in range(MAX_LOCAL_ATTEMPTS):
-            ours = project.tip()
+            ours = backend.tip()
             if ours is not None and (ours == theirs or self.repo.descendant_of(ours, theirs)):
                 report.facts = "up to date"
                 return
             base = self.merge_base(ours, theirs)
+            gate = self._trust_gate(theirs, ours)
             if base == ours:
-                facts = project.load().facts if ours is not None else {}
-                plan = plan_merge(self.repo, ours, ours, theirs, facts, self._describe(theirs))
-                if not plan.skipped and not plan.repaired:
+                # Only the facts the tree diff names are looked at: read on demand, not all loaded.
+                plan = plan_merge(self.repo, ours, ours, theirs, backend.facts_at(ours), self._describe(theirs),
+                                  backend.scope, gate)
+                if plan.clean:
                     if not self._fast_forward(ours, theirs):
                         continue  # a local writer moved the ref: look again
                     report.facts, report.plan = ("fast-forward" if ours else "created"), plan
                     report.summary = plan.summary(self.label)
                     return
-            plan = self._merge_commit(theirs)
+            plan = self._merge_commit(theirs, gate, ours)
             if plan is None:
                 report.facts = "up to date"
                 return
             report.facts, report.plan, report.summary = "merged", plan, plan.summary(self.label)
             report.warnings += [f"skipped {path} from {self.label}: {why}" for path, why in plan.skipped]
+            self._report_gate(plan, report)
             return
         raise NeoError(f"could not update {FACTS_REF}: it kept moving", "try again")
 
@@ -165,24 +201,73 @@ class Syncer:
         except (KeyError, pygit2.GitError):
             return None
 
-    def _merge_commit(self, theirs: pygit2.Oid) -> MergePlan | None:
+    # --- trust ------------------------------------------------------------------------
+
+    def _trust_gate(self, theirs: pygit2.Oid, ours: pygit2.Oid | None) -> TrustGate | None:
+        """Judge theirs' new commits (recorded) and say which of our facts they may not change
+        (None when every one of them is trusted)."""
+        from neo_git.store import received
+        from neo_git.store.trust import ref_claims, trusted_emails, trusted_in_repo, trusted_remotes
+
+        verdicts, brought = judge_incoming(self.git, self.paths.neo_dir, self.remote, theirs, ours)
+        trusted = trusted_emails(self.store) if self.store is not None else trusted_in_repo(self.repo)
+        remotes = trusted_remotes(self.repo)
+
+        def commit_trusted(commit: str) -> bool:
+            verdict = verdicts.get(commit)
+            return verdict is not None and received.is_trusted(verdict, trusted, remotes)
+
+        def claimed(commit: str) -> str:
+            return (verdicts.get(commit) or {}).get("claimed", "?")
+
+        if all(commit_trusted(c) for c in brought):
+            return None   # every change theirs brings is trusted: nothing for the gate to hold or clip
+        claims = frozenset(ref_claims(self.repo, self.paths.common_dir, trusted)) if ours is not None else frozenset()
+        return TrustGate(self.repo, theirs, ours, claims, commit_trusted, claimed, self._cap(), self.remote)
+
+    def _cap(self) -> int | None:
+        """The cap of the scope this ref holds (the store's, which tests and callers may change)."""
+        scope = self.backend.scope
+        return self.store.caps.get(scope) if self.store is not None else SCOPE_CAPS.get(scope)
+
+    def _report_gate(self, plan: MergePlan, report: SyncReport) -> None:
+        """File held changes for review and say what the gate did."""
+        from neo_git.store.review import incoming
+
+        if plan.held:
+            incoming.file_proposals(self.paths.neo_dir, plan.held)
+            report.warnings.append(
+                f"held {len(plan.held)} change(s) to trusted facts from unverified commits of {self.label} "
+                f"(your facts are unchanged): `git neo review` lists them")
+        if plan.ignored:
+            report.warnings.append(f"ignored {len(plan.ignored)} counter update(s) to trusted facts from "
+                                   f"unverified commits of {self.label}")
+        if plan.clipped:
+            report.warnings.append(f"took {len(plan.added)} new fact(s) from {self.label}, not {len(plan.clipped)} "
+                                   f"more: the cap of {self._cap()} valid facts is applied to claims that arrive, "
+                                   "never to your own facts")
+
+    def _merge_commit(self, theirs: pygit2.Oid, gate: TrustGate | None = None,
+                      gate_for: pygit2.Oid | None = None) -> MergePlan | None:
         """Write the merge commit through the store's transaction (re-planned if the tip moves)."""
-        project = self.store.project_store
+        backend = self.backend
         plans: dict = {}
         describe = self._describe(theirs)
 
         def plan_(facts) -> Change | None:
-            ours = project.tip()
+            ours = backend.tip()
             if ours is not None and (ours == theirs or self.repo.descendant_of(ours, theirs)):
                 plans["last"] = None
                 return None
             if ours not in plans:
-                plan = plan_merge(self.repo, self.merge_base(ours, theirs), ours, theirs, facts, describe)
+                plan = plan_merge(self.repo, self.merge_base(ours, theirs), ours, theirs, facts, describe,
+                                  backend.scope, gate if ours == gate_for else self._trust_gate(theirs, ours))
                 plans[ours] = (plan, plan.change(self.label, theirs, facts))
             plans["last"] = plans[ours][0]
             return plans[ours][1]
 
-        self.store.transact("project", plan_)
+        # Every fact the plan puts was read through `read_fact` (validated, of the ref's scope).
+        backend.transact(plan_, lazy=True)
         return plans.get("last")
 
     def _fast_forward(self, ours: pygit2.Oid | None, theirs: pygit2.Oid) -> bool:
@@ -210,8 +295,10 @@ class Syncer:
         report = report or SyncReport(self.remote)
         names = self.names
         pairs = []
-        for local, remote_ref, tracking in ((FACTS_REF, names.facts_remote, names.facts_tracking),
-                                            (NOTES_REF, names.notes_remote, names.notes_tracking)):
+        refs = [(FACTS_REF, names.facts_remote, names.facts_tracking)]
+        if self.target.notes:
+            refs.append((NOTES_REF, names.notes_remote, names.notes_tracking))
+        for local, remote_ref, tracking in refs:
             tip = self._local(local)
             if tip is not None and tip != self._local(tracking):
                 pairs.append((local, remote_ref, tracking, tip))

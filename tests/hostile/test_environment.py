@@ -107,17 +107,19 @@ def test_export_to_a_named_directory(team_repo, capsys, tmp_path):
     assert "directory" in result.err
 
 
-@pytest.mark.parametrize("cache", ["vectors", "access", "parse"])
+@pytest.mark.parametrize("cache", ["vectors", "access", "access-log", "parse"])
 def test_a_cache_file_replaced_by_a_directory(team_repo, isolated_env, capsys, cache):
     repo, ids = team_repo
     assert neo(capsys, "recall", "http").code == 0
     if cache == "vectors":
         (path,) = (isolated_env / ".neo" / "cache" / "vectors").rglob("vectors.bin")
     elif cache == "access":
-        path = repo / ".git" / "neo" / "access.json"
+        path = repo / ".git" / "neo" / "access.json"   # written when the access log is folded
+    elif cache == "access-log":
+        path = repo / ".git" / "neo" / "access.log"    # what each recall appends to
     else:
         path = parse_cache_path(repo / ".git", "refs/neo/facts")
-    path.unlink()
+    path.unlink(missing_ok=True)
     path.mkdir()
     (path / "keep").write_text("x")
     for argv in (["recall", "outbound http"], ["add", "New fact here", "some body"], ["list"]):

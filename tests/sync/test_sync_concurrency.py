@@ -12,9 +12,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from neo_git.errors import NeoError
-from neo_git.store import Change
-from tests.store_helpers import distinct_text
+from tests.store_helpers import assert_no_supersession_cycle, distinct_text, random_write
 from tests.sync.helpers import Team, fact_ids, tree_of
 
 
@@ -62,35 +60,11 @@ def test_random_histories_synced_in_any_order_converge(team, ops):
         facts = {f.id: f for f in crew.store("alice").list(scope="project", include_invalid=True)}
         assert ever <= set(facts)                        # every fact ever added, valid or not
         assert fact_ids(crew.store("bob")) == set(facts)
-        for start in facts:                              # no supersession cycle
-            seen, node = set(), start
-            while node is not None and node in facts:
-                assert node not in seen, f"cycle through {node}"
-                seen.add(node)
-                node = facts[node].superseded_by
+        assert_no_supersession_cycle(facts)
 
 
 def _apply(crew: Team, op: str, who: str, seed: int, ever: set[str]) -> None:
-    rng = random.Random(seed)
     if op == "sync":
         crew.sync(who)
-        return
-    store = crew.store(who)
-    facts = sorted(store.list(scope="project", include_invalid=True), key=lambda f: f.id)
-    valid = [f for f in facts if f.is_valid]
-    if op == "add" or not facts:
-        ever.add(store.add(*distinct_text(rng), kind="decision").id)
-    elif op == "supersede" and valid:
-        ever.add(store.add(*distinct_text(rng), kind="decision", supersedes=rng.choice(valid).id).id)
-    elif op == "confidence":
-        target = rng.choice(facts)
-        value = round(rng.random(), 2)
-        store.transact("project", lambda current: Change(
-            facts=(current[target.id].evolve(metadata={"confidence": value}),), message="confidence"))
-    elif op == "restore":
-        retired = [f for f in facts if not f.is_valid]
-        if retired:
-            try:
-                store.restore(rng.choice(retired).id)
-            except NeoError:
-                pass
+    elif (added := random_write(crew.store(who), op, seed)) is not None:
+        ever.add(added)
