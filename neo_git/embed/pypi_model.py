@@ -193,6 +193,7 @@ def build(dest: Path, sources: Mapping[str, Path]) -> Path:
     files[MANIFEST] = json.dumps(manifest, indent=2, sort_keys=True).encode() + b"\n"
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
+    os.chmod(staging, 0o755)   # mkdtemp makes it private; the model is not a secret
     try:
         for name, data in files.items():
             with open(staging / name, "wb") as fh:
