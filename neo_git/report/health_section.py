@@ -84,8 +84,8 @@ def health_section(data: "ReportData") -> str:
     def values(key: str) -> list:
         return [p.health.get(key) for p in points]
 
-    cycles = [svg.Series("every edge", values("cycles"), "1")]
-    modules = [svg.Series("every edge", values("modules_in_cycles"), "1")]
+    cycles = [svg.Series("every edge", values("cycles"), "1", under=timed)]
+    modules = [svg.Series("every edge", values("modules_in_cycles"), "1", under=timed)]
     if timed:
         cycles.append(svg.Series("import-time", values("import_time_cycles"), "2"))
         modules.append(svg.Series("import-time", values("modules_in_import_time_cycles"), "2"))

@@ -27,6 +27,9 @@ class Series:
     name: str
     values: Sequence[float | None]
     css: str
+    # drawn wide and pale under the others: a total whose subset series often equals it (every-edge
+    # cycles under import-time ones) stays visible as a halo where the two coincide
+    under: bool = False
 
 
 @dataclass(frozen=True)
@@ -186,7 +189,8 @@ def step_chart(chart_id: str, title: str, table_id: str, axis: Axis, series: Seq
             path.append(f"H{_f(right)}")
             previous = y
         if path:
-            out.append(f'<path class="line s-{esc(s.css)}" d="{"".join(path)}"/>')
+            under = " under" if s.under else ""
+            out.append(f'<path class="line{under} s-{esc(s.css)}" d="{"".join(path)}"/>')
     out += _markers(frame, markers)
     out.append('<g class="points">')
     for index in range(count):
