@@ -17,20 +17,13 @@ appends.
 from __future__ import annotations
 
 from collections import Counter
-from functools import lru_cache
 from typing import Callable, Iterator, Mapping
 
 from neo_git.facts import Fact, FactKind, FactScope
-from neo_git.store.supersession import subject_key
+from neo_git.textkeys import normalized, subject_key
 
 # Compact a group once it has more dead rows than this and more dead than alive.
 COMPACT_AFTER = 64
-
-
-@lru_cache(maxsize=1 << 18)
-def normalized(text: str) -> str:
-    """Whitespace collapsed and case folded: two facts whose texts match this way are duplicates."""
-    return " ".join(text.split()).casefold()
 
 
 def text_key(fact: Fact) -> tuple[str, str]:

@@ -27,6 +27,7 @@ from functools import lru_cache
 from typing import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 from neo_git.facts import Fact
+from neo_git.textkeys import subject_key  # noqa: F401 - re-exported (rule 2's key)
 
 RULE_EXPLICIT = "explicit"
 RULE_SUBJECT = "same_subject"
@@ -58,8 +59,6 @@ MAX_POSSIBLE = 3  # possible links recorded per new fact, most similar first
 # match at or above the certain threshold: 55%, 14). `benchmarks/adr_eval.py --sweep` prints it.
 LONG_CANDIDATES = 2
 
-_SUFFIX = re.compile(r"(?:\s+(?:v\d+|corrected|updated|new|revised|final))+$")
-_PUNCT = re.compile(r"[\W_]+", re.UNICODE)
 _WORDS = re.compile(r"\w+", re.UNICODE)
 # An entity label: a word and a number ("Deal 1", "fact_0", "SR-3456", "ticket #12").
 _LABEL = re.compile(r"\b([A-Za-z]{2,})[ _#-]?(\d+)\b")
@@ -71,14 +70,6 @@ thursday fri friday sat saturday sun sunday at by to from until before after on 
 is was be now only about around over under up down than top last next first within
 for and or the a an per every each usd eur gbp us to version tier level step
 """.split())
-
-
-@lru_cache(maxsize=1 << 16)
-def subject_key(subject: str) -> str:
-    """`"API_migration deadline (v2)"` → `"api migration deadline"`: what rule 2 compares."""
-    words = _PUNCT.sub(" ", subject.casefold()).strip()
-    stripped = _SUFFIX.sub("", words).strip()
-    return stripped or words
 
 
 @lru_cache(maxsize=1 << 14)

@@ -76,9 +76,13 @@ class FactVectors:
     """Rows of fact vectors, filled from *fetch* (texts → (n, dim) float32) on first use."""
 
     def __init__(self, fetch: Callable[[Sequence[str]], "np.ndarray"],
-                 fetch_rows: "Callable[[Sequence[str]], tuple[np.ndarray, Sequence[int] | None]] | None" = None) -> None:
+                 fetch_rows: "Callable[[Sequence[str]], tuple[np.ndarray, Sequence[int] | None]] | None" = None,
+                 fetch_keys: Callable | None = None) -> None:
         self._fetch = fetch
         self._fetch_rows = fetch_rows  # texts -> (a block to adopt, each text's row in it or None)
+        # (keys, text_of, block=False) -> vectors, or with block the pair fetch_rows gives
+        self._fetch_keys = fetch_keys
+        self._by_key: dict[bytes, int] = {}   # text key -> row, for recall over tables
         self._rows: dict[str, tuple[Fact, int]] = {}  # fact id -> (fact as last seen, row)
         self._unindexed: list[tuple[list[Fact], int]] = []  # (facts, first row) not yet in _rows
         self._buffer = RowBuffer()
@@ -131,6 +135,28 @@ class FactVectors:
             for j, i in enumerate(missing):
                 self._rows[facts[i].id] = (facts[i], first + j)
                 positions[i] = first + j
+        return RowView(self._buffer, np.asarray(positions))
+
+    def key_rows_view(self, keys: Sequence[bytes], text_of: Callable[[int], str]) -> "RowView":
+        """The vectors of texts given by their keys (*text_of(i)*: the i-th text, asked only for
+        those to embed) as a `RowView`: a table's vectors for recall, each fetched once per process
+        (the first call adopts the vector cache's block as it is, as `rows_view` does)."""
+        import numpy as np
+
+        known = self._by_key
+        if not known:
+            block, order = self._fetch_keys(keys, text_of, block=True)
+            first = self._buffer.append(block, adopt=True)  # a shared block: adopted, never written
+            rows = np.arange(first, first + len(keys)) if order is None else np.asarray(order) + first
+            known.update(zip(keys, rows.tolist()))
+            return RowView(self._buffer, rows)
+        positions = [known.get(key, -1) for key in keys]
+        missing = [i for i, row in enumerate(positions) if row < 0]
+        if missing:
+            fetched = self._fetch_keys([keys[i] for i in missing], lambda j: text_of(missing[j]))
+            first = self._buffer.append(fetched)
+            for j, i in enumerate(missing):
+                known[keys[i]] = positions[i] = first + j
         return RowView(self._buffer, np.asarray(positions))
 
     def _index_pending(self) -> None:
@@ -190,7 +216,9 @@ class RowView:
         self.rows = rows
 
     def __matmul__(self, vector: "np.ndarray") -> "np.ndarray":
-        return (self._buffer.buffer[:self._buffer.used] @ vector)[self.rows]
+        from neo_git.embed.rows import cosines  # each row's value independent of the others
+
+        return cosines(self._buffer.buffer[:self._buffer.used], vector)[self.rows]
 
     def __getitem__(self, index) -> "np.ndarray":
         import numpy as np

@@ -1,0 +1,51 @@
+"""A fact ref's subtrees as one `FactTable`, and what `load` warns about, from the rows alone.
+
+A cold recall asks `RefStore.table()` for every fact of the ref: the rows of each subtree (kept
+by the parse cache) are stacked in tree order, and a fact is decoded from its subtree only when
+recall reads it. The pointer check `load` runs over every fact (`ref_facts.pointer_problems`)
+runs here over the rows and decodes only the facts whose pointers it must look at.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from neo_git.fact_table import DEPENDS_ON, SUPERSEDED_BY, SUPERSEDES, CandidateFacts, FactTable
+from neo_git.store.ref_facts import pointer_problems
+from neo_git.store.subtree import Subtree
+
+
+def subtrees_table(subtrees: Sequence[Subtree]) -> FactTable:
+    """The facts of *subtrees*, in order, as a table that decodes each from its subtree."""
+    import numpy as np
+
+    from neo_git.fact_table import row_dtype
+
+    subtrees = [sub for sub in subtrees if len(sub)]
+    if not subtrees:
+        return FactTable(np.zeros(0, dtype=row_dtype()), [])
+    starts = np.cumsum([0] + [len(sub) for sub in subtrees[:-1]])
+
+    def decode(i: int):
+        part = int(np.searchsorted(starts, i, side="right")) - 1
+        return subtrees[part].fact_at(i - int(starts[part]))
+
+    return FactTable(np.concatenate([sub.rows() for sub in subtrees]), None, decode)
+
+
+def table_pointer_problems(table: FactTable, ref: str) -> list[str]:
+    """`pointer_problems` of the facts in *table* (whose ids are unique: one ref), decoding only
+    facts with a pointer to an id not in the table, or with `depends_on`."""
+    import numpy as np
+
+    if not len(table):
+        return []
+    rows = table.rows
+    flags, ids = rows["flags"], np.sort(rows["id"])
+
+    def missing(column: str, bit: int) -> "np.ndarray":
+        targets = rows[column]
+        at = np.minimum(np.searchsorted(ids, targets), len(ids) - 1)
+        return ((flags & bit) != 0) & (ids[at] != targets)
+
+    suspects = missing("superseded_by", SUPERSEDED_BY) | missing("supersedes", SUPERSEDES) | ((flags & DEPENDS_ON) != 0)
+    return pointer_problems(CandidateFacts(table, np.flatnonzero(suspects).tolist()), ref)
