@@ -146,6 +146,18 @@ def columns_of(facts: Sequence[Fact], keys: bool = True) -> "np.ndarray":
     return rows
 
 
+def member(values: "np.ndarray", wanted: "np.ndarray") -> "np.ndarray":
+    """`np.isin(values, wanted)` for integer ids, without importing numpy.ma (`isin` does: 15 ms
+    of a cold recall)."""
+    import numpy as np
+
+    if not len(wanted) or not len(values):
+        return np.zeros(len(values), dtype=bool)
+    ordered = np.sort(wanted)
+    at = np.minimum(np.searchsorted(ordered, values), len(ordered) - 1)
+    return ordered[at] == values
+
+
 def hex_id(value: int) -> str:
     """A fact id from its row value."""
     return f"{value:016x}"

@@ -338,8 +338,10 @@ def _claims(ids: "np.ndarray", untrusted: frozenset) -> "np.ndarray":
 
     if not untrusted:
         return np.zeros(len(ids), dtype=bool)
+    from neo_git.fact_table import member
+
     wanted = np.array([int(i, 16) for i in untrusted if isinstance(i, str) and _HEX_ID.match(i)], dtype=np.uint64)
-    return np.isin(ids, wanted)
+    return member(ids, wanted)
 
 
 _HEX_ID = re.compile(r"^[0-9a-f]{16}$")
@@ -574,13 +576,13 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     # 4. what changed: superseded predecessors of what we return, and relevant retired facts.
     returned = {f.id for f in valid_facts} | {f.id for f in constraints}
 
-    from neo_git.fact_table import SUPERSEDED_BY
+    from neo_git.fact_table import SUPERSEDED_BY, member
 
     retired = np.asarray(layout.retired, dtype=np.int64)
     rows = facts.rows[retired]
     successors = np.array([int(i, 16) for i in returned], dtype=np.uint64)
     # A superseded predecessor of what we return comes first: its relevance is cosine + 1.
-    predecessor = ((rows["flags"] & SUPERSEDED_BY) != 0) & np.isin(rows["superseded_by"], successors)
+    predecessor = ((rows["flags"] & SUPERSEDED_BY) != 0) & member(rows["superseded_by"], successors)
     taken_retired, used = _take_relevant(facts, retired, cos_all[retired] + np.where(predecessor, 1.0, 0.0),
                                          max(INVALIDATED_MIN_COSINE, floor or 0.0), k, used, max_tokens)
     invalidated = [facts[i] for i in taken_retired]

@@ -72,8 +72,16 @@ def stream_cosines(path: Path, record: int, dim: int, keys: "np.ndarray", query:
     if not n:
         return out, where, reader
     words = np.frombuffer(np.ascontiguousarray(keys).tobytes(), dtype="<u8").reshape(n, 4)
-    unique, inverse = np.unique(words, axis=0, return_inverse=True)   # rows sorted: first words ascending
-    inverse = inverse.reshape(-1)
+    # The keys asked for, sorted by their first 8 bytes; equal keys (two facts, one text) form a
+    # group, which gets one answer. (np.unique over rows sorts structured values: 10x slower.)
+    order = np.argsort(words[:, 0], kind="stable")
+    ordered = words[order]
+    new_group = np.ones(n, dtype=bool)
+    new_group[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    group = np.cumsum(new_group) - 1
+    unique = ordered[new_group]
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = group
     first = np.ascontiguousarray(unique[:, 0])
     found = np.full(len(unique), np.nan, dtype=np.float32)
     rows = np.full(len(unique), -1, dtype=np.int64)

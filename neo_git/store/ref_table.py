@@ -29,7 +29,8 @@ def subtrees_table(subtrees: Sequence[Subtree]) -> FactTable:
         part = int(np.searchsorted(starts, i, side="right")) - 1
         return subtrees[part].fact_at(i - int(starts[part]))
 
-    return FactTable(np.concatenate([sub.rows() for sub in subtrees]), None, decode)
+    rows = np.frombuffer(b"".join(sub.row_bytes() for sub in subtrees), dtype=row_dtype())
+    return FactTable(rows, None, decode)
 
 
 def table_pointer_problems(table: FactTable, ref: str) -> list[str]:
