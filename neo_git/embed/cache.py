@@ -58,6 +58,7 @@ LOCK_FILE = "lock"
 # to a 50,000-fact store throw away half of its vectors.)
 MAX_ROWS = 200_000   # 400 MB at 512 floats; well above a 50,000-fact store plus its growth
 SCAN_RECORDS = 2048  # records per read while indexing the file (~4 MB at 512 floats)
+STREAM_AT = 1024     # a process that never indexed the file streams it for this many keys or more
 
 
 def text_key(text: str) -> bytes:
@@ -427,8 +428,19 @@ class VectorCache:
         """`vectors` for texts given by their keys (`text_key`); *text_of(i)* gives the i-th text,
         asked only for those that have to be embedded."""
         shelf = self._shelf(embedder.id, embedder.dim)
-        shelf.fetch(keys)  # what other processes appended meanwhile included
-        out, missing = shelf.gather(keys)
+        if shelf.inode is None and len(keys) >= STREAM_AT:
+            # Never indexed in this process, and many wanted: one pass that keeps only those
+            # (`embed/stream.py`), rather than an index of every key in the file.
+            import numpy as np
+
+            from neo_git.embed.stream import stream_vectors
+
+            out, have = stream_vectors(shelf.path, shelf.record, shelf.dim,
+                                       np.frombuffer(b"".join(keys), dtype=f"V{KEY_BYTES}"))
+            missing = np.flatnonzero(~have).tolist()
+        else:
+            shelf.fetch(keys)  # what other processes appended meanwhile included
+            out, missing = shelf.gather(keys)
         if missing:
             unique: dict[bytes, int] = {}
             for i in missing:

@@ -65,12 +65,48 @@ def stream_cosines(path: Path, record: int, dim: int, keys: "np.ndarray", query:
     keys as a (n,) array of 32-byte values."""
     import numpy as np
 
+    found: "np.ndarray | None" = None
+
+    def start(groups: int) -> None:
+        nonlocal found
+        found = np.full(groups, np.nan, dtype=np.float32)
+
+    def take(slots: "np.ndarray", picked: "np.ndarray") -> None:
+        found[slots] = cosines(record_vectors(picked), query)
+
+    inverse, rows, reader = _scan(path, record, dim, keys, start, take)
+    return found[inverse], rows, reader
+
+
+def stream_vectors(path: Path, record: int, dim: int, keys: "np.ndarray") -> "tuple[np.ndarray, np.ndarray]":
+    """((n, dim) float32: each of *keys*' newest sound cached vector, zeros where none; which have
+    one). What a process that never indexed the file needs for many keys at once (the first add
+    of a process compares with every fact of its kind): no index of every key in the file."""
+    import numpy as np
+
+    found: "np.ndarray | None" = None
+
+    def start(groups: int) -> None:
+        nonlocal found
+        found = np.zeros((groups, dim), dtype=np.float32)
+
+    def take(slots: "np.ndarray", picked: "np.ndarray") -> None:
+        found[slots] = record_vectors(picked)
+
+    inverse, rows, _reader = _scan(path, record, dim, keys, start, take)
+    return found[inverse], rows >= 0
+
+
+def _scan(path: Path, record: int, dim: int, keys: "np.ndarray", start, take
+          ) -> "tuple[np.ndarray, np.ndarray, RecordReader]":
+    """Read the vectors file in blocks; for each block, `take(slots, records)` with the sound
+    records of the keys asked for (newest last within a block, so later ones win) and each one's
+    slot among the distinct keys (`start(number of distinct keys)` comes first). Returns (the
+    slot of each key, the record row of each key's newest sound record or -1, a reader)."""
+    import numpy as np
+
     n = len(keys)
     reader = RecordReader(path, record, dim)
-    out = np.full(n, np.nan, dtype=np.float32)
-    where = np.full(n, -1, dtype=np.int64)
-    if not n:
-        return out, where, reader
     words = np.frombuffer(np.ascontiguousarray(keys).tobytes(), dtype="<u8").reshape(n, 4)
     # The keys asked for, sorted by their first 8 bytes; equal keys (two facts, one text) form a
     # group, which gets one answer. (np.unique over rows sorts structured values: 10x slower.)
@@ -83,13 +119,15 @@ def stream_cosines(path: Path, record: int, dim: int, keys: "np.ndarray", query:
     inverse = np.empty(n, dtype=np.int64)
     inverse[order] = group
     first = np.ascontiguousarray(unique[:, 0])
-    found = np.full(len(unique), np.nan, dtype=np.float32)
+    start(len(unique))
     rows = np.full(len(unique), -1, dtype=np.int64)
+    if not n:
+        return inverse, rows[inverse], reader
     try:
         with open(path, "rb") as fh:
             stat = os.fstat(fh.fileno())
             if _header_dim(fh.read(HEADER_BYTES)) != dim:
-                return out, where, reader
+                return inverse, rows[inverse], reader
             reader.inode = stat.st_ino
             total = (stat.st_size - HEADER_BYTES) // record   # whole records below the size seen now
             block = np.empty((max(1, min(SCAN_RECORDS, total)), record // 4), dtype="<u4")
@@ -102,18 +140,19 @@ def stream_cosines(path: Path, record: int, dim: int, keys: "np.ndarray", query:
                     break
                 hits, slots = _matches(part[:count], unique, first)
                 if len(hits):
-                    picked = part[hits]                      # a private copy of the records found
+                    # Every record of the block asked for (the usual case): read it in place.
+                    picked = part[:count] if len(hits) == count else part[hits]
                     sound = trusted_words(picked)
-                    if sound.any():
+                    if not sound.all():
                         hits, slots, picked = hits[sound], slots[sound], picked[sound]
-                        values = cosines(record_vectors(picked), query)
+                    if len(hits):
                         last = len(slots) - 1 - np.unique(slots[::-1], return_index=True)[1]  # the newest of a key
-                        found[slots[last]] = values[last]
+                        take(slots[last], picked[last])
                         rows[slots[last]] = at + hits[last]
                 at += count
     except OSError:
         pass  # unreadable: every text counts as not cached (embedded again)
-    return found[inverse], rows[inverse], reader
+    return inverse, rows[inverse], reader
 
 
 def _matches(records: "np.ndarray", unique: "np.ndarray", first: "np.ndarray") -> "tuple[np.ndarray, np.ndarray]":

@@ -7,9 +7,10 @@ runs here over the rows and decodes only the facts whose pointers it must look a
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterator, Mapping, Sequence
 
 from neo_git.fact_table import DEPENDS_ON, SUPERSEDED_BY, SUPERSEDES, CandidateFacts, FactTable
+from neo_git.facts import Fact
 from neo_git.store.ref_facts import pointer_problems
 from neo_git.store.subtree import Subtree
 
@@ -50,3 +51,41 @@ def table_pointer_problems(table: FactTable, ref: str) -> list[str]:
 
     suspects = missing("superseded_by", SUPERSEDED_BY) | missing("supersedes", SUPERSEDES) | ((flags & DEPENDS_ON) != 0)
     return pointer_problems(CandidateFacts(table, np.flatnonzero(suspects).tolist()), ref)
+
+
+class SubtreeFacts(Mapping[str, Fact]):
+    """The facts of a ref's subtrees as {id: fact}, each decoded when looked up (a lazy subtree
+    decodes only that fact); walking every value decodes them all (and keeps them decoded)."""
+
+    def __init__(self, subtrees: dict[str, Subtree]) -> None:
+        self._subtrees = subtrees
+        self._length: int | None = None
+
+    def get(self, fact_id, default=None):
+        sub = self._subtrees.get(fact_id[:2]) if isinstance(fact_id, str) else None
+        fact = sub.fact(fact_id) if sub is not None else None
+        return default if fact is None else fact
+
+    def __getitem__(self, fact_id: str) -> Fact:
+        fact = self.get(fact_id)
+        if fact is None:
+            raise KeyError(fact_id)
+        return fact
+
+    def __contains__(self, fact_id: object) -> bool:
+        return self.get(fact_id) is not None
+
+    def __len__(self) -> int:
+        if self._length is None:
+            self._length = sum(len(sub) for sub in self._subtrees.values())
+        return self._length
+
+    def __iter__(self) -> Iterator[str]:
+        for sub in self._subtrees.values():
+            yield from sub.fact_ids()
+
+    def values(self):  # type: ignore[override]
+        return [fact for sub in self._subtrees.values() for fact in sub.facts.values()]
+
+    def items(self):  # type: ignore[override]
+        return [(fact.id, fact) for fact in self.values()]

@@ -13,7 +13,7 @@ import json
 import random
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Mapping
 
 import pygit2
 
@@ -78,6 +78,7 @@ class RefStore:
         self._loaded_tip: pygit2.Oid | None = None
         self._loaded_from: dict[str, Subtree] = {}
         self._index: FactIndex | None = None
+        self._index_from: dict[str, Subtree] | None = None   # the subtrees the index reflects
         self._in_tree_order = True       # False once incremental updates appended out of order
         self._pointer_warnings: tuple = (None, [])  # (tip, warnings about pointers leading nowhere)
         # The subtrees as the parse cache file holds them (None: not read from it in this process);
@@ -185,12 +186,49 @@ class RefStore:
         subtrees = self._subtrees_at(tip)
         try:
             self._merge_changes(subtrees)
+            self._advance_index(subtrees)
         except BaseException:
             # Half-applied: forget everything, so the next load starts over from scratch.
             self._loaded, self._loaded_from, self._loaded_tip, self._index = {}, {}, None, None
             raise
         self._loaded_from, self._loaded_tip = subtrees, tip
         return self._loaded
+
+    def _facts_for_write(self, tip: pygit2.Oid | None) -> "Mapping[str, Fact]":
+        """The facts at *tip* for a transaction: the loaded dict when this process has every fact
+        in memory, else a mapping that decodes a fact when it is looked up (the first add of a
+        process reads no more than it compares with)."""
+        from neo_git.store.ref_table import SubtreeFacts
+
+        if self._loaded_tip is not None:
+            return self._load_at(tip)
+        subtrees = self._subtrees_at(tip)
+        try:
+            self._advance_index(subtrees)
+        except BaseException:
+            self._index = None
+            raise
+        return SubtreeFacts(subtrees)
+
+    def _advance_index(self, subtrees: dict[str, Subtree]) -> None:
+        """Bring the index (if built) from the subtrees it reflects to *subtrees*, fact by fact."""
+        index, previous = self._index, self._index_from
+        if index is None or previous is subtrees:
+            self._index_from = subtrees if index is not None else None
+            return
+        for name in previous.keys() | subtrees.keys():
+            before, after = previous.get(name, _EMPTY), subtrees.get(name, _EMPTY)
+            if before.oid == after.oid:
+                continue
+            old_facts, new_facts = before.facts, after.facts
+            for fact_id, fact in old_facts.items():
+                if fact_id not in new_facts:
+                    index.update(fact, None)
+            for fact_id, fact in new_facts.items():
+                old = old_facts.get(fact_id)
+                if old is not fact:
+                    index.update(old, fact)
+        self._index_from = subtrees
 
     def _subtrees_at(self, tip: pygit2.Oid | None) -> dict[str, Subtree]:
         """The parsed subtrees at *tip*: unchanged ones as they were (from this process or the
@@ -253,36 +291,39 @@ class RefStore:
         if self._loaded_tip is None:
             # First load: every fact, in tree order.
             self._loaded = self._merge(subtrees)
-            self._index = None  # built when a write needs it
             self._in_tree_order = True
             return
         previous = self._loaded_from
         changed = [name for name in previous.keys() | subtrees.keys()
                    if previous.get(name, _EMPTY).oid != subtrees.get(name, _EMPTY).oid]
-        merged, index = self._loaded, self._index
+        merged = self._loaded
         for name in changed:
             before = previous.get(name, _EMPTY).facts
             after = subtrees.get(name, _EMPTY).facts
-            for fact_id, fact in before.items():
+            for fact_id in before:
                 if fact_id not in after:
                     del merged[fact_id]
-                    if index is not None:
-                        index.update(fact, None)
             for fact_id, fact in after.items():
                 old = before.get(fact_id)
                 if old is not fact:  # unchanged blobs keep their parsed Fact object
                     if old is None:
                         self._in_tree_order = False  # appended at the end of the dict
                     merged[fact_id] = fact
-                    if index is not None:
-                        index.update(old, fact)
 
     def _indexed(self) -> FactIndex:
-        """The index of the loaded facts, built now if no write needed it before."""
+        """The index of the facts a transaction sees, built now if no write needed it before:
+        from the loaded facts when this process has them all, else from the subtrees' rows (its
+        groups built when first asked for)."""
         if self._index is None:
             from neo_git.store.index import FactIndex
 
-            self._index = FactIndex.build(self._loaded)
+            if self._loaded_tip is not None and self._loaded_tip == self._subtrees_tip:
+                self._index = FactIndex.build(self._loaded)
+            else:
+                from neo_git.store.ref_table import subtrees_table
+
+                self._index = FactIndex.from_table(subtrees_table(list(self._subtrees.values())))
+            self._index_from = self._subtrees
         return self._index
 
     def _read_subtree(self, entry: pygit2.Object, previous: Subtree | None) -> Subtree:
@@ -334,7 +375,7 @@ class RefStore:
                 loaded = tip is not None and tip == self._loaded_tip
                 change = body(MappingProxyType(self._loaded) if loaded else TreeFacts(self, tip))
             else:
-                facts = self._load_at(tip)
+                facts = self._facts_for_write(tip)
                 # A read-only view with its index, not a copy: copying every fact per add was O(N).
                 change = body(IndexedFacts(facts, self._indexed))
             if change is None or change.is_empty:

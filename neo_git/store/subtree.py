@@ -83,7 +83,8 @@ class Subtree:
     forms, and decodes a fact only when asked (`fact_at`), or all of them when `facts` or
     `blobs` is read."""
 
-    __slots__ = ("oid", "_facts", "_blobs", "_warnings", "_raw", "_rows", "_data", "_skipped", "_list")
+    __slots__ = ("oid", "_facts", "_blobs", "_warnings", "_raw", "_rows", "_data", "_skipped", "_list", "_decoded",
+                 "_row_of")
 
     def __init__(self, oid: pygit2.Oid | None, facts: dict[str, Fact], blobs: BlobEntries,
                  warnings: tuple[str, ...]) -> None:
@@ -96,6 +97,8 @@ class Subtree:
         self._data: memoryview | None = None
         self._skipped: list | None = None
         self._list: list[Fact] | None = None
+        self._decoded: dict[int, Fact] = {}         # row -> fact, for a lazy subtree (one object per fact)
+        self._row_of: dict[str, int] | None = None  # fact id -> row, for a lazy subtree, on demand
 
     @classmethod
     def of(cls, oid: pygit2.Oid, blobs: BlobEntries) -> "Subtree":
@@ -145,11 +148,32 @@ class Subtree:
         """The *j*-th fact (in tree order), decoded now if it was not."""
         if self._list is None:
             if self._facts is None:
-                row = _ROW.unpack_from(self._raw, j * _ROW.size)
-                start = row[_OFFSET]
-                return decode_fact(self._data[start:start + row[_LENGTH]])
+                fact = self._decoded.get(j)
+                if fact is None:
+                    row = _ROW.unpack_from(self._raw, j * _ROW.size)
+                    start = row[_OFFSET]
+                    fact = decode_fact(self._data[start:start + row[_LENGTH]])
+                    if hex_id(row[_ID]) != fact.id:
+                        raise ValueError("a parse-cache entry under another fact's id")
+                    self._decoded[j] = fact
+                return fact
             self._list = list(self._facts.values())
         return self._list[j]
+
+    def fact(self, fact_id: str) -> Fact | None:
+        """The fact with this id, or None (a lazy subtree decodes only it)."""
+        if self._facts is not None:
+            return self._facts.get(fact_id)
+        if self._row_of is None:
+            self._row_of = {hex_id(row[_ID]): j for j, row in enumerate(_ROW.iter_unpack(self._raw))}
+        j = self._row_of.get(fact_id)
+        return None if j is None else self.fact_at(j)
+
+    def fact_ids(self) -> list[str]:
+        """The ids of its facts, in tree order (without decoding them)."""
+        if self._facts is not None:
+            return list(self._facts)
+        return [hex_id(row[_ID]) for row in _ROW.iter_unpack(self._raw)]
 
     def rows(self) -> "np.ndarray":
         """The rows of its facts, in tree order (computed once for a subtree read from git)."""
@@ -195,9 +219,11 @@ class Subtree:
         entries: list[tuple[str, tuple]] = []
         facts: dict[str, Fact] = {}
         data = self._data
-        for row in _ROW.iter_unpack(self._raw):
-            start = row[_OFFSET]
-            fact = decode_fact(data[start:start + row[_LENGTH]])
+        for j, row in enumerate(_ROW.iter_unpack(self._raw)):
+            fact = self._decoded.get(j)
+            if fact is None:
+                start = row[_OFFSET]
+                fact = decode_fact(data[start:start + row[_LENGTH]])
             if hex_id(row[_ID]) != fact.id:
                 raise ValueError("a parse-cache entry under another fact's id")
             facts[fact.id] = fact

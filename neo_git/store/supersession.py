@@ -232,13 +232,13 @@ def ranked_candidates(group, scores: Sequence[float], floor: float, same_subject
     become (score, Fact) pairs only as rule 3 reads them, so an add costs the same however
     many facts of its kind resemble it (their share is fixed, so their number grows with
     the store)."""
-    rows, members = group.rows, group.members
+    members = group.members
     same = []
     for fact_id in same_subject:
         row = group.row_of.get(fact_id)
         if row is not None:
             score = float(scores[row])
-            same.append((score if not math.isnan(score) else -1.0, members[rows[row].id]))
+            same.append((score if not math.isnan(score) else -1.0, members[group.id_at(row)]))
     same.sort(key=lambda pair: (-pair[0], pair[1].id))
     np = sys.modules.get("numpy")
     if np is not None and isinstance(scores, np.ndarray) and scores.ndim == 1:
@@ -246,7 +246,7 @@ def ranked_candidates(group, scores: Sequence[float], floor: float, same_subject
         hits = np.flatnonzero(alive & (scores >= floor))
         order = np.argsort(-scores[hits], kind="stable")
         return same, _in_rank_order(hits[order].tolist(), scores[hits][order].tolist(), group)
-    ranked = sorted(((float(score), members[rows[row].id]) for row, score in enumerate(scores)
+    ranked = sorted(((float(score), members[group.id_at(row)]) for row, score in enumerate(scores)
                      if group.alive[row] and score == score and score >= floor),
                     key=lambda pair: (-pair[0], pair[1].id))
     return same, ranked
@@ -259,7 +259,7 @@ def _in_rank_order(rows: list[int], values: list[float], group) -> Iterator[tupl
         j = i + 1
         while j < n and values[j] == values[i]:
             j += 1
-        run = [(values[k], group.members[group.rows[rows[k]].id]) for k in range(i, j)]
+        run = [(values[k], group.members[group.id_at(rows[k])]) for k in range(i, j)]
         if j - i > 1:
             run.sort(key=lambda pair: pair[1].id)
         yield from run

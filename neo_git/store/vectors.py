@@ -68,7 +68,12 @@ class GroupVectors:
             self._rows, self._epoch = RowBuffer(), group.epoch
         have, need = self._rows.used, len(group.rows)
         if have < need:
-            self._rows.append(vectors.matrix(group.rows[have:need]))
+            keys = getattr(group, "keys", None)  # a RowGroup: its rows' texts by key, decoded only to embed
+            if keys is None:
+                self._rows.append(vectors.matrix(group.rows[have:need]))
+            else:  # a new array: adopted, not copied
+                self._rows.append(vectors.matrix_by_keys(keys[have:need], lambda j: group.rows[have + j].text),
+                                  adopt=True)
         return self._rows.buffer[:need]
 
 
@@ -137,6 +142,29 @@ class FactVectors:
                 positions[i] = first + j
         return RowView(self._buffer, np.asarray(positions))
 
+    def matrix_by_keys(self, keys: Sequence[bytes], text_of: Callable[[int], str]) -> "np.ndarray":
+        """(len(keys), dim) float32, a new array the caller may keep: the vectors of texts given by
+        their keys (*text_of(i)*: the i-th text, asked only for those to embed). Rows this object
+        holds are copied; the others are fetched and not kept here (a write index's group keeps
+        its own matrix: copying 12,500 rows into this buffer too cost 25 MB and a regrowth)."""
+        import numpy as np
+
+        if not len(keys):
+            return self._fetch([])
+        known = self._by_key
+        rows = [known.get(key, -1) for key in keys]
+        missing = [i for i, row in enumerate(rows) if row < 0]
+        if not missing:
+            return self._buffer.buffer[rows]
+        fetched = self._fetch_keys([keys[i] for i in missing], lambda j: text_of(missing[j]))
+        if len(missing) == len(keys):
+            return fetched
+        out = np.empty((len(keys), fetched.shape[1]), dtype=np.float32)
+        held = [i for i, row in enumerate(rows) if row >= 0]
+        out[held] = self._buffer.buffer[[rows[i] for i in held]]
+        out[missing] = fetched
+        return out
+
     def key_rows_view(self, keys: Sequence[bytes], text_of: Callable[[int], str]) -> "RowView":
         """The vectors of texts given by their keys (*text_of(i)*: the i-th text, asked only for
         those to embed) as a `RowView`: a table's vectors for recall, each fetched once per process
@@ -201,7 +229,11 @@ class FactVectors:
             self._index_pending()
         entry = self._rows.get(fact.id)
         if entry is None or entry[0].subject != fact.subject or entry[0].body != fact.body:
-            self._rows[fact.id] = (fact, self._buffer.append(vector.reshape(1, -1)))
+            from neo_git.fact_table import text_key
+
+            row = self._buffer.append(vector.reshape(1, -1))
+            self._rows[fact.id] = (fact, row)
+            self._by_key.setdefault(text_key(fact.text), row)
 
 
 class RowView:
