@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 from neo_git.citations.pathglob import any_matches
 from neo_git.citations.states import is_stale, stale_note
 from neo_git.facts import SCOPE_ORDER, Fact, FactKind, FactScope
-from neo_git.knowledge import current_successor, is_evidence, is_open_proposal  # noqa: F401 - is_evidence re-exported
+from neo_git.knowledge import current_successor, is_open_proposal
 from neo_git.scoring import success_bonus
 
 if TYPE_CHECKING:  # pragma: no cover

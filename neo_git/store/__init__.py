@@ -204,18 +204,13 @@ class FactStore(WritePaths):
 
     def _vector_rows(self) -> FactVectors:
         if self._fact_vectors is None:
-            self._fact_vectors = FactVectors(self._vectors, self._vector_block, self._key_vectors)
+            self._fact_vectors = FactVectors(self._vectors, self._key_vectors)
         return self._fact_vectors
-
-    def _vector_block(self, texts: Sequence[str]):
-        """(vectors, the row of each text or None for in order): the cache's own block when it
-        holds every text (see `VectorCache.vector_rows`)."""
-        cache = self.vector_cache
-        return (self._vectors(texts), None) if cache is None else cache.vector_rows(self.embedder, texts)
 
     def _key_vectors(self, keys: Sequence[bytes], text_of, block: bool = False):
         """Vectors of texts given by their keys (`fact_table.text_key`; *text_of(i)* gives the i-th
-        text, asked only for those to embed): with *block*, `_vector_block`'s answer."""
+        text, asked only for those to embed): with *block*, the cache's own block when it holds
+        every text and each key's row in it (`VectorCache.vector_rows_by_keys`)."""
         cache = self.vector_cache
         if cache is None:
             vectors = self._vectors([text_of(i) for i in range(len(keys))])

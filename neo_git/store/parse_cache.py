@@ -47,7 +47,7 @@ import pygit2
 
 from neo_git.errors import NeoError
 from neo_git.facts import Fact, canonical_json
-from neo_git.store.subtree import FACT_FIELDS, META_FIELDS, BlobEntries, Subtree, decode_fact, restore  # noqa: F401
+from neo_git.store.subtree import FACT_FIELDS, META_FIELDS, BlobEntries, Subtree, restore
 
 # Rewrite the cache after a load that had to read this many subtrees from git
 # (or a quarter of them): cold starts and large changes, not every single add.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import marshal
 import struct
 from dataclasses import fields
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 import pygit2
 
