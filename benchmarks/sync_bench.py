@@ -66,6 +66,10 @@ def clone(root: Path, remote: Path, name: str) -> Path:
     git(root, "clone", "-q", str(remote), str(path))
     git(path, "config", "user.email", f"{name}@example.com")
     git(path, "config", "user.name", name)
+    # A team that trusts its remote's write access: the teammates' facts are knowledge, so a
+    # store over the project cap (5,000 bulk-written facts) still takes them (claims would be
+    # clipped to the cap, see docs/design-notes.md "Trust and hardening").
+    git(path, "config", "neo.trustUnsigned", "origin")
     return path
 
 

@@ -41,6 +41,7 @@ RETRACTION = 1 << 6         # recall.is_retraction
 SUPERSEDED_BY = 1 << 7      # the superseded_by column holds an id
 SUPERSEDES = 1 << 8         # the supersedes column holds an id
 DEPENDS_ON = 1 << 9         # depends_on is not empty
+STATEMENT = 1 << 10         # scoring.statement_sized: may join a family in recall
 
 
 # One fact's row: ids as integers (16 hex digits), the fields recall's layout reads, the sha256
@@ -68,12 +69,14 @@ def row_dtype() -> "np.dtype":
 
 
 def _signature() -> str:
+    from neo_git import scoring
     from neo_git.citations.states import BROKEN
     from neo_git.recall import _RETRACTION
     from neo_git.textkeys import KEYS_SIGNATURE
 
     parts = (COLUMNS_VERSION, str(row_dtype().descr), _RETRACTION.pattern, _RETRACTION.flags, sorted(BROKEN),
-             [k.value for k in KINDS], [s.value for s in SCOPE_ORDER], KEYS_SIGNATURE)
+             [k.value for k in KINDS], [s.value for s in SCOPE_ORDER], KEYS_SIGNATURE,
+             scoring.CALIBRATED_WORDS, scoring._WORDS.pattern)
     return hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()[:12]
 
 
@@ -96,7 +99,10 @@ def columns_of(facts: Sequence[Fact], keys: bool = True) -> "np.ndarray":
     from neo_git.citations.states import is_stale
     from neo_git.knowledge import is_open_proposal
     from neo_git.recall import is_retraction
+    from neo_git.scoring import CALIBRATED_WORDS, word_count
     from neo_git.textkeys import duplicate_hash, subject_hash
+
+    words = word_count.__wrapped__   # uncached: a cache write of 50,000 texts would fill its cache
 
     rows = np.zeros(len(facts), dtype=row_dtype())
     if not len(facts):
@@ -124,6 +130,9 @@ def columns_of(facts: Sequence[Fact], keys: bool = True) -> "np.ndarray":
             bits |= SUPERSEDES
         if fact.depends_on:
             bits |= DEPENDS_ON
+        text = fact.text
+        if words(text) <= CALIBRATED_WORDS:   # scoring.statement_sized
+            bits |= STATEMENT
         ids.append(int(fact.id, 16))
         by.append(int(fact.superseded_by, 16) if fact.superseded_by is not None else 0)
         sup.append(int(fact.supersedes, 16) if fact.supersedes is not None else 0)
@@ -133,7 +142,7 @@ def columns_of(facts: Sequence[Fact], keys: bool = True) -> "np.ndarray":
         flags.append(bits)
         kind.append(KIND_INDEX[fact.kind])
         scope.append(SCOPE_INDEX[fact.scope])
-        text_keys.append(text_key(fact.text))
+        text_keys.append(text_key(text))
         if keys:
             dup.append(duplicate_hash(fact.subject, fact.body))
             subj.append(subject_hash(fact.subject))

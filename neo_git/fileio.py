@@ -49,20 +49,33 @@ def _fsync_dir(directory: Path) -> None:
             os.close(fd)
 
 
+# A command that waits longer than this for one holder of a lock fails with a clear message:
+# locks are held for milliseconds, so a longer wait means a stuck or stopped process, not a
+# busy one. While the lock keeps changing hands (many writers at once) the wait goes on, up to
+# LOCK_WAIT_LIMIT in all.
+LOCK_WAIT_SECONDS = 5.0
+LOCK_WAIT_LIMIT = 60.0
+
+
 @contextlib.contextmanager
-def locked(path: Path, timeout: float | None = 30.0) -> Iterator[None]:
+def locked(path: Path, timeout: float | None = LOCK_WAIT_SECONDS) -> Iterator[None]:
     """Hold an exclusive `flock` on *path* (created if needed) for the block; wait at most
-    *timeout* seconds (None: as long as it takes), then NeoError.
+    *timeout* seconds for one holder (None: as long as it takes; nothing in git-neo passes it),
+    then `LockTimeout`.
 
     flock locks die with their process, so a killed writer never leaves a
     stale lock behind (unlike git's `.lock` files, which we do not need here).
+    Each holder writes its pid and a stamp into the file, so a waiter can tell a lock that
+    changes hands (wait on) from one held by the same process all along (give up).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         if timeout is None:
             fcntl.flock(fd, fcntl.LOCK_EX)
-        deadline = time.monotonic() + (timeout or 0.0)
+        start = time.monotonic()
+        deadline = start + (timeout or 0.0)
+        holder = _holder(fd)
         delay = 0.001
         while timeout is not None:
             try:
@@ -71,14 +84,43 @@ def locked(path: Path, timeout: float | None = 30.0) -> Iterator[None]:
             except OSError as exc:
                 if exc.errno not in (errno.EAGAIN, errno.EACCES):
                     raise
-                if time.monotonic() > deadline:
-                    raise NeoError(f"timed out waiting for the lock {path}",
-                                   "another git-neo process is writing; try again") from None
+                now = time.monotonic()
+                if now > deadline:
+                    current = _holder(fd)
+                    if timeout == 0 or current == holder or now - start > LOCK_WAIT_LIMIT:
+                        raise LockTimeout(path, timeout)
+                    holder, deadline = current, now + timeout   # it changed hands: others are progressing
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)
+        _claim(fd)
         yield
     finally:
         os.close(fd)  # closing releases the lock
+
+
+def _holder(fd: int) -> bytes:
+    try:
+        return os.pread(fd, 64, 0)
+    except OSError:
+        return b""
+
+
+def _claim(fd: int) -> None:
+    """Say who holds the lock now (the waiters' sign of progress); best effort."""
+    try:
+        os.pwrite(fd, f"{os.getpid()} {time.time_ns()}\n".ljust(40).encode(), 0)
+    except OSError:
+        pass
+
+
+class LockTimeout(NeoError):
+    """A lock was not free within the time allowed."""
+
+    def __init__(self, path: Path, waited: float) -> None:
+        super().__init__(f"timed out after {waited:g} s waiting for the lock {path}",
+                         "another git-neo process holds it (a stopped one releases it when it exits: "
+                         "`fuser -v " + str(path) + "` names it); try again")
+        self.path = path
 
 
 def move_aside(path: Path, *, suffixes: tuple[str, ...] = ("",), expected: bytes | None = None) -> Path:

@@ -102,6 +102,8 @@ def open_repository(path: str | os.PathLike | None = None) -> "pygit2.Repository
         except pygit2.GitError as exc:
             raise NeoError(f"GIT_DIR does not name a repository: {git_dir} ({exc})",
                            "unset GIT_DIR or point it at a .git directory") from None
+        if not os.environ.get("GIT_WORK_TREE"):
+            _work_tree_from_gitfile(repo, here)   # hooks of a --separate-git-dir repository
     else:
         start = os.fspath(path) if path is not None else here
         try:
@@ -114,10 +116,35 @@ def open_repository(path: str | os.PathLike | None = None) -> "pygit2.Repository
             repo = pygit2.Repository(found)
         except pygit2.GitError as exc:
             raise_unsupported(found, exc)
+        _work_tree_from_gitfile(repo, start)
     work_tree = None if explicit else os.environ.get("GIT_WORK_TREE")
     if work_tree:
         repo.workdir = os.path.abspath(work_tree)
     return repo
+
+
+def _work_tree_from_gitfile(repo, start: str) -> None:
+    """`git init --separate-git-dir` leaves a `.git` *file* in the work tree; libgit2 then takes
+    the git dir's parent for the work tree (unless `core.worktree` says otherwise), while git
+    takes the folder holding that file. Do as git does."""
+    if repo.is_bare:
+        return
+    try:
+        if repo.config["core.worktree"]:
+            return   # git and libgit2 both follow it
+    except (KeyError, ValueError):
+        pass
+    folder = Path(os.path.abspath(start))
+    for candidate in (folder, *folder.parents):
+        marker = candidate / ".git"
+        if marker.is_dir():
+            return   # an ordinary repository: libgit2 already agrees with git
+        if marker.is_file():
+            if (Path(repo.path) / "commondir").is_file():
+                return   # a linked worktree: libgit2 reads its `gitdir` link itself
+            if repo.workdir is None or Path(repo.workdir).resolve() != candidate.resolve():
+                repo.workdir = str(candidate)
+            return
 
 
 def raise_unsupported(where: str, exc: Exception):

@@ -205,6 +205,11 @@ NEWER_WINS_TIES = True
 # FAMILY_SHARE of the family's best is only loosely on the question and keeps its own order, so a
 # newer fact that merely shares words with the answer does not displace it (StateBench train,
 # detect arm: 0.25 beat 0 and 0.5, see `benchmarks/statebench_eval.py`). Retractions stay last.
+# Only statement-sized facts (scoring.CALIBRATED_WORDS) form families: between decision records
+# cosine measures shared project vocabulary (hash: every record's best match scores 0.35-0.59), so
+# a store of records written over months was one family and recall returned the newest records
+# whatever the question (ADR dev, three projects written on three dates: the record a problem
+# statement came from ranked first 22% of the time instead of 99%).
 NEWEST_IN_FAMILY = True
 FAMILY_SHARE = 0.25
 
@@ -258,6 +263,7 @@ class _Layout:
                        * np.where(stale, STALE_WEIGHT, 1.0))
         self.retraction = (((pool_flags & ft.RETRACTION) != 0) & RETRACTIONS_LAST).tolist()
         self.stale = stale.tolist()
+        self.statement = ((pool_flags & ft.STATEMENT) != 0).tolist()  # may join a family (newest_in_family)
         # Pool positions of trusted path-scoped constraints (a constraint for its files), and of
         # every fact that may be about a file (citing code or scoped to paths).
         self.scoped_constraints: list[int] = np.flatnonzero((is_constraint & standing & scoped)[ranked]).tolist()
@@ -404,15 +410,17 @@ def above_floor(layout: _Layout, pool_cos: "np.ndarray", floor: float | None) ->
 
 
 def newest_in_family(ranked: Sequence[tuple[int, float]], pool: Sequence[Fact], vectors: "np.ndarray",
-                     threshold: float, retraction: Sequence[bool], rows: Sequence[int] | None = None
-                     ) -> list[tuple[int, float]]:
+                     threshold: float, retraction: Sequence[bool], rows: Sequence[int] | None = None,
+                     statement: Sequence[bool] | None = None) -> list[tuple[int, float]]:
     """*ranked* ((pool position, score), best first) with each family of related facts reordered
     newest first within the places its members hold (see NEWEST_IN_FAMILY). Facts are related
     when the cosine of their *vectors* is ≥ *threshold*; *rows* maps a pool position to its row of
-    *vectors* (default: the same position)."""
+    *vectors* (default: the same position); *statement* says which pool positions may join a family
+    (default: all; recall passes the statement-sized ones)."""
     import numpy as np
 
-    members = [n for n, (i, _) in enumerate(ranked) if not retraction[i]]
+    members = [n for n, (i, _) in enumerate(ranked)
+               if not retraction[i] and (statement is None or statement[i])]
     if len(members) < 2:
         return list(ranked)
     picked = [ranked[n][0] if rows is None else rows[ranked[n][0]] for n in members]
@@ -548,7 +556,8 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
         ranked = _ranked(pool_cos, relevant, now, accessed, limit)
         if family:  # only the head of the ranking can reach the answer; pairs cost O(window²)
             ranked[:window] = newest_in_family(ranked[:window], pool, vectors, family_threshold,
-                                               relevant.retraction, rows=relevant.ranked)
+                                               relevant.retraction, rows=relevant.ranked,
+                                               statement=relevant.statement)
         entries = [*first, *((pool[j], v, float(pool_cos[j])) for j, v in ranked if pool[j].id not in skip_ids)]
         for fact, score, cosine_to_query in entries:
             if len(valid_facts) >= k:

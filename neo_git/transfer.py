@@ -22,7 +22,7 @@ from neo_git import safejson
 from neo_git.errors import InvalidFact, NeoError
 from neo_git.facts import SCOPE_ORDER, Fact, FactScope, now_iso, parse_scope
 from neo_git.scoring import retention_score
-from neo_git.redact import redact, refuse_secrets
+from neo_git.redact import redact_fact, refuse_secrets
 from neo_git.store.base import Change
 from neo_git.store.filestore import ENVELOPE_VERSION
 
@@ -77,7 +77,7 @@ def _normalise(raw: Any, scope: FactScope | None) -> tuple[Fact, list | None]:
         entry["id"] = hashlib.sha256(canonical).hexdigest()[:16]
     fact = Fact.from_dict(entry)
     refuse_secrets(tags=fact.tags, source_file=fact.metadata.source_file)
-    fact = fact.evolve(subject=redact(fact.subject), body=redact(fact.body))
+    fact = redact_fact(fact)   # metadata too: source_prompt, author, invalidation.detail reach the ref
     return fact, embedding if isinstance(embedding, list) else None
 
 
@@ -205,4 +205,5 @@ def export_envelope(store: "FactStore", scope: str | None = None, include_invali
                     carried.append(every[target])
                     todo.append(every[target])
         facts = sorted(facts + carried, key=lambda f: (f.metadata.created_at, f.id))
-    return {"version": ENVELOPE_VERSION, "facts": [f.to_dict() for f in facts], "carried": len(carried)}
+    # Redacted again on the way out: a file written by an older version, or by hand, may hold one.
+    return {"version": ENVELOPE_VERSION, "facts": [redact_fact(f).to_dict() for f in facts], "carried": len(carried)}

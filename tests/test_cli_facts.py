@@ -222,7 +222,7 @@ def test_a_bug_exits_3_and_saves_the_traceback(repo, capsys, monkeypatch):
     logs = list((repo / ".git" / "neo").glob("crash-*.log"))
     assert len(logs) == 1
     text = logs[0].read_text()
-    assert "RuntimeError: kaboom in list" in text and "Traceback" in text and "'list'" in text
+    assert "RuntimeError: kaboom in list" in text and "Traceback" in text and "command: git neo list" in text
 
 
 def test_ctrl_c_exits_130(repo, capsys, monkeypatch):

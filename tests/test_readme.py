@@ -15,6 +15,8 @@ Markers (HTML comments on the line right above a block, visible in the README's 
 
     <!-- readme-test: skip (why: what the test machine cannot have) -->
     <!-- readme-test: file PATH -->
+    <!-- readme-test: in-clone -->     (the block says "in your clone of git-neo": it runs there,
+                                        in a subshell, so the next block is back in the repository)
 
 Anything else fails the test, as does a block without a language or a skip without a reason.
 
@@ -33,6 +35,7 @@ import fcntl
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import stat
 import subprocess
@@ -75,6 +78,11 @@ class Block:
         return match.group(1).strip() if match else None
 
     @property
+    def in_clone(self) -> bool:
+        """An `in-clone` marker: the block runs in the clone of git-neo."""
+        return self.marker == "in-clone"
+
+    @property
     def file(self) -> str | None:
         """The path of a `file PATH` marker."""
         match = re.fullmatch(r"file\s+(\S+)", self.marker or "")
@@ -107,8 +115,9 @@ def _problems(blocks: list[Block]) -> list[str]:
     problems = []
     for b in blocks:
         where = f"README.md:{b.line}"
-        if b.marker is not None and b.skip_reason is None and b.file is None:
-            problems.append(f"{where}: unknown readme-test marker {b.marker!r} (use `skip (reason)` or `file PATH`)")
+        if b.marker is not None and b.skip_reason is None and b.file is None and not b.in_clone:
+            problems.append(f"{where}: unknown readme-test marker {b.marker!r} "
+                            "(use `skip (reason)`, `file PATH` or `in-clone`)")
         if b.skip_reason is not None:
             continue
         if not b.lang:
@@ -248,6 +257,8 @@ def _script(blocks: list[Block], clone: Path) -> str:
             lines += [f"cat > {b.file} <<'NEO_README_FILE'", text.rstrip("\n"), "NEO_README_FILE"]
         elif b.lang == "python":
             lines += ["python3 - <<'NEO_README_PYTHON'", text.rstrip("\n"), "NEO_README_PYTHON"]
+        elif b.in_clone:
+            lines += [f"( cd {shlex.quote(str(clone))}", text.rstrip("\n"), ")"]
         else:
             lines.append(text.rstrip("\n"))
     lines.append("echo '@@ README done'")

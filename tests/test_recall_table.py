@@ -23,7 +23,7 @@ def _text(rng: random.Random, low: int = 3, high: int = 9) -> str:
 
 def _fact(store, rng: random.Random, **fields) -> Fact:
     """A project fact built by hand (so any field can be set), validated as any fact is."""
-    data = {"id": f"{rng.getrandbits(64):016x}", "subject": _text(rng).capitalize(), "body": _text(rng, 4, 30),
+    data = {"id": f"{rng.getrandbits(64):016x}", "subject": _text(rng).capitalize(), "body": _text(rng, 4, 50),
             "kind": rng.choice(KINDS), "scope": "project", "org_id": store.org_id, "project_id": store.project_id}
     metadata = {"created_at": f"2025-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}T10:00:00+00:00",
                 "confidence": round(rng.uniform(0.2, 1.0), 2), "success_count": rng.choice([0, 0, 1, 3, 9]),
@@ -142,6 +142,7 @@ def test_rows_lay_out_recall_as_the_facts_do(repo_with_commit, monkeypatch):
     from neo_git.recall import (
         CLAIM_WEIGHT, SCOPE_WEIGHT, _bonus, _Layout, is_retraction, stale_weight,
     )
+    from neo_git.scoring import statement_sized
 
     _populate(repo_with_commit, 7, monkeypatch)
     store = open_store(repo_with_commit)
@@ -150,7 +151,7 @@ def test_rows_lay_out_recall_as_the_facts_do(repo_with_commit, monkeypatch):
     assert untrusted
     layout = _Layout(open_store(repo_with_commit)._table(), untrusted)
     constraints, ranked, unknowns, retired, scoped = [], [], [], [], []
-    confidence, bonus, weight, retraction, stale = [], [], [], [], []
+    confidence, bonus, weight, retraction, stale, statement = [], [], [], [], [], []
     for i, fact in enumerate(facts):
         if not fact.is_valid:
             retired.append(i)
@@ -168,11 +169,13 @@ def test_rows_lay_out_recall_as_the_facts_do(repo_with_commit, monkeypatch):
             weight.append(SCOPE_WEIGHT[fact.scope] * (CLAIM_WEIGHT if fact.id in untrusted else 1.0) * stale_weight(fact))
             retraction.append(is_retraction(fact))
             stale.append(is_stale(fact))
+            statement.append(statement_sized(fact.text))
             if fact.kind is FactKind.CONSTRAINT and fact.metadata.paths and fact.id not in untrusted \
                     and not is_open_proposal(fact):
                 scoped.append(len(ranked) - 1)
     assert (layout.constraints, layout.ranked, layout.unknowns, layout.retired) == (constraints, ranked, unknowns, retired)
     assert layout.scoped_constraints == scoped and layout.retraction == retraction and layout.stale == stale
+    assert layout.statement == statement and any(statement) and not all(statement)
     assert np.array_equal(layout.confidence, confidence) and np.array_equal(layout.bonus, bonus)
     assert np.array_equal(layout.weight, weight)
     assert [f.id for f in layout.pool] == [facts[i].id for i in ranked]

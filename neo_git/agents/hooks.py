@@ -20,10 +20,11 @@ import sys
 import time
 from typing import Any, Sequence
 
+from neo_git.agents.deadline import DEFAULT_TIMEOUT_MS, deadline
 from neo_git.agents.payload import EVENTS, PayloadError, parse_payload, text_field
 from neo_git.hooklog import append_hook_log
 
-DEFAULT_TIMEOUT_MS = 1500
+STDIN_SHARE = 0.5   # at most this share of the limit waits for the payload (an agent that never closes stdin)
 AGENTS = ("claude", "codex")
 OUR_EVENTS = ("session-start", "prompt-submit", "pre-tool-use", "post-tool-use", "stop", "stop-failure",
               "session-end")
@@ -34,9 +35,19 @@ class _TimeUp(BaseException):
     inside the store swallows it)."""
 
 
-def _arm(seconds: float) -> None:
+def _arm(seconds: float, log_dir: list | None = None) -> None:
+    """Arm the limit. In a process of its own (armed at start, `deadline.arm_at_start`) expiry
+    ends the process at once, exit 0, after one fixed log line: unwinding through the store's
+    `finally` blocks, or redacting a message, takes CPU a starved machine does not give. Called
+    in-process (tests, a library caller) it raises `_TimeUp` instead."""
+    owned = deadline() is not None
+
     def on_alarm(signum, frame):  # noqa: ARG001 - signal handler signature
-        raise _TimeUp()
+        if not owned:
+            raise _TimeUp()
+        from neo_git.agents.deadline import expire
+
+        expire(log_dir[0] if log_dir else None)
 
     signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, max(0.05, seconds))
@@ -44,6 +55,37 @@ def _arm(seconds: float) -> None:
 
 def _disarm() -> None:
     signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def read_payload(stdin: Any, deadline: float) -> bytes:
+    """The hook's JSON payload: read until stdin closes, or as soon as what arrived parses as
+    one JSON object (an agent may keep the pipe open), or *deadline* (monotonic) passes."""
+    try:
+        fd = stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        return stdin.read()   # an in-memory stream (tests, a library caller): it ends by itself
+    import select
+
+    chunks: list[bytes] = []
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            break
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        data = b"".join(chunks)
+        if data.rstrip().endswith(b"}"):
+            try:
+                json.loads(data)
+                break   # a whole payload: do not wait for the agent to close the pipe
+            except ValueError:
+                continue
+    return b"".join(chunks)
 
 
 def _parse_args(args: Sequence[str]) -> tuple[str, str, dict]:
@@ -67,21 +109,28 @@ def run_agent_hook(args: Sequence[str], stdin: Any = None, stdout: Any = None) -
     """Run one agent hook; always returns 0 (errors go to the hook log)."""
     if os.environ.get("NEO_DISABLE") == "1":
         return 0
-    started = time.monotonic()
     event, agent, extra = _parse_args(args)
     stdin = sys.stdin.buffer if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
     neo_dir = None
+    log_dir: list = [None]   # where an expiry logs, once the repository is known
     try:
         limit_ms = int(os.environ.get("NEO_AGENT_HOOK_TIMEOUT_MS") or DEFAULT_TIMEOUT_MS)
     except ValueError:
         limit_ms = DEFAULT_TIMEOUT_MS
+    # The budget started when the agent spawned us (`deadline.arm_at_start`); called in-process
+    # (tests, a library caller), it starts now.
+    spawned = deadline()
+    started = spawned - limit_ms / 1000 if spawned is not None and stdin is None else time.monotonic()
     try:
-        _arm(limit_ms / 1000)
+        left = limit_ms / 1000 - (time.monotonic() - started)
+        if left <= 0.05 and event != "finish-detached":
+            raise _TimeUp()   # start-up alone used the budget (a machine running many hooks at once)
+        _arm(left if event != "finish-detached" else limit_ms / 1000, log_dir)
         if event == "finish-detached":  # the detached half of session-end (see _detach_finish)
             _finish_detached({**extra, "agent": agent})
             return 0
-        payload = parse_payload(stdin.read())
+        payload = parse_payload(read_payload(stdin, started + limit_ms / 1000 * STDIN_SHARE))
         event = EVENTS.get(text_field(payload, "hook_event_name"), event)
         if event not in OUR_EVENTS:
             raise PayloadError(f"unknown agent hook event {event!r} (valid: {', '.join(OUR_EVENTS)})")
@@ -92,11 +141,11 @@ def run_agent_hook(args: Sequence[str], stdin: Any = None, stdout: Any = None) -
         context = HookContext.open(agent, payload)
         if context is None:
             return 0  # not a repository: nothing to remember here
-        neo_dir = context.paths.neo_dir
+        neo_dir = log_dir[0] = context.paths.neo_dir
         remaining = limit_ms / 1000 - (time.monotonic() - started)
         configured = context.timeout_ms(limit_ms)
         if configured != limit_ms:
-            _arm(max(0.05, configured / 1000 - (time.monotonic() - started)))
+            _arm(max(0.05, configured / 1000 - (time.monotonic() - started)), log_dir)
         elif remaining <= 0:
             raise _TimeUp()
         output = context.handle(event)

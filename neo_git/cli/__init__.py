@@ -121,6 +121,11 @@ def _version() -> int:
 
 def run() -> None:  # console-script entry point
     """Entry point of the `git-neo` executable."""
+    if sys.argv[1:3] == ["hook", "agent"] and "finish-detached" not in sys.argv[3:]:
+        # Before anything heavy is imported: an agent hook's time limit counts from its spawn.
+        from neo_git.agents.deadline import arm_at_start
+
+        arm_at_start()
     # One command multiplies a query by a few thousand rows: OpenBLAS's thread pool, started
     # when numpy is imported (one spinning thread per core), costs more CPU than the product
     # (~100 ms of a cold recall's CPU on 2 cores). A user's own setting wins.

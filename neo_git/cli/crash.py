@@ -33,6 +33,13 @@ def _redacted(text: str) -> str:
         return text
 
 
+def _command(argv: list[str]) -> str:
+    """`git neo <command>` from *argv*, without any argument or option value."""
+    words = [a for a in argv if not a.startswith("-")][:1]
+    name = words[0] if words and words[0].replace("-", "").isalnum() and len(words[0]) <= 30 else "?"
+    return f"git neo {name}"
+
+
 def report_bug(argv: list[str]) -> int:
     """Print a short notice, write the traceback to a log file, return 3."""
     text = _redacted("".join(traceback.format_exc()))
@@ -41,7 +48,8 @@ def report_bug(argv: list[str]) -> int:
         directory = crash_dir()
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
-        path.write_text(f"argv: {_redacted(repr(list(argv)))}\n\n{text}", encoding="utf-8")
+        # The command's name only: its arguments are what the user typed (subjects, bodies, keys).
+        path.write_text(f"command: {_command(argv)}\n\n{text}", encoding="utf-8")
     except OSError:
         pass
     last = text.strip().splitlines()[-1] if text.strip() else "unknown error"

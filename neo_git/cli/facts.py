@@ -158,8 +158,19 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(_nothing_listed(store, args))
     else:
         for fact in facts:
-            print(fact_line(fact) + (f"  (unverified claim by {claims[fact.id]})" if fact.id in claims else ""))
+            print(fact_line(fact) + (f"  (unverified claim by {visible(claims[fact.id])})" if fact.id in claims else ""))
     return 0
+
+
+def _claim_of(store, fact_id: str) -> tuple[str, str] | None:
+    """(claimed e-mail, how it is known) when *fact_id* is a claim, else None."""
+    claims = store.untrusted()
+    if fact_id not in claims:
+        return None
+    from neo_git.store.trust import unverified_commits
+
+    how = unverified_commits(store).get(fact_id) or f"written by {claims[fact_id]}, who is not trusted here"
+    return claims[fact_id], how
 
 
 def _nothing_listed(store, args: argparse.Namespace) -> str:
@@ -181,10 +192,12 @@ def cmd_show(args: argparse.Namespace) -> int:
     from neo_git.outcomes.history import fact_outcome_history
 
     outcomes = fact_outcome_history(store.repo, fact.id)
+    claim = _claim_of(store, fact.id)
     if args.json:
-        print_json({**fact.to_dict(), **({"outcomes": outcomes} if outcomes else {})})
+        print_json({**fact.to_dict(), **({"outcomes": outcomes} if outcomes else {}),
+                    **({"untrusted_author": claim[0], "author_verified": False} if claim else {})})
     else:
-        print(fact_block(fact))
+        print(fact_block(fact, claim[1] if claim else None))
         from neo_git.cli.outcomes import format_fact_outcomes
 
         if outcomes:

@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from neo_git.cli.output import print_json
+from neo_git.cli.output import print_json, visible
 from neo_git.cli.parser import json_flag
 from neo_git.errors import NeoError
 
@@ -73,12 +73,12 @@ def cmd_suggest(args: argparse.Namespace) -> int:
     suggestion = record_suggestion(repo, paths, file=file, code=code, diff=diff, description=args.description,
                                    fact_ids=fact_ids, origin="person")
     if where is not None and not where.exists():
-        print(f"warning: {relative} is not in the work tree yet; the suggestion matches when a commit adds it",
+        print(f"warning: {visible(relative)} is not in the work tree yet; the suggestion matches when a commit adds it",
               file=sys.stderr)
     if args.json:
         print_json(suggestion.to_dict())
     else:
-        print(f"recorded suggestion {suggestion.id} for {suggestion.file}"
+        print(f"recorded suggestion {suggestion.id} for {visible(suggestion.file)}"
               + (f" (relies on {len(suggestion.fact_ids)} fact(s))" if suggestion.fact_ids else ""))
     return 0
 
@@ -101,7 +101,7 @@ def cmd_outcomes(args: argparse.Namespace) -> int:
               "install the hooks with `git neo install`, and commit")
         return 0
     for r in records:
-        print(format_outcome(r))
+        print(visible(format_outcome(r), keep_newlines=True))   # notes come from teammates too
     for agent, row in sorted(agents.items()):
         total = row["accepted"] + row["modified"]
         print(f"\nagent {agent}: {row['accepted']} of {total} recorded edits shipped as written "
@@ -110,7 +110,7 @@ def cmd_outcomes(args: argparse.Namespace) -> int:
     if pending:
         print(f"\npending: {len(pending)} suggestion(s) not shipped yet")
         for s in pending[-10:]:
-            print(f"  {s.id[:8]}  {s.file}  {_who(s.to_dict())}  {s.description[:60]}")
+            print(visible(f"  {s.id[:8]}  {s.file}  {_who(s.to_dict())}  {s.description[:60]}"))
     return 0
 
 

@@ -53,8 +53,9 @@ def cite_row(citation: dict) -> str:
     return f"{label(citation)} ({citation.get('state', 'verified')}{since})"
 
 
-def fact_block(fact) -> str:
-    """A fact in full, for `show`."""
+def fact_block(fact, claim: str | None = None) -> str:
+    """A fact in full, for `show`. *claim*: how the author of a claim is known (its
+    `metadata.author` is then only what the fact says about itself, and is marked so)."""
     meta = fact.metadata
     rows = [
         ("Kind", fact.kind.value),
@@ -63,7 +64,8 @@ def fact_block(fact) -> str:
          + (" (proposed by an agent: `git neo review accept|reject`)" if meta.proposal else "")
          + stale_mark(fact)),
         ("Provenance", meta.provenance),
-        ("Author", meta.author),
+        ("Author", meta.author if claim is None else
+         f"{meta.author or '?'} (self-declared, not verified; {claim})"),
         ("Created", meta.created_at),
         ("Confidence", f"{meta.confidence:.2f}   successes: {meta.success_count}   accessed: {meta.access_count}"),
     ]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from neo_git.cli.output import print_json, warn
+from neo_git.cli.output import print_json, visible, warn
 from neo_git.cli.parser import json_flag
 
 
@@ -149,13 +149,16 @@ def cmd_trust(args: argparse.Namespace) -> int:
     if args.action == "list":
         me = trust.local_email(store)
         listed = trust.configured_trust(store.repo)
+        remotes = trust.trusted_remotes(store.repo)
         if args.json:
-            print_json({"local_user": me, "trusted": listed})
+            print_json({"local_user": me, "trusted": listed, "trusted_remotes": remotes})
         else:
-            print(f"{me} (you)")
+            print(visible(f"{me} (you)"))
             for email in listed:
                 if email != me:
-                    print(email)
+                    print(visible(email))
+            for remote in remotes:
+                print(visible(f"every commit from remote {remote} (neo.trustUnsigned)"))
         return 0
     if not args.who:
         raise NeoError(f"`git neo trust {args.action}` needs an e-mail address",

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from neo_git.doctor import agents, caches, githooks, leftovers, pointers, reachability, ref, remotes
+from neo_git.doctor import agents, caches, githooks, leftovers, pointers, reachability, ref, refdamage, remotes
 from neo_git.doctor.findings import STALE_SECONDS, Context, Finding
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -28,6 +28,7 @@ __all__ = ["CHECKS", "REPAIRS", "STALE_SECONDS", "Context", "Finding", "context"
 
 # Run in this order; each returns its findings.
 CHECKS: dict[str, Callable[[Context], list[Finding]]] = {
+    "ref-file": refdamage.check_ref_file,
     "ref": lambda ctx: ref.check_ref(ctx.repo),
     "cache": lambda ctx: caches.check_caches(ctx.paths, ctx.home),
     "leftovers": lambda ctx: leftovers.check_leftovers(ctx.paths, ctx.home),
@@ -45,6 +46,7 @@ REPAIRS: dict[str, Callable[[Finding, "Context | None", "set[str] | None"], bool
     pointers.ACTION: pointers.cut_local,
     "reinstall-hooks": githooks.reinstall_hooks,
     "catch-up": reachability.catch_up,
+    refdamage.ACTION: refdamage.restore_ref,
 }
 
 

@@ -15,7 +15,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # "Owner is gone" is decided by asking the kernel: a git process updating a ref keeps its
 # `.lock` open, as an interrupted `atomic_write` keeps its temp file, so a file no process has
-# open and that is older than any live update is stale.
+# open and that is older than any live update is stale. git closes a ref lock just before
+# renaming it into place (refs/files-backend.c), so a lock nobody has open is given a couple
+# of seconds, as `RefStore` does, not a minute: a lock orphaned 10 s ago blocks every write.
+LOCK_GRACE_SECONDS = 2.0
 
 
 def open_files() -> set[str] | None:
@@ -57,7 +60,8 @@ def check_leftovers(paths: "RepositoryPaths", home: Path, now: float | None = No
                 continue
             if held is not None and str(path) in held:
                 continue  # someone is using it right now
-            if age < STALE_SECONDS:
+            grace = LOCK_GRACE_SECONDS if kind == "lock" and held is not None else STALE_SECONDS
+            if age < grace:
                 continue
             owner = "no process has it open" if held is not None else "no way to ask who holds it"
             findings.append(Finding("leftovers", f"{path}: a {kind} left behind {int(age)} s ago ({owner})",

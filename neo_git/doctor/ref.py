@@ -21,6 +21,8 @@ def check_ref(repo: "pygit2.Repository", ref: str = "refs/neo/facts") -> list[Fi
         reference = repo.references[ref]
     except KeyError:
         return []
+    except pygit2.GitError:
+        return []   # a ref file that holds no id: the "ref-file" check reports it (doctor/refdamage.py)
     if reference.type == pygit2.enums.ReferenceType.SYMBOLIC:
         return [Finding("ref", f"{ref} is a symbolic ref (to {reference.target})",
                         hint=f"`git symbolic-ref --delete {ref}`, then `git neo init`")]
@@ -32,11 +34,18 @@ def check_ref(repo: "pygit2.Repository", ref: str = "refs/neo/facts") -> list[Fi
     if root is None:
         return [_missing(ref, commit.tree_id, "the root tree")]
     facts_entry = root["facts"] if "facts" in root else None
+    if facts_entry is not None and facts_entry.filemode != pygit2.enums.FileMode.TREE:
+        return [Finding("ref", f"{ref}:facts is not a folder (mode {int(facts_entry.filemode):o})",
+                        path="facts", hint=_REF_HINT)]
     facts_tree = repo.get(facts_entry.id) if facts_entry is not None else None
     if facts_entry is not None and facts_tree is None:
         return [_missing(ref, facts_entry.id, "facts/")]
     facts = {}
     for folder in facts_tree if isinstance(facts_tree, pygit2.Tree) else ():
+        if folder.filemode != pygit2.enums.FileMode.TREE:   # a gitlink's commit is never here
+            findings.append(Finding("ref", f"{ref}:facts/{folder.name} is not a folder "
+                                    f"(mode {int(folder.filemode):o})", path=f"facts/{folder.name}", hint=_REF_HINT))
+            continue
         sub = repo.get(folder.id)
         if sub is None:
             findings.append(_missing(ref, folder.id, f"facts/{folder.name}/"))
@@ -47,6 +56,10 @@ def check_ref(repo: "pygit2.Repository", ref: str = "refs/neo/facts") -> list[Fi
             continue
         for entry in sub:
             path = f"facts/{folder.name}/{entry.name}"
+            if entry.filemode != pygit2.enums.FileMode.BLOB:
+                findings.append(Finding("ref", f"{ref}:{path} is not a regular file (mode {int(entry.filemode):o})",
+                                        path=path, hint=_REF_HINT))
+                continue
             blob = repo.get(entry.id)
             if blob is None:
                 findings.append(_missing(ref, entry.id, path))

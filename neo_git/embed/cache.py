@@ -38,7 +38,7 @@ import struct
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection, Iterable, Sequence
 
-from neo_git.fileio import locked
+from neo_git.fileio import LockTimeout, locked
 from neo_git.identity import vector_cache_dir
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -53,6 +53,7 @@ MAGIC = b"NEOVEC\x00\x02"   # version 2: records carry a checksum (version 1 fil
 NORM_TOLERANCE = 1e-3
 DATA_FILE = "vectors.bin"
 LOCK_FILE = "lock"
+APPEND_LOCK_WAIT = 0.5    # seconds a recall waits to persist new vectors before keeping them in memory
 # A cache that only grows is cut back to its newest half when it passes this many
 # rows. (Queries are no longer stored; a cap at a store's own size made every add
 # to a 50,000-fact store throw away half of its vectors.)
@@ -330,31 +331,48 @@ class _Shelf:
         words[:, -1] = checksums(words[:, :-1])
         payload = words.tobytes()
         self.folder.mkdir(parents=True, exist_ok=True)
-        with locked(self.folder / LOCK_FILE, timeout=None):
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                size = os.fstat(fd).st_size
-                if size < HEADER_BYTES or _header_dim(os.pread(fd, HEADER_BYTES, 0)) != self.dim:
-                    # Empty, torn header, or another vector space under the same id
-                    # (e.g. a model that changed dimension): replace the file whole.
-                    self._rewrite(payload)
-                    return
-                complete = (size - HEADER_BYTES) // self.record
-                end = HEADER_BYTES + complete * self.record
-                if size != end:
-                    os.ftruncate(fd, end)  # a writer died mid-append
-                if complete + len(keys) > MAX_ROWS:
-                    kept = min(complete, MAX_ROWS // 2)
-                    tail = os.pread(fd, kept * self.record, end - kept * self.record)
-                    self._rewrite(tail + payload)
-                else:
-                    _write_all(fd, end, payload)
-                    os.fsync(fd)
-            finally:
-                os.close(fd)
-                if self.inode is not None:  # indexed before: index what was appended too
-                    self.refresh()
-                self.remember(keys, np.array(vectors, dtype=np.float32))
+        pending = getattr(self, "_unwritten", [])
+        keys_all = [k for ks, _ in pending for k in ks] + list(keys)
+        payload_all = b"".join(p for _, p in pending) + payload
+        try:
+            with locked(self.folder / LOCK_FILE, timeout=APPEND_LOCK_WAIT):
+                self._append_locked(keys_all, payload_all, np.frombuffer(payload_all, dtype=self._dtype())["vec"])
+            self._unwritten = []
+        except LockTimeout:
+            # The cache is shared by every repository under this home: whoever holds its lock
+            # must never make a recall wait long. The vectors are kept in memory for this process
+            # and written with its next append.
+            self._unwritten = [*pending, (list(keys), payload)]
+            self.remember(keys, np.array(vectors, dtype=np.float32))
+
+    def _append_locked(self, keys: list[bytes], payload: bytes, vectors: "np.ndarray") -> None:
+        """`append`'s work under the lock."""
+        import numpy as np
+
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            if size < HEADER_BYTES or _header_dim(os.pread(fd, HEADER_BYTES, 0)) != self.dim:
+                # Empty, torn header, or another vector space under the same id
+                # (e.g. a model that changed dimension): replace the file whole.
+                self._rewrite(payload)
+                return
+            complete = (size - HEADER_BYTES) // self.record
+            end = HEADER_BYTES + complete * self.record
+            if size != end:
+                os.ftruncate(fd, end)  # a writer died mid-append
+            if complete + len(keys) > MAX_ROWS:
+                kept = min(complete, MAX_ROWS // 2)
+                tail = os.pread(fd, kept * self.record, end - kept * self.record)
+                self._rewrite(tail + payload)
+            else:
+                _write_all(fd, end, payload)
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+            if self.inode is not None:  # indexed before: index what was appended too
+                self.refresh()
+            self.remember(keys, np.array(vectors, dtype=np.float32))
 
     def _rewrite(self, body: bytes) -> None:
         """Replace the whole file (caller holds the lock); readers notice the new inode."""
@@ -369,7 +387,7 @@ class _Shelf:
 
     def prune(self, keep: set[bytes]) -> int:
         """Rewrite the file with only the records whose key is in *keep*; return rows dropped."""
-        with locked(self.folder / LOCK_FILE, timeout=None):
+        with locked(self.folder / LOCK_FILE):   # gc: a clear error after LOCK_WAIT_SECONDS
             self.refresh()
             if not self.rows:
                 return 0

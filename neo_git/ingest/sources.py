@@ -77,6 +77,9 @@ def read_sources(workdir: Path) -> list[SourceText]:
         except OSError as exc:
             out.append(SourceText(rel, None, f"it cannot be read ({exc.strerror or exc})"))
             continue
+        except RuntimeError:   # Python < 3.13 raises this for a symlink loop (3.13: OSError ELOOP)
+            out.append(SourceText(rel, None, "it is a symbolic link loop"))
+            continue
         if b"\0" in data:
             out.append(SourceText(rel, None, "it is a binary file"))
             continue

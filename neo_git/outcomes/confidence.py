@@ -110,9 +110,13 @@ def review_fact(outcome: Outcome, *, org_id: str | None, project_id: str | None,
                 project_fact_ids: set[str]) -> Fact:
     """The REVIEW fact recording one outcome, linked to the suggestion's project facts."""
     what = outcome.description.strip().splitlines()[0][:120] if outcome.description.strip() else "advice"
-    subject = redact(f"Outcome: {outcome.verdict} — {what} ({outcome.file})")[:200]
-    lines = [f"Suggestion {outcome.suggestion_id} on {outcome.file} was {outcome.verdict} in commit "
-             f"{outcome.commit[:12]}" + (f" ({outcome.commit_subject[:120]})" if outcome.commit_subject else "") + "."]
+    # A file name git stores as bytes that are not UTF-8 (a lone surrogate here) is written
+    # with \x escapes: a fact's text must be UTF-8.
+    file = outcome.file.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    commit_subject = outcome.commit_subject.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    subject = redact(f"Outcome: {outcome.verdict} — {what} ({file})")[:200]
+    lines = [f"Suggestion {outcome.suggestion_id} on {file} was {outcome.verdict} in commit "
+             f"{outcome.commit[:12]}" + (f" ({commit_subject[:120]})" if commit_subject else "") + "."]
     if outcome.health:
         lines.append(f"Health of the touched files: {outcome.health}"
                      + (f" ({'; '.join(outcome.health_reasons[:3])})" if outcome.health_reasons else "") + ".")
@@ -123,9 +127,9 @@ def review_fact(outcome: Outcome, *, org_id: str | None, project_id: str | None,
         "subject": subject, "body": redact("\n".join(lines)), "kind": "review", "scope": "project",
         "org_id": org_id, "project_id": project_id, "tags": [OUTCOME_TAG, outcome.verdict],
         "depends_on": [f for f in outcome.fact_ids if f in project_fact_ids],
-        "metadata": FactMetadata(confidence=0.5, author=author, source_file=outcome.file,
+        "metadata": FactMetadata(confidence=0.5, author=author, source_file=file,
                                  provenance="observed", created_at=now_iso(),
-                                 citations=tuple(outcome.citations)).to_dict(),
+                                 citations=tuple(c for c in outcome.citations if _utf8(c))).to_dict(),
     }
     return Fact.from_dict(raw)
 
@@ -186,3 +190,14 @@ def scope_plan(outcomes: Sequence[Outcome], commit: str):
         return Change(facts=tuple(updated), message=f"outcome {commit[:12]}: {len(moved)} fact(s) moved")
 
     return plan, result
+
+
+def _utf8(citation: dict) -> bool:
+    """A citation can be stored only when its path is UTF-8 (a fact is UTF-8 text); the code of a
+    file whose name is other bytes is not cited (the outcome itself is still recorded)."""
+    try:
+        str(citation.get("path", "")).encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+

@@ -17,6 +17,7 @@ from neo_git.fileio import atomic_write, move_aside
 FILE_NAME = "processed.json"
 MAX_COMMITS = 20_000
 MAX_RETRY = 50
+MAX_ATTEMPTS = 20  # a commit whose processing keeps failing (on a lock) is recorded as failed in the end
 
 
 class Ledger:
@@ -26,6 +27,7 @@ class Ledger:
         self.path = Path(neo_dir) / FILE_NAME
         self.commits: dict[str, dict] = {}
         self.retry: list[str] = []      # commits whose processing failed (a locked store...): retried first
+        self.attempts: dict[str, int] = {}   # failed attempts of the commits in `retry`
         self._load()
 
     def _load(self) -> None:
@@ -44,6 +46,9 @@ class Ledger:
         self.commits = {k: v for k, v in commits.items() if isinstance(k, str) and isinstance(v, dict)}
         retry = envelope.get("retry") if isinstance(envelope, dict) else None
         self.retry = [c for c in retry if isinstance(c, str)][-MAX_RETRY:] if isinstance(retry, list) else []
+        attempts = envelope.get("attempts") if isinstance(envelope, dict) else None
+        self.attempts = {c: int(n) for c, n in (attempts or {}).items()
+                         if c in self.retry and isinstance(n, int)} if isinstance(attempts, dict) else {}
 
     def __contains__(self, commit: str) -> bool:
         return commit in self.commits
@@ -53,11 +58,26 @@ class Ledger:
         self.commits[commit] = {"author": author_key, "via": via}
         if commit in self.retry:
             self.retry.remove(commit)
+        self.attempts.pop(commit, None)
 
-    def failed(self, commit: str) -> None:
-        """Remember a commit whose processing failed, so the next worker retries it."""
-        if commit not in self.retry and commit not in self.commits:
-            self.retry = (self.retry + [commit])[-MAX_RETRY:]
+    def failed(self, commit: str, author_key: str = "", reason: str = "", transient: bool = True) -> bool:
+        """A commit whose processing failed: retried by the next worker when the cause may pass
+        (a lock) and it has failed fewer than MAX_ATTEMPTS times; otherwise recorded as failed,
+        once, and never tried again (a commit the worker cannot process must not block the
+        loop). Returns True when it will be retried."""
+        if commit in self.commits:
+            return False
+        tries = self.attempts.get(commit, 0) + 1
+        if transient and tries < MAX_ATTEMPTS:
+            self.attempts[commit] = tries
+            if commit not in self.retry:
+                self.retry = (self.retry + [commit])[-MAX_RETRY:]
+            return True
+        self.commits[commit] = {"author": author_key, "via": "failed", "failed": reason[:300]}
+        if commit in self.retry:
+            self.retry.remove(commit)
+        self.attempts.pop(commit, None)
+        return False
 
     def retry_later(self, commit: str) -> None:
         """Forget that *commit* was processed and retry it with the next worker."""
@@ -69,7 +89,9 @@ class Ledger:
         items = list(self.commits.items())[-MAX_COMMITS:]
         self.commits = dict(items)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.path, (json.dumps({"version": 1, "commits": self.commits, "retry": self.retry}, indent=0) + "\n").encode())
+        self.attempts = {c: n for c, n in self.attempts.items() if c in self.retry}
+        atomic_write(self.path, (json.dumps({"version": 1, "commits": self.commits, "retry": self.retry,
+                                             "attempts": self.attempts}, indent=0, ensure_ascii=True) + "\n").encode())
 
 
 def author_key(commit) -> str:

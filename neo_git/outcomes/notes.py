@@ -45,8 +45,25 @@ def parse_note(text: str) -> list[dict]:
 
 
 def encode_record(record: dict) -> str:
-    """One JSON line (sorted keys, so the same record is the same bytes everywhere)."""
-    return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    """One JSON line (sorted keys, so the same record is the same bytes everywhere), every string
+    redacted: notes are pushed with the facts, and a description quotes what someone typed."""
+    from neo_git.redact import redact_value
+
+    text = json.dumps(redact_value(record), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    if any("\ud800" <= ch <= "\udfff" for ch in text):
+        # A file name that is not UTF-8 (lone surrogates) is written with \x escapes: a note is UTF-8.
+        text = json.dumps(_printable(redact_value(record)), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return text
+
+
+def _printable(value):
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if isinstance(value, list):
+        return [_printable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _printable(v) for k, v in value.items()}
+    return value
 
 
 def _tip(repo: pygit2.Repository, ref: str) -> pygit2.Oid | None:

@@ -109,10 +109,28 @@ def _process_commits(repo, commits, trigger, paths, catch_up) -> list[CommitResu
         for hexid in (_unprocessed_ancestors(repo, commit, ledger) if catch_up else []) + [commit]:
             if hexid not in todo:
                 todo.append(hexid)
-    results = [process_one(repo, paths, ledger, hexid, trigger) for hexid in todo]
+    results = [_process_isolated(repo, paths, ledger, hexid, trigger) for hexid in todo]
     recheck_citations(repo, results, ledger)
     ledger.save()
     return results
+
+
+def _process_isolated(repo, paths: RepositoryPaths, ledger: Ledger, hexid: str, trigger: str) -> CommitResult:
+    """`process_one`, where a bug on one commit is recorded against that commit (failed, once)
+    instead of stopping the commits after it."""
+    try:
+        return process_one(repo, paths, ledger, hexid, trigger)
+    except Exception as exc:  # noqa: BLE001 - one commit's trouble must not stop the loop
+        result = CommitResult(hexid)
+        reason = f"{type(exc).__name__}: {exc}"
+        ledger.failed(hexid, "", reason, transient=False)
+        result.errors.append(f"{reason}; recorded as failed, it will not be tried again")
+        return result
+
+
+def _transient(reason: str) -> bool:
+    """Failures that may pass by themselves (a held lock, a ref that kept moving)."""
+    return any(word in reason for word in ("is locked", "lock", "timed out", "kept moving"))
 
 
 def recheck_citations(repo: pygit2.Repository, results: list[CommitResult], ledger: Ledger) -> None:
@@ -247,7 +265,9 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
                 for s, c, m in shipped]
     moved = _apply(repo, paths, outcomes, result)
     if result.errors:
-        ledger.failed(hexid)   # not marked processed: the next worker retries it
+        reason = "; ".join(result.errors)
+        if not ledger.failed(hexid, key, reason, transient=_transient(reason)):
+            result.errors.append("recorded as failed; it will not be tried again")
         return result
     ts = now_iso()
     records = [_commit_record(hexid, trigger, ts, health.get("", {}), rewrite_of)]

@@ -23,6 +23,7 @@ from neo_git.errors import NeoError
 from neo_git.facts import check_id, new_fact_id, now_iso
 from neo_git.fileio import atomic_write, locked, read_json_list
 from neo_git.identity import RepositoryPaths
+from neo_git.redact import redact
 
 FILE_NAME = "suggestions.json"
 FORMAT_VERSION = 1
@@ -156,7 +157,8 @@ def update_suggestions(paths: RepositoryPaths,
         kept = sorted((pending + done)[:MAX_KEPT] if len(updated) > MAX_KEPT else updated,
                       key=lambda s: (s.created_at, s.id))
         envelope = {"version": FORMAT_VERSION, "suggestions": [s.to_dict() for s in kept] + bad}
-        atomic_write(path, (json.dumps(envelope, indent=1, ensure_ascii=False, sort_keys=True) + "\n").encode())
+        # ensure_ascii: a file name that is not UTF-8 (a lone surrogate in Python) stays an escape.
+        atomic_write(path, (json.dumps(envelope, indent=1, ensure_ascii=True, sort_keys=True) + "\n").encode())
         return kept
 
 
@@ -188,9 +190,12 @@ def record_suggestion(repo, paths: RepositoryPaths, *, file: str, code: str | No
             ids.append(check_id(str(fact_id).strip().lower(), "fact id"))
         except NeoError as exc:
             raise NeoError(exc.message, "give full 16-hex fact ids (`git neo list` shows them)") from None
+    # Kept under .git/neo and quoted into outcome notes (which sync pushes): redacted here, once.
+    code, diff, description = (redact(code) if code else code), (redact(diff) if diff else diff), \
+        redact(description or "")
     suggestion = Suggestion(
         id=new_fact_id(), file=normalise_path(file, paths.workdir), code=code, diff=diff,
-        description=(description or "")[:MAX_DESCRIPTION_CHARS], fact_ids=tuple(dict.fromkeys(ids)),
+        description=description[:MAX_DESCRIPTION_CHARS], fact_ids=tuple(dict.fromkeys(ids)),
         origin=origin, agent=agent, session_id=session_id, turn_id=turn_id,
         author=author or author_identity(repo), created_at=now_iso(), head=_head(repo))
     _validate(suggestion)

@@ -25,7 +25,9 @@ from typing import Iterable
 
 from neo_git import safejson
 from neo_git.facts import Fact, FactMetadata, now_iso
-from neo_git.fileio import atomic_write, locked
+from neo_git.fileio import LOCK_WAIT_SECONDS, LockTimeout, atomic_write, locked
+
+ACCESS_LOCK_WAIT = 0.2   # seconds a recall waits for a lock on the counts before skipping them
 
 FOLD_BYTES = 64 * 1024
 _LINE = re.compile(r"^(\S+)((?: [0-9a-f]{16})+)$")
@@ -91,8 +93,8 @@ class AccessLog:
         if self.path is not None:
             try:
                 self._append(ids, stamp)
-            except OSError:
-                return  # a read-only .git/neo (or a folder in the way): the answer matters, the count does not
+            except (OSError, LockTimeout):
+                return  # read-only .git/neo, a folder in the way, a held lock: the answer matters, the count does not
         self._counted(counts, ids, stamp)
         if self._last is not None:
             self._last.update((i, stamp) for i in ids)
@@ -108,7 +110,7 @@ class AccessLog:
             try:
                 # Shared with other appenders, exclusive against a fold: once we hold it, the file
                 # is either still the log (write) or was folded away meanwhile (open the new one).
-                fcntl.flock(fd, fcntl.LOCK_SH)
+                _flock(fd, fcntl.LOCK_SH, self._log, ACCESS_LOCK_WAIT)
                 try:
                     if os.fstat(fd).st_ino != os.stat(self._log).st_ino:
                         continue
@@ -119,14 +121,19 @@ class AccessLog:
             finally:
                 os.close(fd)  # also releases the flock
             if size >= FOLD_BYTES:
-                self.fold()
+                try:
+                    self.fold(timeout=ACCESS_LOCK_WAIT)
+                except LockTimeout:
+                    pass   # another process is folding (or stuck): the next appender folds
             return
 
-    def fold(self) -> None:
-        """Move the log's lines into `access.json` (under the lock; a no-op without a log)."""
+    def fold(self, timeout: float | None = None) -> None:
+        """Move the log's lines into `access.json` (under the lock; a no-op without a log); waits
+        at most *timeout* seconds for each lock (default: a command's), then `LockTimeout`."""
         if self.path is None:
             return
-        with locked(self._lock):
+        wait = LOCK_WAIT_SECONDS if timeout is None else timeout
+        with locked(self._lock, timeout=wait):
             aside = self._log.with_name(f"access.log.folding-{os.getpid()}")
             try:
                 fd = os.open(self._log, os.O_RDONLY)
@@ -134,7 +141,7 @@ class AccessLog:
                 fd = None
             if fd is not None:
                 try:
-                    fcntl.flock(fd, fcntl.LOCK_EX)  # waits for appends in flight; later ones see the rename
+                    _flock(fd, fcntl.LOCK_EX, self._log, wait)  # waits for appends in flight; later ones see the rename
                     os.replace(self._log, aside)
                 finally:
                     os.close(fd)
@@ -178,3 +185,25 @@ class AccessLog:
 
 _new = object.__new__
 _set = object.__setattr__
+
+
+def _flock(fd: int, kind: int, path: Path, timeout: float) -> None:
+    """`flock(fd, kind)` waiting at most *timeout* seconds (then `LockTimeout`): appenders and a
+    fold hold the log's lock for a write or a rename, so a longer wait is a stuck process."""
+    import errno
+    import time
+
+    deadline = time.monotonic() + timeout
+    delay = 0.001
+    while True:
+        try:
+            fcntl.flock(fd, kind | fcntl.LOCK_NB)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            if time.monotonic() > deadline:
+                raise LockTimeout(path, timeout) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.02)
+

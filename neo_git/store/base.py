@@ -6,6 +6,20 @@ from typing import Callable, Mapping, Protocol
 
 from neo_git.facts import Fact, FactScope
 
+class ScopeCap(int):
+    """A scope's cap (an int wherever one is expected) that may name facts to evict first:
+    in project scope the claims, so that facts a sync brought never push out our own."""
+
+    evict_first: "Callable[[], frozenset[str]] | None" = None
+
+    @classmethod
+    def of(cls, limit: int, evict_first: "Callable[[], frozenset[str]] | None" = None) -> "ScopeCap":
+        """A cap of *limit* evicting the ids *evict_first()* returns before any other."""
+        cap = cls(limit)
+        cap.evict_first = evict_first
+        return cap
+
+
 # How many valid facts each scope keeps; the write policy evicts the least useful beyond it.
 SCOPE_CAPS = {FactScope.GLOBAL: 200, FactScope.ORG: 100, FactScope.PROJECT: 500, FactScope.SESSION: 50}
 

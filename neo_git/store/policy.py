@@ -281,8 +281,9 @@ def plan_evictions(valid: Sequence[Fact], scope: FactScope, cap: int, stamp: str
     excess = len(valid) - cap
     if excess <= 0:
         return []
+    first = cap.evict_first() if getattr(cap, "evict_first", None) else frozenset()
     evictable = sorted((f for f in valid if not f.is_protected and f.id not in keep),
-                       key=lambda f: (retention_score(f), f.metadata.created_at, f.id))
+                       key=lambda f: (f.id not in first, retention_score(f), f.metadata.created_at, f.id))
     return [fact.evolve(is_valid=False, metadata={"invalidation": {
         "reason": "evicted", "at": stamp,
         "detail": f"the {scope.value} scope was over its cap of {cap} valid facts; "

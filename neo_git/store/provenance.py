@@ -10,6 +10,10 @@ Merge commits are transparent: a path whose blob (or text) equals one parent's c
 from that parent, whose commits were walked first; only text that is in no parent
 (an "evil merge") is the merge author's.
 
+Each fact also records *which* commit that was (`fact_origins`): whether that commit's
+author is believed is `store/trust.py`'s question (a commit a sync brought in is judged by
+its verified signature or the remote it came from, never by the e-mail it claims).
+
 The answer is cached in `.git/neo/cache/` keyed by the tip; a new tip walks only the
 commits since the cached one (one diff per commit, done by libgit2, which skips
 unchanged 2-hex folders), so recall pays a few ms after a local add.
@@ -25,15 +29,21 @@ from neo_git import safejson
 from neo_git.store.parse_cache import cache_file
 from neo_git.store.ref_facts import fact_id_of
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2   # 2: {id: [email, commit]} (1 held the e-mail alone)
 _TEXT_KEYS = ("subject", "body", "kind")
 # (common dir, ref) -> (tip, authors): recall asks on every question; this process
 # answers from memory while the tip is unchanged, without reading the cache file.
-_MEMO: dict[tuple[str, str], tuple[str, dict[str, str]]] = {}
+_MEMO: dict[tuple[str, str], tuple[str, dict[str, tuple[str, str]]]] = {}
 
 
 def fact_authors(repo: pygit2.Repository, common_dir: Path, ref: str = "refs/neo/facts") -> dict[str, str]:
-    """{fact id: e-mail (lower case) of who gave it its text} for every fact ever on *ref*."""
+    """{fact id: e-mail (lower case) the commit that gave it its text claims} for every fact ever on *ref*."""
+    return {fact_id: origin[0] for fact_id, origin in fact_origins(repo, common_dir, ref).items()}
+
+
+def fact_origins(repo: pygit2.Repository, common_dir: Path,
+                 ref: str = "refs/neo/facts") -> dict[str, tuple[str, str]]:
+    """{fact id: (claimed e-mail, commit id)} of the commit that gave each fact on *ref* its text."""
     try:
         tip = repo.references[ref].resolve().target
     except (KeyError, pygit2.GitError):
@@ -61,14 +71,14 @@ def fact_authors(repo: pygit2.Repository, common_dir: Path, ref: str = "refs/neo
     return authors
 
 
-def _attribute(repo: pygit2.Repository, commit: pygit2.Commit, authors: dict[str, str]) -> None:
-    email = (commit.author.email or "").strip().lower()
+def _attribute(repo: pygit2.Repository, commit: pygit2.Commit, authors: dict[str, tuple[str, str]]) -> None:
+    origin = ((commit.author.email or "").strip().lower(), str(commit.id))
     parents = [repo[p] for p in commit.parent_ids if p in repo]   # a shallow boundary has none here
     if not parents:
         for path, _ in _blob_paths(repo, commit.tree):
             fact_id = _id_of(path)
             if fact_id:
-                authors[fact_id] = email
+                authors[fact_id] = origin
         return
     diff = commit.tree.diff_to_tree(parents[0].tree, swap=True)   # parent -> commit
     for delta in diff.deltas:
@@ -85,7 +95,7 @@ def _attribute(repo: pygit2.Repository, commit: pygit2.Commit, authors: dict[str
         text = _text(repo, new)
         if any(old is not None and _text(repo, old) == text for old in olds):
             continue   # same text as a parent's: a metadata edit or a merge, the author stays
-        authors[fact_id] = email
+        authors[fact_id] = origin
 
 
 def _blob_paths(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = ""):
@@ -126,19 +136,20 @@ def _cache_path(common_dir: Path, ref: str) -> Path:
     return cache_file(common_dir, "authors", ref, ".json")   # .git/neo/cache/authors-<ref>.json
 
 
-def _read_cache(path: Path, ref: str) -> tuple[str | None, dict[str, str]]:
+def _read_cache(path: Path, ref: str) -> tuple[str | None, dict[str, tuple[str, str]]]:
     try:
-        # No depth walk (20 ms at 50,000 facts): only string pairs are kept, anything nested is dropped.
+        # No depth walk (20 ms at 50,000 facts): only pairs of strings are kept, nothing nested.
         data = safejson.loads(path.read_bytes(), max_depth=None)
         if data.get("format") == CACHE_FORMAT and data.get("ref") == ref and isinstance(data.get("authors"), dict) \
                 and isinstance(data.get("tip"), str):
-            return data["tip"], {k: v for k, v in data["authors"].items() if isinstance(v, str)}
-    except (OSError, ValueError, AttributeError, KeyError):
+            return data["tip"], {k: (v[0], v[1]) for k, v in data["authors"].items()
+                                 if type(v) is list and len(v) == 2 and type(v[0]) is str and type(v[1]) is str}
+    except (OSError, ValueError, AttributeError, KeyError, IndexError, TypeError):
         pass   # derived data: a missing or broken cache means walking the history again
     return None, {}
 
 
-def _write_cache(path: Path, ref: str, tip: str, authors: dict[str, str]) -> None:
+def _write_cache(path: Path, ref: str, tip: str, authors: dict[str, tuple[str, str]]) -> None:
     from neo_git.errors import NeoError
     from neo_git.fileio import atomic_write
 

@@ -81,6 +81,7 @@ class RefStore:
         self._index_from: dict[str, Subtree] | None = None   # the subtrees the index reflects
         self._in_tree_order = True       # False once incremental updates appended out of order
         self._pointer_warnings: tuple = (None, [])  # (tip, warnings about pointers leading nowhere)
+        self._sign: bool | None = None     # sign commits (store/signing.py), read on the first write
         # The subtrees as the parse cache file holds them (None: not read from it in this process);
         # a save journals only what differs from them.
         self._persisted: dict[str, Subtree] | None = None
@@ -96,6 +97,12 @@ class RefStore:
             ref = self.repo.references[self.ref]
         except KeyError:
             return None
+        except pygit2.GitError as exc:
+            # A loose ref file that holds no id ("corrupted loose reference file"). Never read it as
+            # "no facts yet": the next write would start a new, empty history over the real one.
+            raise CorruptStore(f"{self.ref} is damaged: {str(exc).split(': ', 1)[-1]}",
+                               "`git neo doctor --fix` restores its last good tip from the reflog; "
+                               "nothing was changed") from None
         if ref.type == pygit2.enums.ReferenceType.SYMBOLIC:
             raise NeoError(f"{self.ref} is a symbolic ref (to {ref.target}), not a ref git-neo can use",
                            f"remove the link with `git symbolic-ref --delete {self.ref}` (what it points at "
@@ -239,7 +246,10 @@ class RefStore:
             self._subtrees, self._subtrees_tip = {}, None
             return self._subtrees
         tree = self._object(self._commit(tip).tree_id, f"the tree of {self.ref}")
-        facts_tree = self._object(tree["facts"].id, f"{self.ref}:facts") if "facts" in tree else None
+        # A link or submodule named facts holds nothing to read (a gitlink's commit is not in
+        # this repository, so asking for it would fail as a missing object).
+        facts_tree = self._object(tree["facts"].id, f"{self.ref}:facts") \
+            if "facts" in tree and tree["facts"].filemode == _TREE else None
         known = self._subtrees
         cold = not known and self._subtrees_tip is None
         if cold:
@@ -268,14 +278,14 @@ class RefStore:
     def _prefetch_changed(self, facts_tree: pygit2.Tree, known: dict[str, Subtree]) -> None:
         """In a partial clone, fetch the subtrees and blobs about to be read in two batches,
         not one lazy fetch per object."""
-        changed = [e for e in facts_tree if known.get(e.name, _EMPTY).oid != e.id]
+        changed = [e for e in facts_tree if e.filemode == _TREE and known.get(e.name, _EMPTY).oid != e.id]
         self._prefetch([e.id for e in changed])
         blobs = []
         for entry in changed:
             earlier = known.get(entry.name, _EMPTY).blobs
             sub = self.repo.get(entry.id)
             if isinstance(sub, pygit2.Tree):
-                blobs += [b.id for b in sub if (earlier.get(b.name) or (None,))[0] != b.id]
+                blobs += [b.id for b in sub if b.filemode == _BLOB and (earlier.get(b.name) or (None,))[0] != b.id]
         self._prefetch(blobs)
 
     @staticmethod
@@ -328,6 +338,8 @@ class RefStore:
 
     def _read_subtree(self, entry: pygit2.Object, previous: Subtree | None) -> Subtree:
         """Parse one 2-hex folder; blobs unchanged since *previous* reuse their parsed fact."""
+        if entry.filemode != _TREE:   # a file, link or submodule (whose object is not here)
+            return Subtree(entry.id, {}, {}, (f"{self.ref}:facts/{entry.name} is not a folder; skipped",))
         subtree = self._object(entry.id, f"{self.ref}:facts/{entry.name}")
         if not isinstance(subtree, pygit2.Tree):
             return Subtree(entry.id, {}, {}, (f"{self.ref}:facts/{entry.name} is not a folder; skipped",))
@@ -340,6 +352,10 @@ class RefStore:
                 blobs[name] = seen
                 continue
             path = f"facts/{entry.name}/{name}"
+            if blob_entry.filemode != _BLOB:   # a link, executable, folder or submodule
+                blobs[name] = (blob_entry.id, None, f"{self.ref}:{path}: not a regular file (mode "
+                                                    f"{int(blob_entry.filemode):o}); skipped")
+                continue
             blob = self._object(blob_entry.id, f"{self.ref}:{path}")
             try:
                 if not isinstance(blob, pygit2.Blob):
@@ -455,7 +471,20 @@ class RefStore:
             oid = pygit2.Oid(hex=extra) if isinstance(extra, str) else extra
             if oid not in parents:
                 parents.append(oid)
-        return repo.create_commit(None, self.signature, self.signature, message, root_builder.write(), parents)
+        tree = root_builder.write()
+        if self._signing():
+            from neo_git.store.signing import signed_commit
+
+            return signed_commit(repo, self.signature, message, tree, parents)
+        return repo.create_commit(None, self.signature, self.signature, message, tree, parents)
+
+    def _signing(self) -> bool:
+        """Whether commits are signed (read once per store: config does not change mid-command)."""
+        if self._sign is None:
+            from neo_git.store.signing import wants_signing
+
+            self._sign = wants_signing(self.repo)
+        return self._sign
 
     def facts_at(self, tip: pygit2.Oid | None) -> "TreeFacts":
         """The facts at commit *tip* of this ref as a mapping that reads only the blobs asked for."""

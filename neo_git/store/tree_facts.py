@@ -38,7 +38,8 @@ class TreeFacts(Mapping[str, Fact]):
             if self._tip is not None:
                 store = self._store
                 root = store._object(store._commit(self._tip).tree_id, f"the tree of {store.ref}")
-                if "facts" in root:
+                # A link or submodule named facts is nothing to read (a gitlink's object is not here).
+                if "facts" in root and root["facts"].filemode == pygit2.enums.FileMode.TREE:
                     tree = store._object(root["facts"].id, f"{store.ref}:facts")
                     self._facts_tree = tree if isinstance(tree, pygit2.Tree) else None
         return self._facts_tree
@@ -47,12 +48,13 @@ class TreeFacts(Mapping[str, Fact]):
         if not isinstance(fact_id, str) or fact_id_of(fact_id[:2], f"{fact_id}.json") != fact_id:
             return None
         tree = self._tree()
-        if tree is None or fact_id[:2] not in tree:
+        if tree is None or fact_id[:2] not in tree or tree[fact_id[:2]].filemode != pygit2.enums.FileMode.TREE:
             return None
         store = self._store
         folder = store._object(tree[fact_id[:2]].id, f"{store.ref}:facts/{fact_id[:2]}")
-        if not isinstance(folder, pygit2.Tree) or f"{fact_id}.json" not in folder:
-            return None
+        if not isinstance(folder, pygit2.Tree) or f"{fact_id}.json" not in folder \
+                or folder[f"{fact_id}.json"].filemode != pygit2.enums.FileMode.BLOB:
+            return None   # a link or an executable is skipped, as the ref reader skips it
         path = f"facts/{fact_id[:2]}/{fact_id}.json"
         blob = store._object(folder[f"{fact_id}.json"].id, f"{store.ref}:{path}")
         if not isinstance(blob, pygit2.Blob):

@@ -6,20 +6,24 @@ plus every `neo.trusted` value in git config (multi-valued: `git neo trust add` 
 `~/.neo/config.json` for people trusted in every repository.
 
 "Untrusted" is computed, never stored on the ref: the project facts whose author
-(`provenance.fact_authors`, from the commit that gave them their text) is not
-trusted. Trusting someone takes effect at once, on every fact they brought.
+(`provenance.fact_origins`, the commit that gave them their text) is not trusted.
+A commit a sync brought in is judged by what git verified about it
+(`store/received.py`): a good signature by a trusted address, or a remote listed in
+`neo.trustUnsigned`; the e-mail it claims counts only for commits made here. Trusting someone takes effect at once, on every fact they brought.
 Recall ranks such *claims* below trusted facts, keeps them out of the constraint
 layer, and lists them in `ContextResult.untrusted` so prompts can mark them.
 """
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from neo_git.config import neo_config_list
 from neo_git.errors import NeoError
 from neo_git.facts import FactScope
-from neo_git.store.provenance import fact_authors
+from neo_git.store import received
+from neo_git.store.provenance import fact_origins
 
 if TYPE_CHECKING:  # pragma: no cover
     import pygit2
@@ -27,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from neo_git.store import FactStore
 
 TRUST_KEY = "neo.trusted"
+TRUST_UNSIGNED_KEY = "trustUnsigned"   # neo.trustUnsigned: remotes whose unsigned commits count
 _EMAIL = re.compile(r"^[^\s<>,;\"']{1,254}$")
 
 
@@ -66,32 +71,76 @@ def trusted_emails(store: "FactStore") -> frozenset[str]:
     return frozenset([local_email(store), *configured_trust(store.repo)])
 
 
+def trusted_remotes(repo: "pygit2.Repository") -> list[str]:
+    """Remotes whose write access is trusted (`neo.trustUnsigned`, multi-valued; `*` = all):
+    their unsigned commits count as trusted changes."""
+    return [v.strip() for v in neo_config_list(TRUST_UNSIGNED_KEY, repo=repo) if v.strip()]
+
+
+def trusted_in_repo(repo: "pygit2.Repository") -> frozenset[str]:
+    """`trusted_emails` without a FactStore (a connected org memory's bare repository): its
+    author identity (git config, as for any commit) and the configured list."""
+    from neo_git.identity import author_identity
+
+    author = author_identity(repo)
+    match = re.search(r"<([^<>]*)>\s*$", author)
+    return frozenset([(match.group(1) if match else author).strip().lower(), *configured_trust(repo)])
+
+
 def untrusted_authors(store: "FactStore") -> dict[str, str]:
-    """{fact id: author e-mail} of project facts (and of a connected org memory's facts) whose
-    author is not trusted (claims)."""
+    """{fact id: author e-mail as claimed} of project facts (and of a connected org memory's
+    facts) whose author is not trusted (claims)."""
     if store.repo is None or store.paths is None:
         return {}  # an in-memory store has no history, hence no teammates
     refs = [(store.repo, store.paths.common_dir)]
     org = store.backends.get(FactScope.ORG)
     if getattr(org, "scope", None) is FactScope.ORG:  # a connected org memory: a ref with a history
         refs.append((org.repo, org.common_dir))
-    sources = [authors for authors in (fact_authors(repo, common_dir) for repo, common_dir in refs) if authors]
-    if not sources:
-        return {}
     trusted = trusted_emails(store)
-    key = (str(store.paths.common_dir), len(refs))
-    memo = _CLAIMS.get(key)
-    # fact_authors hands back the same dict while a ref's tip is unchanged: then the claims are
-    # too, unless the trust set changed (one pass over 50,000 authors cost 10 ms per recall).
-    if memo is not None and memo[1] == trusted and len(memo[0]) == len(sources) \
-            and all(a is b for a, b in zip(memo[0], sources)):
-        return memo[2]
     claims: dict[str, str] = {}
-    for authors in sources:
-        claims.update((fact_id, email) for fact_id, email in authors.items() if email not in trusted)
-    _CLAIMS[key] = (sources, trusted, claims)
+    for repo, common_dir in refs:
+        claims.update(ref_claims(repo, common_dir, trusted))
     return claims
 
 
-# (common dir, refs) -> (the authors dicts, the trust set, the claims) of the last answer.
-_CLAIMS: dict[tuple[str, int], tuple[list, frozenset, dict[str, str]]] = {}
+def ref_claims(repo: "pygit2.Repository", common_dir: Path, trusted: frozenset[str]) -> dict[str, str]:
+    """{fact id: claimed e-mail} of the facts on one repository's facts ref whose author is not
+    trusted: a commit a sync brought in by its verdict (`store/received.py`, kept in that
+    repository's `neo/` folder), one made there by its author's e-mail."""
+    origins = fact_origins(repo, common_dir)
+    if not origins:
+        return {}
+    table = received.verdicts(Path(common_dir) / "neo")
+    remotes = tuple(trusted_remotes(repo)) if table else ()
+    key = str(common_dir)
+    memo = _CLAIMS.get(key)
+    # fact_origins and verdicts hand back the same dicts while the tip and the record are
+    # unchanged: then the claims are too, unless the trust set changed (one pass over 50,000
+    # facts cost 10 ms per recall).
+    if memo is not None and memo[0] is origins and memo[1] is table and memo[2] == (trusted, remotes):
+        return memo[3]
+    claims: dict[str, str] = {}
+    for fact_id, (email, commit) in origins.items():
+        verdict = table.get(commit)
+        ok = email in trusted if verdict is None else received.is_trusted(verdict, trusted, remotes)
+        if not ok:
+            claims[fact_id] = email
+    _CLAIMS[key] = (origins, table, (trusted, remotes), claims)
+    return claims
+
+
+# common dir -> (the origins dict, the verdicts dict, (trust set, trusted remotes), the claims).
+_CLAIMS: dict[str, tuple] = {}
+
+
+def unverified_commits(store: "FactStore") -> dict[str, str]:
+    """{fact id: how its author is known} for project claims whose commit a sync brought in
+    (`show` marks the author they state about themselves as self-declared)."""
+    if store.repo is None or store.paths is None:
+        return {}
+    table = received.verdicts(store.paths.neo_dir)
+    if not table:
+        return {}
+    origins = fact_origins(store.repo, store.paths.common_dir)
+    return {fact_id: received.describe(table[commit]) for fact_id, (_email, commit) in origins.items()
+            if commit in table}

@@ -129,13 +129,22 @@ class WritePaths:
 
         def plan(facts: Mapping[str, Fact]) -> Change | None:
             results, change = plan_many(facts, resolved, similarity=similarity,
-                                        thresholds=Thresholds.of(embedder), cap=self.caps.get(scope),
+                                        thresholds=Thresholds.of(embedder), cap=self._cap(scope),
                                         body_similarity=self._body_similarity)
             out[0] = results
             return change
 
         self.backends[scope].transact(plan)
         return out[0]
+
+    def _cap(self: "FactStore", scope: FactScope):
+        """The scope's cap; in project scope claims are evicted before our own facts."""
+        from neo_git.store.base import ScopeCap
+
+        cap = self.caps.get(scope)
+        if cap is None or scope is not FactScope.PROJECT:
+            return cap
+        return ScopeCap.of(cap, lambda: frozenset(self.untrusted()))
 
     def _body_similarity(self: "FactStore", a: Fact, b: Fact) -> float:
         """Cosine of two facts' bodies (rule 2's guard; asked only for long bodies of one subject)."""
@@ -213,7 +222,8 @@ class WritePaths:
         out: list[dict] = []
         for fact_scope in scopes:
             loaded = self.backends[fact_scope].load()
-            out.extend(review.items({i: f for i, f in loaded.facts.items() if f.scope is fact_scope}, types))
+            local = self.paths.neo_dir if self.paths is not None and fact_scope is FactScope.PROJECT else None
+            out.extend(review.items({i: f for i, f in loaded.facts.items() if f.scope is fact_scope}, types, local))
         return out
 
     def resolve_review(self: "FactStore", action: str, fact_id: str, arg: str | None = None,
@@ -226,9 +236,10 @@ class WritePaths:
         if type is not None:
             review.source_for(type)
         fact = self._find(fact_id)
-        out: list[dict] = []
+        out: list = []
+        local = self.paths.neo_dir if self.paths is not None and fact.scope is FactScope.PROJECT else None
         scoped_now = {i: f for i, f in self.backends[fact.scope].load().facts.items() if f.scope is fact.scope}
-        picked = review.pick(review.items(scoped_now), fact.id, action, type)
+        picked = review.pick(review.items(scoped_now, None, local), fact.id, action, type)
         prepare = getattr(review.SOURCES[picked["type"]], "prepare", None)
         if prepare is not None:  # what the plan needs from outside the facts (stale: the code now)
             arg = prepare(self, picked, action, arg)
@@ -237,12 +248,15 @@ class WritePaths:
             if fact.id not in facts:
                 raise FactNotFound(fact.id)
             scoped = {i: f for i, f in facts.items() if f.scope is fact.scope}
-            item = {**review.pick(review.items(scoped), fact.id, action, type), "named": fact.id}
+            item = {**review.pick(review.items(scoped, None, local), fact.id, action, type), "named": fact.id}
             result, change = review.SOURCES[item["type"]].plan(scoped, item, action, arg, self.embedder.id)
-            out[:] = [result]
+            out[:] = [result, item]
             return change
 
         self.backends[fact.scope].transact(plan)
+        source = review.SOURCES[out[1]["type"]]
+        if hasattr(source, "settle"):
+            source.settle(local, out[1], action)
         return out[0]
 
     def accept(self: "FactStore", fact_id: str, candidate: str | None = None) -> Fact:

@@ -7,8 +7,11 @@ then push, and when the push finds that the remote moved in between, pull and pu
 again, a bounded number of times.
 
 Nothing reaches `refs/neo/facts` unvalidated: even a fast-forward is taken only when
-every fact it brings passes `read_fact`; otherwise the valid ones are merged and the
-rest reported (with the commit that brought them).
+every fact it brings passes `read_fact`, its tree holds nothing but fact blobs and
+meta.json, and the trust gate (`sync/gate.py`) holds nothing back; otherwise the valid,
+allowed changes are merged and the rest reported (with the commit that brought them).
+Who made each incoming commit is what git verifies (`sync/signatures.py`), never the
+e-mail the commit claims.
 """
 from __future__ import annotations
 
@@ -22,9 +25,11 @@ import pygit2
 from neo_git.config import config_int, neo_config
 from neo_git.errors import NeoError
 from neo_git.identity import RepositoryPaths
-from neo_git.store.base import Change
+from neo_git.store.base import SCOPE_CAPS, Change
 from neo_git.store.refstore import RefStore, ensure_reflog
+from neo_git.sync.gate import TrustGate
 from neo_git.sync.notes import merge_notes
+from neo_git.sync.signatures import judge_incoming
 from neo_git.sync.transport import (
     BRANCH_FACTS_REF, FACTS_REF, NOTES_REF, Git, RefNames, ensure_blobs, fetch, ls_remote, push, ref_names,
 )
@@ -161,22 +166,24 @@ class Syncer:
                 report.facts = "up to date"
                 return
             base = self.merge_base(ours, theirs)
+            gate = self._trust_gate(theirs, ours)
             if base == ours:
                 # Only the facts the tree diff names are looked at: read on demand, not all loaded.
                 plan = plan_merge(self.repo, ours, ours, theirs, backend.facts_at(ours), self._describe(theirs),
-                                  backend.scope)
-                if not plan.skipped and not plan.repaired:
+                                  backend.scope, gate)
+                if plan.clean:
                     if not self._fast_forward(ours, theirs):
                         continue  # a local writer moved the ref: look again
                     report.facts, report.plan = ("fast-forward" if ours else "created"), plan
                     report.summary = plan.summary(self.label)
                     return
-            plan = self._merge_commit(theirs)
+            plan = self._merge_commit(theirs, gate, ours)
             if plan is None:
                 report.facts = "up to date"
                 return
             report.facts, report.plan, report.summary = "merged", plan, plan.summary(self.label)
             report.warnings += [f"skipped {path} from {self.label}: {why}" for path, why in plan.skipped]
+            self._report_gate(plan, report)
             return
         raise NeoError(f"could not update {FACTS_REF}: it kept moving", "try again")
 
@@ -194,7 +201,54 @@ class Syncer:
         except (KeyError, pygit2.GitError):
             return None
 
-    def _merge_commit(self, theirs: pygit2.Oid) -> MergePlan | None:
+    # --- trust ------------------------------------------------------------------------
+
+    def _trust_gate(self, theirs: pygit2.Oid, ours: pygit2.Oid | None) -> TrustGate | None:
+        """Judge theirs' new commits (recorded) and say which of our facts they may not change
+        (None when every one of them is trusted)."""
+        from neo_git.store import received
+        from neo_git.store.trust import ref_claims, trusted_emails, trusted_in_repo, trusted_remotes
+
+        verdicts, brought = judge_incoming(self.git, self.paths.neo_dir, self.remote, theirs, ours)
+        trusted = trusted_emails(self.store) if self.store is not None else trusted_in_repo(self.repo)
+        remotes = trusted_remotes(self.repo)
+
+        def commit_trusted(commit: str) -> bool:
+            verdict = verdicts.get(commit)
+            return verdict is not None and received.is_trusted(verdict, trusted, remotes)
+
+        def claimed(commit: str) -> str:
+            return (verdicts.get(commit) or {}).get("claimed", "?")
+
+        if all(commit_trusted(c) for c in brought):
+            return None   # every change theirs brings is trusted: nothing for the gate to hold or clip
+        claims = frozenset(ref_claims(self.repo, self.paths.common_dir, trusted)) if ours is not None else frozenset()
+        return TrustGate(self.repo, theirs, ours, claims, commit_trusted, claimed, self._cap(), self.remote)
+
+    def _cap(self) -> int | None:
+        """The cap of the scope this ref holds (the store's, which tests and callers may change)."""
+        scope = self.backend.scope
+        return self.store.caps.get(scope) if self.store is not None else SCOPE_CAPS.get(scope)
+
+    def _report_gate(self, plan: MergePlan, report: SyncReport) -> None:
+        """File held changes for review and say what the gate did."""
+        from neo_git.store.review import incoming
+
+        if plan.held:
+            incoming.file_proposals(self.paths.neo_dir, plan.held)
+            report.warnings.append(
+                f"held {len(plan.held)} change(s) to trusted facts from unverified commits of {self.label} "
+                f"(your facts are unchanged): `git neo review` lists them")
+        if plan.ignored:
+            report.warnings.append(f"ignored {len(plan.ignored)} counter update(s) to trusted facts from "
+                                   f"unverified commits of {self.label}")
+        if plan.clipped:
+            report.warnings.append(f"took {len(plan.added)} new fact(s) from {self.label}, not {len(plan.clipped)} "
+                                   f"more: the cap of {self._cap()} valid facts is applied to claims that arrive, "
+                                   "never to your own facts")
+
+    def _merge_commit(self, theirs: pygit2.Oid, gate: TrustGate | None = None,
+                      gate_for: pygit2.Oid | None = None) -> MergePlan | None:
         """Write the merge commit through the store's transaction (re-planned if the tip moves)."""
         backend = self.backend
         plans: dict = {}
@@ -207,7 +261,7 @@ class Syncer:
                 return None
             if ours not in plans:
                 plan = plan_merge(self.repo, self.merge_base(ours, theirs), ours, theirs, facts, describe,
-                                  backend.scope)
+                                  backend.scope, gate if ours == gate_for else self._trust_gate(theirs, ours))
                 plans[ours] = (plan, plan.change(self.label, theirs, facts))
             plans["last"] = plans[ours][0]
             return plans[ours][1]

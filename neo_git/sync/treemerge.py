@@ -29,7 +29,9 @@ from neo_git.errors import InvalidFact
 from neo_git.facts import Fact, FactScope
 from neo_git.store.base import Change
 from neo_git.sync.fieldmerge import merge_fact
-from neo_git.sync.trees import Entry, facts_subtrees, fact_id_of, read_fact, read_fact_or_none, subtree_entries
+from neo_git.sync.trees import (
+    Entry, facts_subtrees, fact_id_of, foreign_entries, kind_of, read_fact, read_fact_or_none, subtree_entries,
+)
 
 MAX_DETAIL_LINES = 200
 
@@ -45,6 +47,14 @@ class MergePlan:
     merged: list[str] = field(default_factory=list)       # changed on both sides: field merge
     repaired: list[str] = field(default_factory=list)     # chain repairs
     skipped: list[tuple[str, str]] = field(default_factory=list)   # (path, reason)
+    held: list[dict] = field(default_factory=list)        # untrusted changes to trusted facts (sync/gate.py)
+    ignored: list[str] = field(default_factory=list)      # untrusted counter-only changes, dropped
+    clipped: list[str] = field(default_factory=list)      # new facts over the project cap, not taken
+
+    @property
+    def clean(self) -> bool:
+        """True when theirs can be taken as it is (a fast-forward): nothing skipped, held or repaired."""
+        return not (self.skipped or self.repaired or self.held or self.ignored or self.clipped)
 
     @property
     def is_empty(self) -> bool:
@@ -58,6 +68,10 @@ class MergePlan:
             parts.append(f"{len(self.removed)} removed")
         if self.skipped:
             parts.append(f"{len(self.skipped)} invalid skipped")
+        if self.held:
+            parts.append(f"{len(self.held)} held for review")
+        if self.clipped:
+            parts.append(f"{len(self.clipped)} over the cap not taken")
         return f"from {label}: " + ", ".join(parts)
 
     def change(self, label: str, theirs: pygit2.Oid, facts: Mapping[str, Fact]) -> Change:
@@ -70,6 +84,9 @@ class MergePlan:
         lines += [f"removed (as on {label}): {i}" for i in self.removed]
         lines += [f"chain repaired: {i} {self.puts[i].subject[:80]}" for i in self.repaired]
         lines += [f"skipped invalid from {label}: {path}: {reason}" for path, reason in self.skipped]
+        lines += [f"held for review (unverified change to a trusted fact): {h['id']}" for h in self.held]
+        lines += [f"ignored unverified counter update: {i}" for i in self.ignored]
+        lines += [f"not taken (project cap): {i}" for i in self.clipped]
         if len(lines) > MAX_DETAIL_LINES:
             lines = lines[:MAX_DETAIL_LINES] + [f"... and {len(lines) - MAX_DETAIL_LINES} more lines"]
         return Change(facts=tuple(self.puts[i] for i in sorted(self.puts)),
@@ -80,27 +97,38 @@ class MergePlan:
 
 def plan_merge(repo: pygit2.Repository, base: pygit2.Oid | None, ours: pygit2.Oid | None,
                theirs: pygit2.Oid, ours_facts: Mapping[str, Fact], describe=None,
-               scope: FactScope = FactScope.PROJECT) -> MergePlan:
+               scope: FactScope = FactScope.PROJECT, gate=None) -> MergePlan:
     """Merge *theirs* into *ours* (commits; *base* their merge base or None).
 
     *ours_facts* are the valid facts at *ours* (the store's view; only the ids the diff names
     are looked up, so a lazy `TreeFacts` serves); *describe(path)* names the commit that brought
-    an invalid blob, for the warning; *scope* is the one scope the ref holds."""
+    an invalid blob, for the warning; *scope* is the one scope the ref holds; *gate* (a
+    `sync.gate.TrustGate`) takes out what an untrusted commit may not change, before chains are
+    repaired."""
     plan = MergePlan()
+    for path, reason in foreign_entries(repo, theirs, ours):
+        plan.skipped.append((path, _where(reason, describe, path)))
     b_sub, o_sub, t_sub = (facts_subtrees(repo, c) for c in (base, ours, theirs))
+    b_sub, o_sub = b_sub or {}, o_sub or {}
+    if t_sub is None:   # theirs' `facts` is a link or submodule (reported above): take nothing from it
+        t_sub = dict(o_sub)
     for prefix in sorted(b_sub.keys() | o_sub.keys() | t_sub.keys()):
         b_entry, o_entry, t_entry = b_sub.get(prefix), o_sub.get(prefix), t_sub.get(prefix)
         if t_entry == o_entry or t_entry == b_entry:
             continue  # theirs changed nothing here, or holds exactly what we hold
-        if t_entry is not None and t_entry.is_blob:
-            # A file where a folder belongs: ignore theirs here (reading it as empty would
-            # remove every fact of the folder).
-            plan.skipped.append((f"facts/{prefix}", _where("not a folder", describe, f"facts/{prefix}")))
+        if t_entry is not None and not t_entry.is_tree:
+            # A file, link or submodule where a folder belongs: ignore theirs here (reading it
+            # as empty would remove every fact of the folder).
+            plan.skipped.append((f"facts/{prefix}", _where(f"{kind_of(t_entry.mode)} where a folder belongs",
+                                                           describe, f"facts/{prefix}")))
             continue
         b_blobs, o_blobs, t_blobs = (subtree_entries(repo, e) for e in (b_entry, o_entry, t_entry))
         for name in sorted(b_blobs.keys() | o_blobs.keys() | t_blobs.keys()):
             _merge_entry(repo, plan, prefix, name, b_blobs.get(name), o_blobs.get(name), t_blobs.get(name),
                          ours_facts, describe, scope)
+    if gate is not None:
+        result = gate.apply(plan, ours_facts)
+        plan.held, plan.ignored, plan.clipped = result.held, result.ignored, result.clipped
     plan.repaired = repair_chains(plan, ours_facts)
     return plan
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from neo_git.errors import NeoError
 from neo_git.gitrun import GitCommandError, git_dir_args, run_git
 from neo_git.store.trust import (  # noqa: F401 - re-exported for the trust command
-    TRUST_KEY, configured_trust, local_email, normalize_email, trusted_emails, untrusted_authors,
+    TRUST_KEY, configured_trust, local_email, normalize_email, trusted_emails, trusted_remotes, untrusted_authors,
 )
 
 if TYPE_CHECKING:  # pragma: no cover

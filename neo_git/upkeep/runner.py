@@ -16,9 +16,8 @@ from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
-from neo_git.errors import NeoError
 from neo_git.facts import SCOPE_ORDER, Fact, FactScope
-from neo_git.fileio import locked
+from neo_git.fileio import LockTimeout, locked
 from neo_git.store.access import AccessLog
 from neo_git.store.base import Change
 from neo_git.upkeep.rules import Action, StepPlan, stamp, utc_now
@@ -91,10 +90,8 @@ def maybe_run_daily(store: "FactStore", now: datetime | None = None) -> UpkeepRe
             report = _run_locked(store, now, False, SCOPE_ORDER)
             report.seconds = time.perf_counter() - started
             return report
-    except NeoError as exc:
-        if "timed out waiting for the lock" in exc.message:
-            return None  # a gc is running: this one is not needed
-        raise
+    except LockTimeout:
+        return None  # a gc is running: this one is not needed
 
 
 def _run_locked(store: "FactStore", now: datetime, dry_run: bool, scopes: tuple[FactScope, ...]) -> UpkeepReport:

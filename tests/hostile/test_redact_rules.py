@@ -76,6 +76,14 @@ CASES = {
                         "see https://git.example.com/alice/x.git@main"),
     "secret": ("client_secret=" + _mix(16), _mix(16), "password=os.environ['DB_PASSWORD'] at startup"),
     "password-prose": ("the staging db password is " + "hunter2", "hunter2", "the password is stored in the vault"),
+    "azure-connection-string": ("DefaultEndpointsProtocol=https;AccountName=acme;" + "AccountKey=" + _mix(40, B64)
+                                + ";EndpointSuffix=core.windows.net", _mix(40, B64),
+                                "the connection string ends with AccountKey=<key>;EndpointSuffix=core.windows.net"),
+    "aws-secret-key": ("our AWS secret is " + _mix(40, B64) + " for prod", _mix(40, B64),
+                       "the AWS secret lives in the vault, under aws/prod/secret_access_key"),
+    "generic-credential": ("API_TOKEN=" + _mix(18), _mix(18), "sort with key=lambda item: item.name"),
+    "high-entropy-string": ("the staging token is probably " + _mix(28) + " now", _mix(28),
+                            "the token name is internationalization_framework_v2"),
 }
 
 

@@ -63,3 +63,33 @@ def test_health_report_shows_control_characters_in_file_names(repo_with_commit, 
     assert main(["health"]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "evil\\x1b[2Jname.py" in out
+
+
+def test_list_untrusted_shows_an_attackers_author_email_escaped(team_repo, capsys, monkeypatch):
+    repo, _ = team_repo
+    import os
+
+    saved = os.environ.get("GIT_AUTHOR_EMAIL")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "mallory\x1b[31m\u202e@example.com")   # the teammate's commit
+    push_files(repo, {f"facts/55/{HOSTILE}.json": fact_dict(HOSTILE, "a claim")})
+    if saved is None:
+        monkeypatch.delenv("GIT_AUTHOR_EMAIL")
+    else:
+        monkeypatch.setenv("GIT_AUTHOR_EMAIL", saved)
+    result = neo(capsys, "list", "--untrusted")
+    assert result.code == 0, result.err
+    assert HOSTILE in result.out and "\\x1b[31m" in result.out
+    _clean(result.out)
+    _clean(result.err)
+
+
+def test_turns_show_a_session_id_escaped(team_repo, capsys):
+    repo, _ = team_repo
+    from neo_git.agents.turns import start_turn
+    from neo_git.identity import open_repository, repository_paths
+
+    start_turn(repository_paths(open_repository(repo)), "claude", "sess\u202eion")
+    result = neo(capsys, "turns")
+    assert result.code == 0, result.err
+    assert "\\u202e" in result.out
+    _clean(result.out)

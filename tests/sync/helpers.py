@@ -24,8 +24,10 @@ class Team:
         git(seed, "commit", "-q", "-m", "initial")
         git(seed, "push", "-q", str(self.remote), "main")
 
-    def clone(self, who: str, *options: str) -> Path:
-        """A clone of the remote (extra `git clone` options allowed) owned by *who*."""
+    def clone(self, who: str, *options: str, trust_remote: bool = True) -> Path:
+        """A clone of the remote (extra `git clone` options allowed) owned by *who*. The team
+        trusts its remote's write access (`neo.trustUnsigned origin`) unless *trust_remote* is
+        False: the merge tests are about merging, the trust tests say otherwise."""
         path = self.root / who
         source = f"file://{self.remote}" if options else str(self.remote)
         git(self.root, "clone", "-q", *options, source, str(path))
@@ -33,6 +35,8 @@ class Team:
         git(path, "config", "user.name", name)
         git(path, "config", "user.email", email.rstrip(">"))
         git(path, "config", "neo.remote", "origin")   # the team chose origin for its facts (sharing is opt-in)
+        if trust_remote:
+            git(path, "config", "neo.trustUnsigned", "origin")
         return path
 
     def store(self, who: str):

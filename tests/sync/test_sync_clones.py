@@ -60,14 +60,16 @@ def test_a_partial_clone_whose_plain_fetch_brought_commits_without_blobs(seeded,
     assert fact_ids(team.store("bob")) == expected
 
 
-def test_configure_fetch_lets_plain_git_fetch_bring_the_refs_without_forcing_notes(seeded, cli):
+def test_configure_fetch_lets_plain_git_fetch_bring_the_refs_without_touching_local_notes(seeded, cli):
     team, _ = seeded
     bob = team.clone("bob")
+    git(bob, "config", "--add", "remote.origin.fetch", "refs/notes/neo:refs/notes/remotes/origin/neo")  # an old install's
     code, out, _ = cli(bob, "sync", "--configure-fetch")
-    assert code == 0 and "added remote.origin.fetch +refs/neo/facts:refs/remotes/origin/neo/facts" in out
+    assert code == 0 and "added remote.origin.fetch +refs/neo/facts*:refs/remotes/origin/neo/facts*" in out
     specs = git(bob, "config", "--get-all", "remote.origin.fetch").splitlines()
-    assert "refs/notes/neo:refs/notes/remotes/origin/neo" in specs
-    assert not any(spec.startswith("+refs/notes") or spec.endswith(":refs/notes/neo") for spec in specs)
+    assert "+refs/notes/neo*:refs/notes/remotes/origin/neo*" in specs
+    assert "refs/notes/neo:refs/notes/remotes/origin/neo" not in specs          # the old one was replaced
+    assert not any(spec.endswith(":refs/notes/neo") or spec.endswith(":refs/neo/facts") for spec in specs)
     assert "already has" in cli(bob, "sync", "--configure-fetch")[1]       # idempotent
     git(bob, "fetch", "-q", "origin")
     assert git(bob, "rev-parse", "refs/remotes/origin/neo/facts") == git(team.remote, "rev-parse", REF)
@@ -82,7 +84,7 @@ def test_install_remote_adds_the_same_fetch_refspecs(seeded, cli):
     team, _ = seeded
     bob = team.clone("bob")
     code, out, _ = cli(bob, "install", "--remote", "origin")
-    assert code == 0 and "added remote.origin.fetch refs/notes/neo:refs/notes/remotes/origin/neo" in out
+    assert code == 0 and "added remote.origin.fetch +refs/notes/neo*:refs/notes/remotes/origin/neo*" in out
     git(bob, "fetch", "-q", "origin")
     assert git(bob, "rev-parse", "refs/remotes/origin/neo/facts") == git(team.remote, "rev-parse", REF)
     code, out, _ = cli(bob, "install", "--uninstall", "--remote", "origin")

@@ -13,7 +13,10 @@ plan inside the scope's transaction (`FactStore.resolve_review`).
 
 Sources are pure functions of one scope's facts (the store runs them in the scope's
 transaction), registered by type in `SOURCES`, a literal dict: adding a type of review item
-is one module and one line here.
+is one module and one line here. A source whose items live outside the facts (`incoming`:
+changes a sync held back, queued under `.git/neo/`) says `local = True`: its `items` also
+gets the repository's `.git/neo` folder, and its `settle(neo_dir, item, action)` runs once
+the decision was written.
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from typing import Any, Mapping, Protocol
 from neo_git.errors import NeoError
 from neo_git.facts import Fact
 from neo_git.store.base import Change
-from neo_git.store.review import agent_proposal, conflict, possible, stale
+from neo_git.store.review import agent_proposal, conflict, incoming, possible, stale
 from neo_git.store.review.possible import undo_supersession
 
 __all__ = ["ReviewSource", "SOURCES", "ACTIONS", "items", "source_for", "undo_supersession"]
@@ -56,17 +59,19 @@ SOURCES: dict[str, ReviewSource] = {
     stale.SOURCE.type: stale.SOURCE,
     agent_proposal.SOURCE.type: agent_proposal.SOURCE,
     conflict.SOURCE.type: conflict.SOURCE,
+    incoming.SOURCE.type: incoming.SOURCE,
 }
 
 ACTIONS: tuple[str, ...] = tuple(dict.fromkeys(a for s in SOURCES.values() for a in s.actions))
 
 
-def items(facts: Mapping[str, Fact], types: Any = None) -> list[dict]:
-    """Open items of every source (or of *types*) in one scope's facts."""
+def items(facts: Mapping[str, Fact], types: Any = None, neo_dir: Any = None) -> list[dict]:
+    """Open items of every source (or of *types*) in one scope's facts (*neo_dir*: the
+    repository's `.git/neo`, for sources with `local = True`)."""
     out: list[dict] = []
     for name, source in SOURCES.items():
         if types is None or name in types:
-            out.extend(source.items(facts))
+            out.extend(source.items(facts, neo_dir) if getattr(source, "local", False) else source.items(facts))
     return out
 
 

@@ -1,0 +1,100 @@
+"""What this clone learned about each commit a sync brought in: the local record trust reads.
+
+A commit's author line is whatever its writer typed, so it says nothing about who wrote it.
+When `git neo sync` brings commits from a remote it asks git to verify their signatures
+(`git log --format=%G?`, which honours `gpg.ssh.allowedSignersFile` and gpg's trust) and
+records, per commit, in `.git/neo/trust/received.json` (local, never pushed):
+
+    {"remote": "origin", "sig": "G", "signer": "alice@example.com", "claimed": "alice@…"}
+
+`sig` is git's one-letter verdict (G good, U good but unknown key, N none, B bad, …) and
+`signer` the principal git names for a good signature. Whether such a commit is trusted is
+decided when asked (`is_trusted`), with the configuration of that moment: a good signature
+by a trusted address, or a remote listed in `neo.trustUnsigned`. A commit with no record
+was made in this clone (or synced before this record existed) and is judged by its author.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from neo_git import safejson
+
+RECORD = Path("trust") / "received.json"
+GOOD = "G"     # git: "a good (valid) signature"; U (unknown validity) is not enough
+# (path, mtime_ns, size) -> verdicts: recall asks on every question
+_MEMO: dict[str, tuple[tuple[int, int], dict[str, dict]]] = {}
+
+
+def record_path(neo_dir: Path) -> Path:
+    """Where the verdicts of one repository live."""
+    return Path(neo_dir) / RECORD
+
+
+def verdicts(neo_dir: Path) -> dict[str, dict]:
+    """{commit id: verdict} of every commit a sync brought in ({} before the first one)."""
+    path = record_path(neo_dir)
+    try:
+        stat = path.stat()
+    except OSError:
+        return {}
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    memo = _MEMO.get(str(path))
+    if memo is not None and memo[0] == stamp:
+        return memo[1]
+    try:
+        data = safejson.loads(path.read_bytes())
+        table = {str(k): v for k, v in data.get("commits", {}).items() if isinstance(v, dict)}
+    except (OSError, ValueError, AttributeError):
+        table = {}   # unreadable: every received commit counts as unverified (see is_trusted)
+    _MEMO[str(path)] = (stamp, table)
+    return table
+
+
+def record(neo_dir: Path, new: Mapping[str, dict]) -> None:
+    """Add *new* verdicts (commit id -> verdict) under the record's lock; earlier ones are kept
+    (a commit's first verdict stands: it was judged as it arrived)."""
+    if not new:
+        return
+    from neo_git.fileio import atomic_write, locked
+
+    path = record_path(neo_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with locked(path.with_suffix(".lock"), timeout=5.0):
+        table = dict(verdicts(neo_dir))
+        for commit, verdict in new.items():
+            table.setdefault(commit, dict(verdict))
+        atomic_write(path, json.dumps({"format": 1, "commits": table}, sort_keys=True).encode("utf-8"))
+    _MEMO.pop(str(path), None)
+
+
+def is_trusted(verdict: Mapping, trusted: Iterable[str], trusted_remotes: Iterable[str]) -> bool:
+    """Whether a received commit counts: a good signature by a trusted address, or a remote
+    whose write access is trusted (`neo.trustUnsigned`; `*` is every remote)."""
+    remotes = set(trusted_remotes)
+    if verdict.get("remote") in remotes or "*" in remotes:
+        return True
+    return verdict.get("sig") == GOOD and signer_email(verdict.get("signer", "")) in set(trusted)
+
+
+def signer_email(principal: str) -> str:
+    """The address in git's signer name: an ssh principal (`alice@example.com`) or a gpg
+    user id (`Alice <alice@example.com>`); lower case, "" when none."""
+    text = (principal or "").strip()
+    if "<" in text and text.endswith(">"):
+        text = text[text.rindex("<") + 1:-1]
+    return text.strip().lower() if "@" in text else ""
+
+
+def describe(verdict: Mapping) -> str:
+    """How a received commit's author is known, for people: "signed by X", "unverified (…)"."""
+    if verdict.get("sig") == GOOD and verdict.get("signer"):
+        return f"signed by {verdict['signer']}"
+    return f"unverified: claims {verdict.get('claimed', '?')}, from {verdict.get('remote', '?')}"
+
+
+def clear_memo() -> None:
+    """Forget verdicts read by this process (tests that rewrite the file within one mtime tick)."""
+    _MEMO.clear()
+

@@ -1,0 +1,39 @@
+"""Links, executables and submodules on the local facts ref: skipped with a warning by every
+reader and reported by the doctor, never a crash or a "missing object"."""
+from __future__ import annotations
+
+from tests.conftest import git
+from tests.hostile.plumbing import REF, mktree, neo, push_tree
+
+
+def _plant_modes(repo) -> None:
+    tree = git(repo, "rev-parse", f"{REF}^{{tree}}").strip()
+    facts = git(repo, "rev-parse", f"{REF}:facts").strip()
+    meta = git(repo, "rev-parse", f"{REF}:meta.json").strip()
+    rows = []
+    for line in git(repo, "ls-tree", facts).splitlines():
+        meta_part, name = line.split("\t", 1)
+        mode, kind, oid = meta_part.split()
+        rows.append((mode, kind, oid, name))
+    rows += [("160000", "commit", "0" * 39 + "1", "99"), ("120000", "blob", meta, "zz")]
+    new_facts = mktree(repo, rows, missing_ok=True)
+    root = mktree(repo, [("100644", "blob", meta, "meta.json"), ("040000", "tree", new_facts, "facts"),
+                         ("160000", "commit", "0" * 39 + "3", "sub")], missing_ok=True)
+    assert tree != root
+    push_tree(repo, root)
+
+
+def test_a_submodule_or_link_in_the_facts_tree_is_skipped_by_readers_and_named_by_the_doctor(team_repo, capsys):
+    repo, ids = team_repo
+    _plant_modes(repo)
+    listed = neo(capsys, "list")
+    assert listed.code == 0, listed.err
+    assert all(i in listed.out for i in ids)
+    assert "facts/99 is not a folder" in listed.err and "facts/zz is not a folder" in listed.err
+    assert neo(capsys, "recall", "HTTP client").code == 0
+    added = neo(capsys, "add", "Logging", "structured logs only")
+    assert added.code == 0, added.err
+    doctor = neo(capsys, "doctor")
+    assert doctor.code == 1
+    assert "mode 160000" in doctor.out and "mode 120000" in doctor.out
+    assert "missing" not in doctor.out
