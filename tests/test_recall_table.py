@@ -56,6 +56,8 @@ def _populate(repo, seed: int, monkeypatch) -> list[str]:
         elif roll < 0.26:
             extra["is_valid"] = False
         facts.append(_fact(store, rng, **extra))
+    facts.append(_fact(store, rng, kind="constraint", subject=f"{random_word(rng)} {random_word(rng)}",
+                       body=random_word(rng), metadata={"proposal": "open", "provenance": "agent", "confidence": 1.0}))
     # Supersession chains and one open conflict (two successors of one fact, one flagged).
     old, first, second = (_fact(store, rng, kind="decision", metadata={"confidence": 1.0},
                                 subject=f"{random_word(rng)} {random_word(rng)}", body=random_word(rng))
