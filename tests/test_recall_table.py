@@ -211,3 +211,12 @@ def test_cosines_of_a_row_do_not_depend_on_the_other_rows():
         assert np.array_equal(parts, whole), size
     picked = rng.permutation(len(matrix))[:77]
     assert np.array_equal(cosines(matrix[picked], query), whole[picked])
+
+
+def test_a_long_lived_store_keeps_its_claims_while_nothing_changed(repo_with_commit, monkeypatch):
+    """Recall asks for the claims on every question: with no received-commits record they were
+    recomputed over every fact each time (12 ms per recall at 50,000 facts)."""
+    _populate(repo_with_commit, 8, monkeypatch)
+    store = open_store(repo_with_commit)
+    first = store.untrusted()
+    assert first and store.untrusted() is first
