@@ -82,17 +82,3 @@ def conflict_partners(facts: Sequence[Fact] | Mapping[str, Fact]) -> dict[str, s
         out[fact.id] = other.id
         out.setdefault(other.id, fact.id)
     return out
-
-
-_conflict_memo: "tuple[list[Fact], dict[str, str]]" = ([], {})
-
-
-def conflict_partners_memo(facts: Sequence[Fact]) -> dict[str, str]:
-    """`conflict_partners` for a list recall sees again and again (kept while the objects are
-    the same: stores hand out the same Fact objects until one changes)."""
-    global _conflict_memo
-    known, partners = _conflict_memo
-    if len(known) != len(facts) or not all(a is b for a, b in zip(known, facts)):
-        partners = conflict_partners(facts)
-        _conflict_memo = (list(facts), partners)
-    return partners

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 from neo_git.citations.pathglob import any_matches
 from neo_git.citations.states import is_stale, stale_note
 from neo_git.facts import SCOPE_ORDER, Fact, FactKind, FactScope
-from neo_git.knowledge import conflict_partners_memo, current_successor, is_evidence, is_open_proposal
-from neo_git.scoring import statement_sized, success_bonus
+from neo_git.knowledge import current_successor, is_open_proposal
+from neo_git.scoring import success_bonus
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -183,7 +183,8 @@ def _file_first(pool_cos: "np.ndarray", layout: "_Layout", path: str | None, now
     if not path:
         return []
     out = []
-    for j, fact in enumerate(layout.pool):
+    for j in layout.about_files:  # only facts that cite code or have paths can be about a file
+        fact = layout.pool[j]
         if j not in skip and about_file(fact, path):
             out.append((j, rank_score(float(pool_cos[j]), fact, now, accessed.get(fact.id))))
     return sorted(out, key=lambda p: (layout.stale[p[0]], -p[1], layout.pool[p[0]].id))
@@ -220,86 +221,97 @@ def _newest_first(fact: Fact) -> tuple:
 
 class _Layout:
     """What recall needs to know about a list of facts that does not depend on the query:
-    which layer each belongs to, and the ranking weights of the ranked ones. Facts are
-    immutable, so it is kept for the last list seen and reused while the objects are the same."""
+    which layer each belongs to, and the ranking weights of the ranked ones. Computed from the
+    facts' rows (`fact_table`), so a table read from the parse cache is laid out without
+    decoding its facts. Facts are immutable, so it is kept for the last list seen and reused
+    while the objects are the same."""
 
     memo: "tuple[list[Fact], frozenset, _Layout | None]" = ([], frozenset(), None)  # replaced whole
 
     def __init__(self, facts: Sequence[Fact], untrusted: frozenset = frozenset()) -> None:
         import numpy as np
 
-        self.constraints: list[int] = []
-        self.ranked: list[int] = []
-        self.unknowns: list[int] = []
-        self.retired: list[int] = []
-        pool: list[Fact] = []
-        confidence: list[float] = []
-        bonus: list[float] = []
-        weight: list[float] = []
-        retraction: list[bool] = []
-        stale: list[bool] = []
-        statement: list[bool] = []
-        self.scoped_constraints: list[int] = []   # pool positions of trusted path-scoped constraints
-        constraint, unknown = FactKind.CONSTRAINT, FactKind.KNOWN_UNKNOWN
-        for i, fact in enumerate(facts):  # one pass: this runs over every fact of a cold recall
-            if not fact.is_valid:
-                self.retired.append(i)
-            elif is_evidence(fact):
-                continue  # outcome records are evidence about facts (`git neo outcomes`), not knowledge
-            elif fact.kind is constraint and fact.id not in untrusted and not is_open_proposal(fact) \
-                    and not fact.metadata.paths:
-                self.constraints.append(i)
-            elif fact.kind is unknown:
-                self.unknowns.append(i)
-            else:
-                self.ranked.append(i)
-                pool.append(fact)
-                meta = fact.metadata
-                confidence.append(meta.confidence)
-                bonus.append(1 + _bonus(meta.success_count))
-                weight.append(SCOPE_WEIGHT[fact.scope] * (CLAIM_WEIGHT if fact.id in untrusted else 1.0)
-                              * stale_weight(fact))
-                retraction.append(RETRACTIONS_LAST and is_retraction(fact))
-                stale.append(is_stale(fact))
-                statement.append(statement_sized(fact.text))
-                if fact.kind is constraint and fact.metadata.paths and fact.id not in untrusted \
-                        and not is_open_proposal(fact):
-                    self.scoped_constraints.append(len(pool) - 1)   # path-scoped: a constraint for its files
-        self.pool = pool
-        self.confidence = np.array(confidence, dtype=np.float64)
-        self.bonus = np.array(bonus, dtype=np.float64)
-        self.weight = np.array(weight, dtype=np.float64)
-        self.retraction = retraction
-        self.stale = stale
-        self.statement = statement   # may join a family of related facts (newest_in_family)
-        self.source: Sequence[Fact] | None = None   # the list object this layout was last asked for
-        self._constraint_keys = None                # built on first use (constraint_order)
+        from neo_git import fact_table as ft
 
-    _NOT_PER_POOL = frozenset({"constraints", "unknowns", "retired", "scoped_constraints", "source",
-                               "_constraint_keys"})
+        table = facts if isinstance(facts, ft.FactTable) else \
+            ft.FactTable(ft.columns_of(facts, keys=False), list(facts))
+        rows = table.rows
+        flags, kind = rows["flags"], rows["kind"]
+        claim = _claims(rows["id"], untrusted)
+        valid = (flags & ft.VALID) != 0
+        live = valid & (kind != ft.KIND_INDEX[FactKind.REVIEW])  # outcome records are evidence, not knowledge
+        is_constraint = kind == ft.KIND_INDEX[FactKind.CONSTRAINT]
+        standing = ~claim & ((flags & ft.OPEN_PROPOSAL) == 0)    # trusted and not an open proposal
+        scoped = (flags & ft.HAS_PATHS) != 0
+        constraint = live & is_constraint & standing & ~scoped
+        unknown = live & ~constraint & (kind == ft.KIND_INDEX[FactKind.KNOWN_UNKNOWN])
+        ranked = live & ~constraint & ~unknown
+        self.table = table
+        self.constraints: list[int] = np.flatnonzero(constraint).tolist()
+        self.ranked: list[int] = np.flatnonzero(ranked).tolist()
+        self.unknowns: list[int] = np.flatnonzero(unknown).tolist()
+        self.retired: list[int] = np.flatnonzero(~valid).tolist()
+        pool = rows[ranked]
+        pool_flags = pool["flags"]
+        stale = (pool_flags & ft.STALE) != 0
+        self.pool = table.view(self.ranked)
+        self.confidence = pool["confidence"].astype(np.float64)
+        values, where = np.unique(pool["success"], return_inverse=True)
+        self.bonus = np.array([1 + _bonus(int(n)) for n in values.tolist()], dtype=np.float64)[where.reshape(-1)]
+        # The same float operations, in the same order, as rank_score's weight.
+        self.weight = (_scope_weights()[pool["scope"]] * np.where(claim[ranked], CLAIM_WEIGHT, 1.0)
+                       * np.where(stale, STALE_WEIGHT, 1.0))
+        self.retraction = (((pool_flags & ft.RETRACTION) != 0) & RETRACTIONS_LAST).tolist()
+        self.stale = stale.tolist()
+        self.statement = ((pool_flags & ft.STATEMENT) != 0).tolist()  # may join a family (newest_in_family)
+        # Pool positions of trusted path-scoped constraints (a constraint for its files), and of
+        # every fact that may be about a file (citing code or scoped to paths).
+        self.scoped_constraints: list[int] = np.flatnonzero((is_constraint & standing & scoped)[ranked]).tolist()
+        self.about_files: list[int] = np.flatnonzero((pool_flags & (ft.HAS_PATHS | ft.HAS_CITATIONS)) != 0).tolist()
+        self.source: Sequence[Fact] | None = None   # the list object this layout was last asked for
+        positions = np.array(self.constraints, dtype=np.int64)
+        ids = rows["id"][positions]
+        id_rank = np.empty(len(ids), dtype=np.int64)
+        id_rank[np.argsort(ids, kind="stable")] = np.arange(len(ids))  # 16 hex digits: numeric order is text order
+        self._constraint_keys = (positions, rows["scope"][positions].astype(np.int64), id_rank,
+                                 rows["tokens"][positions].astype(np.int64))
+
+    _NOT_PER_POOL = frozenset({"constraints", "unknowns", "retired", "scoped_constraints", "about_files", "source",
+                               "_constraint_keys", "table"})
 
     def subset(self, positions: "np.ndarray") -> "_Layout":
         """The same layout with its ranked pool cut to *positions* (indices into `pool`): every
-        per-pool column (a list or array as long as the pool) is cut alike."""
+        per-pool column (a list, array or view as long as the pool) is cut alike."""
         import numpy as np
+
+        from neo_git.fact_table import TableView
 
         sub = object.__new__(type(self))
         n = len(self.pool)
         picked = positions.tolist()
         for name, value in vars(self).items():
-            if name not in self._NOT_PER_POOL and isinstance(value, np.ndarray) and value.shape[:1] == (n,):
+            if name in self._NOT_PER_POOL:
+                pass
+            elif isinstance(value, np.ndarray) and value.shape[:1] == (n,):
                 value = value[positions]
-            elif name not in self._NOT_PER_POOL and isinstance(value, list) and len(value) == n:
+            elif isinstance(value, TableView) and len(value) == n:
+                value = value.take(picked)
+            elif isinstance(value, list) and len(value) == n:
                 value = [value[i] for i in picked]
             setattr(sub, name, value)
         return sub
 
     @classmethod
     def of(cls, facts: Sequence[Fact], untrusted: frozenset = frozenset()) -> "_Layout":
+        from neo_git.fact_table import FactTable
+
         known, claims, layout = cls.memo
         if layout is not None and layout.source is facts and (claims is untrusted or claims == untrusted):
             return layout  # the very list the store handed out last time (it keeps one while nothing changes)
-        if (layout is None or claims != untrusted or len(known) != len(facts)
+        if isinstance(facts, FactTable):  # a table is reused by identity only: never walked
+            layout = cls(facts, untrusted)
+            cls.memo = ([], untrusted, layout)
+        elif (layout is None or claims != untrusted or len(known) != len(facts)
                 or not all(a is b for a, b in zip(known, facts))):
             layout = cls(facts, untrusted)
             cls.memo = (list(facts), untrusted, layout)
@@ -312,17 +324,33 @@ class _Layout:
         with a key per constraint plus their sizes cost ~10 ms at 2,500."""
         import numpy as np
 
-        if self._constraint_keys is None:
-            ids = [facts[i].id for i in self.constraints]
-            id_rank = np.empty(len(ids), dtype=np.int64)
-            id_rank[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
-            scope_rank = np.array([SCOPE_ORDER.index(facts[i].scope) for i in self.constraints], dtype=np.int64)
-            sizes = np.array([facts[i].tokens for i in self.constraints], dtype=np.int64)
-            self._constraint_keys = (np.array(self.constraints, dtype=np.int64), scope_rank, id_rank, sizes)
         positions, scope_rank, id_rank, sizes = self._constraint_keys
         cos = cos_all[positions] if len(positions) else np.zeros(0)
         order = np.lexsort((id_rank, -cos, scope_rank))
         return positions[order].tolist(), sizes[order].tolist()
+
+
+@lru_cache(maxsize=1)
+def _scope_weights() -> "np.ndarray":
+    """SCOPE_WEIGHT as an array indexed by a row's scope (its place in SCOPE_ORDER)."""
+    import numpy as np
+
+    return np.array([SCOPE_WEIGHT[scope] for scope in SCOPE_ORDER], dtype=np.float64)
+
+
+def _claims(ids: "np.ndarray", untrusted: frozenset) -> "np.ndarray":
+    """Which row ids are claims (in *untrusted*), as a boolean array."""
+    import numpy as np
+
+    if not untrusted:
+        return np.zeros(len(ids), dtype=bool)
+    from neo_git.fact_table import member
+
+    wanted = np.array([int(i, 16) for i in untrusted if isinstance(i, str) and _HEX_ID.match(i)], dtype=np.uint64)
+    return member(ids, wanted)
+
+
+_HEX_ID = re.compile(r"^[0-9a-f]{16}$")
 
 
 @lru_cache(maxsize=256)
@@ -429,21 +457,29 @@ def _created_desc(fact: Fact) -> float:
     return -stamp.timestamp() if stamp is not None else 0.0  # undated: as old as can be
 
 
-def _take_relevant(facts: Sequence[Fact], candidates: Sequence[int], relevance: Callable[[int], float],
-                   floor: float, k: int, used: int, max_tokens: int) -> tuple[list[int], int]:
-    """Up to *k* of *candidates*, most relevant first (ties by id), none below *floor*,
-    each only if it still fits the budget; returns them and the tokens now used."""
+def _take_relevant(table, candidates: Sequence[int], relevance: "np.ndarray", floor: float, k: int,
+                   used: int, max_tokens: int) -> tuple[list[int], int]:
+    """Up to *k* of *candidates* (table positions; *relevance* holds their relevance, in
+    order), most relevant first (ties by id), none below *floor*, each only if it still fits
+    the budget; returns them and the tokens now used."""
+    import numpy as np
+
     taken: list[int] = []
-    if k <= 0:
+    if k <= 0 or not len(candidates):
         return taken, used
-    # Sorting stops at the first fact below the floor: sort only those above it.
-    above = [i for i in candidates if relevance(i) >= floor]
-    for i in sorted(above, key=lambda i: (-relevance(i), facts[i].id)):
+    # Sorting stops at the first fact below the floor: sort only those above it (NaN never is).
+    above = np.flatnonzero(relevance >= floor)
+    positions = np.asarray(candidates, dtype=np.int64)[above]
+    rows = table.rows
+    order = np.lexsort((rows["id"][positions], -relevance[above]))  # ids: numeric order is text order
+    sizes = rows["tokens"]
+    for i in positions[order].tolist():
         if len(taken) >= k:
             break
-        if used + facts[i].tokens <= max_tokens:
+        size = int(sizes[i])
+        if used + size <= max_tokens:
             taken.append(i)
-            used += facts[i].tokens
+            used += size
     return taken, used
 
 
@@ -474,6 +510,7 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     now = datetime.now(timezone.utc)
     cos_all = np.asarray(cosines, dtype=np.float64).reshape(-1)[:len(facts)]
     layout = _Layout.of(facts, frozenset(untrusted))
+    facts = layout.table   # the same facts (a table decodes them as they are read)
     cos = {}
     scores: dict[str, float] = {}
 
@@ -540,19 +577,23 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     used = taken
 
     # 3. known unknowns that bear on the question.
-    taken_unknowns, used = _take_relevant(facts, layout.unknowns, cosine, max(KNOWN_UNKNOWN_MIN_COSINE, floor or 0.0),
-                                          k, used, max_tokens)
+    taken_unknowns, used = _take_relevant(facts, layout.unknowns, cos_all[layout.unknowns],
+                                          max(KNOWN_UNKNOWN_MIN_COSINE, floor or 0.0), k, used, max_tokens)
     known_unknowns = [facts[i] for i in taken_unknowns]
     scores.update((facts[i].id, cosine(i)) for i in taken_unknowns)
 
     # 4. what changed: superseded predecessors of what we return, and relevant retired facts.
     returned = {f.id for f in valid_facts} | {f.id for f in constraints}
 
-    def retired_relevance(i: int) -> float:
-        return cosine(i) + (1.0 if facts[i].superseded_by in returned else 0.0)
+    from neo_git.fact_table import SUPERSEDED_BY, member
 
-    taken_retired, used = _take_relevant(facts, layout.retired, retired_relevance, max(INVALIDATED_MIN_COSINE, floor or 0.0),
-                                         k, used, max_tokens)
+    retired = np.asarray(layout.retired, dtype=np.int64)
+    rows = facts.rows[retired]
+    successors = np.array([int(i, 16) for i in returned], dtype=np.uint64)
+    # A superseded predecessor of what we return comes first: its relevance is cosine + 1.
+    predecessor = ((rows["flags"] & SUPERSEDED_BY) != 0) & member(rows["superseded_by"], successors)
+    taken_retired, used = _take_relevant(facts, retired, cos_all[retired] + np.where(predecessor, 1.0, 0.0),
+                                         max(INVALIDATED_MIN_COSINE, floor or 0.0), k, used, max_tokens)
     invalidated = [facts[i] for i in taken_retired]
     claims = tuple(f.id for f in (*valid_facts, *known_unknowns, *invalidated) if f.id in untrusted)
     shown = (*constraints, *valid_facts, *known_unknowns)
@@ -567,16 +608,18 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
                          relevance=relevance_of, **marks)
 
 
-def _marks(facts: Sequence[Fact], *layers: Sequence[Fact]) -> dict:
+def _marks(facts, *layers: Sequence[Fact]) -> dict:
     """What the returned facts need said about them: successors of the retired ones, the other
-    side of open conflicts, open proposals (see neo_git.knowledge)."""
+    side of open conflicts, open proposals (see neo_git.knowledge). *facts* is a FactTable."""
+    from neo_git.fact_table import table_conflicts
+
     returned = [f for layer in layers for f in layer]
-    partners = conflict_partners_memo(facts)
+    partners = table_conflicts(facts)
     conflicts = {f.id: partners[f.id] for f in returned if f.id in partners}
     retired = [f for f in returned if not f.is_valid and f.superseded_by]
     successors: dict[str, Fact] = {}
     if retired:
-        by_id = {f.id: f for f in facts}
+        by_id = facts.by_id()
         for old in retired:
             new = current_successor(old, by_id)
             if new is not None:

@@ -46,13 +46,28 @@ def test_a_damaged_cache_entry_is_ignored(repo_with_commit):
     seal, _, body = path.read_bytes().partition(b"\n")  # the first line seals the data below it
     data = decode(body)
     entries = next(iter(data["subtrees"].values()))[1]
-    entries[0][2].pop("subject")        # a fact without a field
-    entries[0][2]["surprise"] = "extra"
+    entries[0][2]["subject"] = "damaged"   # a well-formed entry the seal does not cover
     path.write_bytes(seal + b"\n" + encode(data))
     cold = _cold_facts(store)
     assert cold == store.project_store.load().facts
     assert len(cold) == len(ref_fact_ids(repo_with_commit)) == len(git(
         repo_with_commit, "ls-tree", "-r", "--name-only", "refs/neo/facts").split()) - 1  # meta.json
+
+
+def test_an_entry_without_the_fields_of_a_fact_is_refused():
+    """Even under a valid seal (say, written by another version of git-neo with the same format
+    string) a form of another shape never becomes a fact."""
+    import marshal
+
+    import pytest
+
+    from neo_git.store.subtree import FACT_FIELDS, decode_fact, encode_fact
+
+    fact = fact_from_json(b'{"id": "0123456789abcdef", "subject": "s", "kind": "pattern", "scope": "project"}')
+    assert decode_fact(encode_fact(fact)) == fact
+    for broken in (marshal.dumps(tuple(range(len(FACT_FIELDS) - 1))), marshal.dumps({"id": fact.id})):
+        with pytest.raises(KeyError):
+            decode_fact(broken)
 
 
 def test_each_python_keeps_its_own_cache_and_the_json_of_earlier_versions_goes(repo_with_commit):

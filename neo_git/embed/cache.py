@@ -36,7 +36,7 @@ import os
 import re
 import struct
 from pathlib import Path
-from typing import TYPE_CHECKING, Collection, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Collection, Iterable, Sequence
 
 from neo_git.fileio import LockTimeout, locked
 from neo_git.identity import vector_cache_dir
@@ -59,6 +59,7 @@ APPEND_LOCK_WAIT = 0.5    # seconds a recall waits to persist new vectors before
 # to a 50,000-fact store throw away half of its vectors.)
 MAX_ROWS = 200_000   # 400 MB at 512 floats; well above a 50,000-fact store plus its growth
 SCAN_RECORDS = 2048  # records per read while indexing the file (~4 MB at 512 floats)
+STREAM_AT = 1024     # a process that never indexed the file streams it for this many keys or more
 
 
 def text_key(text: str) -> bytes:
@@ -73,7 +74,8 @@ def checksums(words: "np.ndarray") -> "np.ndarray":
     import numpy as np
 
     weights = np.arange(1, 2 * words.shape[1], 2, dtype=np.uint32)
-    return words.dot(weights).astype("<u4")  # uint32 arithmetic wraps: the sum is mod 2**32
+    # uint32 arithmetic wraps: the sum is mod 2**32 (matmul's integer loop is twice as fast as dot's)
+    return (words @ weights).astype("<u4")
 
 
 def record_checksum(key: bytes, vector: bytes) -> bytes:
@@ -184,11 +186,15 @@ class _Shelf:
         """Make every key of *keys* that has a sound record `checked`: records appended since
         the last look are indexed (keeping the wanted ones on the way), older ones are read
         one run of adjacent rows at a time."""
+        keys = list(keys)
         wanted = {key for key in keys if key not in self.checked}
         if not wanted:
             return
+        inode = self.inode
         self.refresh(wanted)
         index, bad, checked = self.index, self._bad, self.checked
+        if self.inode != inode:  # started over (a file not indexed before, or rewritten): forgot what it kept
+            wanted = {key for key in keys if key not in checked}
         rows = sorted({index[key] for key in wanted if key not in checked and key in index and index[key] not in bad})
         if rows:
             self._read_rows(rows)
@@ -364,7 +370,8 @@ class _Shelf:
                 os.fsync(fd)
         finally:
             os.close(fd)
-            self.refresh()
+            if self.inode is not None:  # indexed before: index what was appended too
+                self.refresh()
             self.remember(keys, np.array(vectors, dtype=np.float32))
 
     def _rewrite(self, body: bytes) -> None:
@@ -430,42 +437,72 @@ class VectorCache:
 
     def vectors(self, embedder: "Embedder", texts: Sequence[str]) -> "np.ndarray":
         """Vectors of *texts* (n, dim): cached rows where present, the rest embedded in one batch and stored."""
-        import numpy as np
-
         if isinstance(texts, str):
             raise TypeError("vectors() takes a sequence of texts, not one string")
+        return self.vectors_by_keys(embedder, [text_key(t) for t in texts], texts.__getitem__)
+
+    def vectors_by_keys(self, embedder: "Embedder", keys: Sequence[bytes], text_of: Callable[[int], str]
+                        ) -> "np.ndarray":
+        """`vectors` for texts given by their keys (`text_key`); *text_of(i)* gives the i-th text,
+        asked only for those that have to be embedded."""
         shelf = self._shelf(embedder.id, embedder.dim)
-        keys = [text_key(t) for t in texts]
-        shelf.fetch(keys)  # what other processes appended meanwhile included
-        out, missing = shelf.gather(keys)
-        unique: dict[bytes, str] = {}
-        for i in missing:
-            unique.setdefault(keys[i], texts[i])
-        if unique:
-            embedded = np.asarray(embedder.embed(list(unique.values())), dtype=np.float32)
-            if embedded.shape != (len(unique), embedder.dim):
-                raise ValueError(
-                    f"embedder {embedder.id} returned shape {embedded.shape}, expected {(len(unique), embedder.dim)}")
-            position = {key: i for i, key in enumerate(unique)}
+        if shelf.inode is None and len(keys) >= STREAM_AT:
+            # Never indexed in this process, and many wanted: one pass that keeps only those
+            # (`embed/stream.py`), rather than an index of every key in the file.
+            import numpy as np
+
+            from neo_git.embed.stream import stream_vectors
+
+            out, have = stream_vectors(shelf.path, shelf.record, shelf.dim,
+                                       np.frombuffer(b"".join(keys), dtype=f"V{KEY_BYTES}"))
+            missing = np.flatnonzero(~have).tolist()
+        else:
+            shelf.fetch(keys)  # what other processes appended meanwhile included
+            out, missing = shelf.gather(keys)
+        if missing:
+            unique: dict[bytes, int] = {}
+            for i in missing:
+                unique.setdefault(keys[i], i)
+            embedded = self.embed_and_store(embedder, list(unique), [text_of(i) for i in unique.values()])
+            position = {key: j for j, key in enumerate(unique)}
             for i in missing:
                 out[i] = embedded[position[keys[i]]]
-            try:
-                shelf.append(list(unique), embedded)
-            except OSError:
-                pass  # a read-only or full disk costs speed, not correctness
         return out
+
+    def embed_and_store(self, embedder: "Embedder", keys: list[bytes], texts: list[str]) -> "np.ndarray":
+        """Embed *texts* (whose keys are *keys*, no two alike) and append them to the cache."""
+        import numpy as np
+
+        embedded = np.asarray(embedder.embed(texts), dtype=np.float32)
+        if embedded.shape != (len(texts), embedder.dim):
+            raise ValueError(
+                f"embedder {embedder.id} returned shape {embedded.shape}, expected {(len(texts), embedder.dim)}")
+        try:
+            self._shelf(embedder.id, embedder.dim).append(keys, embedded)
+        except OSError:
+            pass  # a read-only or full disk costs speed, not correctness
+        return embedded
 
     def vector_rows(self, embedder: "Embedder", texts: Sequence[str]) -> tuple["np.ndarray", list[int] | None]:
         """Like `vectors`, but when every text is cached in one block (a cold process asking for
         a whole store) that block and the row of each text in it, not a copy in text order:
         100 MB less at 50,000 facts of 512 floats. The block is shared: read it only."""
+        return self.vector_rows_by_keys(embedder, [text_key(t) for t in texts], texts.__getitem__)
+
+    def vector_rows_by_keys(self, embedder: "Embedder", keys: Sequence[bytes], text_of: Callable[[int], str]
+                            ) -> tuple["np.ndarray", list[int] | None]:
+        """`vector_rows` for texts given by their keys (see `vectors_by_keys`)."""
         shelf = self._shelf(embedder.id, embedder.dim)
-        keys = [text_key(t) for t in texts]
         shelf.fetch(keys)
         found = shelf.block_rows(keys)
         if found is not None:
             return found
-        return self.vectors(embedder, texts), None
+        return self.vectors_by_keys(embedder, keys, text_of), None
+
+    def shelf_file(self, embedder: "Embedder") -> tuple[Path, int]:
+        """(the vectors file of *embedder*, its record size): what a streaming reader reads."""
+        shelf = self._shelf(embedder.id, embedder.dim)
+        return shelf.path, shelf.record
 
     def put(self, embedder_id: str, texts: Sequence[str], vectors: "np.ndarray") -> None:
         """Store known vectors (e.g. a Neo import's inline embeddings) for *texts*; rows already cached are kept."""

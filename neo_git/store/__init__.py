@@ -115,10 +115,14 @@ class FactStore(WritePaths):
         self._embedder: Embedder | None = None
         self._vector_cache = None
         self._fact_vectors: FactVectors | None = None
-        self._matrix_facts: list[Fact] | None = None
-        self._matrix = None
-        self._matrix_source: list[Fact] | None = None
         self._load_memo: tuple | None = None
+        # Recall's view of every scope (`_table`), per scope and combined, and its vectors: the
+        # first recall of a store streams the vector file (`embed/stream.py`), later ones keep
+        # the rows in memory (`_recall_rows`: the table and its RowView).
+        self._scope_tables: dict[FactScope, tuple] = {}
+        self._table_memo: tuple | None = None
+        self._recall_rows: tuple | None = None
+        self._streamed = False
         self._claims: tuple[dict, frozenset] = ({}, frozenset())
         self._fixed_project_id: str | None = None
         self._relevance_floor: float | None = None
@@ -200,28 +204,40 @@ class FactStore(WritePaths):
 
     def _vector_rows(self) -> FactVectors:
         if self._fact_vectors is None:
-            self._fact_vectors = FactVectors(self._vectors, self._vector_block)
+            self._fact_vectors = FactVectors(self._vectors, self._key_vectors)
         return self._fact_vectors
 
-    def _vector_block(self, texts: Sequence[str]):
-        """(vectors, the row of each text or None for in order): the cache's own block when it
-        holds every text (see `VectorCache.vector_rows`)."""
+    def _key_vectors(self, keys: Sequence[bytes], text_of, block: bool = False):
+        """Vectors of texts given by their keys (`fact_table.text_key`; *text_of(i)* gives the i-th
+        text, asked only for those to embed): with *block*, the cache's own block when it holds
+        every text and each key's row in it (`VectorCache.vector_rows_by_keys`)."""
         cache = self.vector_cache
-        return (self._vectors(texts), None) if cache is None else cache.vector_rows(self.embedder, texts)
+        if cache is None:
+            vectors = self._vectors([text_of(i) for i in range(len(keys))])
+            return (vectors, None) if block else vectors
+        if block:
+            return cache.vector_rows_by_keys(self.embedder, keys, text_of)
+        return cache.vectors_by_keys(self.embedder, keys, text_of)
 
-    def _fact_matrix(self, facts: Sequence[Fact]) -> "np.ndarray":
-        """Vectors of *facts*, memoised while the loaded facts are the same objects.
+    def _table_cosines(self, table, query: "np.ndarray"):
+        """(cosine of *query* with each fact of *table*, its vectors for recall's family ordering).
+        The first recall of a store reads the vector file once, keeping only the cosines (a cold
+        `git neo recall` never holds every vector: 100 MB at 50,000 facts); later ones keep the
+        rows in memory and multiply."""
+        memo = self._recall_rows
+        if memo is not None and memo[0] is table:
+            view = memo[1]
+        elif self.vector_cache is not None and not self._streamed:
+            self._streamed = True
+            from neo_git.store.table_vectors import streamed_cosines
 
-        Backends hand out the same Fact objects until a fact changes, so an identity
-        check replaces hashing every id and text on each recall."""
-        if facts is self._matrix_source:
-            return self._matrix  # the same list from _load: nothing changed
-        memo = self._matrix_facts
-        if memo is None or len(memo) != len(facts) or not all(a is b for a, b in zip(memo, facts)):
-            self._matrix = self._vector_rows().rows_view(facts)   # rows of the buffer, never copied out
-            self._matrix_facts = list(facts)
-        self._matrix_source = facts
-        return self._matrix
+            return streamed_cosines(self, table, query)
+        else:
+            from neo_git.store.table_vectors import row_keys
+
+            view = self._vector_rows().key_rows_view(row_keys(table), lambda i: table[i].text)
+            self._recall_rows = (table, view)
+        return view @ query, view
 
     # --- identity ------------------------------------------------------------------
 
@@ -275,6 +291,38 @@ class FactStore(WritePaths):
         self.warnings = warnings
         self._load_memo = (scopes, loaded, facts, tuple(warnings))
         return facts
+
+    def _table(self):
+        """Every fact of every scope as one `FactTable`, in scope order (as `_load` lists them):
+        the ref's facts stay undecoded until read. While no backend changed, the same table
+        object (recall's layout is then reused by identity)."""
+        from neo_git.fact_table import SCOPE_INDEX, FactTable
+
+        parts, warnings = [], []
+        for scope in SCOPE_ORDER:
+            backend = self.backends[scope]
+            table_of = getattr(backend, "table", None)
+            if table_of is not None:
+                part, part_warnings = table_of()
+                if len(part) and bool((part.rows["scope"] != SCOPE_INDEX[scope]).any()):
+                    raise NeoError(f"the {scope.value} scope handed out facts of another scope")  # a bug
+            else:
+                loaded = backend.load()
+                kept = self._scope_tables.get(scope)
+                if kept is None or kept[0] is not loaded:
+                    kept = self._scope_tables[scope] = (
+                        loaded, FactTable.of([f for f in loaded.facts.values() if f.scope is scope]))
+                part, part_warnings = kept[1], loaded.warnings
+            parts.append(part)
+            warnings.extend(part_warnings)
+        memo = self._table_memo
+        if memo is not None and all(a is b for a, b in zip(memo[0], parts)):
+            table = memo[1]
+        else:
+            table = FactTable.concat(parts)
+            self._table_memo = (parts, table)
+        self.warnings = warnings
+        return table
 
     def list(self, scope: str | FactScope | None = None, kind: str | None = None,
              include_invalid: bool = False) -> list[Fact]:
@@ -421,13 +469,12 @@ class FactStore(WritePaths):
             raise NeoError("k must be ≥ 0 and max-tokens > 0")
         from neo_git.embed import related_threshold
 
-        facts = self._load()
-        matrix = self._fact_matrix(facts) if facts else None
-        cosines = matrix @ self._embed_one(query) if matrix is not None else []
+        table = self._table()
+        cosines, matrix = self._table_cosines(table, self._embed_one(query)) if len(table) else ([], None)
         claims = self.untrusted()
         if claims is not self._claims[0]:  # the same dict while the tips and the trust set are
             self._claims = (claims, frozenset(claims))
-        result = assemble(query, facts, cosines, k=k, max_tokens=max_tokens,
+        result = assemble(query, table, cosines, k=k, max_tokens=max_tokens,
                           environment=self.environment(), last_accessed=self.access.last_accessed(),
                           untrusted=self._claims[1], vectors=matrix,
                           family_threshold=related_threshold(self.embedder), file=file,

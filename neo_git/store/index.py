@@ -17,20 +17,13 @@ appends.
 from __future__ import annotations
 
 from collections import Counter
-from functools import lru_cache
 from typing import Callable, Iterator, Mapping
 
 from neo_git.facts import Fact, FactKind, FactScope
-from neo_git.store.supersession import subject_key
+from neo_git.textkeys import normalized, subject_key
 
 # Compact a group once it has more dead rows than this and more dead than alive.
 COMPACT_AFTER = 64
-
-
-@lru_cache(maxsize=1 << 18)
-def normalized(text: str) -> str:
-    """Whitespace collapsed and case folded: two facts whose texts match this way are duplicates."""
-    return " ".join(text.split()).casefold()
 
 
 def text_key(fact: Fact) -> tuple[str, str]:
@@ -95,6 +88,14 @@ class PeerGroup:
                 self._texts.setdefault(text_key(fact), set()).add(fact.id)
         return self._texts
 
+    def duplicates(self, fact: Fact) -> set[str]:
+        """Ids of members that say exactly what *fact* says (`text_key`)."""
+        return set(self.texts().get(text_key(fact), ()))
+
+    def id_at(self, row: int) -> str:
+        """The id of the fact on *row*."""
+        return self.rows[row].id
+
     def same_subject(self, subject: str) -> set[str]:
         """Ids of members whose normalised subject (`subject_key`) equals *subject*'s."""
         if self._subjects is None:
@@ -119,6 +120,10 @@ class FactIndex:
         self.groups: dict[tuple[FactScope, FactKind], PeerGroup] = {}
         self._dependents: dict[str, set[str]] = {}      # fact id -> ids of valid facts depending on it
         self._valid: Counter[FactScope] = Counter()
+        # Built from a FactTable (`from_table`): a group is built from its rows when first asked
+        # for, as the table was; updates since then reach it because every update asks first.
+        self._table = None
+        self._asked: set[tuple[FactScope, FactKind]] = set()
 
     @classmethod
     def build(cls, facts: Mapping[str, Fact]) -> "FactIndex":
@@ -126,6 +131,18 @@ class FactIndex:
         index = cls()
         for fact in facts.values():
             index.update(None, fact)
+        return index
+
+    @classmethod
+    def from_table(cls, table) -> "FactIndex":
+        """An index of the facts of a `FactTable` whose groups are built on demand from its rows
+        (`row_index.RowGroup`): the first add of a process at 50,000 stored facts builds the one
+        group it needs, and decodes only the facts it compares text with."""
+        from neo_git.store.row_index import index_rows
+
+        index = cls()
+        index._table = table
+        index_rows(index, table)
         return index
 
     # --- maintenance ---------------------------------------------------------------
@@ -136,6 +153,9 @@ class FactIndex:
         new = new if new is not None and new.is_valid else None
         if old is None and new is None:
             return
+        for fact in (old, new):  # a group still to be built from the table is built as it was
+            if fact is not None:
+                self.group(fact.scope, fact.kind)
         if old is not None and new is not None and old.scope is new.scope and old.kind is new.kind \
                 and old.subject == new.subject and old.body == new.body:
             # Same group, same text (e.g. only flagged for review): the row and its vector stay.
@@ -178,13 +198,22 @@ class FactIndex:
 
     def duplicate_of(self, fact: Fact) -> str | None:
         """Id of a valid fact that says exactly what *fact* says; the smallest id if several do."""
-        group = self.groups.get((fact.scope, fact.kind))
-        ids = group.texts().get(text_key(fact)) if group is not None else None
+        group = self.group(fact.scope, fact.kind)
+        ids = group.duplicates(fact) if group is not None else None
         return min(ids) if ids else None
 
     def group(self, scope: FactScope, kind: FactKind) -> PeerGroup | None:
         """The valid facts of this scope and kind (None if there never were any)."""
-        return self.groups.get((scope, kind))
+        key = (scope, kind)
+        group = self.groups.get(key)
+        if group is None and self._table is not None and key not in self._asked:
+            from neo_git.store.row_index import row_group
+
+            self._asked.add(key)
+            group = row_group(self._table, scope, kind)
+            if group is not None:
+                self.groups[key] = group
+        return group
 
     def dependents(self, fact_id: str) -> list[str]:
         """Ids of the valid facts that depend on *fact_id*, sorted."""
@@ -197,6 +226,10 @@ class FactIndex:
     def summary(self) -> dict:
         """Everything the index answers, as plain data: equal for equal fact sets,
         however the index got there (incrementally or from scratch). For tests."""
+        if self._table is not None:
+            for scope in FactScope:
+                for kind in FactKind:
+                    self.group(scope, kind)
         return {
             "groups": {key: sorted((fid, fact.text) for fid, fact in group.members.items())
                        for key, group in self.groups.items() if group.members},

@@ -8,15 +8,21 @@ subtrees that changed, so the ref stays the single source of truth: a stale or
 missing cache costs time, never correctness.
 
 It lives in `.git/neo/cache/` (local, derived, never shared), is written
-atomically, and holds the fields of facts that were validated when
-read from the ref, in their in-memory form, so they are rebuilt without validating
-again (half the cost of a cold load). The body is `marshal` data, not JSON: at 5,000 facts it is half
-the size and decodes in 9 ms instead of 19 (the cache is local and tied to one
-Python version, which FORMAT records). Being a file anyone can edit, it is sealed
-with a keyed checksum, checked before anything is decoded: an edited or damaged
-cache costs a full read, never a changed (or hidden) fact that a write then
-commits. `git neo doctor` checks every entry against the blob it claims. A cache
-for other Fact fields, or written by another Python, is ignored.
+atomically, and holds the fields of facts that were validated when read from the
+ref, in their in-memory form (`marshal` data, tied to one Python version, which
+FORMAT records), so they are rebuilt without validating again. Each fact is kept
+apart, with its row (`fact_table`: the fields recall's layout and the write policy's
+first look need, the sha256 of its text): a cold recall reads the rows of every fact
+as one array and decodes only the facts it returns (`store/subtree.py`). Being a file
+anyone can edit, it is sealed with a keyed checksum, checked before anything is
+decoded: an edited or damaged cache costs a full read, never a changed (or hidden)
+fact that a write then commits. `git neo doctor` checks every entry against the blob
+it claims. A cache for other Fact fields or rows, or written by another Python, is
+ignored.
+
+Layout after the seal line: an 8-byte length, the header (`marshal`: format, ref, and
+per subtree its tree id, the rows of its facts, its skipped blobs and where its encoded
+facts are), then the encoded facts of every subtree, one after the other.
 
 Moving the tip does not rewrite it: the changed blobs of the changed subtrees are
 appended to a journal beside it (`.log`, one sealed record per change, each naming
@@ -32,48 +38,32 @@ import hmac
 import marshal
 import os
 import re
+import struct
 import sys
-from dataclasses import fields
+from functools import lru_cache
 from pathlib import Path
-from typing import NamedTuple
 
 import pygit2
 
 from neo_git.errors import NeoError
-from neo_git.facts import Fact, FactKind, FactMetadata, FactScope, canonical_json
+from neo_git.facts import Fact, canonical_json
+from neo_git.store.subtree import FACT_FIELDS, META_FIELDS, BlobEntries, Subtree, restore
 
-# Changes whenever Fact or FactMetadata gain, lose or rename a field, or Python's marshal
-# format may have changed (another minor version).
-FORMAT = "6:py%d.%d:" % sys.version_info[:2] + ",".join(f.name for f in fields(Fact)) + ":" + ",".join(f.name for f in fields(FactMetadata))
-_KINDS = {k.value: k for k in FactKind}
-_SCOPES = {s.value: s for s in FactScope}
-_new = object.__new__
-_set = object.__setattr__
-_FACT_FIELDS = frozenset(f.name for f in fields(Fact))
-_META_FIELDS = frozenset(f.name for f in fields(FactMetadata))
-# _restore fills __dict__ directly: only valid while neither class derives anything at init.
-assert not hasattr(Fact, "__post_init__") and not hasattr(FactMetadata, "__post_init__")
 # Rewrite the cache after a load that had to read this many subtrees from git
 # (or a quarter of them): cold starts and large changes, not every single add.
 REWRITE_AFTER = 16
-
-# blob file name -> (blob id, the parsed fact or None, the warning if it was skipped)
-BlobEntries = dict[str, tuple[pygit2.Oid, "Fact | None", "str | None"]]
+_LENGTH = struct.Struct("<Q")
 
 
-class Subtree(NamedTuple):
-    """One parsed `facts/<xx>/` folder."""
+@lru_cache(maxsize=1)
+def cache_format() -> str:
+    """Names what a cache holds: changes whenever Fact or FactMetadata gain, lose or rename a
+    field, the rows change (`fact_table.signature`), or Python's marshal format may have changed
+    (another minor version). A cache of another format is never read."""
+    from neo_git.fact_table import signature
 
-    oid: pygit2.Oid
-    facts: dict[str, Fact]
-    blobs: BlobEntries
-    warnings: tuple[str, ...]
-
-    @classmethod
-    def of(cls, oid: pygit2.Oid, blobs: BlobEntries) -> "Subtree":
-        """A subtree from its blob entries (in tree order)."""
-        facts = {fact.id: fact for _, fact, _ in blobs.values() if fact is not None}
-        return cls(oid, facts, blobs, tuple(w for _, _, w in blobs.values() if w))
+    return ("7:py%d.%d:" % sys.version_info[:2] + ",".join(FACT_FIELDS) + ":" + ",".join(META_FIELDS)
+            + ":" + signature())
 
 
 def cache_file(common_dir: Path, kind: str, ref: str, suffix: str) -> Path:
@@ -89,12 +79,11 @@ def parse_cache_path(common_dir: Path, ref: str) -> Path:
 
 
 def read_parse_cache(path: Path, ref: str) -> dict[str, Subtree]:
-    """The subtrees recorded in the parse cache ({} if missing, for another ref, or unreadable)."""
-    # Parsing creates a few containers per fact, all acyclic: the cyclic GC would walk the
-    # growing heap again and again for nothing (a third of this read at 5,000 facts). After it,
-    # freeze + unfreeze moves them (with everything else) straight to the oldest generation,
-    # in O(1): the next young collections would otherwise walk every new fact once more
-    # (~15 ms of a cold recall at 5,000 facts), to find nothing.
+    """The subtrees recorded in the parse cache ({} if missing, for another ref, or unreadable),
+    lazy: their facts are decoded when asked for."""
+    # Decoding a subtree creates a few containers per fact, all acyclic: the cyclic GC would walk
+    # the growing heap again and again for nothing. Afterwards freeze + unfreeze moves them (with
+    # everything else) straight to the oldest generation, in O(1).
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -112,15 +101,12 @@ def _parse(path: Path, ref: str) -> dict[str, Subtree]:
         body = _verified_body(raw, path)
         if body is None:
             return {}
-        data = decode(body)  # sealed: written by us from validated facts
-        if data.get("format") != FORMAT or data.get("ref") != ref:
+        subtrees = unpack_subtrees(body, ref)  # sealed: written by us from validated facts
+        if subtrees is None:
             return {}
-        subtrees = {}
-        for name, (tree_hex, entries) in data["subtrees"].items():
-            subtrees[name] = Subtree.of(pygit2.Oid(hex=tree_hex), _entries(entries))
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError, NeoError):
+    except (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError, struct.error, NeoError):
         return {}  # derived data: a broken cache only means reading the ref in full
     from neo_git.store.parse_journal import replay_journal  # beside this file, importing from it
 
@@ -128,20 +114,86 @@ def _parse(path: Path, ref: str) -> dict[str, Subtree]:
     return subtrees
 
 
+def unpack_subtrees(body: memoryview, ref: str) -> dict[str, Subtree] | None:
+    """The (lazy) subtrees of a verified cache body; None if it is of another format or ref."""
+    (size,) = _LENGTH.unpack_from(body)
+    header = marshal.loads(body[_LENGTH.size:_LENGTH.size + size])
+    if not isinstance(header, dict) or header.get("format") != cache_format() or header.get("ref") != ref:
+        return None
+    data = body[_LENGTH.size + size:]
+    return {str(name): lazy_subtree(entry, data) for name, entry in header["subtrees"].items()}
+
+
+def lazy_subtree(entry, data: memoryview) -> Subtree:
+    """A subtree from its header entry [tree hex, rows, skipped, start, length] over *data*."""
+    from neo_git.fact_table import ROW_STRUCT
+
+    tree_hex, rows, skipped, start, length = entry
+    if not isinstance(rows, bytes) or len(rows) % struct.calcsize(ROW_STRUCT) or not isinstance(skipped, list) \
+            or not 0 <= start <= start + length <= len(data):
+        raise ValueError("a parse-cache subtree out of shape")
+    return Subtree.lazy(pygit2.Oid(hex=tree_hex), rows, data[start:start + length], skipped)
+
+
+def pack_subtrees(subtrees: dict[str, Subtree]) -> tuple[dict, list[bytes]]:
+    """({name: [tree hex, rows, skipped, start, length]}, the encoded facts of each subtree in
+    order): what a cache or a journal record holds for *subtrees*."""
+    header, chunks, at = {}, [], 0
+    for name, sub in subtrees.items():
+        rows, data, skipped = sub.encoded()
+        header[name] = [str(sub.oid), rows, skipped, at, len(data)]
+        chunks.append(data)
+        at += len(data)
+    return header, chunks
+
+
 def _base_id(raw: bytes) -> bytes:
     """What identifies a base file: its seal (which changes with every byte of it)."""
     return raw[len(_SEAL):raw.find(b"\n")][:32]
 
 
-def _entries(entries) -> BlobEntries:
-    """Blob entries from their cache form; ValueError if one names a fact at the wrong file."""
-    blobs: BlobEntries = {}
-    for blob_name, blob_hex, raw, warning in entries:
-        fact = None if raw is None else _restore(raw)
-        if fact is not None and f"{fact.id}.json" != blob_name:
-            raise ValueError("a parse-cache entry under another fact's name")
-        blobs[blob_name] = (pygit2.Oid(hex=blob_hex), fact, None if warning is None else str(warning))
-    return blobs
+def decode(body: "bytes | memoryview") -> dict:
+    """A cache body as plain data, for tests and hand inspection: {"format", "ref", "subtrees":
+    {name: [tree hex, [[blob name, blob hex, fact fields as a dict | None, warning], ...]]}}."""
+    (size,) = _LENGTH.unpack_from(body)
+    header = marshal.loads(bytes(body[_LENGTH.size:_LENGTH.size + size]))
+    if not isinstance(header, dict):
+        raise ValueError("a parse cache holds a mapping")
+    data = memoryview(bytes(body))[_LENGTH.size + size:]
+    subtrees = {}
+    for name, entry in header.get("subtrees", {}).items():
+        sub = lazy_subtree(entry, data)
+        entries = [[blob_name, str(oid), None if fact is None else _plain(fact), warning]
+                   for blob_name, (oid, fact, warning) in sub.blobs.items()]
+        subtrees[name] = [entry[0], entries]
+    return {"format": header.get("format"), "ref": header.get("ref"), "subtrees": subtrees}
+
+
+def encode(data: dict) -> bytes:
+    """The cache body for plain data as `decode` gives it (facts given as dicts of their fields)."""
+    subtrees = {}
+    for name, (tree_hex, entries) in data["subtrees"].items():
+        blobs: BlobEntries = {}
+        for blob_name, blob_hex, fields_, warning in entries:
+            blobs[blob_name] = (pygit2.Oid(hex=blob_hex), None if fields_ is None else _from_plain(fields_), warning)
+        subtrees[name] = Subtree.of(pygit2.Oid(hex=tree_hex), blobs)
+    header, chunks = pack_subtrees(subtrees)
+    return _body({"format": data["format"], "ref": data["ref"], "subtrees": header}, chunks)
+
+
+def _plain(fact: Fact) -> dict:
+    return {**fact.__dict__, "kind": fact.kind.value, "scope": fact.scope.value, "metadata": dict(fact.metadata.__dict__)}
+
+
+def _from_plain(fields_: dict) -> Fact:
+    meta = fields_["metadata"]
+    return restore(tuple(fields_[name] if name != "metadata" else tuple(meta[m] for m in META_FIELDS)
+                         for name in FACT_FIELDS))
+
+
+def _body(header: dict, chunks: list[bytes]) -> bytes:
+    encoded = marshal.dumps(header)
+    return b"".join([_LENGTH.pack(len(encoded)), encoded, *chunks])
 
 
 def untrusted_entries(path: Path, ref: str) -> tuple[int, int] | None:
@@ -159,29 +211,34 @@ def untrusted_entries(path: Path, ref: str) -> tuple[int, int] | None:
     if body is None:
         return (1, 1)  # unsealed: never decoded (marshal is only for data we wrote)
     try:
-        data = decode(body)
-    except (ValueError, EOFError, TypeError):
+        subtrees = unpack_subtrees(body, ref)
+    except (ValueError, EOFError, TypeError, KeyError, struct.error):
         return (1, 1)
-    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("ref") != ref:
+    if subtrees is None:
         return None
     total, bad = 0, 0
     try:
-        for tree_hex, entries in data["subtrees"].values():
-            listed = [(name, blob) for name, blob, _raw, _w in entries]
-            if not listed:
-                continue   # a file, link or submodule where a folder belongs: read as nothing
-            bad += git_tree_id(listed) != tree_hex
-            for _name, blob_hex, raw_fact, _w in entries:
-                total += 1
-                if raw_fact is not None and git_blob_id(canonical_json(_restore(raw_fact))) != blob_hex:
-                    bad += 1
-    except (ValueError, KeyError, TypeError, AttributeError, NeoError):
+        for sub in subtrees.values():
+            more, worse = check_subtree(sub)
+            total, bad = total + more, bad + worse
+    except (ValueError, KeyError, TypeError, AttributeError, EOFError, NeoError):
         return (max(total, 1), max(bad, 1))
     from neo_git.store.parse_journal import untrusted_journal_entries
 
     more, worse = untrusted_journal_entries(path)  # what the journal lays over the base
     return (total + more, bad + worse)
 
+
+def check_subtree(sub: Subtree) -> tuple[int, int]:
+    """(entries, entries that do not match their blob id, plus one if the listing does not match
+    the tree id) of one cached subtree: every fact re-encoded canonically (the doctor's check)."""
+    blobs = sub.blobs
+    if not blobs:
+        return 0, 0   # a file, link or submodule where a folder belongs: read as nothing
+    bad = git_tree_id([(name, str(oid)) for name, (oid, _f, _w) in blobs.items()]) != str(sub.oid)
+    for _name, (oid, fact, _warning) in blobs.items():
+        bad += fact is not None and git_blob_id(canonical_json(fact)) != str(oid)
+    return len(blobs), int(bad)
 
 # The parse cache is a file anyone can edit, and what it says becomes facts that writes commit.
 # Checking each entry against its blob id means re-encoding every fact canonically, which
@@ -232,19 +289,6 @@ def _verified_body(raw: bytes, path: Path, create_key: bool = False) -> memoryvi
     return body if hmac.compare_digest(raw[len(_SEAL):end], _seal(body, key)) else None
 
 
-def encode(data: dict) -> bytes:
-    """The cache body for *data* (plain dicts, lists, strings, numbers and None)."""
-    return marshal.dumps(data)
-
-
-def decode(body: "bytes | memoryview") -> dict:
-    """The data of a (verified) cache body; ValueError if it is not one."""
-    data = marshal.loads(body)
-    if not isinstance(data, dict):
-        raise ValueError("a parse cache holds a mapping")
-    return data
-
-
 def git_blob_id(data: bytes) -> str:
     """The id git gives a blob with *data* (`git hash-object`), in hex."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
@@ -257,55 +301,14 @@ def git_tree_id(entries: list[tuple[str, str]]) -> str:
     return hashlib.sha1(b"tree %d\0" % len(body) + body).hexdigest()
 
 
-def _cache_form(fact: Fact, shared: dict[str, str]) -> dict:
-    """A fact as the cache keeps it: its fields as they are in memory (tuples stay tuples;
-    marshal keeps them), kind and scope as their values. Values most facts repeat (ids of
-    the org and project, the author) go through *shared*, so marshal writes each once and
-    a reader allocates it once (a sixth of the decoding at 5,000 facts)."""
-    raw = dict(fact.__dict__)
-    meta = dict(fact.metadata.__dict__)
-    for fields_, names in ((raw, _SHARED_FACT_FIELDS), (meta, _SHARED_META_FIELDS)):
-        for name in names:
-            value = fields_[name]
-            if isinstance(value, str):
-                fields_[name] = shared.setdefault(value, value)
-    raw.update(kind=fact.kind.value, scope=fact.scope.value, metadata=meta)
-    return raw
-
-
-_SHARED_FACT_FIELDS = ("org_id", "project_id")
-_SHARED_META_FIELDS = ("author", "provenance", "source_file")
-
-
-def _restore(raw: dict) -> Fact:
-    """A fact from its cache form, trusted: it was validated before it was written.
-
-    Built without the dataclasses' `__init__` (a frozen one sets each field through
-    `object.__setattr__`): handing over the decoded dicts as the instances' `__dict__` is
-    several times faster, which is a third of a cold read of 5,000 facts. FORMAT
-    guarantees the keys are the fields; they are still checked, as Fact(**raw) would."""
-    meta = raw["metadata"]
-    if raw.keys() != _FACT_FIELDS or meta.keys() != _META_FIELDS:
-        raise KeyError("a parse-cache entry does not have the fields of a Fact")
-    metadata = _new(FactMetadata)
-    _set(metadata, "__dict__", meta)
-    raw.update(kind=_KINDS[raw["kind"]], scope=_SCOPES[raw["scope"]], metadata=metadata)
-    fact = _new(Fact)
-    _set(fact, "__dict__", raw)
-    return fact
-
-
 def write_parse_cache(path: Path, ref: str, subtrees: dict[str, Subtree]) -> None:
-    """Record *subtrees*; failures (read-only .git, full disk) are ignored."""
+    """Record *subtrees* (a lazy one copied as it was read); failures (read-only .git, full
+    disk) are ignored."""
     from neo_git.fileio import atomic_write, locked
 
-    shared: dict[str, str] = {}
-    data = {"format": FORMAT, "ref": ref, "subtrees": {
-        name: [str(sub.oid), [[blob_name, str(blob_id), None if fact is None else _cache_form(fact, shared), warning]
-                              for blob_name, (blob_id, fact, warning) in sub.blobs.items()]]
-        for name, sub in subtrees.items()}}
     try:
-        body = encode(data)
+        header, chunks = pack_subtrees(subtrees)
+        body = _body({"format": cache_format(), "ref": ref, "subtrees": header}, chunks)
         path.parent.mkdir(parents=True, exist_ok=True)
         key = _key(path.parent)
         if key is None:

@@ -1,29 +1,29 @@
 """The parse cache's journal: how the cache follows a moved tip without being rewritten.
 
 A sync that brings 40 facts into 50,000 changes ~40 of the 256 subtrees; rewriting the
-whole parse cache for that cost 0.6 s (re-encoding every fact). Instead the changed blobs
-of the changed subtrees are appended to `facts-….log` beside the cache, one sealed record
-per save, and a reader replays them over the base. `write_parse_cache` (a new base)
+whole parse cache for that cost 0.6 s (re-encoding every fact). Instead the changed
+subtrees are appended to `facts-….log` beside the cache (each whole, as the base keeps
+it: rows and encoded facts), one sealed record per save, and a reader replays them over
+the base. `write_parse_cache` (a new base)
 removes the journal; `append_parse_journal` refuses once the journal passes a quarter of
 the base, and the caller writes a new base instead.
 """
 from __future__ import annotations
 
 import hmac
+import marshal
 import os
 from pathlib import Path
 from typing import Iterator
 
-import pygit2
-
 from neo_git.errors import NeoError
 from neo_git.store.parse_cache import (
-    _SEAL, Subtree, _base_id, _cache_form, _entries, _key, _seal, decode, encode, write_parse_cache,
+    _SEAL, Subtree, _base_id, _key, _seal, check_subtree, lazy_subtree, write_parse_cache,
 )
 
 # One record per save: a header line `neo-parse-journal:<hmac hex> <length>` and `length` bytes
 # of marshal data {"base": <the base file's id>, "subtrees": {name: [tree before | None,
-# tree after | None, [[blob name, blob hex | None (removed), fact form | None, warning]]]}}.
+# tree after | None, rows, skipped, encoded facts]}} (rows and skipped as the base keeps them).
 # A record applies only to the base it names, and each subtree only when the cache still
 # holds the tree it was written against; anything else (a torn tail, another base, a subtree
 # someone else changed first) drops what it cannot apply, which costs reading those
@@ -60,11 +60,11 @@ def sealed_records(cache: Path) -> Iterator[dict | None]:
             return
         at = end + 1 + size
         try:
-            record = decode(body)
+            record = marshal.loads(body)
         except (ValueError, EOFError, TypeError):
             yield None
             return
-        yield record
+        yield record if isinstance(record, dict) else None
 
 
 def replay_journal(cache: Path, base: bytes, subtrees: dict[str, Subtree]) -> None:
@@ -76,8 +76,8 @@ def replay_journal(cache: Path, base: bytes, subtrees: dict[str, Subtree]) -> No
         try:
             if record.get("base") != base:
                 continue  # written against an earlier base (a rewrite raced with it)
-            for name, (before, after, changes) in record["subtrees"].items():
-                _apply(subtrees, name, before, after, changes)
+            for name, (before, after, rows, skipped, data) in record["subtrees"].items():
+                _apply(subtrees, name, before, after, rows, skipped, data)
         except (ValueError, EOFError, KeyError, TypeError, AttributeError, NeoError):
             return
 
@@ -85,24 +85,28 @@ def replay_journal(cache: Path, base: bytes, subtrees: dict[str, Subtree]) -> No
 def untrusted_journal_entries(cache: Path) -> tuple[int, int]:
     """For the doctor: (entries, entries whose fact does not encode to the blob id they claim)
     in the journal; a record that fails its seal counts as one bad entry."""
-    from neo_git.facts import canonical_json
-    from neo_git.store.parse_cache import _restore, git_blob_id
-
     total = bad = 0
     for record in sealed_records(cache):
         if record is None:
             return total + 1, bad + 1
         try:
-            for _before, _after, changes in record["subtrees"].values():
-                for _name, blob_hex, raw, _warning in changes:
-                    total += 1
-                    bad += raw is not None and git_blob_id(canonical_json(_restore(raw))) != blob_hex
-        except (ValueError, KeyError, TypeError, AttributeError, NeoError):
+            for _before, after, rows, skipped, data in record["subtrees"].values():
+                if after is not None:
+                    more, worse = check_subtree(_image(after, rows, skipped, data))
+                    total, bad = total + more, bad + worse
+        except (ValueError, KeyError, TypeError, AttributeError, EOFError, NeoError):
             return total + 1, bad + 1
     return total, bad
 
 
-def _apply(subtrees: dict[str, Subtree], name: str, before: str | None, after: str | None, changes) -> None:
+def _image(after: str, rows, skipped, data) -> Subtree:
+    if not isinstance(data, bytes):
+        raise ValueError("a journal record out of shape")
+    return lazy_subtree([after, rows, skipped, 0, len(data)], memoryview(data))
+
+
+def _apply(subtrees: dict[str, Subtree], name: str, before: str | None, after: str | None, rows, skipped,
+           data) -> None:
     current = subtrees.get(name)
     have = None if current is None else str(current.oid)
     if have == after:
@@ -113,35 +117,23 @@ def _apply(subtrees: dict[str, Subtree], name: str, before: str | None, after: s
     if after is None:
         del subtrees[name]
         return
-    blobs = dict(current.blobs) if current is not None else {}
-    for blob_name, blob_hex, raw, warning in changes:
-        if blob_hex is None:
-            blobs.pop(blob_name, None)
-        else:
-            blobs.update(_entries([(blob_name, blob_hex, raw, warning)]))
-    ordered = {blob_name: blobs[blob_name] for blob_name in sorted(blobs, key=lambda n: n.encode("utf-8"))}
-    subtrees[name] = Subtree.of(pygit2.Oid(hex=after), ordered)  # blobs in tree order, as git lists them
+    subtrees[name] = _image(after, rows, skipped, data)
 
 
 def append_parse_journal(path: Path, ref: str, before: dict[str, Subtree], after: dict[str, Subtree]) -> bool:
-    """Record how the subtrees went from *before* (what the cache holds) to *after*, changed
-    blobs only. False when that is not possible (no base to apply to, or the journal has
+    """Record how the subtrees went from *before* (what the cache holds) to *after*: the changed
+    subtrees, whole. False when that is not possible (no base to apply to, or the journal has
     grown past a quarter of the base): then rewrite the cache whole."""
     from neo_git.fileio import locked
 
     changed = {}
-    shared: dict[str, str] = {}
     for name in before.keys() | after.keys():
         old, new = before.get(name), after.get(name)
         if (old and old.oid) == (new and new.oid):
             continue
-        earlier = old.blobs if old is not None else {}
-        later = new.blobs if new is not None else {}
-        changes = [[blob_name, None, None, None] for blob_name in earlier if blob_name not in later]
-        for blob_name, (blob_id, fact, warning) in later.items():
-            if (earlier.get(blob_name) or (None,))[0] != blob_id:
-                changes.append([blob_name, str(blob_id), None if fact is None else _cache_form(fact, shared), warning])
-        changed[name] = [None if old is None else str(old.oid), None if new is None else str(new.oid), changes]
+        rows, data, skipped = new.encoded() if new is not None else (b"", b"", [])
+        changed[name] = [None if old is None else str(old.oid), None if new is None else str(new.oid), rows, skipped,
+                         data]
     if not changed:
         return True
     journal = journal_path(path)
@@ -155,7 +147,7 @@ def append_parse_journal(path: Path, ref: str, before: dict[str, Subtree], after
             key = _key(path.parent, create=False)
             if key is None:
                 return False
-            body = encode({"base": _base_id(head + b"\n"), "subtrees": changed})
+            body = marshal.dumps({"base": _base_id(head + b"\n"), "subtrees": changed})
             try:
                 used = journal.stat().st_size
             except FileNotFoundError:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import MappingProxyType
 from typing import Iterable, Mapping
 
 from neo_git import safejson
@@ -32,13 +33,16 @@ def record_path(neo_dir: Path) -> Path:
     return Path(neo_dir) / RECORD
 
 
+_NONE: "Mapping[str, dict]" = MappingProxyType({})
+
+
 def verdicts(neo_dir: Path) -> dict[str, dict]:
     """{commit id: verdict} of every commit a sync brought in ({} before the first one)."""
     path = record_path(neo_dir)
     try:
         stat = path.stat()
     except OSError:
-        return {}
+        return _NONE   # the same object every time: recall's claims are kept while it is
     stamp = (stat.st_mtime_ns, stat.st_size)
     memo = _MEMO.get(str(path))
     if memo is not None and memo[0] == stamp:

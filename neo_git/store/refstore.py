@@ -13,7 +13,7 @@ import json
 import random
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Mapping
 
 import pygit2
 
@@ -28,6 +28,7 @@ from neo_git.store.parse_journal import save_parse_cache
 from neo_git.store.ref_facts import fact_from_blob, fact_path, pointer_problems  # noqa: F401 - fact_path re-exported
 
 if TYPE_CHECKING:  # pragma: no cover - the write policy's index loads with the first write
+    from neo_git.fact_table import FactTable
     from neo_git.store.index import FactIndex
     from neo_git.store.tree_facts import TreeFacts
 
@@ -64,22 +65,28 @@ class RefStore:
         # What meta.json records on the first write: a fixed id or a function asked only then
         # (the FactStore passes its own lookup, so nobody sets it from outside).
         self._project_id = project_id
-        # prefix -> its parsed subtree; a reload parses only changed subtrees (and in them
-        # only changed blobs), so re-reading after a write costs the same at any size.
+        # prefix -> its parsed subtree at _subtrees_tip; a reload parses only changed subtrees (and
+        # in them only changed blobs), so re-reading after a write costs the same at any size.
+        # Subtrees from the parse cache stay lazy (rows, facts decoded when asked for) until
+        # something needs every fact.
         self._subtrees: dict[str, Subtree] = {}
-        self._loaded_tip: pygit2.Oid | None = None
-        # id -> fact at _loaded_tip, and its index; both updated per changed fact, not rebuilt.
-        # The index is built on the first write only (`_indexed`): a reader (recall) never needs it.
+        self._subtrees_tip: pygit2.Oid | None = None
+        # id -> fact at _loaded_tip, and its index; both updated per changed fact, not rebuilt,
+        # from _loaded_from (the subtrees they reflect). The index is built on the first write
+        # only (`_indexed`): a reader (recall) never needs it.
         self._loaded: dict[str, Fact] = {}
+        self._loaded_tip: pygit2.Oid | None = None
+        self._loaded_from: dict[str, Subtree] = {}
         self._index: FactIndex | None = None
+        self._index_from: dict[str, Subtree] | None = None   # the subtrees the index reflects
         self._in_tree_order = True       # False once incremental updates appended out of order
-        self._misplaced: set[str] = set()  # subtrees holding a fact whose id does not start with their name
         self._pointer_warnings: tuple = (None, [])  # (tip, warnings about pointers leading nowhere)
         self._sign: bool | None = None     # sign commits (store/signing.py), read on the first write
         # The subtrees as the parse cache file holds them (None: not read from it in this process);
         # a save journals only what differs from them.
         self._persisted: dict[str, Subtree] | None = None
         self._view: tuple[pygit2.Oid, LoadedScope] | None = None  # what load() returned for that tip
+        self._table: tuple[pygit2.Oid, "FactTable", list[str]] | None = None  # what table() returned
 
     # --- reading -------------------------------------------------------------------
 
@@ -108,7 +115,7 @@ class RefStore:
         if not self._in_tree_order:
             # Readers (recall) see facts in the order git lists them, as a full read gives;
             # rebuilt here, on a read, rather than after every write.
-            self._loaded = self._merge(self._subtrees)
+            self._loaded = self._merge(self._loaded_from)
             self._in_tree_order = True
         view = self._view
         if view is not None and view[0] == self._loaded_tip:
@@ -117,11 +124,28 @@ class RefStore:
             return view[1]
         if self._pointer_warnings[0] != self._loaded_tip:
             self._pointer_warnings = (self._loaded_tip, pointer_problems(self._loaded, self.ref))
-        warnings = [w for s in self._subtrees.values() for w in s.warnings] + self._pointer_warnings[1]
+        warnings = [w for s in self._loaded_from.values() for w in s.warnings] + self._pointer_warnings[1]
         loaded = LoadedScope(dict(self._loaded), warnings)
         if self._loaded_tip is not None:
             self._view = (self._loaded_tip, loaded)
         return loaded
+
+    def table(self) -> "tuple[FactTable, list[str]]":
+        """The facts at the current tip as a `FactTable` (in tree order, as `load` gives them) and
+        the warnings `load` would give. Subtrees from the parse cache stay lazy: a cold recall
+        decodes only the facts it returns. The same objects while the tip is unchanged."""
+        from neo_git.store.ref_table import subtrees_table, table_pointer_problems
+
+        tip = self.tip()
+        memo = self._table
+        if memo is not None and memo[0] == tip:
+            return memo[1], memo[2]
+        subtrees = self._subtrees_at(tip)
+        table = subtrees_table(list(subtrees.values()))
+        warnings = [w for s in subtrees.values() for w in s.warnings] + table_pointer_problems(table, self.ref)
+        if tip is not None:
+            self._table = (tip, table, warnings)
+        return table, warnings
 
     def meta(self) -> dict:
         """`meta.json` at the tip ({} before the first write)."""
@@ -166,17 +190,68 @@ class RefStore:
     def _load_at(self, tip: pygit2.Oid | None) -> dict[str, Fact]:
         if tip == self._loaded_tip and tip is not None:
             return self._loaded
+        subtrees = self._subtrees_at(tip)
+        try:
+            self._merge_changes(subtrees)
+            self._advance_index(subtrees)
+        except BaseException:
+            # Half-applied: forget everything, so the next load starts over from scratch.
+            self._loaded, self._loaded_from, self._loaded_tip, self._index = {}, {}, None, None
+            raise
+        self._loaded_from, self._loaded_tip = subtrees, tip
+        return self._loaded
+
+    def _facts_for_write(self, tip: pygit2.Oid | None) -> "Mapping[str, Fact]":
+        """The facts at *tip* for a transaction: the loaded dict when this process has every fact
+        in memory, else a mapping that decodes a fact when it is looked up (the first add of a
+        process reads no more than it compares with)."""
+        from neo_git.store.ref_table import SubtreeFacts
+
+        if self._loaded_tip is not None:
+            return self._load_at(tip)
+        subtrees = self._subtrees_at(tip)
+        try:
+            self._advance_index(subtrees)
+        except BaseException:
+            self._index = None
+            raise
+        return SubtreeFacts(subtrees)
+
+    def _advance_index(self, subtrees: dict[str, Subtree]) -> None:
+        """Bring the index (if built) from the subtrees it reflects to *subtrees*, fact by fact."""
+        index, previous = self._index, self._index_from
+        if index is None or previous is subtrees:
+            self._index_from = subtrees if index is not None else None
+            return
+        for name in previous.keys() | subtrees.keys():
+            before, after = previous.get(name, _EMPTY), subtrees.get(name, _EMPTY)
+            if before.oid == after.oid:
+                continue
+            old_facts, new_facts = before.facts, after.facts
+            for fact_id, fact in old_facts.items():
+                if fact_id not in new_facts:
+                    index.update(fact, None)
+            for fact_id, fact in new_facts.items():
+                old = old_facts.get(fact_id)
+                if old is not fact:
+                    index.update(old, fact)
+        self._index_from = subtrees
+
+    def _subtrees_at(self, tip: pygit2.Oid | None) -> dict[str, Subtree]:
+        """The parsed subtrees at *tip*: unchanged ones as they were (from this process or the
+        parse cache), changed ones read from git; the cache is brought up to date."""
+        if tip == self._subtrees_tip and tip is not None:
+            return self._subtrees
         if tip is None:
-            self._subtrees, self._loaded, self._index, self._misplaced = {}, {}, None, set()
-            self._loaded_tip, self._in_tree_order = None, True
-            return self._loaded
+            self._subtrees, self._subtrees_tip = {}, None
+            return self._subtrees
         tree = self._object(self._commit(tip).tree_id, f"the tree of {self.ref}")
         # A link or submodule named facts holds nothing to read (a gitlink's commit is not in
         # this repository, so asking for it would fail as a missing object).
         facts_tree = self._object(tree["facts"].id, f"{self.ref}:facts") \
             if "facts" in tree and tree["facts"].filemode == _TREE else None
         known = self._subtrees
-        cold = not known and self._loaded_tip is None
+        cold = not known and self._subtrees_tip is None
         if cold:
             known = read_parse_cache(self._parse_cache_path(), self.ref)  # a cold process: skip unchanged subtrees
             self._persisted = known
@@ -191,16 +266,10 @@ class RefStore:
                     continue
                 subtrees[entry.name] = self._read_subtree(entry, cached)
                 read += 1
-        try:
-            self._merge_changes(subtrees)
-        except BaseException:
-            # Half-applied: forget everything, so the next load starts over from scratch.
-            self._subtrees, self._loaded_tip = {}, None
-            raise
-        self._subtrees, self._loaded_tip = subtrees, tip
+        self._subtrees, self._subtrees_tip = subtrees, tip
         if read:
             self._save_parse_cache(subtrees, cold)
-        return self._loaded
+        return subtrees
 
     def _save_parse_cache(self, subtrees: dict[str, Subtree], cold: bool) -> None:
         self._persisted = save_parse_cache(self._parse_cache_path(), self.ref, self._persisted, subtrees, cold,
@@ -209,11 +278,11 @@ class RefStore:
     def _prefetch_changed(self, facts_tree: pygit2.Tree, known: dict[str, Subtree]) -> None:
         """In a partial clone, fetch the subtrees and blobs about to be read in two batches,
         not one lazy fetch per object."""
-        changed = [e for e in facts_tree if e.filemode == _TREE and (known.get(e.name) or _EMPTY).oid != e.id]
+        changed = [e for e in facts_tree if e.filemode == _TREE and known.get(e.name, _EMPTY).oid != e.id]
         self._prefetch([e.id for e in changed])
         blobs = []
         for entry in changed:
-            earlier = (known.get(entry.name) or _EMPTY).blobs
+            earlier = known.get(entry.name, _EMPTY).blobs
             sub = self.repo.get(entry.id)
             if isinstance(sub, pygit2.Tree):
                 blobs += [b.id for b in sub if b.filemode == _BLOB and (earlier.get(b.name) or (None,))[0] != b.id]
@@ -227,46 +296,44 @@ class RefStore:
         return merged
 
     def _merge_changes(self, subtrees: dict[str, Subtree]) -> None:
-        """Bring `_loaded` and `_index` from `self._subtrees` to *subtrees*, fact by fact."""
-        previous = self._subtrees
-        changed = [name for name in previous.keys() | subtrees.keys()
-                   if (previous.get(name) or _EMPTY).oid != (subtrees.get(name) or _EMPTY).oid]
-        misplaced = set(self._misplaced)
-        for name in changed:
-            misplaced.discard(name)
-            if name in subtrees and any(fact_id[:2] != name for fact_id in subtrees[name].facts):
-                misplaced.add(name)
-        if self._loaded_tip is None or misplaced or self._misplaced:
-            # First load, or a teammate's fact filed under the wrong folder: the same id may then
-            # sit in two subtrees (the later one wins), so merge everything as a full read does.
+        """Bring `_loaded` and `_index` from `_loaded_from` to *subtrees*, fact by fact. (A fact
+        sits only at its own path, `fact_from_blob`: no id is in two subtrees.)"""
+        if self._loaded_tip is None:
+            # First load: every fact, in tree order.
             self._loaded = self._merge(subtrees)
-            self._index = None  # built when a write needs it
-            self._in_tree_order, self._misplaced = True, misplaced
+            self._in_tree_order = True
             return
-        merged, index = self._loaded, self._index
+        previous = self._loaded_from
+        changed = [name for name in previous.keys() | subtrees.keys()
+                   if previous.get(name, _EMPTY).oid != subtrees.get(name, _EMPTY).oid]
+        merged = self._loaded
         for name in changed:
-            before = (previous.get(name) or _EMPTY).facts
-            after = (subtrees.get(name) or _EMPTY).facts
-            for fact_id, fact in before.items():
+            before = previous.get(name, _EMPTY).facts
+            after = subtrees.get(name, _EMPTY).facts
+            for fact_id in before:
                 if fact_id not in after:
                     del merged[fact_id]
-                    if index is not None:
-                        index.update(fact, None)
             for fact_id, fact in after.items():
                 old = before.get(fact_id)
                 if old is not fact:  # unchanged blobs keep their parsed Fact object
                     if old is None:
                         self._in_tree_order = False  # appended at the end of the dict
                     merged[fact_id] = fact
-                    if index is not None:
-                        index.update(old, fact)
 
     def _indexed(self) -> FactIndex:
-        """The index of the loaded facts, built now if no write needed it before."""
+        """The index of the facts a transaction sees, built now if no write needed it before:
+        from the loaded facts when this process has them all, else from the subtrees' rows (its
+        groups built when first asked for)."""
         if self._index is None:
             from neo_git.store.index import FactIndex
 
-            self._index = FactIndex.build(self._loaded)
+            if self._loaded_tip is not None and self._loaded_tip == self._subtrees_tip:
+                self._index = FactIndex.build(self._loaded)
+            else:
+                from neo_git.store.ref_table import subtrees_table
+
+                self._index = FactIndex.from_table(subtrees_table(list(self._subtrees.values())))
+            self._index_from = self._subtrees
         return self._index
 
     def _read_subtree(self, entry: pygit2.Object, previous: Subtree | None) -> Subtree:
@@ -324,7 +391,7 @@ class RefStore:
                 loaded = tip is not None and tip == self._loaded_tip
                 change = body(MappingProxyType(self._loaded) if loaded else TreeFacts(self, tip))
             else:
-                facts = self._load_at(tip)
+                facts = self._facts_for_write(tip)
                 # A read-only view with its index, not a copy: copying every fact per add was O(N).
                 change = body(IndexedFacts(facts, self._indexed))
             if change is None or change.is_empty:

@@ -29,6 +29,7 @@ from typing import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 from neo_git import scoring
 from neo_git.facts import Fact
+from neo_git.textkeys import subject_key  # noqa: F401 - re-exported (rule 2's key)
 
 RULE_EXPLICIT = "explicit"
 RULE_SUBJECT = "same_subject"
@@ -64,8 +65,6 @@ LONG_CANDIDATES = 2
 # issue-21 targets (≤ 15% of adds, ≥ 0.8 of the edges). `benchmarks/adr_eval.py --sweep` prints it.
 LONG_BEST_COSINE: float | None = None
 
-_SUFFIX = re.compile(r"(?:\s+(?:v\d+|corrected|updated|new|revised|final))+$")
-_PUNCT = re.compile(r"[\W_]+", re.UNICODE)
 # An entity label: a word and a number ("Deal 1", "fact_0", "SR-3456", "ticket #12").
 _LABEL = re.compile(r"\b([A-Za-z]{2,})[ _#-]?(\d+)\b")
 # Words followed by a number that state a value, not name an entity.
@@ -76,14 +75,6 @@ thursday fri friday sat saturday sun sunday at by to from until before after on 
 is was be now only about around over under up down than top last next first within
 for and or the a an per every each usd eur gbp us to version tier level step
 """.split())
-
-
-@lru_cache(maxsize=1 << 16)
-def subject_key(subject: str) -> str:
-    """`"API_migration deadline (v2)"` → `"api migration deadline"`: what rule 2 compares."""
-    words = _PUNCT.sub(" ", subject.casefold()).strip()
-    stripped = _SUFFIX.sub("", words).strip()
-    return stripped or words
 
 
 @lru_cache(maxsize=1 << 14)
@@ -247,13 +238,13 @@ def ranked_candidates(group, scores: Sequence[float], floor: float, same_subject
     become (score, Fact) pairs only as rule 3 reads them, so an add costs the same however
     many facts of its kind resemble it (their share is fixed, so their number grows with
     the store)."""
-    rows, members = group.rows, group.members
+    members = group.members
     same = []
     for fact_id in same_subject:
         row = group.row_of.get(fact_id)
         if row is not None:
             score = float(scores[row])
-            same.append((score if not math.isnan(score) else -1.0, members[rows[row].id]))
+            same.append((score if not math.isnan(score) else -1.0, members[group.id_at(row)]))
     same.sort(key=lambda pair: (-pair[0], pair[1].id))
     np = sys.modules.get("numpy")
     if np is not None and isinstance(scores, np.ndarray) and scores.ndim == 1:
@@ -261,7 +252,7 @@ def ranked_candidates(group, scores: Sequence[float], floor: float, same_subject
         hits = np.flatnonzero(alive & (scores >= floor))
         order = np.argsort(-scores[hits], kind="stable")
         return same, _in_rank_order(hits[order].tolist(), scores[hits][order].tolist(), group)
-    ranked = sorted(((float(score), members[rows[row].id]) for row, score in enumerate(scores)
+    ranked = sorted(((float(score), members[group.id_at(row)]) for row, score in enumerate(scores)
                      if group.alive[row] and score == score and score >= floor),
                     key=lambda pair: (-pair[0], pair[1].id))
     return same, ranked
@@ -274,7 +265,7 @@ def _in_rank_order(rows: list[int], values: list[float], group) -> Iterator[tupl
         j = i + 1
         while j < n and values[j] == values[i]:
             j += 1
-        run = [(values[k], group.members[group.rows[rows[k]].id]) for k in range(i, j)]
+        run = [(values[k], group.members[group.id_at(rows[k])]) for k in range(i, j)]
         if j - i > 1:
             run.sort(key=lambda pair: pair[1].id)
         yield from run

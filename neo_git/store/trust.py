@@ -97,6 +97,8 @@ def untrusted_authors(store: "FactStore") -> dict[str, str]:
     if getattr(org, "scope", None) is FactScope.ORG:  # a connected org memory: a ref with a history
         refs.append((org.repo, org.common_dir))
     trusted = trusted_emails(store)
+    if len(refs) == 1:  # the same dict while nothing changed: recall then reuses what it built from it
+        return ref_claims(*refs[0], trusted)
     claims: dict[str, str] = {}
     for repo, common_dir in refs:
         claims.update(ref_claims(repo, common_dir, trusted))

@@ -68,19 +68,25 @@ class GroupVectors:
             self._rows, self._epoch = RowBuffer(), group.epoch
         have, need = self._rows.used, len(group.rows)
         if have < need:
-            self._rows.append(vectors.matrix(group.rows[have:need]))
+            keys = getattr(group, "keys", None)  # a RowGroup: its rows' texts by key, decoded only to embed
+            if keys is None:
+                self._rows.append(vectors.matrix(group.rows[have:need]))
+            else:  # a new array: adopted, not copied
+                self._rows.append(vectors.matrix_by_keys(keys[have:need], lambda j: group.rows[have + j].text),
+                                  adopt=True)
         return self._rows.buffer[:need]
 
 
 class FactVectors:
     """Rows of fact vectors, filled from *fetch* (texts → (n, dim) float32) on first use."""
 
-    def __init__(self, fetch: Callable[[Sequence[str]], "np.ndarray"],
-                 fetch_rows: "Callable[[Sequence[str]], tuple[np.ndarray, Sequence[int] | None]] | None" = None) -> None:
+    def __init__(self, fetch: Callable[[Sequence[str]], "np.ndarray"], fetch_keys: Callable | None = None) -> None:
         self._fetch = fetch
-        self._fetch_rows = fetch_rows  # texts -> (a block to adopt, each text's row in it or None)
+        # (keys, text_of, block=False) -> vectors; with block, (a block to adopt, each key's row
+        # in it or None for in order)
+        self._fetch_keys = fetch_keys
+        self._by_key: dict[bytes, int] = {}   # text key -> row, for recall over tables
         self._rows: dict[str, tuple[Fact, int]] = {}  # fact id -> (fact as last seen, row)
-        self._unindexed: list[tuple[list[Fact], int]] = []  # (facts, first row) not yet in _rows
         self._buffer = RowBuffer()
         self._groups: "weakref.WeakKeyDictionary[PeerGroup, GroupVectors]" = weakref.WeakKeyDictionary()
 
@@ -90,8 +96,6 @@ class FactVectors:
         recall at 5,000 facts then copies 10 MB twice less)."""
         if not facts:
             return self._fetch([])
-        if self._unindexed:
-            self._index_pending()
         known = self._rows
         if known:
             rows, missing = self._known_rows(facts)
@@ -107,39 +111,51 @@ class FactVectors:
                 return self._buffer.buffer[first:first + len(facts)]
         return self._buffer.buffer[rows]
 
-    def rows_view(self, facts: Sequence[Fact]) -> "RowView | np.ndarray":
-        """The vectors of *facts* as a `RowView` of the row buffer: what recall multiplies with a
-        query, never copied whole. A cold call takes the vector cache's block as it is (its
-        rows in file order), and which fact has which row is written down only if another
-        call asks (a cold recall never does: 50,000 dict entries it would not use)."""
+    def matrix_by_keys(self, keys: Sequence[bytes], text_of: Callable[[int], str]) -> "np.ndarray":
+        """(len(keys), dim) float32, a new array the caller may keep: the vectors of texts given by
+        their keys (*text_of(i)*: the i-th text, asked only for those to embed). Rows this object
+        holds are copied; the others are fetched and not kept here (a write index's group keeps
+        its own matrix: copying 12,500 rows into this buffer too cost 25 MB and a regrowth)."""
         import numpy as np
 
-        if not facts:
+        if not len(keys):
             return self._fetch([])
-        if self._unindexed:
-            self._index_pending()
-        if not self._rows and self._fetch_rows is not None:
-            block, order = self._fetch_rows([fact.text for fact in facts])
+        known = self._by_key
+        rows = [known.get(key, -1) for key in keys]
+        missing = [i for i, row in enumerate(rows) if row < 0]
+        if not missing:
+            return self._buffer.buffer[rows]
+        fetched = self._fetch_keys([keys[i] for i in missing], lambda j: text_of(missing[j]))
+        if len(missing) == len(keys):
+            return fetched
+        out = np.empty((len(keys), fetched.shape[1]), dtype=np.float32)
+        held = [i for i, row in enumerate(rows) if row >= 0]
+        out[held] = self._buffer.buffer[[rows[i] for i in held]]
+        out[missing] = fetched
+        return out
+
+    def key_rows_view(self, keys: Sequence[bytes], text_of: Callable[[int], str]) -> "RowView":
+        """The vectors of texts given by their keys (*text_of(i)*: the i-th text, asked only for
+        those to embed) as a `RowView`: a table's vectors for recall, each fetched once per process
+        (the first call adopts the vector cache's block as it is: its rows in file order, with the
+        records' wider pitch)."""
+        import numpy as np
+
+        known = self._by_key
+        if not known:
+            block, order = self._fetch_keys(keys, text_of, block=True)
             first = self._buffer.append(block, adopt=True)  # a shared block: adopted, never written
-            rows = np.arange(first, first + len(facts)) if order is None else np.asarray(order) + first
-            self._unindexed.append((list(facts), rows))
+            rows = np.arange(first, first + len(keys)) if order is None else np.asarray(order) + first
+            known.update(zip(keys, rows.tolist()))
             return RowView(self._buffer, rows)
-        positions, missing = self._known_rows(facts)
+        positions = [known.get(key, -1) for key in keys]
+        missing = [i for i, row in enumerate(positions) if row < 0]
         if missing:
-            fetched = self._fetch([facts[i].text for i in missing])
+            fetched = self._fetch_keys([keys[i] for i in missing], lambda j: text_of(missing[j]))
             first = self._buffer.append(fetched)
             for j, i in enumerate(missing):
-                self._rows[facts[i].id] = (facts[i], first + j)
-                positions[i] = first + j
+                known[keys[i]] = positions[i] = first + j
         return RowView(self._buffer, np.asarray(positions))
-
-    def _index_pending(self) -> None:
-        """Record the rows of the facts fetched whole by earlier calls (see rows_view)."""
-        known = self._rows
-        for facts, rows in self._unindexed:
-            for fact, row in zip(facts, rows.tolist()):
-                known[fact.id] = (fact, row)
-        self._unindexed.clear()
 
     def _known_rows(self, facts: Sequence[Fact]) -> tuple[list[int], list[int]]:
         """(row of each fact, -1 where unknown or its text changed; positions of those)."""
@@ -171,11 +187,13 @@ class FactVectors:
 
     def remember(self, fact: Fact, vector: "np.ndarray") -> None:
         """Record the vector of a fact just embedded (e.g. one being added)."""
-        if self._unindexed:
-            self._index_pending()
         entry = self._rows.get(fact.id)
         if entry is None or entry[0].subject != fact.subject or entry[0].body != fact.body:
-            self._rows[fact.id] = (fact, self._buffer.append(vector.reshape(1, -1)))
+            from neo_git.fact_table import text_key
+
+            row = self._buffer.append(vector.reshape(1, -1))
+            self._rows[fact.id] = (fact, row)
+            self._by_key.setdefault(text_key(fact.text), row)
 
 
 class RowView:
@@ -190,7 +208,9 @@ class RowView:
         self.rows = rows
 
     def __matmul__(self, vector: "np.ndarray") -> "np.ndarray":
-        return (self._buffer.buffer[:self._buffer.used] @ vector)[self.rows]
+        from neo_git.embed.rows import cosines  # each row's value independent of the others
+
+        return cosines(self._buffer.buffer[:self._buffer.used], vector)[self.rows]
 
     def __getitem__(self, index) -> "np.ndarray":
         import numpy as np

@@ -1,0 +1,234 @@
+"""One parsed `facts/<xx>/` folder of a fact ref, in memory: read from git (its facts parsed),
+or read from the parse cache (its facts' rows, each fact decoded only when asked for).
+
+The parse cache keeps each fact as `marshal` data of a tuple of its fields in declaration
+order (metadata likewise), with the fact's row (`fact_table.row_dtype`) saying where that data
+is. Decoding builds the objects without the dataclasses' `__init__` (a frozen one sets each field
+through `object.__setattr__`): handing the decoded fields over as the instances' `__dict__` is
+several times faster. The forms come only from sealed cache files written from validated facts.
+"""
+from __future__ import annotations
+
+import marshal
+import struct
+from dataclasses import fields
+from typing import TYPE_CHECKING
+
+import pygit2
+
+from neo_git.fact_table import ROW_INDEX, ROW_STRUCT, hex_id
+from neo_git.facts import Fact, FactKind, FactMetadata, FactScope
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+_KINDS = {k.value: k for k in FactKind}
+_SCOPES = {s.value: s for s in FactScope}
+_new = object.__new__
+_set = object.__setattr__
+FACT_FIELDS = tuple(f.name for f in fields(Fact))
+META_FIELDS = tuple(f.name for f in fields(FactMetadata))
+_META_AT = FACT_FIELDS.index("metadata")
+# _restore fills __dict__ directly: only valid while neither class derives anything at init.
+assert not hasattr(Fact, "__post_init__") and not hasattr(FactMetadata, "__post_init__")
+
+_ROW = struct.Struct(ROW_STRUCT)
+_ID, _BLOB, _OFFSET, _LENGTH = (ROW_INDEX[name] for name in ("id", "blob", "offset", "length"))
+
+# blob file name -> (blob id, the parsed fact or None, the warning if it was skipped)
+BlobEntries = dict[str, tuple[pygit2.Oid, "Fact | None", "str | None"]]
+
+
+def cache_form(fact: Fact) -> tuple:
+    """A fact as the cache keeps it: its fields as they are in memory (tuples stay tuples;
+    marshal keeps them), kind and scope as their values, metadata as a tuple too."""
+    values = [fact.__dict__[name] for name in FACT_FIELDS]
+    values[FACT_FIELDS.index("kind")] = fact.kind.value
+    values[FACT_FIELDS.index("scope")] = fact.scope.value
+    meta = fact.metadata.__dict__
+    values[_META_AT] = tuple(meta[name] for name in META_FIELDS)
+    return tuple(values)
+
+
+def encode_fact(fact: Fact) -> bytes:
+    """The bytes the cache keeps for *fact*."""
+    return marshal.dumps(cache_form(fact))
+
+
+def restore(form) -> Fact:
+    """A fact from its cache form, trusted: it was validated before it was written.
+    KeyError if the form does not have the fields of a Fact (another layout)."""
+    if not isinstance(form, tuple) or len(form) != len(FACT_FIELDS) or not isinstance(form[_META_AT], tuple) \
+            or len(form[_META_AT]) != len(META_FIELDS):
+        raise KeyError("a parse-cache entry does not have the fields of a Fact")
+    raw = dict(zip(FACT_FIELDS, form))
+    metadata = _new(FactMetadata)
+    _set(metadata, "__dict__", dict(zip(META_FIELDS, form[_META_AT])))
+    raw.update(kind=_KINDS[raw["kind"]], scope=_SCOPES[raw["scope"]], metadata=metadata)
+    fact = _new(Fact)
+    _set(fact, "__dict__", raw)
+    return fact
+
+
+def decode_fact(data: "bytes | memoryview") -> Fact:
+    """A fact from the bytes `encode_fact` wrote (ValueError/KeyError if they are not such)."""
+    return restore(marshal.loads(data))
+
+
+class Subtree:
+    """One parsed `facts/<xx>/` folder: its tree id, its facts (id -> Fact, in tree order), its
+    blob entries (name -> (blob id, fact or None, warning)) and the warnings of skipped blobs.
+
+    A subtree read from the parse cache is *lazy*: it holds its facts' rows and their encoded
+    forms, and decodes a fact only when asked (`fact_at`), or all of them when `facts` or
+    `blobs` is read."""
+
+    __slots__ = ("oid", "_facts", "_blobs", "_warnings", "_raw", "_rows", "_data", "_skipped", "_list", "_decoded",
+                 "_row_of")
+
+    def __init__(self, oid: pygit2.Oid | None, facts: dict[str, Fact], blobs: BlobEntries,
+                 warnings: tuple[str, ...]) -> None:
+        self.oid = oid
+        self._facts: dict[str, Fact] | None = facts
+        self._blobs: BlobEntries | None = blobs
+        self._warnings = warnings
+        self._raw: bytes | None = None          # the rows as the cache holds them (lazy subtrees)
+        self._rows: "np.ndarray | None" = None
+        self._data: memoryview | None = None
+        self._skipped: list | None = None
+        self._list: list[Fact] | None = None
+        self._decoded: dict[int, Fact] = {}         # row -> fact, for a lazy subtree (one object per fact)
+        self._row_of: dict[str, int] | None = None  # fact id -> row, for a lazy subtree, on demand
+
+    @classmethod
+    def of(cls, oid: pygit2.Oid, blobs: BlobEntries) -> "Subtree":
+        """A subtree from its blob entries (in tree order)."""
+        facts = {fact.id: fact for _, fact, _ in blobs.values() if fact is not None}
+        return cls(oid, facts, blobs, tuple(w for _, _, w in blobs.values() if w))
+
+    @classmethod
+    def lazy(cls, oid: pygit2.Oid, rows: bytes, data: memoryview, skipped: list) -> "Subtree":
+        """A subtree from the parse cache: *rows* of its facts (in tree order), *data* holding their
+        encoded forms (rows' offsets count from its start), *skipped* the [name, blob hex,
+        warning] of blobs that are not facts."""
+        sub = cls(oid, None, None, tuple(str(w) for _, _, w in skipped))  # type: ignore[arg-type]
+        sub._raw, sub._data, sub._skipped = rows, data, skipped
+        return sub
+
+    @property
+    def is_lazy(self) -> bool:
+        """True while its facts are not all decoded."""
+        return self._facts is None
+
+    def __bool__(self) -> bool:
+        return True   # present, even with no facts in it
+
+    def __len__(self) -> int:
+        return len(self._raw) // _ROW.size if self._facts is None else len(self._facts)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return self._warnings
+
+    @property
+    def facts(self) -> dict[str, Fact]:
+        """id -> Fact, in tree order (decodes every fact of a lazy subtree)."""
+        if self._facts is None:
+            self._materialize()
+        return self._facts
+
+    @property
+    def blobs(self) -> BlobEntries:
+        """name -> (blob id, fact or None, warning), in tree order."""
+        if self._blobs is None:
+            self._materialize()
+        return self._blobs
+
+    def fact_at(self, j: int) -> Fact:
+        """The *j*-th fact (in tree order), decoded now if it was not."""
+        if self._list is None:
+            if self._facts is None:
+                fact = self._decoded.get(j)
+                if fact is None:
+                    row = _ROW.unpack_from(self._raw, j * _ROW.size)
+                    start = row[_OFFSET]
+                    fact = decode_fact(self._data[start:start + row[_LENGTH]])
+                    if hex_id(row[_ID]) != fact.id:
+                        raise ValueError("a parse-cache entry under another fact's id")
+                    self._decoded[j] = fact
+                return fact
+            self._list = list(self._facts.values())
+        return self._list[j]
+
+    def fact(self, fact_id: str) -> Fact | None:
+        """The fact with this id, or None (a lazy subtree decodes only it)."""
+        if self._facts is not None:
+            return self._facts.get(fact_id)
+        if self._row_of is None:
+            self._row_of = {hex_id(row[_ID]): j for j, row in enumerate(_ROW.iter_unpack(self._raw))}
+        j = self._row_of.get(fact_id)
+        return None if j is None else self.fact_at(j)
+
+    def fact_ids(self) -> list[str]:
+        """The ids of its facts, in tree order (without decoding them)."""
+        if self._facts is not None:
+            return list(self._facts)
+        return [hex_id(row[_ID]) for row in _ROW.iter_unpack(self._raw)]
+
+    def rows(self) -> "np.ndarray":
+        """The rows of its facts, in tree order (computed once for a subtree read from git)."""
+        if self._rows is None and self._raw is not None:
+            import numpy as np
+
+            from neo_git.fact_table import row_dtype
+
+            self._rows = np.frombuffer(self._raw, dtype=row_dtype())
+        elif self._rows is None:
+            from neo_git.fact_table import columns_of
+
+            facts = list(self.facts.values())
+            rows = columns_of(facts)
+            if len(rows):
+                import numpy as np
+
+                rows["blob"] = np.frombuffer(b"".join(self._blobs[f"{f.id}.json"][0].raw for f in facts), dtype="V20")
+            self._rows = rows
+        return self._rows
+
+    def row_bytes(self) -> bytes:
+        """`rows()` as the bytes the cache keeps (stacking bytes is faster than stacking arrays of
+        a structured dtype: numpy promotes their fields one array at a time)."""
+        return self._raw if self._raw is not None else self.rows().tobytes()
+
+    def encoded(self) -> tuple[bytes, bytes, list]:
+        """(rows with their offsets, the encoded facts they point into, skipped entries): what
+        the parse cache writes for this subtree (a lazy one as it was read, not re-encoded)."""
+        if self._raw is not None:
+            return self._raw, bytes(self._data), self._skipped
+        import numpy as np
+
+        rows = self.rows().copy()
+        chunks = [encode_fact(fact) for fact in self.facts.values()]
+        lengths = np.array([len(chunk) for chunk in chunks], dtype=np.int64)
+        rows["length"] = lengths
+        rows["offset"] = np.cumsum(lengths) - lengths
+        skipped = [[name, str(oid), warning] for name, (oid, fact, warning) in self.blobs.items() if fact is None]
+        return rows.tobytes(), b"".join(chunks), skipped
+
+    def _materialize(self) -> None:
+        entries: list[tuple[str, tuple]] = []
+        facts: dict[str, Fact] = {}
+        data = self._data
+        for j, row in enumerate(_ROW.iter_unpack(self._raw)):
+            fact = self._decoded.get(j)
+            if fact is None:
+                start = row[_OFFSET]
+                fact = decode_fact(data[start:start + row[_LENGTH]])
+            if hex_id(row[_ID]) != fact.id:
+                raise ValueError("a parse-cache entry under another fact's id")
+            facts[fact.id] = fact
+            entries.append((f"{fact.id}.json", (pygit2.Oid(raw=row[_BLOB]), fact, None)))
+        for name, blob_hex, warning in self._skipped:
+            entries.append((str(name), (pygit2.Oid(hex=str(blob_hex)), None, None if warning is None else str(warning))))
+        entries.sort(key=lambda entry: entry[0].encode("utf-8"))   # tree order, as git lists it
+        self._facts, self._blobs, self._list = facts, dict(entries), list(facts.values())

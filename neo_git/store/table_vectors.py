@@ -1,0 +1,85 @@
+"""Vectors for recall over a `FactTable`: cosines streamed from the vector file on a store's
+first recall, and the few vectors recall's family ordering reads afterwards.
+
+A text missing from the vector cache (or whose record fails its check) is embedded now and
+appended, as `VectorCache.vectors` does; its fact is decoded for that, and only it.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from neo_git.embed.stream import RecordReader
+    from neo_git.fact_table import FactTable
+    from neo_git.store import FactStore
+
+
+def row_keys(table: "FactTable") -> list[bytes]:
+    """The vector cache key of each fact of *table* (sha256 of its text), in order."""
+    raw = table.rows["key"].tobytes()
+    return [raw[i:i + 32] for i in range(0, len(raw), 32)]
+
+
+class TableVectors:
+    """The vectors of a table's facts, read only when asked (`vectors[positions]`): from the
+    records the streamed pass found, from texts embedded during it, or else through the cache."""
+
+    def __init__(self, table: "FactTable", rows: "np.ndarray", reader: "RecordReader",
+                 embedded: "dict[int, np.ndarray]", fallback: Callable[[Sequence[int]], "np.ndarray"]) -> None:
+        self._table = table
+        self._rows = rows
+        self._reader = reader
+        self._embedded = embedded
+        self._fallback = fallback
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+    def __getitem__(self, positions) -> "np.ndarray":
+        import numpy as np
+
+        positions = [int(i) for i in np.atleast_1d(np.asarray(positions))]
+        out = np.empty((len(positions), self._reader.dim), dtype=np.float32)
+        on_file = [j for j, i in enumerate(positions) if i not in self._embedded]
+        for j, i in enumerate(positions):
+            if i in self._embedded:
+                out[j] = self._embedded[i]
+        if on_file:
+            wanted = [positions[j] for j in on_file]
+            keys = self._table.rows["key"][wanted]
+            read = self._reader.read(self._rows[wanted].tolist(), [bytes(k) for k in keys]) \
+                if bool((self._rows[wanted] >= 0).all()) else None
+            out[on_file] = read if read is not None else self._fallback(wanted)
+        return out
+
+
+def streamed_cosines(store: "FactStore", table: "FactTable", query: "np.ndarray"
+                     ) -> "tuple[np.ndarray, TableVectors]":
+    """(the cosine of *query* with each fact of *table*, their vectors on demand), reading the
+    vector file once without keeping it."""
+    import numpy as np
+
+    from neo_git.embed.rows import cosines
+    from neo_git.embed.stream import stream_cosines
+
+    embedder, cache = store.embedder, store.vector_cache
+    path, record = cache.shelf_file(embedder)
+    values, rows, reader = stream_cosines(path, record, embedder.dim, table.rows["key"], query)
+    embedded: dict[int, np.ndarray] = {}
+    missing = np.flatnonzero(rows < 0).tolist()
+    if missing:
+        firsts: dict[bytes, int] = {}
+        for i in missing:
+            firsts.setdefault(bytes(table.rows["key"][i]), i)
+        vectors = cache.embed_and_store(embedder, list(firsts), [table[i].text for i in firsts.values()])
+        by_key = dict(zip(firsts, vectors))
+        for i in missing:
+            embedded[i] = by_key[bytes(table.rows["key"][i])]
+        values[missing] = cosines(np.stack([embedded[i] for i in missing]), query)
+
+    def fallback(positions: Sequence[int]) -> "np.ndarray":
+        return store._vectors([table[i].text for i in positions])
+
+    return values, TableVectors(table, rows, reader, embedded, fallback)

@@ -1,0 +1,64 @@
+"""How the write policy compares texts: the duplicate key and rule 2's subject key.
+
+Kept apart from the policy (`store/supersession.py`, `store/index.py`) so the parse cache can
+record, per fact, hashes of both (`fact_table.py`): the first add of a process then finds its
+duplicates and same-subject candidates among 50,000 stored facts without decoding them.
+Changing either function changes `KEYS_SIGNATURE`, which names the parse cache's format: a
+cache written with other keys is never read.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from functools import lru_cache
+
+_SUFFIX = re.compile(r"(?:\s+(?:v\d+|corrected|updated|new|revised|final))+$")
+_PUNCT = re.compile(r"[\W_]+", re.UNICODE)
+
+
+def _normalized(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _subject_key(subject: str) -> str:
+    words = _PUNCT.sub(" ", subject.casefold()).strip()
+    stripped = _SUFFIX.sub("", words).strip()
+    return stripped or words
+
+
+@lru_cache(maxsize=1 << 18)
+def normalized(text: str) -> str:
+    """Whitespace collapsed and case folded: two facts whose texts match this way are duplicates."""
+    return _normalized(text)
+
+
+@lru_cache(maxsize=1 << 16)
+def subject_key(subject: str) -> str:
+    """`"API_migration deadline (v2)"` → `"api migration deadline"`: what rule 2 compares."""
+    return _subject_key(subject)
+
+
+def key_hash(text: str) -> int:
+    """64 bits of a key, for finding candidates (always confirmed on the texts themselves)."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+
+
+def duplicate_hash(subject: str, body: str) -> int:
+    """`key_hash` of the duplicate key (normalised subject and body); uncached, for bulk use."""
+    return key_hash(_normalized(subject) + "\0" + _normalized(body))
+
+
+def subject_hash(subject: str) -> int:
+    """`key_hash` of rule 2's subject key; uncached, for bulk use."""
+    return key_hash(_subject_key(subject))
+
+
+def _signature() -> str:
+    parts = [_SUFFIX.pattern, _PUNCT.pattern]
+    for function in (_normalized, _subject_key, duplicate_hash, subject_hash, key_hash):
+        code = function.__code__
+        parts.append(repr((code.co_code, code.co_consts, code.co_names)))
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+KEYS_SIGNATURE = _signature()
