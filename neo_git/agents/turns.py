@@ -76,6 +76,12 @@ class Turn:
             return "finished"
         return "active" if now < self.fresh_until else "stale"
 
+    def to_row(self) -> dict:
+        """The stored form (`dataclasses.asdict` without its deep copies: rows are rewritten often)."""
+        row = {name: getattr(self, name) for name in _FIELDS}
+        row["injected"] = [dict(entry) for entry in self.injected]
+        return row
+
     def to_view(self, now: float) -> dict:
         """The JSON shape of `git neo turns --json`: ISO times plus status and age."""
         view = asdict(self)
@@ -86,6 +92,9 @@ class Turn:
         view["status"] = self.status(now)
         view["seconds_since_progress"] = round(max(0.0, now - self.last_progress_at), 1)
         return view
+
+
+_FIELDS = tuple(Turn.__dataclass_fields__)
 
 
 def iso(epoch: float) -> str:
@@ -171,8 +180,11 @@ def update_turns(paths: RepositoryPaths, change: Callable[[list[Turn]], list[Tur
         if updated is None:
             return current
         kept = [t for t in updated if t.expires_at > now][-MAX_ROWS:]
-        envelope = {"version": FORMAT_VERSION, "turns": [asdict(t) for t in kept]}
-        atomic_write(path, (json.dumps(envelope, indent=1, sort_keys=True) + "\n").encode("utf-8"), durable=False)
+        envelope = {"version": FORMAT_VERSION, "turns": [t.to_row() for t in kept]}
+        # Compact: with `indent` json falls back to its pure-Python encoder, and this file is
+        # rewritten twice per prompt (by the agent's server, twenty prompts at once under stress).
+        atomic_write(path, (json.dumps(envelope, sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8"),
+                     durable=False)
         return kept
 
 
