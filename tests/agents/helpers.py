@@ -78,7 +78,7 @@ class McpServer:
                                      env={**os.environ, **(env or {})})
         self.socket = repo / ".git" / "neo" / "agent.sock"
         deadline = time.monotonic() + 60
-        while not self.socket.exists():
+        while not listening(self.socket):   # not just there: a killed server's file is there too
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 self.stop()
                 raise RuntimeError(f"git neo mcp did not listen: {self.proc.stderr.read()[-2000:]!r}")
@@ -99,3 +99,17 @@ class McpServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def listening(path: Path) -> bool:
+    """Does a server accept connections on the unix socket *path*?"""
+    import socket
+
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(str(path))
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()

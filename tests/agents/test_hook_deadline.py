@@ -67,9 +67,13 @@ def test_the_limit_counts_from_the_spawn_not_from_the_imports(tmp_path):
 
 
 def test_a_child_stuck_past_the_limit_is_stopped_and_the_hook_exits_0_silently(repo_with_commit):
-    # The turn records' lock is held: the forked child waits on it (up to 5 s), the hook must not.
+    # The session's turn record lock is held: the forked child waits on it (up to 5 s), the hook must not.
+    from neo_git.agents.turn_store import session_file
+    from neo_git.identity import open_repository, repository_paths
+
     _facts(repo_with_commit)
-    lock = repo_with_commit / ".git" / "neo" / "turns.json.lock"
+    turns = session_file(repository_paths(open_repository(repo_with_commit)), "claude", "s")
+    lock = turns.with_name(turns.name + ".lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
