@@ -57,10 +57,19 @@ def _round(argv: list[str], cwd: Path, payloads: list[bytes], keep_open: bool, e
         if not keep_open:
             proc.stdin.close()
         procs.append((proc, start))
-    times, answered = [], 0
-    for proc, start in procs:
-        proc.wait()
-        times.append(time.monotonic() - start)
+    # Each process's end as it happens (os.wait takes whichever ends first): waiting on them in
+    # order would stamp a process that ended early with the time a slower one before it ended.
+    starts = {proc.pid: start for proc, start in procs}
+    ended: dict[int, float] = {}
+    while len(ended) < len(procs):
+        pid, status = os.wait()
+        if pid in starts:
+            ended[pid] = time.monotonic() - starts[pid]
+            next(p for p, _ in procs if p.pid == pid).returncode = os.waitstatus_to_exitcode(status)
+    times, answered = list(ended.values()), 0
+    for proc, _ in procs:
+        if proc.returncode != 0:
+            raise RuntimeError(f"a hook exited {proc.returncode}")
         answered += b"additionalContext" in proc.stdout.read()
         if proc.stdin and not proc.stdin.closed:
             proc.stdin.close()

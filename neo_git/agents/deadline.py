@@ -17,6 +17,9 @@ import time
 
 DEFAULT_TIMEOUT_MS = 1500
 LIMIT_ENV = "NEO_AGENT_HOOK_TIMEOUT_MS"
+# The hook gives up this long before its limit: waking up on a loaded machine, writing the log
+# line, ending the process (and its child) and the agent seeing it end take tens of ms.
+EXIT_MARGIN = 0.1
 
 
 def process_age() -> float:
@@ -60,8 +63,9 @@ class Clock:
 
     @property
     def deadline(self) -> float:
-        """The monotonic time by which the hook must have exited."""
-        return self.spawned + self.limit_ms / 1000
+        """The monotonic time at which the hook gives up (EXIT_MARGIN before its limit, so that
+        it has ended by the limit)."""
+        return self.spawned + self.limit_ms / 1000 - min(EXIT_MARGIN, self.limit_ms / 4000)
 
     def left(self) -> float:
         """Seconds left (negative once past)."""

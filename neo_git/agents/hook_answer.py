@@ -61,11 +61,15 @@ def answer_hook(conn: socket.socket, reader: Reader, request: dict, raw: bytes,
         asked = request.get("git_dir")
         if mine is None or not isinstance(asked, str) or os.path.realpath(asked) != str(mine.git_dir):
             # Another worktree of this clone (its session facts, its branch): not this server's to answer.
-            send(conn, {"error": "this server answers another worktree"})
+            with contextlib.suppress(OSError):
+                send(conn, {"error": "this server answers another worktree"})
             return
         if not fixed and served.limit_ms:
             limit = served.limit_ms
-    send(conn, {"limit_ms": limit})
+    try:
+        send(conn, {"limit_ms": limit})
+    except OSError:
+        return   # the hook is gone already
     neo_dir = served.store.paths.neo_dir if served is not None else None
     answer = Answer()
     try:

@@ -46,10 +46,20 @@ DELIVERED, ANSWERED, ASK_ELSEWHERE = "delivered", "answered", "ask elsewhere"
 
 
 def run_hook_process(args: list[str]) -> NoReturn:
-    """Answer one agent hook (*args*: `<event> --agent <name>`) and exit 0."""
+    """Answer one agent hook (*args*: `<event> --agent <name>`) and exit 0, whatever happens."""
     clock = Clock.start()
+    try:
+        _run(args, clock)
+    except BaseException as exc:  # noqa: BLE001 - a fork that failed, Ctrl-C, a bug: still exit 0, quietly
+        log_line(clock.log_dir, f"stopped by {type(exc).__name__}"
+                                f"{f' (errno {exc.errno})' if isinstance(exc, OSError) else ''}; no output")
+        clock.stop_child()
+    _exit()
+
+
+def _run(args: list[str], clock: Clock) -> None:
     if os.environ.get("NEO_DISABLE") == "1":
-        _exit()
+        return
     event, agent, _ = parse_hook_args(args)
     raw = read_payload(sys.stdin.buffer, clock.spawned + clock.limit_ms / 1000 * STDIN_SHARE)
     payload, problem = _payload(raw)
@@ -58,17 +68,16 @@ def run_hook_process(args: list[str]) -> NoReturn:
     if isinstance(place, GitPlace):
         clock.log_dir = place.neo_dir
     if problem:
-        log_line(clock.log_dir, f"agent {agent} {event}: {problem}; no output")
-        _exit()
+        log_line(clock.log_dir, f"agent {agent[:40]} {event[:40]}: {problem}; no output")
+        return
     if place is None:
-        _exit()   # not inside a repository: nothing to remember here
+        return   # not inside a repository: nothing to remember here
     request = {"op": "hook", "v": PROTOCOL, "args": list(args), "spawned": clock.spawned,
                "limit_ms": clock.limit_ms, "limit_fixed": bool(os.environ.get(LIMIT_ENV)),
                "git_dir": place.git_dir if isinstance(place, GitPlace) else None, "size": len(raw)}
     if isinstance(place, GitPlace) and _ask_server(place, request, raw, clock) != ASK_ELSEWHERE:
-        _exit()
+        return
     _ask_child(request, raw, clock)
-    _exit()
 
 
 def _exit() -> NoReturn:

@@ -39,8 +39,8 @@ class Hangup(Exception):
 
 
 def send(conn, message: dict, extra: bytes = b"") -> None:
-    """One JSON line (then *extra* raw bytes) on *conn*."""
-    conn.sendall(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n" + extra)
+    """One JSON line (then *extra* raw bytes) on *conn*. ASCII JSON: any string encodes."""
+    conn.sendall(json.dumps(message).encode("ascii") + b"\n" + extra)
 
 
 class Reader:
@@ -48,7 +48,7 @@ class Reader:
 
     def __init__(self, conn) -> None:
         self.conn = conn
-        self.buffer = b""
+        self.buffer = bytearray()
 
     def _fill(self, deadline: float) -> None:
         left = deadline - time.monotonic()
@@ -61,15 +61,16 @@ class Reader:
             raise Hangup(type(exc).__name__) from None
         if not chunk:
             raise Hangup("closed")
-        self.buffer += chunk
+        self.buffer.extend(chunk)
 
     def line(self, deadline: float) -> dict:
         """The next JSON object; Hangup on EOF, a timeout, an over-long or non-object line."""
-        while b"\n" not in self.buffer:
+        while (end := self.buffer.find(b"\n")) < 0:
             if len(self.buffer) > MAX_LINE:
                 raise Hangup("line too long")
             self._fill(deadline)
-        line, _, self.buffer = self.buffer.partition(b"\n")
+        line = bytes(self.buffer[:end])
+        del self.buffer[:end + 1]
         try:
             message = json.loads(line)
         except (ValueError, RecursionError):
@@ -82,7 +83,8 @@ class Reader:
         """The next *size* raw bytes."""
         while len(self.buffer) < size:
             self._fill(deadline)
-        data, self.buffer = self.buffer[:size], self.buffer[size:]
+        data = bytes(self.buffer[:size])
+        del self.buffer[:size]
         return data
 
 
