@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import resource
-import socket
 import subprocess
 import sys
 import time
@@ -79,24 +78,15 @@ def _round(argv: list[str], cwd: Path, payloads: list[bytes], keep_open: bool, e
     return max(times), median(times), answered, per_hook, served
 
 
-def _listening(path: Path) -> bool:
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        probe.connect(str(path))
-        return True
-    except OSError:
-        return False
-    finally:
-        probe.close()
-
-
 def _start_server(repo: Path, env: dict) -> subprocess.Popen:
     """`git neo mcp` as the agent starts it (stdin held open), once its hook socket listens."""
     server = subprocess.Popen([sys.executable, "-m", "neo_git.cli", "mcp"], stdin=subprocess.PIPE,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=repo, env=env)
     sock = repo / ".git" / "neo" / "agent.sock"
     deadline = time.monotonic() + 60
-    while not _listening(sock):
+    from neo_git.agents.hook_socket import listening
+
+    while not listening(sock):
         if time.monotonic() > deadline or server.poll() is not None:
             raise RuntimeError("the MCP server did not open .git/neo/agent.sock (is the `mcp` extra installed?)")
         time.sleep(0.05)

@@ -58,7 +58,7 @@ def serve_hooks(neo_dir: Path, served: ServedStore) -> Callable[[], None] | None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.exists():
-            if _alive(path):
+            if listening(path):
                 return None  # another agent session's server already answers here
             path.unlink()
         old_mask = os.umask(0o177)
@@ -83,7 +83,9 @@ def serve_hooks(neo_dir: Path, served: ServedStore) -> Callable[[], None] | None
     return stop
 
 
-def _alive(path: Path) -> bool:
+def listening(path: Path) -> bool:
+    """Does a server accept connections on the unix socket *path*? (A killed server leaves its
+    socket file behind: the file alone says nothing.)"""
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     probe.settimeout(0.2)
     try:

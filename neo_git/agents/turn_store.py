@@ -77,7 +77,10 @@ def update_session(paths: RepositoryPaths, agent: str, session_id: str, change: 
     expired rows, keep the newest MAX_ROWS, save atomically; returns the rows now stored."""
     if (paths.neo_dir / LEGACY_NAME).exists():
         split_legacy(paths)
-    path = session_file(paths, agent, session_id)
+    return _rewrite(session_file(paths, agent, session_id), change, now)
+
+
+def _rewrite(path: Path, change: Callable[[Rows], Rows | None], now: float | None) -> Rows:
     path.parent.mkdir(parents=True, exist_ok=True)
     with locked(_lock_of(path), timeout=LOCK_WAIT):
         try:
@@ -87,7 +90,7 @@ def update_session(paths: RepositoryPaths, agent: str, session_id: str, change: 
         updated = change(list(current))
         if updated is None:
             return current
-        kept = _live(updated, now)[-MAX_ROWS:]
+        kept = (updated if now is None else _live(updated, now))[-MAX_ROWS:]
         _write(path, kept)
         return kept
 
@@ -129,19 +132,8 @@ def split_legacy(paths: RepositoryPaths) -> None:
                 seen = {row.get("turn_id") for row in current}
                 return [row for row in old if row.get("turn_id") not in seen] + current
 
-            _update_unsplit(paths, agent, session, merge)
+            _rewrite(session_file(paths, agent, session), merge, None)
         legacy.unlink()
-
-
-def _update_unsplit(paths: RepositoryPaths, agent: str, session: str, change: Callable[[Rows], Rows]) -> None:
-    path = session_file(paths, agent, session)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with locked(_lock_of(path), timeout=LOCK_WAIT):
-        try:
-            current = _read(path, have_lock=True)
-        except CorruptStore:
-            current = []
-        _write(path, change(current)[-MAX_ROWS:])
 
 
 def sweep(paths: RepositoryPaths, now: float | None = None) -> int:

@@ -78,6 +78,8 @@ class McpServer:
                                      env={**os.environ, **(env or {})})
         self.socket = repo / ".git" / "neo" / "agent.sock"
         deadline = time.monotonic() + 60
+        from neo_git.agents.hook_socket import listening
+
         while not listening(self.socket):   # not just there: a killed server's file is there too
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 self.stop()
@@ -99,17 +101,3 @@ class McpServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
-
-
-def listening(path: Path) -> bool:
-    """Does a server accept connections on the unix socket *path*?"""
-    import socket
-
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        probe.connect(str(path))
-        return True
-    except OSError:
-        return False
-    finally:
-        probe.close()
