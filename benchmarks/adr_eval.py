@@ -139,6 +139,13 @@ def run(embedder_name: str, data: Path, show: bool, sweep: bool, sources: bool =
             print(f"  {value}: adds with an item {m['items']:5.1f}  items {m['links']:5.1f}  recall with review "
                   f"{m['R_review']:.3f}")
         supersession.LONG_CANDIDATES = kept
+        print("\nthe best long candidate also proposed at cosine ≥ X without evidence (LONG_BEST_COSINE)")
+        for value in (0.6, 0.65, 0.7, 0.75, 0.8, 0.85):
+            supersession.LONG_BEST_COSINE = value
+            m = summary(replay_all(repos, vectors, thresholds, sources=sources))
+            print(f"  {value:.2f}: adds with an item {m['items']:5.1f}  items {m['links']:5.1f}  recall with review "
+                  f"{m['R_review']:.3f}")
+        supersession.LONG_BEST_COSINE = None
     return 0
 
 

@@ -106,12 +106,13 @@ class MemoryReplay:
             self.index.update(old, new)
             self.facts[fact_id] = new
 
-    def recall(self, query: str, k: int) -> list[Fact]:
-        """The ranked `valid_facts` of `FactStore.recall` (no constraints or unknowns here)."""
+    def recall(self, query: str, k: int, floor: float | None = None) -> list[Fact]:
+        """The ranked `valid_facts` of `FactStore.recall` (no constraints or unknowns here); *floor*:
+        the relevance floor (`FactStore.recall` applies the embedder's; None ranks every fact)."""
         facts = list(self.facts.values())
         if not facts:
             return []
         self.vectors.prime([f.text for f in facts])
         matrix = np.stack([self.vectors(f.text) for f in facts])
         return assemble(query, facts, matrix @ self.vectors(query), k=k, max_tokens=10**9, vectors=matrix,
-                        family_threshold=related_threshold(self.vectors.embedder)).valid_facts
+                        family_threshold=related_threshold(self.vectors.embedder), floor=floor).valid_facts

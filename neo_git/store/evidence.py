@@ -28,7 +28,10 @@ from neo_git.facts import Fact
 REFERENCE = "reference"
 CHANGE = "change"
 SAME_SUBJECT = "same_subject"   # rule 2's own evidence (same normalised subject, bodies loosely related)
-EVIDENCE = (REFERENCE, CHANGE, SAME_SUBJECT)
+# Not evidence for a supersession but against retiring by similarity alone: both facts cite code
+# and no citation of one overlaps one of the other (`cites_other_code`).
+DIFFERENT_CODE = "different_code"
+EVIDENCE = (REFERENCE, CHANGE, SAME_SUBJECT, DIFFERENT_CODE)
 
 CHANGE_SHARE = 1 / 3     # of the older subject's content words, next to a change word
 WINDOW_AFTER = 8         # words after a change word that it speaks about ("instead of GOV.UK Notify")
@@ -105,3 +108,26 @@ def review_evidence(new: Fact, old: Fact) -> tuple[str, ...]:
     if about and len(about & changed_words(new.text, new.subject)) >= CHANGE_SHARE * len(about):
         found.append(CHANGE)
     return tuple(found)
+
+
+def _same_code(a: dict, b: dict) -> bool:
+    """May two citations name the same code? Same path and, when both narrow it, the same symbol
+    (or one inside the other: `Parser` / `Parser.parse`) or overlapping line spans; a whole file,
+    or a symbol against a span, may be the same code."""
+    if a.get("path") != b.get("path"):
+        return False
+    left, right = a.get("symbol"), b.get("symbol")
+    if left and right:
+        return left == right or left.startswith(right + ".") or right.startswith(left + ".")
+    first, second = a.get("span"), b.get("span")
+    if first and second:
+        return first[0] <= second[1] and second[0] <= first[1]
+    return True
+
+
+def cites_other_code(new: Fact, old: Fact) -> bool:
+    """Both facts cite code (`metadata.citations`, DESIGN.md §13) and none of one's citations may be
+    the code of one of the other's: two statements about different code (`retry()` in the client,
+    `retry()` in the worker) that read alike. Similarity alone never retires one for the other."""
+    mine, theirs = new.metadata.citations, old.metadata.citations
+    return bool(mine and theirs) and not any(_same_code(a, b) for a in mine for b in theirs)

@@ -11,7 +11,8 @@ Which valid fact, if any, a new fact of the same scope and kind replaces:
 3. else cosine alone supersedes only at or above the embedder's *certain* threshold
    (calibrated for a false-supersession rate ≤ 0.005 on StateBench train); between the
    *possible* threshold and the certain one the new fact only records a
-   ``possibly_supersedes`` link for review, retiring nothing.
+   ``possibly_supersedes`` link for review, retiring nothing. Two facts that cite different
+   code (`evidence.cites_other_code`) never supersede by cosine: at most a review link.
 
 Never candidates: facts written in the same batch, and pairs a person rejected
 (``metadata.distinct_from`` on either fact). An embedder whose ``supersede_threshold``
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
+from neo_git import scoring
 from neo_git.facts import Fact
 
 RULE_EXPLICIT = "explicit"
@@ -47,9 +49,8 @@ LONG_BODY_WORDS = 12
 # longer texts (decision records, design docs) cosine mostly measures shared project
 # vocabulary: on real ADRs the best match of every record scores 0.35-0.59 (10th-90th
 # percentile) whether or not it is the record it replaced. Beyond this length cosine
-# alone never retires anything; a match at or above the certain threshold becomes a
-# possible supersession (the single best one), for a person to decide.
-CALIBRATED_WORDS = 40
+# alone never retires anything (see LONG_CANDIDATES). Shared with recall (scoring.py).
+CALIBRATED_WORDS = scoring.CALIBRATED_WORDS
 LABEL_WORDS = 4   # entity labels are looked for in the first words of a subject and of a body
 MAX_POSSIBLE = 3  # possible links recorded per new fact, most similar first
 # Outside the calibrated lengths only the few most similar candidates are looked at, and of those
@@ -57,10 +58,14 @@ MAX_POSSIBLE = 3  # possible links recorded per new fact, most similar first
 # a review item and finds 14 of 24 true edges; 3: 19%, 14; 1: 12%, 12 (the old rule, the best
 # match at or above the certain threshold: 55%, 14). `benchmarks/adr_eval.py --sweep` prints it.
 LONG_CANDIDATES = 2
+# The most similar long candidate is also proposed, without evidence, when its cosine reaches this
+# (None: never). Off: with all-MiniLM-L6-v2 on ADR dev, 0.70 finds 17 of 24 edges for a review
+# item on 26% of adds (evidence alone: 13 for 19%), 0.80 finds 14 for 20%; no value reaches the
+# issue-21 targets (≤ 15% of adds, ≥ 0.8 of the edges). `benchmarks/adr_eval.py --sweep` prints it.
+LONG_BEST_COSINE: float | None = None
 
 _SUFFIX = re.compile(r"(?:\s+(?:v\d+|corrected|updated|new|revised|final))+$")
 _PUNCT = re.compile(r"[\W_]+", re.UNICODE)
-_WORDS = re.compile(r"\w+", re.UNICODE)
 # An entity label: a word and a number ("Deal 1", "fact_0", "SR-3456", "ticket #12").
 _LABEL = re.compile(r"\b([A-Za-z]{2,})[ _#-]?(\d+)\b")
 # Words followed by a number that state a value, not name an entity.
@@ -106,9 +111,7 @@ def distinct_entities(a: Fact, b: Fact) -> bool:
     return False
 
 
-@lru_cache(maxsize=1 << 14)
-def _words(text: str) -> int:
-    return len(_WORDS.findall(text))
+_words = scoring.word_count
 
 
 def _long(text: str) -> bool:
@@ -185,7 +188,7 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
     def usable(score: float, old: Fact) -> bool:
         return score == score and old.id not in exclude and old.id != new.id and not blocked(new, old)
 
-    from neo_git.store.evidence import SAME_SUBJECT, review_evidence
+    from neo_git.store.evidence import DIFFERENT_CODE, SAME_SUBJECT, cites_other_code, review_evidence
 
     possible = []
     for score, old in same_pairs:  # rule 2: the most similar same-subject fact that passes the guards
@@ -216,10 +219,13 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
             uncalibrated += 1
             if uncalibrated > LONG_CANDIDATES:
                 break
-            if evidence:
+            if evidence or (uncalibrated == 1 and LONG_BEST_COSINE is not None and score >= LONG_BEST_COSINE):
                 possible.append(_link(old, score, thresholds.possible, evidence))
             continue
-        if score >= thresholds.certain and not possible and not uncalibrated:
+        if cites_other_code(new, old):
+            # Statements about different code that read alike: at most a question for a person.
+            evidence = (*evidence, DIFFERENT_CODE)
+        elif score >= thresholds.certain and not possible and not uncalibrated:
             return Decision(old.id, RULE_SIMILARITY, score, thresholds.certain)
         possible.append(_link(old, score, thresholds.possible, evidence))
     return Decision(possible=tuple(sorted(possible, key=lambda link: link["id"])))

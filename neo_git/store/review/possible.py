@@ -50,7 +50,8 @@ def proposals(facts: Mapping[str, Fact]) -> list[dict]:
 # What each piece of review evidence (store/evidence.py) means, for the item's `why`.
 EVIDENCE_WORDS = {"reference": "the newer text names the older fact",
                   "change": "the newer text states a change about the older fact",
-                  "same_subject": "same subject, bodies only loosely related"}
+                  "same_subject": "same subject, bodies only loosely related",
+                  "different_code": "they cite different code, so similarity alone retires neither"}
 
 
 def _why(link: Mapping) -> str:
