@@ -1,12 +1,13 @@
 """The agent hooks' hard time limit, counted from the moment the agent spawned the process.
 
-Twenty hooks started at once on a two-core machine spend most of a 1.5 s budget starting
-Python and importing; a limit armed after the imports is already too late. So the console
-entry point arms SIGALRM first thing (`arm_at_start`, before any heavy import) for what is
-left of the budget since the process started (`/proc/self/stat`); if it fires before the
-hook code has taken over, the process writes one line to the hook log and exits 0 with no
-output at once. `run_agent_hook` then re-arms the same deadline with its own handler.
-Kept free of imports beyond the standard library: it runs before everything else.
+Twenty hooks started at once on a two-core machine spend a good part of a 1.5 s budget
+starting Python; a limit counted from after the imports is already too late. So the hook
+process (`agents/hook_process.py`) takes the process's age from `/proc/self/stat` first
+thing and arms SIGALRM for what is left of the budget. The process that holds the agent's
+pipes never does heavy work itself (that happens in the agent's MCP server, or in a forked
+child it can kill), so it runs only Python bytecode and short system calls, where a signal
+handler runs at once: on expiry it writes one fixed line to the hook log and exits 0 with no
+output. Kept free of imports beyond the standard library: it runs before everything else.
 """
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ import signal
 import time
 
 DEFAULT_TIMEOUT_MS = 1500
-_deadline: float | None = None   # time.monotonic() by which the hook must have finished
+LIMIT_ENV = "NEO_AGENT_HOOK_TIMEOUT_MS"
+# The hook gives up this long before its limit: waking up on a loaded machine, writing the log
+# line, ending the process (and its child) and the agent seeing it end take tens of ms.
+EXIT_MARGIN = 0.1
 
 
 def process_age() -> float:
@@ -33,76 +37,102 @@ def process_age() -> float:
 
 def limit_ms() -> int:
     """The limit from `NEO_AGENT_HOOK_TIMEOUT_MS` (git config's `neo.agentHookTimeoutMs` needs the
-    repository, so it is applied later, by the hook itself)."""
+    repository, so whoever answers the hook reads it and says so)."""
     try:
-        return max(50, int(os.environ.get("NEO_AGENT_HOOK_TIMEOUT_MS") or DEFAULT_TIMEOUT_MS))
+        return max(50, int(os.environ.get(LIMIT_ENV) or DEFAULT_TIMEOUT_MS))
     except ValueError:
         return DEFAULT_TIMEOUT_MS
 
 
-BACKSTOP_SECONDS = 0.2   # after the deadline, faulthandler's watchdog ends a process stuck in C
-_backstop_file = None
+class Clock:
+    """One hook process's budget: spawned at `spawned` (time.monotonic(), which on Linux is one
+    clock for every process, so it can be handed to the server), `limit_ms` to finish."""
+
+    def __init__(self, spawned: float, limit: int) -> None:
+        self.spawned = spawned
+        self.limit_ms = limit
+        self.log_dir: str | None = None   # where an expiry is logged, once the repository is known
+        self.child: int | None = None     # a forked child doing the work: stopped with the hook
+
+    @classmethod
+    def start(cls) -> "Clock":
+        """The clock of this process, counted from its spawn, armed (see `arm`)."""
+        clock = cls(time.monotonic() - process_age(), limit_ms())
+        clock.arm()
+        return clock
+
+    @property
+    def deadline(self) -> float:
+        """The monotonic time at which the hook gives up (EXIT_MARGIN before its limit, so that
+        it has ended by the limit)."""
+        return self.spawned + self.limit_ms / 1000 - min(EXIT_MARGIN, self.limit_ms / 4000)
+
+    def left(self) -> float:
+        """Seconds left (negative once past)."""
+        return self.deadline - time.monotonic()
+
+    def arm(self) -> None:
+        """SIGALRM at the deadline: one log line, exit 0, no output (at once if already past)."""
+        signal.signal(signal.SIGALRM, self._expired)
+        left = self.left()
+        if left <= 0:
+            self.expire("while starting")
+        signal.setitimer(signal.ITIMER_REAL, left)
+
+    def extend(self, limit: int) -> None:
+        """Use *limit* ms instead (the repository's `neo.agentHookTimeoutMs`, read by whoever answers)."""
+        if limit != self.limit_ms:
+            self.limit_ms = max(50, limit)
+            self.arm()
+
+    def disarm(self) -> None:
+        """No more SIGALRM (the answer is being written: all or nothing)."""
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+    def stop_child(self) -> None:
+        """Kill the forked child, if any (SIGKILL: whatever it holds, its flocks die with it)."""
+        if self.child is not None:
+            try:
+                os.kill(self.child, signal.SIGKILL)
+                os.waitpid(self.child, os.WNOHANG)
+            except (ChildProcessError, ProcessLookupError, PermissionError):
+                pass
+            self.child = None
+
+    def _expired(self, signum, frame) -> None:  # noqa: ARG002 - signal handler signature
+        self.expire()
+
+    def expire(self, when: str = "") -> None:
+        """Out of time: stop the child, log it, exit 0 with no output."""
+        try:
+            self.stop_child()
+        finally:
+            expire(self.log_dir, when, self.limit_ms)
 
 
-def arm_at_start() -> None:
-    """Arm the hard limit for this process (the console entry point of `git neo hook agent`).
-
-    Three stages. SIGALRM at the deadline runs `expire` (one log line, exit 0): but Python runs a
-    signal handler only between bytecodes, and a C call under CPU contention (libgit2 opening
-    the repository, an extension module's initialisation) can hold the main thread for most of
-    a second past it. A daemon thread runs `expire` too, 50 ms later: it gets the GIL whenever
-    that C call released it. Last, `faulthandler.dump_traceback_later` — a C thread that needs
-    no GIL — ends the process BACKSTOP_SECONDS after the deadline, writing where it was stuck
-    into the hook log, with exit status 1 (agents treat it as a non-blocking hook error)."""
-    global _deadline, _backstop_file
-    _deadline = time.monotonic() - process_age() + limit_ms() / 1000
-    signal.signal(signal.SIGALRM, _expired_early)
-    left = _deadline - time.monotonic()
-    if left <= 0:
-        _expired_early(signal.SIGALRM, None)
-    signal.setitimer(signal.ITIMER_REAL, left)
-    _start_watchdog(left)
-    try:
-        import faulthandler
-
-        folder = os.path.join(".git", "neo")
-        _backstop_file = open(os.path.join(folder, "hook.log") if os.path.isdir(folder) else os.devnull,
-                              "a", encoding="utf-8")
-        faulthandler.dump_traceback_later(left + BACKSTOP_SECONDS, exit=True, file=_backstop_file)
-    except (OSError, ValueError, RuntimeError):
-        pass   # no backstop: the signal alone
-
-
-def _start_watchdog(left: float) -> None:
-    import threading
-
-    def watch() -> None:
-        time.sleep(max(0.0, left) + 0.05)
-        expire(None, "(watchdog)")
-
-    threading.Thread(target=watch, name="neo-hook-deadline", daemon=True).start()
-
-
-def deadline() -> float | None:
-    """The monotonic time this hook must be done by (None when not armed at start)."""
-    return _deadline
-
-
-def _expired_early(signum, frame) -> None:  # noqa: ARG001 - signal handler signature
-    expire(None, "while starting")
-
-
-def expire(neo_dir=None, when: str = "") -> None:
+def expire(neo_dir: str | os.PathLike | None = None, when: str = "", limit: int | None = None) -> None:
     """Out of time: one fixed line in the hook log (*neo_dir*, else `.git/neo` of the current
     folder if there is one: no repository lookup, no redaction, there is no time), then exit 0
     with no output."""
     try:
-        folder = str(neo_dir) if neo_dir is not None else os.path.join(".git", "neo")
+        log_line(neo_dir, f"stopped at the time limit ({limit or limit_ms()} ms, {process_age():.2f} s after start)"
+                          f"{' ' + when if when else ''}; no output")
+    finally:
+        os._exit(0)
+
+
+def log_line(neo_dir: str | os.PathLike | None, text: str) -> None:
+    """Append `<time> [pid] agent hook: <text>` to the hook log; never raises. *text* must be
+    fixed wording (no payload content): it is written without redaction."""
+    try:
+        if neo_dir is not None:   # a repository's `.git/neo`: made if missing, as git-neo does
+            folder = os.fspath(neo_dir)
+            os.makedirs(folder, exist_ok=True)
+        else:
+            folder = os.path.join(".git", "neo")
         if os.path.isdir(folder):
             stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
             with open(os.path.join(folder, "hook.log"), "a", encoding="utf-8") as handle:
-                handle.write(f"{stamp} [{os.getpid()}] agent hook: stopped at the time limit "
-                             f"({limit_ms()} ms, {process_age():.2f} s after start){' ' + when if when else ''}; "
-                             "no output\n")
-    finally:
-        os._exit(0)
+                handle.write(f"{stamp} [{os.getpid()}] agent hook: {text}\n")
+    except (OSError, ValueError):
+        pass

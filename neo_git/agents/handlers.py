@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from neo_git.agents import turns
 from neo_git.agents.context import DEFAULT_AGENT_TOKENS, loaded_by_agent, render, session_start_sections
@@ -20,14 +21,33 @@ MAX_PROMPT_CHARS = 20_000
 RECALL_TOKENS = 12_000
 
 
+@dataclass(frozen=True)
+class Answer:
+    """What a hook prints (None: nothing) and what to record once the agent has it: the facts
+    it was given (de-duplication, the turn's injected facts). A hook that runs out of time
+    between the two leaves no fact marked as shown that the agent never saw."""
+
+    output: dict | None = None
+    record: Callable[[], None] | None = None
+
+    def delivered(self) -> None:
+        """The agent has the output: record what it was given."""
+        if self.output is not None and self.record is not None:
+            self.record()
+
+
 @dataclass
 class HookContext:
-    """One hook invocation: the agent, its payload, and the repository it runs in."""
+    """One hook invocation: the agent, its payload, and the repository it runs in. In the
+    agent's MCP server, `shared_store` is the server's store (the caller holds its lock) and
+    `deadline` the hook process's: past it, the work nobody will see is skipped."""
 
     agent: str
     payload: dict
     repo: Any
     paths: RepositoryPaths
+    shared_store: Any = None
+    deadline: float | None = None
 
     @classmethod
     def open(cls, agent: str, payload: dict) -> "HookContext | None":
@@ -48,12 +68,14 @@ class HookContext:
         return text_field(self.payload, "session_id", 200).strip() or "unknown"
 
     def timeout_ms(self, default: int) -> int:
-        """`neo.agentHookTimeoutMs` (the environment variable wins, for tests and benchmarks)."""
-        if os.environ.get("NEO_AGENT_HOOK_TIMEOUT_MS"):
-            return default
+        """`neo.agentHookTimeoutMs` (the hook's `NEO_AGENT_HOOK_TIMEOUT_MS` wins: its caller decides)."""
         from neo_git.config import config_int
 
         return config_int("agentHookTimeoutMs", default, repo=self.repo)
+
+    def in_time(self) -> bool:
+        """Is there still someone waiting for the answer?"""
+        return self.deadline is None or time.monotonic() < self.deadline
 
     def budget(self) -> int:
         """Token budget for injected context (`neo.agentContextTokens`, default 1,500)."""
@@ -66,15 +88,17 @@ class HookContext:
         return turns.TurnSettings.from_config(self.repo)
 
     def store(self):
-        """The fact store of this repository."""
+        """The fact store of this repository (the server's own, when the server answers)."""
+        if self.shared_store is not None:
+            return self.shared_store
         from neo_git.store import FactStore
 
         return FactStore(self.repo)
 
     # --- events ------------------------------------------------------------------
 
-    def handle(self, event: str) -> dict | None:
-        """Run *event*; returns the JSON to print, or None for no output."""
+    def handle(self, event: str) -> Answer:
+        """Run *event*: what to print, and what to record once the agent has it."""
         if event == "session-start":
             return self.session_start()
         if event == "prompt-submit":
@@ -84,50 +108,58 @@ class HookContext:
         if event == "post-tool-use":
             self.post_tool_use()
             # Claude Code takes context after an edit too (a file the Pre hook missed); Codex only before.
-            return self.file_facts("post-tool-use") if self.agent == "claude" else None
+            return self.file_facts("post-tool-use") if self.agent == "claude" else Answer()
         if event in ("stop", "stop-failure"):
             turns.finish_turn(self.paths, self.agent, self.session_id,
                               "error" if event == "stop-failure" else "completed")
-            return {} if self.agent == "codex" else None  # Codex wants JSON on a Stop hook's stdout
+            return Answer({} if self.agent == "codex" else None)  # Codex wants JSON on a Stop hook's stdout
         if event == "session-end":
+            if self.shared_store is not None:   # the server outlives the hook: close the turn here
+                turns.finish_turn(self.paths, self.agent, self.session_id, "interrupted")
+                return Answer()
             from neo_git.agents.hooks import detach_finish
 
             detach_finish(self.agent, self.session_id, str(self.paths.workdir or self.paths.git_dir),
                           "interrupted")
-            return None
-        return None
+        return Answer()
 
     def _output(self, event: str, text: str) -> dict | None:
         if not text:
             return None
         return {"hookSpecificOutput": {"hookEventName": _HOOK_EVENT_NAME[event], "additionalContext": text}}
 
-    def session_start(self) -> dict | None:
+    def session_start(self) -> Answer:
         """Constraints plus the few highest-valued project facts, once per session."""
         from neo_git.knowledge import conflict_partners
 
+        if not self.in_time():
+            return Answer()
         store = self.store()
         facts = store.list()
         if not facts:
-            return None
+            return Answer()
         path = state_path(self.paths, self.agent, self.session_id)
         given = set(load_state(path).given)
         claims = set(store.untrusted())
         sections = [(title, [f for f in group if f.id not in given])
                     for title, group in session_start_sections(facts, untrusted=claims, agent=self.agent)]
         text, ids = render(sections, self.budget(), untrusted=claims, conflicts=conflict_partners(facts))
-        if ids:
-            def remember(state) -> None:
-                state.given.extend(i for i in ids if i not in state.given)
-                state.unrecorded.extend(i for i in ids if i not in state.unrecorded)
+        if not ids:
+            return Answer()
 
+        def remember(state) -> None:
+            state.given.extend(i for i in ids if i not in state.given)
+            state.unrecorded.extend(i for i in ids if i not in state.unrecorded)
+
+        def record() -> None:
             update_state(path, remember)
             # Put on record now if a turn is open (a resumed session); else on the first turn.
             if turns.record_injection(self.paths, self.agent, self.session_id, "session-start", ids):
                 update_state(path, lambda state: state.unrecorded.clear())
-        return self._output("session-start", text)
 
-    def prompt_submit(self) -> dict | None:
+        return Answer(self._output("session-start", text), record)
+
+    def prompt_submit(self) -> Answer:
         """Start the turn first, then the facts relevant to the prompt not given yet. A payload
         without a session id or a prompt string is malformed: it starts no turn."""
         from neo_git.knowledge import asks_about_change
@@ -151,8 +183,8 @@ class HookContext:
         if earlier:
             turns.record_injection(self.paths, self.agent, self.session_id, "session-start", earlier)
         prompt = prompt[:MAX_PROMPT_CHARS].strip()
-        if not prompt:
-            return None
+        if not prompt or not self.in_time():
+            return Answer()
         budget = self.budget()
         layers = self._recall_layers(prompt, RECALL_TOKENS)
         given = set(state.given)
@@ -166,50 +198,38 @@ class HookContext:
                     ("What changed (the old text is no longer true)", changes)]
         text, ids = render(sections, budget, untrusted=layers["untrusted"], proposals=layers["proposals"],
                            conflicts=layers["conflicts"])
-        if ids:
-            retired = {old.id for old, _ in changes}
-            knowledge = [i for i in ids if i not in retired]
+        if not ids:
+            return Answer()
+        retired = {old.id for old, _ in changes}
+        knowledge = [i for i in ids if i not in retired]
 
-            def remember(state) -> None:
-                state.given.extend(i for i in ids if i not in state.given)
-                state.turn_facts.extend(i for i in knowledge if i not in state.turn_facts)
+        def remember(state) -> None:
+            state.given.extend(i for i in ids if i not in state.given)
+            state.turn_facts.extend(i for i in knowledge if i not in state.turn_facts)
 
+        def record() -> None:
             update_state(path, remember)
             turns.record_injection(self.paths, self.agent, self.session_id, "prompt-submit", ids)
-        return self._output("prompt-submit", text)
+
+        return Answer(self._output("prompt-submit", text), record)
 
     def _recall_layers(self, prompt: str, max_tokens: int) -> dict:
-        """Recall's layers for the prompt: from the agent's running `git neo mcp` server when one
-        listens (it holds the facts and vectors in memory), else in this process."""
-        from neo_git.agents.recall_socket import recall_via_server
-        from neo_git.facts import Fact
-
-        served = recall_via_server(self.paths.neo_dir, prompt, k=5, max_tokens=max_tokens)
-        if served is not None:
-            try:
-                return {**{layer: [Fact.from_dict(raw) for raw in served.get(layer) or ()]
-                           for layer in ("constraints", "valid_facts", "invalidated")},
-                        "untrusted": tuple(served.get("untrusted") or ()),
-                        "successors": {str(old): Fact.from_dict(raw)
-                                       for old, raw in (served.get("successors") or {}).items()},
-                        "conflicts": {str(a): str(b) for a, b in (served.get("conflicts") or {}).items()},
-                        "proposals": tuple(served.get("proposals") or ())}
-            except Exception:  # noqa: BLE001 - a strange answer: recall here instead
-                pass
+        """Recall's layers for the prompt (in the agent's MCP server when it answers the hook,
+        where the facts and vectors are already in memory)."""
         result = self.store().recall(prompt, k=5, max_tokens=max_tokens)
         return {"constraints": result.constraints, "valid_facts": result.valid_facts,
                 "invalidated": result.invalidated, "untrusted": result.untrusted,
                 "successors": result.successors, "conflicts": result.conflicts, "proposals": result.proposals}
 
-    def file_facts(self, event: str) -> dict | None:
+    def file_facts(self, event: str) -> Answer:
         """The facts citing, or scoped to, the files an Edit/Write/MultiEdit/apply_patch call is
         about to change (or just changed) that this session has not been given yet."""
         from neo_git.agents.file_context import facts_for_files
         from neo_git.agents.payload import edited_paths
 
         tool = text_field(self.payload, "tool_name", 200)
-        if tool not in EDIT_TOOLS:
-            return None
+        if tool not in EDIT_TOOLS or not self.in_time():
+            return Answer()
         files = []
         for raw in edited_paths(tool, self.payload.get("tool_input")):
             try:
@@ -219,19 +239,20 @@ class HookContext:
             except Exception:  # noqa: BLE001 - a file outside the repository has no facts here
                 continue
         if not files:
-            return None
+            return Answer()
         path = state_path(self.paths, self.agent, self.session_id)
         given = set(load_state(path).given)
         store = self.store()
         sections, claims = facts_for_files(store, files, given)
         text, ids = render(sections, self.budget(), untrusted=claims)
-        if ids:
-            def remember(state) -> None:
-                state.given.extend(i for i in ids if i not in state.given)
-                state.turn_facts.extend(i for i in ids if i not in state.turn_facts)
+        if not ids:
+            return Answer()
 
-            update_state(path, remember)
-        return self._output(event, text)
+        def remember(state) -> None:
+            state.given.extend(i for i in ids if i not in state.given)
+            state.turn_facts.extend(i for i in ids if i not in state.turn_facts)
+
+        return Answer(self._output(event, text), lambda: update_state(path, remember))
 
     def post_tool_use(self) -> None:
         """A file edit becomes a pending suggestion (what the agent wrote); the turn progresses."""

@@ -4,8 +4,12 @@ Events: session-start, prompt-submit, pre-tool-use, post-tool-use, stop, stop-fa
 agent's own `hook_event_name` in the payload wins when present). Every hook is fail-soft:
 on any internal error, a missing repository, a corrupt store or a held lock it exits 0
 with no output and writes one line to `.git/neo/hook.log`. A hard time limit
-(`neo.agentHookTimeoutMs`, default 1.5 s) is enforced inside the process with a timer
-signal, so a slow disk or a huge store can never stall the agent.
+(`neo.agentHookTimeoutMs`, default 1.5 s) counts from the agent's spawn.
+
+As a process (what agents run) the hook is `agents/hook_process.py`: it asks the agent's
+`git neo mcp` server, or a child it forks (`answer_in_child`, here), and always exits 0 on
+time. `run_agent_hook` is the same hook inside the caller's process (tests, benchmarks, a
+library caller), limited by a timer signal that raises `_TimeUp`.
 
 Output follows the agents' shared wire format: context goes out as
 `{"hookSpecificOutput": {"hookEventName": …, "additionalContext": …}}`.
@@ -15,19 +19,16 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
-from neo_git.agents.deadline import DEFAULT_TIMEOUT_MS, deadline
-from neo_git.agents.payload import EVENTS, PayloadError, parse_payload, text_field
+from neo_git.agents.deadline import DEFAULT_TIMEOUT_MS, LIMIT_ENV
+from neo_git.agents.payload import PayloadError, check_event, parse_payload
+from neo_git.agents.wire import STDIN_SHARE, Reader, parse_hook_args, read_payload
 from neo_git.hooklog import append_hook_log
-
-STDIN_SHARE = 0.5   # at most this share of the limit waits for the payload (an agent that never closes stdin)
-AGENTS = ("claude", "codex")
-OUR_EVENTS = ("session-start", "prompt-submit", "pre-tool-use", "post-tool-use", "stop", "stop-failure",
-              "session-end")
 
 
 class _TimeUp(BaseException):
@@ -35,19 +36,9 @@ class _TimeUp(BaseException):
     inside the store swallows it)."""
 
 
-def _arm(seconds: float, log_dir: list | None = None) -> None:
-    """Arm the limit. In a process of its own (armed at start, `deadline.arm_at_start`) expiry
-    ends the process at once, exit 0, after one fixed log line: unwinding through the store's
-    `finally` blocks, or redacting a message, takes CPU a starved machine does not give. Called
-    in-process (tests, a library caller) it raises `_TimeUp` instead."""
-    owned = deadline() is not None
-
+def _arm(seconds: float) -> None:
     def on_alarm(signum, frame):  # noqa: ARG001 - signal handler signature
-        if not owned:
-            raise _TimeUp()
-        from neo_git.agents.deadline import expire
-
-        expire(log_dir[0] if log_dir else None)
+        raise _TimeUp()
 
     signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, max(0.05, seconds))
@@ -57,114 +48,74 @@ def _disarm() -> None:
     signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def read_payload(stdin: Any, deadline: float) -> bytes:
-    """The hook's JSON payload: read until stdin closes, or as soon as what arrived parses as
-    one JSON object (an agent may keep the pipe open), or *deadline* (monotonic) passes."""
-    try:
-        fd = stdin.fileno()
-    except (AttributeError, OSError, ValueError):
-        return stdin.read()   # an in-memory stream (tests, a library caller): it ends by itself
-    import select
-
-    chunks: list[bytes] = []
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        ready, _, _ = select.select([fd], [], [], left)
-        if not ready:
-            break
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        data = b"".join(chunks)
-        if data.rstrip().endswith(b"}"):
-            try:
-                json.loads(data)
-                break   # a whole payload: do not wait for the agent to close the pipe
-            except ValueError:
-                continue
-    return b"".join(chunks)
-
-
-def _parse_args(args: Sequence[str]) -> tuple[str, str, dict]:
-    event, agent, extra = "", "claude", {}
-    rest = list(args)
-    while rest:
-        item = rest.pop(0)
-        if item == "--agent" and rest:
-            agent = rest.pop(0)
-        elif item.startswith("--agent="):
-            agent = item.split("=", 1)[1]
-        elif item.startswith("--") and "=" in item:
-            key, value = item[2:].split("=", 1)
-            extra[key] = value
-        elif not event:
-            event = item
-    return event, agent, extra
-
-
 def run_agent_hook(args: Sequence[str], stdin: Any = None, stdout: Any = None) -> int:
-    """Run one agent hook; always returns 0 (errors go to the hook log)."""
+    """Run one agent hook in this process; always returns 0 (errors go to the hook log)."""
     if os.environ.get("NEO_DISABLE") == "1":
         return 0
-    event, agent, extra = _parse_args(args)
+    event, agent, extra = parse_hook_args(args)
     stdin = sys.stdin.buffer if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
     neo_dir = None
-    log_dir: list = [None]   # where an expiry logs, once the repository is known
     try:
-        limit_ms = int(os.environ.get("NEO_AGENT_HOOK_TIMEOUT_MS") or DEFAULT_TIMEOUT_MS)
+        limit_ms = int(os.environ.get(LIMIT_ENV) or DEFAULT_TIMEOUT_MS)
     except ValueError:
         limit_ms = DEFAULT_TIMEOUT_MS
-    # The budget started when the agent spawned us (`deadline.arm_at_start`); called in-process
-    # (tests, a library caller), it starts now.
-    spawned = deadline()
-    started = spawned - limit_ms / 1000 if spawned is not None and stdin is None else time.monotonic()
+    started = time.monotonic()
     try:
-        left = limit_ms / 1000 - (time.monotonic() - started)
-        if left <= 0.05 and event != "finish-detached":
-            raise _TimeUp()   # start-up alone used the budget (a machine running many hooks at once)
-        _arm(left if event != "finish-detached" else limit_ms / 1000, log_dir)
-        if event == "finish-detached":  # the detached half of session-end (see _detach_finish)
+        if event == "finish-detached":  # the detached half of session-end (see detach_finish)
             _finish_detached({**extra, "agent": agent})
             return 0
+        _arm(limit_ms / 1000)
         payload = parse_payload(read_payload(stdin, started + limit_ms / 1000 * STDIN_SHARE))
-        event = EVENTS.get(text_field(payload, "hook_event_name"), event)
-        if event not in OUR_EVENTS:
-            raise PayloadError(f"unknown agent hook event {event!r} (valid: {', '.join(OUR_EVENTS)})")
-        if agent not in AGENTS:
-            raise PayloadError(f"unknown agent {agent!r} (valid: {', '.join(AGENTS)})")
+        event = check_event(event, agent, payload)
         from neo_git.agents.handlers import HookContext
 
         context = HookContext.open(agent, payload)
         if context is None:
             return 0  # not a repository: nothing to remember here
-        neo_dir = log_dir[0] = context.paths.neo_dir
-        remaining = limit_ms / 1000 - (time.monotonic() - started)
-        configured = context.timeout_ms(limit_ms)
-        if configured != limit_ms:
-            _arm(max(0.05, configured / 1000 - (time.monotonic() - started)), log_dir)
-        elif remaining <= 0:
-            raise _TimeUp()
-        output = context.handle(event)
-        _disarm()
-        if output is not None:
-            stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
+        neo_dir = context.paths.neo_dir
+        if not os.environ.get(LIMIT_ENV):
+            configured = context.timeout_ms(limit_ms)
+            if configured != limit_ms:
+                limit_ms = configured
+                _arm(max(0.05, configured / 1000 - (time.monotonic() - started)))
+        answer = context.handle(event)
+        _disarm()   # all or nothing: the line is written whole, then what was given is recorded
+        if answer.output is not None:
+            stdout.write(json.dumps(answer.output, ensure_ascii=False) + "\n")
             stdout.flush()
+            answer.delivered()
     except _TimeUp:
-        append_hook_log(neo_dir or _cwd_neo_dir(), f"agent {agent} {event}: stopped at the time limit ({limit_ms} ms); no output")
+        append_hook_log(neo_dir or cwd_neo_dir(), f"agent {agent} {event}: stopped at the time limit ({limit_ms} ms); no output")
     except PayloadError as exc:
-        append_hook_log(neo_dir or _cwd_neo_dir(), f"agent {agent} {event}: {exc}")
+        append_hook_log(neo_dir or cwd_neo_dir(), f"agent {agent} {event}: {exc}")
     except Exception as exc:  # noqa: BLE001 - fail-soft: an agent hook never breaks the agent
-        append_hook_log(neo_dir or _cwd_neo_dir(), f"agent {agent} {event}: {type(exc).__name__}: {exc}")
+        append_hook_log(neo_dir or cwd_neo_dir(), f"agent {agent} {event}: {type(exc).__name__}: {exc}")
     finally:
         _disarm()
     return 0
 
 
-def _cwd_neo_dir():
+def answer_in_child(conn: socket.socket, request: dict, raw: bytes) -> NoReturn:
+    """The forked child of a hook process with no server to ask: answer the hook here, over
+    *conn*, in the server's words (`hook_answer.answer_hook`), then exit. The agent's pipes
+    stay with the parent alone (the agent waits for their end, and the parent may have to
+    leave without this child), so stdin, stdout and stderr become /dev/null."""
+    try:
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)   # the parent's clock; its timer did not fork
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        from neo_git.agents.hook_answer import answer_hook
+
+        answer_hook(conn, Reader(conn), request, raw)
+    except BaseException:  # noqa: BLE001 - a child never unwinds into its parent's code
+        pass
+    finally:
+        os._exit(0)
+
+
+def cwd_neo_dir():
     """`.git/neo` of the directory the agent started us in (where the log belongs when the
     payload itself was unreadable); None outside a repository."""
     try:

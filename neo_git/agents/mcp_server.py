@@ -225,11 +225,9 @@ def build_server(store=None, agent: str = "mcp"):
 
         return reply(guarded(record))
 
-    def socket_recall(query: str, k: int, max_tokens: int) -> dict[str, Any]:
-        with store_lock:
-            return store.recall(query, k=k, max_tokens=max_tokens).to_dict()
+    from neo_git.agents.hook_answer import ServedStore
 
-    server.neo_socket_recall = socket_recall  # served by serve() next to stdio
+    server.neo_hooks = ServedStore(store, store_lock)  # the agent hooks, answered by serve() next to stdio
     server.neo_paths = paths
     return server
 
@@ -246,14 +244,14 @@ def agent_proposal_state(store, kind: str) -> str | None:
 
 
 def serve() -> int:
-    """Run the server on stdio until the client disconnects; meanwhile answer the agent hooks'
-    recalls on `.git/neo/agent.sock` (see recall_socket)."""
-    from neo_git.agents.recall_socket import serve_recalls
+    """Run the server on stdio until the client disconnects; meanwhile answer the agent hooks
+    on `.git/neo/agent.sock` (see hook_socket)."""
+    from neo_git.agents.hook_socket import serve_hooks
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     server = build_server()
     paths = server.neo_paths
-    stop = serve_recalls(paths.neo_dir, server.neo_socket_recall) if paths is not None else None
+    stop = serve_hooks(paths.neo_dir, server.neo_hooks) if paths is not None else None
     try:
         server.run("stdio")
     finally:

@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from neo_git import safejson
-
-MAX_PAYLOAD_BYTES = 8 * 1024 * 1024
+from neo_git.agents.wire import MAX_PAYLOAD_BYTES
 
 # Our event names <- the agents' `hook_event_name` values.
 EVENTS = {
@@ -25,6 +24,8 @@ EVENTS = {
     "SessionEnd": "session-end",
 }
 EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "apply_patch")
+OUR_EVENTS = tuple(EVENTS.values())
+AGENTS = ("claude", "codex")
 
 
 class PayloadError(ValueError):
@@ -44,6 +45,17 @@ def parse_payload(data: bytes) -> dict[str, Any]:
     if not isinstance(payload, dict):
         raise PayloadError("hook input is not a JSON object")
     return payload
+
+
+def check_event(event: str, agent: str, payload: dict[str, Any]) -> str:
+    """The event to run: the payload's own `hook_event_name` wins over the command line's
+    (PayloadError for an event or agent we do not know)."""
+    event = EVENTS.get(text_field(payload, "hook_event_name"), event)
+    if event not in OUR_EVENTS:
+        raise PayloadError(f"unknown agent hook event {event[:40]!r} (valid: {', '.join(OUR_EVENTS)})")
+    if agent not in AGENTS:
+        raise PayloadError(f"unknown agent {agent[:40]!r} (valid: {', '.join(AGENTS)})")
+    return event
 
 
 def text_field(payload: dict, key: str, limit: int = 200_000) -> str:

@@ -1,8 +1,8 @@
 """Turn records: has an agent really begun a turn, and is it still making progress?
 
 A running harness can be wedged, rate-limited or frozen; the agent's own hooks are the
-only reliable witness. Records are local to the clone (`.git/neo/turns.json`, never the
-shared ref), one interval per turn:
+only reliable witness. Records are local to the clone (one file per agent session under
+`.git/neo/turns/`, see turn_store; never the shared ref), one interval per turn:
 
     {turn_id, session_id, agent, started_at, last_progress_at, fresh_until, expires_at,
      terminal_state}
@@ -25,24 +25,19 @@ next write. Times are epoch seconds (floats) in the file, ISO 8601 when shown.
 """
 from __future__ import annotations
 
-import json
 import secrets
 import time
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Callable
 
-from neo_git.errors import CorruptStore, NeoError
-from neo_git.fileio import atomic_write, locked, read_json_list
+from neo_git.agents import turn_store
+from neo_git.errors import NeoError
 from neo_git.identity import RepositoryPaths
 
-FILE_NAME = "turns.json"
-FORMAT_VERSION = 1
 DEFAULT_FRESH_SECONDS = 300.0       # no progress for 5 minutes: the turn looks stale
 DEFAULT_TTL_SECONDS = 7 * 24 * 3600.0  # rows older than a week are pruned
 TERMINAL_STATES = ("completed", "interrupted", "error")
-MAX_ROWS = 2000
 _MAX_ID = 200
 MAX_INJECTIONS = 64          # injection entries kept per turn (the newest)
 MAX_INJECTED_IDS = 64        # fact ids kept per entry
@@ -76,6 +71,12 @@ class Turn:
             return "finished"
         return "active" if now < self.fresh_until else "stale"
 
+    def to_row(self) -> dict:
+        """The stored form (`dataclasses.asdict` without its deep copies: rows are rewritten often)."""
+        row = {name: getattr(self, name) for name in _FIELDS}
+        row["injected"] = [dict(entry) for entry in self.injected]
+        return row
+
     def to_view(self, now: float) -> dict:
         """The JSON shape of `git neo turns --json`: ISO times plus status and age."""
         view = asdict(self)
@@ -86,6 +87,9 @@ class Turn:
         view["status"] = self.status(now)
         view["seconds_since_progress"] = round(max(0.0, now - self.last_progress_at), 1)
         return view
+
+
+_FIELDS = tuple(Turn.__dataclass_fields__)
 
 
 def iso(epoch: float) -> str:
@@ -109,11 +113,6 @@ class TurnSettings:
                    float(config_int("turnTtlSeconds", int(DEFAULT_TTL_SECONDS), repo=repo)))
 
 
-def turns_path(paths: RepositoryPaths) -> Path:
-    """`.git/neo/turns.json` (shared by the worktrees of the clone, never pushed)."""
-    return paths.neo_dir / FILE_NAME
-
-
 def _clean_id(value, what: str) -> str:
     text = str(value or "").strip()
     if not text or len(text) > _MAX_ID or any(ord(c) < 32 for c in text):
@@ -121,21 +120,20 @@ def _clean_id(value, what: str) -> str:
     return text
 
 
-def _read(path: Path, have_lock: bool) -> list[Turn]:
-    rows = read_json_list(path, "turns", have_lock=have_lock, what="turns file",
-                          hint="turn records are local and rebuilt by the next agent turn")
-    if rows is None:
-        return []
+def _turns(rows: list[dict]) -> list[Turn]:
+    """The well-formed rows as turns (a malformed row is dropped: turn records are local,
+    derived observations)."""
     turns = []
     for raw in rows:
         try:
-            turn = Turn(**{k: raw[k] for k in Turn.__dataclass_fields__ if k in raw})
+            fields = {k: raw[k] for k in _FIELDS if k in raw}
+            fields["injected"] = _clean_injections(raw.get("injected"))
+            turn = Turn(**fields)
             if not all(isinstance(getattr(turn, k), (int, float)) for k in
                        ("started_at", "last_progress_at", "fresh_until", "expires_at")):
                 raise TypeError("times must be numbers")
-            turn = replace(turn, injected=_clean_injections(turn.injected))
         except (TypeError, KeyError):
-            continue  # a malformed row is dropped: turn records are local, derived observations
+            continue
         turns.append(turn)
     return turns
 
@@ -157,23 +155,17 @@ def _clean_injections(raw) -> tuple[dict, ...]:
     return tuple(out)
 
 
-def update_turns(paths: RepositoryPaths, change: Callable[[list[Turn]], list[Turn] | None],
-                 now: float | None = None) -> list[Turn]:
-    """Apply *change* to the records under the lock, prune expired rows, save atomically."""
+def update_turns(paths: RepositoryPaths, agent: str, session_id: str,
+                 change: Callable[[list[Turn]], list[Turn] | None], now: float | None = None) -> list[Turn]:
+    """Apply *change* to one agent session's turns under its lock (None: nothing to write);
+    expired rows are pruned, the file replaced atomically."""
     now = time.time() if now is None else now
-    path = turns_path(paths)
-    with locked(path.with_name(path.name + ".lock"), timeout=5.0):
-        try:
-            current = _read(path, have_lock=True)
-        except CorruptStore:
-            current = []  # moved aside; start over (records are observations, not facts)
-        updated = change(list(current))
-        if updated is None:
-            return current
-        kept = [t for t in updated if t.expires_at > now][-MAX_ROWS:]
-        envelope = {"version": FORMAT_VERSION, "turns": [asdict(t) for t in kept]}
-        atomic_write(path, (json.dumps(envelope, indent=1, sort_keys=True) + "\n").encode("utf-8"), durable=False)
-        return kept
+
+    def on_rows(rows: list[dict]) -> list[dict] | None:
+        updated = change(_turns(rows))
+        return None if updated is None else [t.to_row() for t in updated]
+
+    return _turns(turn_store.update_session(paths, agent, session_id, on_rows, now))
 
 
 def _newest_open(turns: list[Turn], agent: str, session_id: str) -> int | None:
@@ -200,7 +192,8 @@ def start_turn(paths: RepositoryPaths, agent: str, session_id: str, *, turn_id: 
             turns[open_index] = replace(turns[open_index], terminal_state="interrupted", ended_at=now)
         return turns + [turn]
 
-    update_turns(paths, change, now)
+    update_turns(paths, agent, session_id, change, now)
+    turn_store.sweep(paths, now)   # other sessions' expired files, at most once an hour
     return turn
 
 
@@ -219,7 +212,7 @@ def _update_newest_open(paths: RepositoryPaths, agent: str, session_id: str, now
         out.append(turns[index])
         return turns
 
-    update_turns(paths, change, now)
+    update_turns(paths, agent, session_id, change, now)
     return out[0] if out else None
 
 
@@ -262,11 +255,8 @@ def session_turns(turns: list[Turn], session: str) -> list[Turn]:
 
 
 def load_turns(paths: RepositoryPaths) -> list[Turn]:
-    """Every stored turn, oldest first (a corrupt file reads as none)."""
-    try:
-        return _read(turns_path(paths), have_lock=False)
-    except CorruptStore:
-        return []
+    """Every stored turn, oldest first (a corrupt session file reads as none, and is set aside)."""
+    return sorted(_turns(turn_store.load_all(paths)), key=lambda t: (t.started_at, t.turn_id))
 
 
 def newest_per_agent(turns: list[Turn]) -> list[Turn]:

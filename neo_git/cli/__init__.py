@@ -9,7 +9,10 @@ import gc
 import importlib
 import os
 import sys
-from typing import Sequence
+
+TYPE_CHECKING = False   # not `typing`'s: an agent hook process starts here, and typing costs it ~3 ms
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -121,11 +124,6 @@ def _version() -> int:
 
 def run() -> None:  # console-script entry point
     """Entry point of the `git-neo` executable."""
-    if sys.argv[1:3] == ["hook", "agent"] and "finish-detached" not in sys.argv[3:]:
-        # Before anything heavy is imported: an agent hook's time limit counts from its spawn.
-        from neo_git.agents.deadline import arm_at_start
-
-        arm_at_start()
     # One command multiplies a query by a few thousand rows: OpenBLAS's thread pool, started
     # when numpy is imported (one spinning thread per core), costs more CPU than the product
     # (~100 ms of a cold recall's CPU on 2 cores). A user's own setting wins.
@@ -135,6 +133,12 @@ def run() -> None:  # console-script entry point
     # recall and walks the same live objects again and again (~10 ms at 5,000 facts). Collect
     # 100 times less often; a long-running command (the MCP server) still collects.
     gc.set_threshold(100_000, *gc.get_threshold()[1:])
+    if sys.argv[1:3] == ["hook", "agent"] and "finish-detached" not in sys.argv[3:]:
+        # What an agent spawns, twenty at a time: the small process that asks the agent's MCP
+        # server (or a child it forks) and always exits 0 within the limit, counted from its spawn.
+        from neo_git.agents.hook_process import run_hook_process
+
+        run_hook_process(sys.argv[3:])
     exit_now(main())
 
 

@@ -1,7 +1,7 @@
 """Outcomes and agent turns over time: what shipped, what it did to health, what agents did.
 
 Outcomes are the JSON Lines notes on `refs/notes/neo` (`outcomes.history.outcome_records`);
-turns are the local records in `.git/neo/turns.json` (`agents.turns.load_turns`).
+turns are the local records in `.git/neo/turns/` (`agents.turns.load_turns`).
 Both are bucketed by UTC calendar: outcomes per week (Monday), turns per day, with the
 empty buckets in between filled so the time axis is honest.
 """

@@ -1,7 +1,7 @@
 """Gather what the page shows and write it: `build_report(repo, commits=200, out=None)`.
 
 Reads only git objects and local records: the first-parent history and the health
-cache, `refs/neo/facts`, `refs/notes/neo`, `.git/neo/turns.json`. Writes the page (by
+cache, `refs/neo/facts`, `refs/notes/neo`, `.git/neo/turns/`. Writes the page (by
 default `.git/neo/report.html`) and the report's own derived caches, nothing else.
 """
 from __future__ import annotations

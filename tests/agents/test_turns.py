@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import json
+import time
 
+from neo_git.agents.turn_store import session_file
 from neo_git.agents.turns import (
     TurnSettings, finish_turn, load_turns, newest_per_agent, progress_turn, start_turn,
 )
@@ -45,10 +47,41 @@ def test_turns_command_shows_newest_per_session(repo_with_commit, monkeypatch, c
 
 def test_a_corrupt_turns_file_is_set_aside_and_recording_goes_on(repo_with_commit):
     paths = repository_paths(open_repository(repo_with_commit))
-    path = paths.neo_dir / "turns.json"
+    start_turn(paths, "codex", "other")
+    path = session_file(paths, "claude", "s")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("[[[", encoding="utf-8")
-    assert load_turns(paths) == []
+    assert [t.session_id for t in load_turns(paths)] == ["other"]     # the other sessions still read
     start_turn(paths, "claude", "s")
-    assert len(load_turns(paths)) == 1
-    assert list(paths.neo_dir.glob("turns.json.corrupt-*"))
+    assert sorted(t.session_id for t in load_turns(paths)) == ["other", "s"]
+    assert list(path.parent.glob(path.name + ".corrupt-*"))
+
+
+def test_a_single_turns_file_from_before_is_split_into_session_files(repo_with_commit):
+    paths = repository_paths(open_repository(repo_with_commit))
+    now = time.time()
+    rows = [{"turn_id": f"t{n}", "session_id": f"s{n % 2}", "agent": "claude", "started_at": now - 100 + n,
+             "last_progress_at": now - 100 + n, "fresh_until": now + 200, "expires_at": now + 3600,
+             "terminal_state": None if n == 3 else "completed", "ended_at": None, "injected": []} for n in range(4)]
+    (paths.neo_dir).mkdir(parents=True, exist_ok=True)
+    (paths.neo_dir / "turns.json").write_text(json.dumps({"version": 1, "turns": rows}), encoding="utf-8")
+    assert [t.turn_id for t in load_turns(paths)] == ["t0", "t1", "t2", "t3"]   # read as it is
+    start_turn(paths, "claude", "s1", turn_id="t4", now=now)                     # the first write splits it
+    assert not (paths.neo_dir / "turns.json").exists()
+    by_id = {t.turn_id: t for t in load_turns(paths)}
+    assert sorted(by_id) == ["t0", "t1", "t2", "t3", "t4"]
+    assert by_id["t3"].terminal_state == "interrupted"                           # s1's open turn, closed by t4
+    assert session_file(paths, "claude", "s0").exists() and session_file(paths, "claude", "s1").exists()
+
+
+def test_twenty_sessions_write_their_own_files_and_expired_sessions_are_swept(repo_with_commit):
+    paths = repository_paths(open_repository(repo_with_commit))
+    t0 = time.time()
+    start_turn(paths, "claude", "old", settings=TurnSettings(ttl_seconds=60), now=t0)
+    for n in range(20):
+        start_turn(paths, "codex", f"s{n}", now=t0 + 1)
+    assert len({session_file(paths, "codex", f"s{n}") for n in range(20)}) == 20
+    assert sorted(t.session_id for t in load_turns(paths)) == sorted(["old"] + [f"s{n}" for n in range(20)])
+    start_turn(paths, "codex", "next", now=t0 + 3700)             # an hour on: the next start sweeps
+    assert not session_file(paths, "claude", "old").exists()      # its only turn expired
+    assert sorted(t.session_id for t in load_turns(paths)) == sorted(["next"] + [f"s{n}" for n in range(20)])
