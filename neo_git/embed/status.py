@@ -9,6 +9,7 @@ def model_status(name: str | None = None) -> dict:
     """What `git neo model status` reports, as a dict (no network, no model loading)."""
     from neo_git import embed
     from neo_git.embed import fastembed_model as fm
+    from neo_git.embed import pypi_model
     from neo_git.embed.cache import VectorCache
     from neo_git.embed.hashing import DEFAULT_DIM, DEFAULT_SUPERSEDE_THRESHOLD, RELEVANCE_FLOOR, VERSION
 
@@ -44,6 +45,7 @@ def fastembed_status(model: str) -> dict:
     """The fastembed part of `model_status`: is *model* there, which id it loads as, its thresholds
     (calibrated ones when `fastembed_model.CALIBRATIONS` has the id), and the package-index build."""
     from neo_git.embed import fastembed_model as fm
+    from neo_git.embed import pypi_model
 
     loaded_as = fm.embedder_id(model)
     calibrated = fm.CALIBRATIONS.get(loaded_as or "")
