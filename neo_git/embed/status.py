@@ -9,7 +9,6 @@ def model_status(name: str | None = None) -> dict:
     """What `git neo model status` reports, as a dict (no network, no model loading)."""
     from neo_git import embed
     from neo_git.embed import fastembed_model as fm
-    from neo_git.embed import pypi_model
     from neo_git.embed.cache import VectorCache
     from neo_git.embed.hashing import DEFAULT_DIM, DEFAULT_SUPERSEDE_THRESHOLD, RELEVANCE_FLOOR, VERSION
 
