@@ -6,6 +6,11 @@ rose by more than the noise band is a regression, and the mirror image an
 improvement. "More cycles" also counts more modules tangled in cycles, so two
 cycles merging into one bigger cycle is not mistaken for progress.
 
+The cycles counted are the import-time ones, as in `health` and the guard: moving an
+import into the function that uses it (the import-at-the-edge pattern) is progress,
+and a cycle that closes only through a deferred import is named in the reasons
+but decides nothing.
+
 With `paths`, the comparison is restricted to those files (what a suggestion
 touched): god files and nesting among them, and only the cycles that contain
 them.
@@ -37,7 +42,8 @@ class HealthDelta:
     nesting_rose: tuple[str, ...] = ()
     nesting_fell: tuple[str, ...] = ()
     god_files_delta: int = 0
-    cycles_delta: int = 0
+    cycles_delta: int = 0              # import-time cycles, what the verdict counts
+    every_edge_cycles_delta: int = 0   # every edge, deferred imports included (grimp, madge)
     modules_in_cycles_delta: int = 0
     max_nesting_before: int = 0
     max_nesting_after: int = 0
@@ -59,6 +65,7 @@ class HealthDelta:
             "paths": list(self.paths) if self.paths is not None else None,
             "god_files_delta": self.god_files_delta,
             "cycles_delta": self.cycles_delta,
+            "every_edge_cycles_delta": self.every_edge_cycles_delta,
             "modules_in_cycles_delta": self.modules_in_cycles_delta,
             "max_nesting_delta": self.max_nesting_delta,
             "lines_delta": self.lines_delta,
@@ -81,12 +88,15 @@ class _View:
         self.metrics = metrics
         self.god_files = {p for p, m in metrics.items() if snapshot.is_god_file(m)}
         self.max_nesting = max((m.max_nesting for m in metrics.values()), default=0)
-        components = snapshot.components
+        components, every_edge = snapshot.import_time_components, snapshot.components
         if paths is not None:
             # Go files are graph nodes through their package directory ("." at the root).
             nodes = set(paths) | {posixpath.dirname(p) or "." for p in paths if p.endswith(".go")}
             components = tuple(c for c in components if nodes.intersection(c))
+            every_edge = tuple(c for c in every_edge if nodes.intersection(c))
         self.components = components
+        self.deferred_only = len(every_edge) - len(components)   # cycles that need a deferred import
+        self.every_edge = len(every_edge)
         self.modules_in_cycles = {node for c in components for node in c}
         self.lines = sum(m.lines for m in metrics.values())
 
@@ -121,6 +131,10 @@ def health_delta(before: HealthSnapshot, after: HealthSnapshot, *, nesting_noise
     elif nesting_delta:
         nesting_text = (f"max nesting {old.max_nesting} -> {new.max_nesting}, "
                         f"within the noise band of {nesting_noise}")
+    deferred_text = None
+    if new.deferred_only != old.deferred_only:
+        deferred_text = (f"cycles through deferred imports {old.deferred_only} -> {new.deferred_only} "
+                         "(they do not run at import time; not counted)")
 
     drivers: list[str] = []   # the sentences behind the verdict, listed first
     files: list[str] = []
@@ -146,9 +160,9 @@ def health_delta(before: HealthSnapshot, after: HealthSnapshot, *, nesting_noise
             files += fell
     else:
         verdict = NEUTRAL
-    reasons = drivers + [t for t in (god_text, cycle_text, nesting_text) if t and t not in drivers]
+    reasons = drivers + [t for t in (god_text, cycle_text, nesting_text, deferred_text) if t and t not in drivers]
     if not reasons:
-        reasons.append("no change in god files, import cycles or max nesting")
+        reasons.append("no change in god files, import-time cycles or max nesting")
 
     return HealthDelta(
         before=before, after=after, verdict=verdict, reasons=tuple(reasons),
@@ -157,6 +171,7 @@ def health_delta(before: HealthSnapshot, after: HealthSnapshot, *, nesting_noise
         modules_entering_cycles=tuple(entering), modules_leaving_cycles=tuple(leaving),
         nesting_rose=tuple(rose), nesting_fell=tuple(fell),
         god_files_delta=god_delta, cycles_delta=cycles_delta, modules_in_cycles_delta=modules_delta,
+        every_edge_cycles_delta=new.every_edge - old.every_edge,
         max_nesting_before=old.max_nesting, max_nesting_after=new.max_nesting,
         lines_delta=new.lines - old.lines,
         paths=tuple(sorted(wanted)) if wanted is not None else None,
@@ -203,7 +218,7 @@ def _god_sentence(old: _View, new: _View, added: list[str], removed: list[str]) 
 
 
 def _cycle_sentence(old: _View, new: _View, entering: list[str], leaving: list[str]) -> str:
-    text = (f"import cycles {len(old.components)} -> {len(new.components)}, "
+    text = (f"import-time cycles {len(old.components)} -> {len(new.components)}, "
             f"modules in cycles {len(old.modules_in_cycles)} -> {len(new.modules_in_cycles)}")
     details = []
     if entering:

@@ -134,8 +134,9 @@ def _imports(language: str, captures: dict, source: bytes) -> list[ImportRef]:
         for node in nodes:
             target = _text(node)[1:-1]  # drop the quotes: "x", 'x', `x`
             if target:
-                # a dynamic `import()` never holds up the importing module's evaluation
-                deferred = kind == "dynamic" or deferred_at(node.start_byte)
+                # a dynamic `import()` never holds up the importing module's evaluation, and a
+                # TypeScript `import type`/`export type … from` is erased before anything runs
+                deferred = kind == "dynamic" or _type_only(node) or deferred_at(node.start_byte)
                 refs.append(ImportRef(target, kind=kind, line=node.start_point[0] + 1, deferred=deferred))
     if spec.read_imports is not None and "import" in captures:
         refs.extend(spec.read_imports(captures, source, deferred_at))
@@ -145,6 +146,14 @@ def _imports(language: str, captures: dict, source: bytes) -> list[ImportRef]:
 
 def _never(offset: int) -> bool:
     return False
+
+
+def _type_only(source_node) -> bool:
+    """True for the source string of `import type … from "x"` or `export type … from "x"`
+    (TypeScript): the statement holds the `type` keyword itself. `import { type X }` does
+    not (a runtime import remains under verbatimModuleSyntax)."""
+    statement = source_node.parent
+    return statement is not None and any(child.type == "type" for child in statement.children)
 
 
 def _inside_functions(captures: dict, deferring: frozenset[str]):

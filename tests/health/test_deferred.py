@@ -65,6 +65,19 @@ def test_js_require_in_a_function_and_dynamic_import_are_deferred(path):
                      "./g": True, "./h": True}
 
 
+@pytest.mark.parametrize("path", ["m.ts", "m.tsx", "m.mts"])
+def test_typescript_type_only_imports_never_run(path):
+    """`import type` and `export type … from` are erased by the compiler: every-edge (madge counts
+    them) but never import-time. `import {type X}` keeps a runtime import (verbatimModuleSyntax)."""
+    found = deferred_of(path, """\
+        import type { A } from "./a";
+        export type { B } from "./b";
+        import { type C } from "./c";
+        import typeD from "./d";
+        """)
+    assert found == {"./a": True, "./b": True, "./c": False, "./d": False}
+
+
 @pytest.mark.parametrize("path, source", [
     ("a/a.go", 'package a\n\nimport "example.com/m/b"\n\nfunc f() { b.X() }\n'),
     ("A.java", "package p;\nimport q.B;\nclass A { void f() {} }\n"),

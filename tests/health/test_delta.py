@@ -7,6 +7,7 @@ import pytest
 from neo_git.health.delta import health_delta
 from neo_git.health.measure import snapshot_commit
 from tests.conftest import commit_files
+from tests.health.test_deferred import CLICK_STYLE
 from tests.health.test_measure import functions, nested
 
 
@@ -56,7 +57,7 @@ def test_introducing_an_import_cycle_is_a_regression(git_repo):
     assert delta.cycles_delta == 1
     assert delta.modules_entering_cycles == ("app/a.py", "app/b.py")
     assert delta.files == ("app/a.py", "app/b.py")
-    assert "import cycles 0 -> 1" in delta.reasons[0]
+    assert "import-time cycles 0 -> 1" in delta.reasons[0]
 
 
 def test_breaking_an_import_cycle_is_an_improvement(git_repo):
@@ -110,7 +111,7 @@ def test_unchanged_health_is_neutral(git_repo):
     delta = delta_of(git_repo, {"f.py": functions(2)}, {"f.py": functions(3), "README.md": "more\n"})
 
     assert delta.verdict == "neutral"
-    assert delta.reasons == ("no change in god files, import cycles or max nesting",)
+    assert delta.reasons == ("no change in god files, import-time cycles or max nesting",)
     assert delta.to_dict()["lines_delta"] == 2
 
 
@@ -152,4 +153,28 @@ def test_the_reasons_behind_the_verdict_come_first_and_other_changes_follow(git_
     assert delta.verdict == "regression"
     assert delta.files == ("app/b.py",)                      # the new god file decided it
     assert delta.reasons[0].startswith("god files 0 -> 1")
-    assert delta.reasons[1].startswith("import cycles 0 -> 1")
+    assert delta.reasons[1].startswith("import-time cycles 0 -> 1")
+
+
+def test_moving_an_import_into_the_function_is_an_improvement(git_repo):
+    """construct/architecture/import-at-the-edge: the cycle stops running at import time, which is
+    what the guard and `health` count; the every-edge cycle that remains is named, not counted."""
+    at_import = {**CLICK_STYLE, "pkg/_neo_y.py": "from . import _neo_x\n\n\ndef g():\n    return _neo_x\n"}
+    delta = delta_of(git_repo, at_import, CLICK_STYLE)
+
+    assert delta.verdict == "improvement"
+    assert delta.cycles_delta == -1 and delta.every_edge_cycles_delta == 0
+    assert delta.modules_leaving_cycles == ("pkg/_neo_x.py", "pkg/_neo_y.py")
+    assert delta.reasons[0].startswith("import-time cycles 1 -> 0")
+    assert any("through deferred imports 0 -> 1" in reason for reason in delta.reasons)
+    assert delta.to_dict()["every_edge_cycles_delta"] == 0
+
+
+def test_a_new_cycle_through_a_deferred_import_is_not_a_regression(git_repo):
+    after = {"app/b.py": "X = 1\n\n\ndef later():\n    from app import a\n    return a\n"}
+    delta = delta_of(git_repo, CYCLE_FREE, after)
+
+    assert delta.verdict == "neutral"
+    assert delta.cycles_delta == 0 and delta.every_edge_cycles_delta == 1
+    assert delta.reasons == ("cycles through deferred imports 0 -> 1 (they do not run at import time; "
+                             "not counted)",)
