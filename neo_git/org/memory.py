@@ -63,12 +63,15 @@ def _backend(store: "FactStore", home: Path, org: str) -> "RefStore":
     return backend
 
 
-def _target(backend: "RefStore"):
+def _target(store: "FactStore", backend: "RefStore"):
+    """The org memory as a sync target, trusting whom the project store trusts (the bare
+    repository has no user of its own: its git config would name only the global identity)."""
+    from neo_git.store.trust import trusted_emails
     from neo_git.sync.engine import SyncTarget
 
     path = backend.common_dir
     return SyncTarget(backend.repo, RepositoryPaths(git_dir=path, common_dir=path, workdir=None), backend,
-                      notes=False)
+                      notes=False, trusted=trusted_emails(store))
 
 
 def _home(store: "FactStore") -> Path:
@@ -140,7 +143,7 @@ def sync_org(store: "FactStore", org: str | None = None) -> "SyncReport":
     home = _home(store)
     name = resolve_org(store, org)
     backend = _backend(store, home, name)
-    return Syncer(None, REMOTE, target=_target(backend)).sync()
+    return Syncer(None, REMOTE, target=_target(store, backend)).sync()
 
 
 def disconnect(store: "FactStore", org: str | None = None) -> dict:

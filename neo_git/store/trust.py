@@ -77,16 +77,6 @@ def trusted_remotes(repo: "pygit2.Repository") -> list[str]:
     return [v.strip() for v in neo_config_list(TRUST_UNSIGNED_KEY, repo=repo) if v.strip()]
 
 
-def trusted_in_repo(repo: "pygit2.Repository") -> frozenset[str]:
-    """`trusted_emails` without a FactStore (a connected org memory's bare repository): its
-    author identity (git config, as for any commit) and the configured list."""
-    from neo_git.identity import author_identity
-
-    author = author_identity(repo)
-    match = re.search(r"<([^<>]*)>\s*$", author)
-    return frozenset([(match.group(1) if match else author).strip().lower(), *configured_trust(repo)])
-
-
 def untrusted_authors(store: "FactStore") -> dict[str, str]:
     """{fact id: author e-mail as claimed} of project facts (and of a connected org memory's
     facts) whose author is not trusted (claims)."""

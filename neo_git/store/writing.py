@@ -7,6 +7,7 @@ batch never superseding each other. Review accepts or rejects possible supersess
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from neo_git.errors import FactNotFound, InvalidFact, NeoError
@@ -222,9 +223,20 @@ class WritePaths:
         out: list[dict] = []
         for fact_scope in scopes:
             loaded = self.backends[fact_scope].load()
-            local = self.paths.neo_dir if self.paths is not None and fact_scope is FactScope.PROJECT else None
+            local = self._review_dir(fact_scope)
             out.extend(review.items({i: f for i, f in loaded.facts.items() if f.scope is fact_scope}, types, local))
         return out
+
+    def _review_dir(self: "FactStore", scope: FactScope) -> Path | None:
+        """Where the local review queues of *scope* live (`incoming`: what a sync held back):
+        the repository's `.git/neo` for project facts, the org memory's own `neo` folder for a
+        connected org (its sync files them there), none for file-backed scopes."""
+        if scope is FactScope.PROJECT:
+            return self.paths.neo_dir if self.paths is not None else None
+        backend = self.backends[scope]
+        if scope is FactScope.ORG and getattr(backend, "scope", None) is FactScope.ORG:  # a connected org memory
+            return Path(backend.common_dir) / "neo"
+        return None
 
     def resolve_review(self: "FactStore", action: str, fact_id: str, arg: str | None = None,
                        type: str | None = None) -> dict:
@@ -237,7 +249,7 @@ class WritePaths:
             review.source_for(type)
         fact = self._find(fact_id)
         out: list = []
-        local = self.paths.neo_dir if self.paths is not None and fact.scope is FactScope.PROJECT else None
+        local = self._review_dir(fact.scope)
         scoped_now = {i: f for i, f in self.backends[fact.scope].load().facts.items() if f.scope is fact.scope}
         picked = review.pick(review.items(scoped_now, None, local), fact.id, action, type)
         prepare = getattr(review.SOURCES[picked["type"]], "prepare", None)

@@ -95,6 +95,9 @@ class SyncTarget:
     paths: RepositoryPaths
     backend: RefStore
     notes: bool = True
+    # whose unsigned commits count as trusted changes; None: the store's (`trust.trusted_emails`).
+    # An org memory's bare repository has no user of its own: the project store's are passed.
+    trusted: frozenset[str] | None = None
 
     @classmethod
     def project(cls, store: "FactStore") -> "SyncTarget":
@@ -207,10 +210,10 @@ class Syncer:
         """Judge theirs' new commits (recorded) and say which of our facts they may not change
         (None when every one of them is trusted)."""
         from neo_git.store import received
-        from neo_git.store.trust import ref_claims, trusted_emails, trusted_in_repo, trusted_remotes
+        from neo_git.store.trust import ref_claims, trusted_emails, trusted_remotes
 
         verdicts, brought = judge_incoming(self.git, self.paths.neo_dir, self.remote, theirs, ours)
-        trusted = trusted_emails(self.store) if self.store is not None else trusted_in_repo(self.repo)
+        trusted = self.target.trusted if self.target.trusted is not None else trusted_emails(self.store)
         remotes = trusted_remotes(self.repo)
 
         def commit_trusted(commit: str) -> bool:
@@ -223,7 +226,8 @@ class Syncer:
         if all(commit_trusted(c) for c in brought):
             return None   # every change theirs brings is trusted: nothing for the gate to hold or clip
         claims = frozenset(ref_claims(self.repo, self.paths.common_dir, trusted)) if ours is not None else frozenset()
-        return TrustGate(self.repo, theirs, ours, claims, commit_trusted, claimed, self._cap(), self.remote)
+        return TrustGate(self.repo, theirs, ours, claims, commit_trusted, claimed, self._cap(), self.remote,
+                         self.backend.scope)
 
     def _cap(self) -> int | None:
         """The cap of the scope this ref holds (the store's, which tests and callers may change)."""

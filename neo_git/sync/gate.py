@@ -26,7 +26,7 @@ from typing import Callable, Iterable, Mapping
 import pygit2
 
 from neo_git.errors import InvalidFact
-from neo_git.facts import Fact
+from neo_git.facts import Fact, FactScope
 from neo_git.store.ref_facts import fact_from_blob, fact_path
 
 # Keys whose change alone is bookkeeping, not a claim about the code.
@@ -62,6 +62,7 @@ class TrustGate:
     claimed: Callable[[str], str]
     cap: int | None
     remote: str = ""
+    scope: FactScope = FactScope.PROJECT   # the one scope the ref holds (org: a connected org memory)
 
     def apply(self, plan, ours_facts: Mapping[str, Fact]) -> GateResult:
         """Take held and clipped changes out of *plan* (a `MergePlan`), in place."""
@@ -100,7 +101,7 @@ class TrustGate:
         path = fact_path(fact_id)
         try:
             entry = self.repo[self.theirs].peel(pygit2.Tree)[path]
-            return fact_from_blob(self.repo[entry.id].data, path)
+            return fact_from_blob(self.repo[entry.id].data, path, scope=self.scope)
         except (KeyError, ValueError, InvalidFact, pygit2.GitError):
             return None
 

@@ -42,11 +42,16 @@ class Org:
         return FactStore(identity.open_repository(self.machine(who, repo_name)), embedder="hash",
                          home=self.home(who))
 
-    def connect(self, who: str):
-        """`git neo org connect <remote>` for *who*."""
+    def connect(self, who: str, trust_remote: bool = False):
+        """`git neo org connect <remote>` for *who*; with *trust_remote* their org memory then
+        trusts the remote's unsigned commits (`neo.trustUnsigned origin`), as a team whose org
+        repository only its members can push to would set it."""
         from neo_git.org import connect
 
-        return connect(self.store(who), str(self.remote))
+        report = connect(self.store(who), str(self.remote))
+        if trust_remote:
+            git(self.memory(who).parent, f"--git-dir={self.memory(who)}", "config", "neo.trustUnsigned", "origin")
+        return report
 
     def sync(self, who: str):
         """`git neo org sync` for *who*; the report."""

@@ -28,7 +28,7 @@ OPS = st.lists(st.tuples(st.sampled_from(["add", "supersede", "confidence", "syn
 def test_random_interleavings_of_org_writes_and_syncs_converge(org, ops):
     with tempfile.TemporaryDirectory() as tmp:
         crew = Org(Path(tmp))
-        crew.connect("alice"), crew.connect("bob")
+        crew.connect("alice", trust_remote=True), crew.connect("bob", trust_remote=True)
         ever: set[str] = set()
         for op, who, seed in ops:
             if op == "sync":
@@ -45,7 +45,7 @@ def test_random_interleavings_of_org_writes_and_syncs_converge(org, ops):
 
 
 def test_two_machines_syncing_the_org_memory_at_the_same_time_converge(org):
-    org.connect("alice"), org.connect("bob")
+    org.connect("alice", trust_remote=True), org.connect("bob", trust_remote=True)
     rng = random.Random(5)
     written = set()
     for who in ("alice", "bob"):

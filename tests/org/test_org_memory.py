@@ -117,3 +117,32 @@ def test_the_commands(org, cli):
     git(org.root, "init", "-q", str(lonely))
     code, out, err = cli(lonely, home, "org", "connect", str(org.remote))
     assert code == 1 and "--org NAME" in err
+
+
+def test_a_teammates_unverified_change_to_an_org_fact_is_held_listed_and_decided_by_review(org, cli):
+    """The org sync holds an unverified retraction of a fact alice trusts, as the project sync
+    does; `git neo review` lists it (scope org) and `review accept|reject` decides it."""
+    org.connect("alice"), org.connect("bob")
+    alice = org.store("alice")
+    kept = alice.add("Services log JSON", "every service logs one JSON object per line", kind="decision",
+                     scope="org")
+    taken = alice.add("Tracing header", "propagate the traceparent header", kind="decision", scope="org")
+    org.sync("alice"), org.sync("bob")
+    bob = org.store("bob")
+    bob.invalidate(kept.id, "we log text now")
+    bob.invalidate(taken.id, "tracing is off")
+    org.sync("bob")
+
+    report = org.sync("alice")
+
+    assert any("held 2 change(s)" in w for w in report.warnings)
+    assert org.store("alice").get(kept.id).is_valid
+    code, out, _ = cli(org.machine("alice"), org.home("alice"), "review", "--json")
+    incoming = {i["id"]: i for i in json.loads(out) if i["type"] == "incoming"}
+    assert code == 0 and set(incoming) == {kept.id, taken.id}
+    assert incoming[kept.id]["scope"] == "org" and "retracts this fact" in incoming[kept.id]["why"]
+    assert cli(org.machine("alice"), org.home("alice"), "review", "reject", kept.id)[0] == 0
+    assert cli(org.machine("alice"), org.home("alice"), "review", "accept", taken.id)[0] == 0
+    alice = org.store("alice")
+    assert alice.get(kept.id).is_valid and not alice.get(taken.id).is_valid
+    assert not [i for i in alice.review() if i["type"] == "incoming"]
