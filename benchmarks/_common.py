@@ -82,3 +82,16 @@ def scratch_dir(prefix: str, keep: bool = False) -> Iterator[Path]:
             print(f"kept {root}")
         else:
             shutil.rmtree(root, ignore_errors=True)
+
+
+def isolated_home(home: Path, **env: str) -> Path:
+    """Point HOME, NEO_HOME and git's global config at *home* (created), with a fixed identity
+    (Bench <bench@example.com>), `main` as the default branch, no system config and no
+    credential prompts; *env* adds or overrides variables. Returns the global config's path."""
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / ".gitconfig"
+    config.write_text("[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n",
+                      encoding="utf-8")
+    os.environ.update({"HOME": str(home), "NEO_HOME": str(home / ".neo"), "GIT_CONFIG_GLOBAL": str(config),
+                       "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", **env})
+    return config

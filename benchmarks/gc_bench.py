@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import machine_info, median, ms, ratio, table  # noqa: E402
+from benchmarks._common import machine_info, median, ms, ratio, table, isolated_home  # noqa: E402
 
 WORDS = ("request response handler client server retry timeout backoff cache layer docker build image deploy "
          "release branch merge review test fixture mock database migration schema index query transaction lock "
@@ -82,10 +82,7 @@ def main() -> int:
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="neo-gc-bench-"))
     home = tmp / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("[user]\n\tname = Bench\n\temail = bench@example.com\n", encoding="utf-8")
-    os.environ.update(HOME=str(home), NEO_HOME=str(home / ".neo"), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"),
-                      GIT_CONFIG_NOSYSTEM="1")
+    isolated_home(home)
     from neo_git.store import FactStore
     from neo_git.upkeep import maybe_run_daily, run_gc
     from neo_git.upkeep.rules import utc_now

@@ -41,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import machine_info, median, ms, ratio, table, scratch_dir  # noqa: E402
+from benchmarks._common import machine_info, median, ms, ratio, table, scratch_dir, isolated_home  # noqa: E402
 
 VENV_BIN = str(Path(sys.executable).parent)
 
@@ -274,10 +274,7 @@ def main() -> int:
 def _run(args: argparse.Namespace, root: Path) -> int:
     """One benchmark run inside its scratch folder."""
     home = root / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("[user]\n\tname = Bench\n\temail = bench@example.com\n")
-    os.environ.update({"HOME": str(home), "NEO_HOME": str(home / ".neo"), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
-                       "GIT_CONFIG_NOSYSTEM": "1", "PATH": VENV_BIN + os.pathsep + os.environ.get("PATH", "")})
+    isolated_home(home, PATH=VENV_BIN + os.pathsep + os.environ.get("PATH", ""))
     os.environ.pop("NEO_DISABLE", None)
     # Child processes keep their bytecode under the scratch folder, as an installed package
     # has it, instead of compiling git-neo's modules on every hook run (a session may export

@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import cpu_seconds, machine_info, median, table  # noqa: E402
+from benchmarks._common import cpu_seconds, machine_info, median, table, isolated_home  # noqa: E402
 
 FIXTURE_VERSION = "report-fixture-1"
 START = 1_700_000_000          # first commit time (epoch seconds)
@@ -194,11 +194,7 @@ def fresh_copy(repo: Path, into: Path) -> Path:
 
 def isolate(home: Path) -> None:
     """Own HOME, NEO_HOME and git config, fixed identity (as the test suite does)."""
-    home.mkdir(parents=True, exist_ok=True)
-    config = home / ".gitconfig"
-    config.write_text("[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n")
-    os.environ.update({"HOME": str(home), "NEO_HOME": str(home / ".neo"), "GIT_CONFIG_GLOBAL": str(config),
-                       "GIT_CONFIG_NOSYSTEM": "1", "NEO_EMBEDDER": "hash"})
+    isolated_home(home, NEO_EMBEDDER="hash")
 
 
 def main(argv: list[str] | None = None) -> int:

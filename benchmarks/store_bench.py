@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import cpu_seconds, machine_info, median, ms, ratio, table, timed  # noqa: E402
+from benchmarks._common import cpu_seconds, machine_info, median, ms, ratio, table, timed, isolated_home  # noqa: E402
 
 NEO_DIM = 768          # Neo stored 768 floats per fact (a 768-d neural embedder)
 TOP_K = 5
@@ -123,14 +123,9 @@ def generate_facts(n: int, seed: int, project_id: str, org_id: str):
 def isolate(root: Path) -> None:
     """Point HOME, NEO_HOME and git's global config at *root*; hash embedder; fixed identity."""
     home = root / "home"
-    home.mkdir(parents=True)
-    gitconfig = home / ".gitconfig"
-    gitconfig.write_text("[user]\n\tname = Bench\n\temail = bench@example.com\n"
-                         "[init]\n\tdefaultBranch = main\n", encoding="utf-8")
+    isolated_home(home)
     os.environ.update({
-        "HOME": str(home), "NEO_HOME": str(home / ".neo"), "GIT_CONFIG_GLOBAL": str(gitconfig),
-        "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "HF_HUB_OFFLINE": "1",
-        "NEO_EMBEDDER": "hash", "XDG_CONFIG_HOME": str(home / ".config"),
+        "HF_HUB_OFFLINE": "1", "NEO_EMBEDDER": "hash", "XDG_CONFIG_HOME": str(home / ".config"),
         "GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
         "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@example.com",
         # Child processes keep their bytecode under the temp folder, as an installed

@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import machine_info, median, ms, ratio, table, timed  # noqa: E402
+from benchmarks._common import machine_info, median, ms, ratio, table, timed, isolated_home  # noqa: E402
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -50,12 +50,7 @@ def text(rng: random.Random, n: int) -> tuple[str, str]:
 
 def setup_env(root: Path) -> None:
     """An isolated HOME, NEO_HOME, global git config and identity; the hash embedder."""
-    home = root / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("[user]\n\tname = Bench\n\temail = bench@example.com\n"
-                                     "[init]\n\tdefaultBranch = main\n", encoding="utf-8")
-    os.environ.update({"HOME": str(home), "NEO_HOME": str(home / ".neo"), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
-                       "GIT_CONFIG_NOSYSTEM": "1", "NEO_EMBEDDER": "hash", "GIT_TERMINAL_PROMPT": "0"})
+    isolated_home(root / "home", NEO_EMBEDDER="hash")
     for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_DIR"):
         os.environ.pop(key, None)
 

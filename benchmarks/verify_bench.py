@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import cpu_seconds, machine_info, median, ms, ratio, scratch_dir, table  # noqa: E402
+from benchmarks._common import cpu_seconds, machine_info, median, ms, ratio, scratch_dir, table, isolated_home  # noqa: E402
 
 VENV_BIN = str(Path(sys.executable).parent)
 FUNCTIONS = 8
@@ -145,11 +145,7 @@ def main() -> int:
 
 def _run(args: argparse.Namespace, root: Path) -> int:
     home = root / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("[user]\n\tname = Bench\n\temail = bench@example.com\n")
-    os.environ.update({"HOME": str(home), "NEO_HOME": str(home / ".neo"), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
-                       "GIT_CONFIG_NOSYSTEM": "1", "PATH": VENV_BIN + os.pathsep + os.environ.get("PATH", ""),
-                       "OPENBLAS_NUM_THREADS": "1"})
+    isolated_home(home, PATH=VENV_BIN + os.pathsep + os.environ.get("PATH", ""), OPENBLAS_NUM_THREADS="1")
     os.environ.pop("NEO_DISABLE", None)
     print(machine_info())
     started = time.perf_counter()

@@ -10,6 +10,7 @@ is skipped with a warning naming the path, and left on the ref untouched.
 from __future__ import annotations
 
 import re
+from typing import Mapping
 
 from neo_git.errors import InvalidFact
 from neo_git.facts import Fact, FactScope, fact_from_json
@@ -63,3 +64,20 @@ def pointer_problems(facts: "dict[str, Fact]", ref: str = "refs/neo/facts") -> l
                     problems.append(f"{ref}:{fact_path(fact.id)}: {name} points at {target}, "
                                     "which is not on the ref; ignored")
     return problems
+
+
+class LookupMapping(Mapping[str, Fact]):
+    """A read-only mapping of facts whose subclasses define `get` (a lookup that may read the
+    object database lazily): `[]` and `in` are that lookup."""
+
+    def get(self, fact_id, default=None):  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def __getitem__(self, fact_id: str) -> Fact:
+        fact = self.get(fact_id)
+        if fact is None:
+            raise KeyError(fact_id)
+        return fact
+
+    def __contains__(self, fact_id: object) -> bool:
+        return self.get(fact_id) is not None

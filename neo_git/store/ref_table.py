@@ -7,11 +7,11 @@ runs here over the rows and decodes only the facts whose pointers it must look a
 """
 from __future__ import annotations
 
-from typing import Iterator, Mapping, Sequence
+from typing import Iterator, Sequence
 
 from neo_git.fact_table import DEPENDS_ON, SUPERSEDED_BY, SUPERSEDES, CandidateFacts, FactTable
 from neo_git.facts import Fact
-from neo_git.store.ref_facts import pointer_problems
+from neo_git.store.ref_facts import LookupMapping, pointer_problems
 from neo_git.store.subtree import Subtree
 
 
@@ -53,7 +53,7 @@ def table_pointer_problems(table: FactTable, ref: str) -> list[str]:
     return pointer_problems(CandidateFacts(table, np.flatnonzero(suspects).tolist()), ref)
 
 
-class SubtreeFacts(Mapping[str, Fact]):
+class SubtreeFacts(LookupMapping):
     """The facts of a ref's subtrees as {id: fact}, each decoded when looked up (a lazy subtree
     decodes only that fact); walking every value decodes them all (and keeps them decoded)."""
 
@@ -65,15 +65,6 @@ class SubtreeFacts(Mapping[str, Fact]):
         sub = self._subtrees.get(fact_id[:2]) if isinstance(fact_id, str) else None
         fact = sub.fact(fact_id) if sub is not None else None
         return default if fact is None else fact
-
-    def __getitem__(self, fact_id: str) -> Fact:
-        fact = self.get(fact_id)
-        if fact is None:
-            raise KeyError(fact_id)
-        return fact
-
-    def __contains__(self, fact_id: object) -> bool:
-        return self.get(fact_id) is not None
 
     def __len__(self) -> int:
         if self._length is None:

@@ -10,19 +10,19 @@ all through the store first.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Mapping
+from typing import TYPE_CHECKING, Iterator
 
 import pygit2
 
 from neo_git.errors import InvalidFact
 from neo_git.facts import Fact
-from neo_git.store.ref_facts import fact_from_blob, fact_id_of
+from neo_git.store.ref_facts import LookupMapping, fact_from_blob, fact_id_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from neo_git.store.refstore import RefStore
 
 
-class TreeFacts(Mapping[str, Fact]):
+class TreeFacts(LookupMapping):
     """A read-only id -> Fact view of *store*'s ref at commit *tip* (None: no facts yet)."""
 
     def __init__(self, store: "RefStore", tip: pygit2.Oid | None) -> None:
@@ -72,15 +72,6 @@ class TreeFacts(Mapping[str, Fact]):
             self._read[fact_id] = self._lookup(fact_id)
         fact = self._read[fact_id]
         return default if fact is None else fact
-
-    def __getitem__(self, fact_id: str) -> Fact:
-        fact = self.get(fact_id)
-        if fact is None:
-            raise KeyError(fact_id)
-        return fact
-
-    def __contains__(self, fact_id: object) -> bool:
-        return self.get(fact_id) is not None
 
     def _everything(self) -> dict[str, Fact]:
         if self._all is None:
