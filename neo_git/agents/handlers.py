@@ -107,8 +107,9 @@ class HookContext:
             return self.file_facts("pre-tool-use")
         if event == "post-tool-use":
             self.post_tool_use()
-            # Claude Code takes context after an edit too (a file the Pre hook missed); Codex only before.
-            return self.file_facts("post-tool-use") if self.agent == "claude" else Answer()
+            # Context after an edit too: a file the PreToolUse hook missed (both agents' PostToolUse
+            # output takes hookSpecificOutput.additionalContext).
+            return self.file_facts("post-tool-use")
         if event in ("stop", "stop-failure"):
             turns.finish_turn(self.paths, self.agent, self.session_id,
                               "error" if event == "stop-failure" else "completed")

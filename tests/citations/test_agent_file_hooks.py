@@ -1,6 +1,7 @@
 """Agents get the facts of the file they are about to edit: Claude Code PreToolUse on Edit/Write/
 MultiEdit and Codex PreToolUse on apply_patch inject the path-scoped and cited facts the session
-has not seen; a path-scoped constraint stays out of unrelated prompts."""
+has not seen (PostToolUse of both, what the PreToolUse hook missed); a path-scoped constraint
+stays out of unrelated prompts."""
 from __future__ import annotations
 
 import pytest
@@ -61,6 +62,20 @@ def test_claude_post_tool_use_injects_what_the_pre_hook_did_not(repo):
     code, out, _ = run_hook("post-tool-use", "claude", data)
     assert code == 0 and out["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
     assert f"[fact:{ids['timeout']}]" in out["hookSpecificOutput"]["additionalContext"]
+
+
+def test_codex_post_tool_use_injects_what_the_pre_hook_did_not(repo):
+    """Codex's PostToolUse output takes `hookSpecificOutput.additionalContext` too (its
+    `PostToolUseHookSpecificOutputWire`); a file the PreToolUse hook already covered is not
+    given twice."""
+    repo, ids = repo
+    code, out, _ = run_hook("post-tool-use", "codex", payload("codex_post_tool_use_apply_patch", repo))
+    assert code == 0 and set(out) == {"hookSpecificOutput"}
+    assert set(out["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
+    assert out["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
+    assert f"[fact:{ids['timeout']}]" in out["hookSpecificOutput"]["additionalContext"]
+    code, out, _ = run_hook("post-tool-use", "codex", payload("codex_post_tool_use_apply_patch", repo))
+    assert code == 0 and out is None
 
 
 def test_a_path_scoped_constraint_is_not_always_apply_for_unrelated_prompts(repo):
