@@ -341,19 +341,19 @@ def guard_calibration(train, vectors) -> str:
 
 
 def family_calibration(train, vectors, shipped) -> list[str]:
-    """recall.FAMILY_SHARE on train (detect arm, without brutal_realistic): Current@1 and StaleLeak@5
+    """ranking.FAMILY_SHARE on train (detect arm, without brutal_realistic): Current@1 and StaleLeak@5
     per view for a few shares; the shipped share is the best on train."""
-    import neo_git.recall as recall
+    import neo_git.ranking as ranking
 
-    kept = recall.FAMILY_SHARE
+    kept = ranking.FAMILY_SHARE
     main = [t for t in train if t.track != BRUTAL]
     lines = [f"  {'share':>6} " + " ".join(f"{v + ' Cur@1':>12} {v + ' Stale@5':>13}" for v in VIEWS)
              + "   (newest-in-family share; train, detect arm, w/o brutal)"]
     for share in (0.0, 0.25, 0.5, 0.75):
-        recall.FAMILY_SHARE = share
+        ranking.FAMILY_SHARE = share
         rows = [evaluate(main, vectors, shipped, view, False)["main"].row() for view in VIEWS]
         lines.append(f"  {share:6.2f} " + " ".join(f"{r['Cur@1']:12.3f} {r['Stale@5']:13.3f}" for r in rows))
-    recall.FAMILY_SHARE = kept
+    ranking.FAMILY_SHARE = kept
     return lines
 
 
@@ -418,20 +418,20 @@ def run(embedder_name: str, data: Path, splits, sweep: bool, floor_override: flo
         print("\nranking ablation (detect arm, state tracks; each line turns one rule off)")
         print(f"  {'ranking':<34} " + "  ".join(f"{s + ' ' + v + ' Cur@1':>17} {'Stale@5':>7}"
                                                for s in loaded for v in VIEWS))
-        import neo_git.recall as recall
+        import neo_git.ranking as ranking
 
         for flag, label in ((None, "all current-state rules on"), ("RETRACTIONS_LAST", "retractions ranked by score"),
                             ("NEWER_WINS_TIES", "ties by id, not by age"),
                             ("NEWEST_IN_FAMILY", "related facts by score, not newest")):
             if flag:
-                setattr(recall, flag, False)
+                setattr(ranking, flag, False)
             cells = []
             for split, timelines in loaded.items():
                 for view in VIEWS:
                     m = evaluate(timelines, vectors, shipped, view, False)["state"].row()
                     cells.append(f"{m['Cur@1']:17.3f} {m['Stale@5']:7.3f}")
             if flag:
-                setattr(recall, flag, True)
+                setattr(ranking, flag, True)
             print(f"  {label:<34} " + "  ".join(cells))
     print(f"\n{time.perf_counter() - started:.1f} s")
     return 0

@@ -4,22 +4,23 @@
 2/3 of the budget), then `valid_facts` ranked by
 cos(query, fact) × confidence × (1 + success_bonus) × scope weight + recency,
 then `invalidated` facts relevant to the query ("this changed from X"), and
-`known_unknowns`. The store supplies facts and their vectors; this module
-only ranks and packs.
+`known_unknowns`. The store supplies facts and their vectors; `ranking` orders
+the ranked layer and this module packs the layers.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from functools import lru_cache
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from neo_git.citations.pathglob import any_matches
-from neo_git.citations.states import is_stale, stale_note
-from neo_git.facts import SCOPE_ORDER, Fact, FactKind, FactScope
+from neo_git import ranking
+from neo_git.citations.states import stale_note
+from neo_git.facts import SCOPE_ORDER, Fact, FactKind
 from neo_git.knowledge import current_successor, is_open_proposal
-from neo_git.scoring import success_bonus
+from neo_git.ranking import CLAIM_WEIGHT, SCOPE_WEIGHT, STALE_WEIGHT, cached_bonus, newest_in_family, rank, rank_score
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -29,23 +30,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 LAYERS = ("constraints", "valid_facts", "invalidated", "known_unknowns")
 CONSTRAINT_SHARE = 2 / 3
-RECENCY_BOOST = 0.05
-SESSION_WINDOW = timedelta(hours=4)   # "touched in this session": created or recalled this recently
 INVALIDATED_MIN_COSINE = 0.25
 KNOWN_UNKNOWN_MIN_COSINE = 0.1
-# A retraction stored as a fact ("[INVALIDATED - was based on wrong data: …] Original
-# conclusion: …") quotes the stale text, so it resembles the question more than the
-# correction does: retractions rank after every other fact (StateBench train, detect arm:
-# a score weight of 0.1 still let 23 of 158 retractions outrank their correction).
-_RETRACTION = re.compile(r"^\s*\[?\s*(?:INVALIDATED|RETRACTED|WITHDRAWN|REVOKED)\b")
-# More specific scopes win ties: what this repository says beats what the org says.
-SCOPE_WEIGHT = {FactScope.SESSION: 1.0, FactScope.PROJECT: 1.0, FactScope.ORG: 0.97, FactScope.GLOBAL: 0.94}
-# A claim (a teammate's fact whose author is not trusted, see neo_git.sync.trust) ranks below
-# trusted facts of similar relevance and never enters the always-included constraint layer.
-CLAIM_WEIGHT = 0.5
-# A stale fact (every code citation changed or gone, DESIGN.md §13) ranks after the facts whose
-# code still holds, and weighs less when the best few are picked.
-STALE_WEIGHT = 0.5
 
 
 @dataclass(frozen=True)
@@ -116,50 +102,6 @@ class ContextResult:
         }
 
 
-def _parse_time(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    return _parse_stamp(text)
-
-
-@lru_cache(maxsize=1 << 16)
-def _parse_stamp(text: str) -> datetime | None:
-    # Cached: recall looks at the same created_at/last_accessed strings on every request.
-    try:
-        stamp = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
-
-
-def is_retraction(fact: Fact) -> bool:
-    """A fact that only says another one was wrong ("[INVALIDATED …] original: …")."""
-    return bool(_RETRACTION.match(fact.body) or _RETRACTION.match(fact.subject))
-
-
-def recency_boost(fact: Fact, now: datetime, last_accessed: str | None = None) -> float:
-    """A small boost for facts created or recalled in the current working session."""
-    for stamp in (last_accessed, fact.metadata.last_accessed, fact.metadata.created_at):
-        when = _parse_time(stamp)
-        if when is not None and now - when <= SESSION_WINDOW:
-            return RECENCY_BOOST
-    return 0.0
-
-
-def rank_score(cosine: float, fact: Fact, now: datetime, last_accessed: str | None = None,
-               claim: bool = False) -> float:
-    """The ranking formula of DESIGN.md §5 (a *claim* weighs CLAIM_WEIGHT)."""
-    meta = fact.metadata
-    weight = SCOPE_WEIGHT[fact.scope] * (CLAIM_WEIGHT if claim else 1.0) * stale_weight(fact)
-    return (cosine * meta.confidence * (1 + success_bonus(meta.success_count)) * weight
-            + recency_boost(fact, now, last_accessed))
-
-
-def stale_weight(fact: Fact) -> float:
-    """STALE_WEIGHT for a fact whose cited code all changed or went away, else 1."""
-    return STALE_WEIGHT if fact.metadata.citations and is_stale(fact) else 1.0
-
-
 def about_file(fact: Fact, path: str | None) -> bool:
     """Does *fact* cite the file *path* or is it scoped to it (`metadata.paths`)?"""
     if not path:
@@ -188,35 +130,6 @@ def _file_first(pool_cos: "np.ndarray", layout: "_Layout", path: str | None, now
         if j not in skip and about_file(fact, path):
             out.append((j, rank_score(float(pool_cos[j]), fact, now, accessed.get(fact.id))))
     return sorted(out, key=lambda p: (layout.stale[p[0]], -p[1], layout.pool[p[0]].id))
-
-
-# Current-state ranking (issue 13), each kept because it raised Current@1 on StateBench dev
-# (detect arm) without raising StaleLeak: `benchmarks/statebench_eval.py` prints the ablation.
-# (Ranking only the newest fact of a subject family changed nothing once rule 2 supersedes
-# restated subjects, so it was left out.)
-TIE = 1e-6                 # scores this close are a tie, which goes to the newer fact
-RETRACTIONS_LAST = True    # retractions rank after every other fact
-NEWER_WINS_TIES = True
-# The current answer first (issue 21): ranked facts that resemble *each other* at least as much
-# as a possible supersession does (the embedder's possible threshold) form a family: an update
-# nobody marked as one ("PO #4521 approved" → "PO #4521 CANCELLED"), two instructions on one
-# matter. The family keeps the places its members earned, but its newest members take the best of
-# them: the newer of two related statements is the likelier to be current. A member scoring under
-# FAMILY_SHARE of the family's best is only loosely on the question and keeps its own order, so a
-# newer fact that merely shares words with the answer does not displace it (StateBench train,
-# detect arm: 0.25 beat 0 and 0.5, see `benchmarks/statebench_eval.py`). Retractions stay last.
-# Only statement-sized facts (scoring.CALIBRATED_WORDS) form families: between decision records
-# cosine measures shared project vocabulary (hash: every record's best match scores 0.35-0.59), so
-# a store of records written over months was one family and recall returned the newest records
-# whatever the question (ADR dev, three projects written on three dates: the record a problem
-# statement came from ranked first 22% of the time instead of 99%).
-NEWEST_IN_FAMILY = True
-FAMILY_SHARE = 0.25
-
-
-def _newest_first(fact: Fact) -> tuple:
-    stamp = _parse_time(fact.metadata.created_at) if NEWER_WINS_TIES else None
-    return (-stamp.timestamp(),) if stamp is not None else (0.0,)
 
 
 class _Layout:
@@ -257,11 +170,11 @@ class _Layout:
         self.pool = table.view(self.ranked)
         self.confidence = pool["confidence"].astype(np.float64)
         values, where = np.unique(pool["success"], return_inverse=True)
-        self.bonus = np.array([1 + _bonus(int(n)) for n in values.tolist()], dtype=np.float64)[where.reshape(-1)]
+        self.bonus = np.array([1 + cached_bonus(int(n)) for n in values.tolist()], dtype=np.float64)[where.reshape(-1)]
         # The same float operations, in the same order, as rank_score's weight.
         self.weight = (_scope_weights()[pool["scope"]] * np.where(claim[ranked], CLAIM_WEIGHT, 1.0)
                        * np.where(stale, STALE_WEIGHT, 1.0))
-        self.retraction = (((pool_flags & ft.RETRACTION) != 0) & RETRACTIONS_LAST).tolist()
+        self.retraction = (((pool_flags & ft.RETRACTION) != 0) & ranking.RETRACTIONS_LAST).tolist()
         self.stale = stale.tolist()
         self.statement = ((pool_flags & ft.STATEMENT) != 0).tolist()  # may join a family (newest_in_family)
         # Pool positions of trusted path-scoped constraints (a constraint for its files), and of
@@ -353,52 +266,10 @@ def _claims(ids: "np.ndarray", untrusted: frozenset) -> "np.ndarray":
 _HEX_ID = re.compile(r"^[0-9a-f]{16}$")
 
 
-@lru_cache(maxsize=256)
-def _bonus(success_count: int) -> float:
-    return success_bonus(success_count)
-
-
-def _ranked(cos: "np.ndarray", layout: _Layout, now: datetime, accessed: Mapping[str, str | None],
-            limit: int | None) -> list[tuple[int, float]]:
-    """(position, rank_score) of the best *limit* facts and their ties (all facts when None),
-    in (-score, id) order; the scores are exactly those of `rank_score`.
-
-    The recency boost needs a timestamp lookup per fact, so it is computed only where it
-    can matter: a fact whose score without the boost, plus the boost, stays below the
-    limit-th best boost-free score cannot reach the top *limit* (boosts only raise scores).
-    """
-    import numpy as np
-
-    facts = layout.pool
-    base = cos * layout.confidence  # the same float operations, in the same order, as rank_score
-    base *= layout.bonus
-    base *= layout.weight
-    n = len(facts)
-    if limit is not None and limit < n:
-        floor = np.partition(base, n - limit)[n - limit]
-        maybe = np.flatnonzero(base + RECENCY_BOOST >= floor)
-    else:
-        maybe = np.arange(n)
-    boost = np.fromiter((recency_boost(facts[i], now, accessed.get(facts[i].id)) for i in maybe.tolist()),
-                        np.float64, len(maybe))
-    scores = base[maybe] + boost
-    keep = range(len(maybe))
-    if limit is not None and limit < len(maybe):
-        cutoff = np.partition(scores, len(maybe) - limit)[len(maybe) - limit]
-        keep = np.flatnonzero(scores >= cutoff).tolist()  # every tie at the cut stays
-    positions = maybe.tolist()
-    values = scores.tolist()
-    # Near-equal scores (within TIE) go to the newer fact, then the smaller id.
-    retraction, stale = layout.retraction, layout.stale
-    order = sorted(keep, key=lambda j: (retraction[positions[j]], stale[positions[j]], -round(values[j] / TIE),
-                                        _newest_first(facts[positions[j]]), facts[positions[j]].id))
-    return [(positions[j], values[j]) for j in order]
-
-
 def above_floor(layout: _Layout, pool_cos: "np.ndarray", floor: float | None) -> "tuple[_Layout, np.ndarray]":
     """The ranked pool cut to the facts relevant to the question at all: cosine ≥ *floor*, the
     active embedder's calibrated relevance floor (None: no floor). A NaN cosine is never relevant.
-    Ranking (the order among relevant facts) is `_ranked`'s business, not this one's."""
+    Ranking (the order among relevant facts) is `ranking.rank`'s business, not this one's."""
     if floor is None:
         return layout, pool_cos
     import numpy as np
@@ -407,54 +278,6 @@ def above_floor(layout: _Layout, pool_cos: "np.ndarray", floor: float | None) ->
     if len(keep) == len(layout.pool):
         return layout, pool_cos
     return layout.subset(keep), pool_cos[keep]
-
-
-def newest_in_family(ranked: Sequence[tuple[int, float]], pool: Sequence[Fact], vectors: "np.ndarray",
-                     threshold: float, retraction: Sequence[bool], rows: Sequence[int] | None = None,
-                     statement: Sequence[bool] | None = None) -> list[tuple[int, float]]:
-    """*ranked* ((pool position, score), best first) with each family of related facts reordered
-    newest first within the places its members hold (see NEWEST_IN_FAMILY). Facts are related
-    when the cosine of their *vectors* is ≥ *threshold*; *rows* maps a pool position to its row of
-    *vectors* (default: the same position); *statement* says which pool positions may join a family
-    (default: all; recall passes the statement-sized ones)."""
-    import numpy as np
-
-    members = [n for n, (i, _) in enumerate(ranked)
-               if not retraction[i] and (statement is None or statement[i])]
-    if len(members) < 2:
-        return list(ranked)
-    picked = [ranked[n][0] if rows is None else rows[ranked[n][0]] for n in members]
-    matrix = np.asarray(vectors[picked], dtype=np.float32)
-    related = (matrix @ matrix.T) >= threshold
-    parent = list(range(len(members)))  # union-find over the ranked facts
-
-    def root(a: int) -> int:
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        return a
-
-    for a, b in zip(*np.nonzero(np.triu(related, 1))):
-        parent[root(int(b))] = root(int(a))
-    families: dict[int, list[int]] = {}
-    for a, n in enumerate(members):
-        families.setdefault(root(a), []).append(n)  # places in rank order
-    out = list(ranked)
-    for places in families.values():
-        best = ranked[places[0]][1]
-        if len(places) < 2 or not best > 0:
-            continue
-        near = [n for n in places if ranked[n][1] >= FAMILY_SHARE * best]
-        newest = sorted(near, key=lambda n: (_created_desc(pool[ranked[n][0]]), n))
-        order = newest + [n for n in places if n not in near]
-        for place, n in zip(places, order):
-            out[place] = ranked[n]
-    return out
-
-
-def _created_desc(fact: Fact) -> float:
-    stamp = _parse_time(fact.metadata.created_at)
-    return -stamp.timestamp() if stamp is not None else 0.0  # undated: as old as can be
 
 
 def _take_relevant(table, candidates: Sequence[int], relevance: "np.ndarray", floor: float, k: int,
@@ -550,10 +373,10 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     pool = relevant.pool
     valid_facts = []
     window = max(4 * k, 32)
-    family = vectors is not None and family_threshold is not None and NEWEST_IN_FAMILY
+    family = vectors is not None and family_threshold is not None and ranking.NEWEST_IN_FAMILY
     for limit in (window, None):
         valid_facts, taken_cosines, taken, exhausted = [], [], used, True
-        ranked = _ranked(pool_cos, relevant, now, accessed, limit)
+        ranked = rank(pool_cos, relevant, now, accessed, limit)
         if family:  # only the head of the ranking can reach the answer; pairs cost O(window²)
             ranked[:window] = newest_in_family(ranked[:window], pool, vectors, family_threshold,
                                                relevant.retraction, rows=relevant.ranked,

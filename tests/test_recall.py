@@ -191,7 +191,7 @@ def test_a_newer_fact_only_loosely_on_the_question_does_not_jump_ahead():
     import numpy as np
 
     from neo_git.facts import Fact
-    from neo_git.recall import FAMILY_SHARE, newest_in_family
+    from neo_git.ranking import FAMILY_SHARE, newest_in_family
 
     def fact(n, day):
         return Fact.from_dict({"id": f"{n:016x}", "subject": f"s{n}", "body": "", "kind": "decision",

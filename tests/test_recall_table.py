@@ -141,9 +141,8 @@ def test_rows_lay_out_recall_as_the_facts_do(repo_with_commit, monkeypatch):
 
     from neo_git.citations.states import is_stale
     from neo_git.knowledge import is_evidence, is_open_proposal
-    from neo_git.recall import (
-        CLAIM_WEIGHT, SCOPE_WEIGHT, _bonus, _Layout, is_retraction, stale_weight,
-    )
+    from neo_git.ranking import CLAIM_WEIGHT, SCOPE_WEIGHT, cached_bonus, is_retraction, stale_weight
+    from neo_git.recall import _Layout
     from neo_git.scoring import statement_sized
 
     _populate(repo_with_commit, 7, monkeypatch)
@@ -167,7 +166,7 @@ def test_rows_lay_out_recall_as_the_facts_do(repo_with_commit, monkeypatch):
         else:
             ranked.append(i)
             confidence.append(fact.metadata.confidence)
-            bonus.append(1 + _bonus(fact.metadata.success_count))
+            bonus.append(1 + cached_bonus(fact.metadata.success_count))
             weight.append(SCOPE_WEIGHT[fact.scope] * (CLAIM_WEIGHT if fact.id in untrusted else 1.0) * stale_weight(fact))
             retraction.append(is_retraction(fact))
             stale.append(is_stale(fact))

@@ -59,7 +59,7 @@ def relevance_floor(embedder: "Embedder") -> float:
 def related_threshold(embedder: Embedder) -> float:
     """The cosine from which two facts are related enough to be a possible supersession: the
     embedder's `possible_threshold` (no lower than nothing, no higher than its certain one).
-    Recall groups related facts with it (`recall.newest_in_family`), the write policy proposes
+    Recall groups related facts with it (`ranking.newest_in_family`), the write policy proposes
     reviews from it (`store.supersession.Thresholds`)."""
     certain = float(embedder.supersede_threshold)
     return min(float(getattr(embedder, "possible_threshold", certain)), certain)

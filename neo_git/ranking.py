@@ -1,0 +1,204 @@
+"""How recall orders the facts it may return (DESIGN.md §5).
+
+The score is cos(query, fact) × confidence × (1 + success_bonus) × scope weight (× the
+weights of claims and stale facts) + a recency boost; then the current-state rules:
+ties go to the newer fact, retractions come last, and among related facts the newest
+takes the best place (`newest_in_family`). `recall.assemble` packs what this ranks.
+The rule switches (RETRACTIONS_LAST, NEWER_WINS_TIES, NEWEST_IN_FAMILY) exist for the
+ablation `benchmarks/statebench_eval.py` prints.
+"""
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from functools import lru_cache
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+from neo_git.citations.states import is_stale
+from neo_git.facts import Fact, FactScope
+from neo_git.scoring import success_bonus
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from neo_git.recall import _Layout
+
+RECENCY_BOOST = 0.05
+SESSION_WINDOW = timedelta(hours=4)   # "touched in this session": created or recalled this recently
+# A retraction stored as a fact ("[INVALIDATED - was based on wrong data: …] Original
+# conclusion: …") quotes the stale text, so it resembles the question more than the
+# correction does: retractions rank after every other fact (StateBench train, detect arm:
+# a score weight of 0.1 still let 23 of 158 retractions outrank their correction).
+_RETRACTION = re.compile(r"^\s*\[?\s*(?:INVALIDATED|RETRACTED|WITHDRAWN|REVOKED)\b")
+# More specific scopes win ties: what this repository says beats what the org says.
+SCOPE_WEIGHT = {FactScope.SESSION: 1.0, FactScope.PROJECT: 1.0, FactScope.ORG: 0.97, FactScope.GLOBAL: 0.94}
+# A claim (a teammate's fact whose author is not trusted, see neo_git.sync.trust) ranks below
+# trusted facts of similar relevance and never enters the always-included constraint layer.
+CLAIM_WEIGHT = 0.5
+# A stale fact (every code citation changed or gone, DESIGN.md §13) ranks after the facts whose
+# code still holds, and weighs less when the best few are picked.
+STALE_WEIGHT = 0.5
+
+
+def _parse_time(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    return _parse_stamp(text)
+
+
+@lru_cache(maxsize=1 << 16)
+def _parse_stamp(text: str) -> datetime | None:
+    # Cached: recall looks at the same created_at/last_accessed strings on every request.
+    try:
+        stamp = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
+
+
+def is_retraction(fact: Fact) -> bool:
+    """A fact that only says another one was wrong ("[INVALIDATED …] original: …")."""
+    return bool(_RETRACTION.match(fact.body) or _RETRACTION.match(fact.subject))
+
+
+def recency_boost(fact: Fact, now: datetime, last_accessed: str | None = None) -> float:
+    """A small boost for facts created or recalled in the current working session."""
+    for stamp in (last_accessed, fact.metadata.last_accessed, fact.metadata.created_at):
+        when = _parse_time(stamp)
+        if when is not None and now - when <= SESSION_WINDOW:
+            return RECENCY_BOOST
+    return 0.0
+
+
+def rank_score(cosine: float, fact: Fact, now: datetime, last_accessed: str | None = None,
+               claim: bool = False) -> float:
+    """The ranking formula of DESIGN.md §5 (a *claim* weighs CLAIM_WEIGHT)."""
+    meta = fact.metadata
+    weight = SCOPE_WEIGHT[fact.scope] * (CLAIM_WEIGHT if claim else 1.0) * stale_weight(fact)
+    return (cosine * meta.confidence * (1 + success_bonus(meta.success_count)) * weight
+            + recency_boost(fact, now, last_accessed))
+
+
+def stale_weight(fact: Fact) -> float:
+    """STALE_WEIGHT for a fact whose cited code all changed or went away, else 1."""
+    return STALE_WEIGHT if fact.metadata.citations and is_stale(fact) else 1.0
+
+
+# Current-state ranking (issue 13), each kept because it raised Current@1 on StateBench dev
+# (detect arm) without raising StaleLeak: `benchmarks/statebench_eval.py` prints the ablation.
+# (Ranking only the newest fact of a subject family changed nothing once rule 2 supersedes
+# restated subjects, so it was left out.)
+TIE = 1e-6                 # scores this close are a tie, which goes to the newer fact
+RETRACTIONS_LAST = True    # retractions rank after every other fact
+NEWER_WINS_TIES = True
+# The current answer first (issue 21): ranked facts that resemble *each other* at least as much
+# as a possible supersession does (the embedder's possible threshold) form a family: an update
+# nobody marked as one ("PO #4521 approved" → "PO #4521 CANCELLED"), two instructions on one
+# matter. The family keeps the places its members earned, but its newest members take the best of
+# them: the newer of two related statements is the likelier to be current. A member scoring under
+# FAMILY_SHARE of the family's best is only loosely on the question and keeps its own order, so a
+# newer fact that merely shares words with the answer does not displace it (StateBench train,
+# detect arm: 0.25 beat 0 and 0.5, see `benchmarks/statebench_eval.py`). Retractions stay last.
+# Only statement-sized facts (scoring.CALIBRATED_WORDS) form families: between decision records
+# cosine measures shared project vocabulary (hash: every record's best match scores 0.35-0.59), so
+# a store of records written over months was one family and recall returned the newest records
+# whatever the question (ADR dev, three projects written on three dates: the record a problem
+# statement came from ranked first 22% of the time instead of 99%).
+NEWEST_IN_FAMILY = True
+FAMILY_SHARE = 0.25
+
+
+def _newest_first(fact: Fact) -> tuple:
+    stamp = _parse_time(fact.metadata.created_at) if NEWER_WINS_TIES else None
+    return (-stamp.timestamp(),) if stamp is not None else (0.0,)
+
+
+@lru_cache(maxsize=256)
+def cached_bonus(success_count: int) -> float:
+    """`scoring.success_bonus`, remembered (a store holds few distinct success counts)."""
+    return success_bonus(success_count)
+
+
+def rank(cos: "np.ndarray", layout: _Layout, now: datetime, accessed: Mapping[str, str | None],
+         limit: int | None) -> list[tuple[int, float]]:
+    """(position, rank_score) of the best *limit* facts and their ties (all facts when None),
+    in (-score, id) order; the scores are exactly those of `rank_score`.
+
+    The recency boost needs a timestamp lookup per fact, so it is computed only where it
+    can matter: a fact whose score without the boost, plus the boost, stays below the
+    limit-th best boost-free score cannot reach the top *limit* (boosts only raise scores).
+    """
+    import numpy as np
+
+    facts = layout.pool
+    base = cos * layout.confidence  # the same float operations, in the same order, as rank_score
+    base *= layout.bonus
+    base *= layout.weight
+    n = len(facts)
+    if limit is not None and limit < n:
+        floor = np.partition(base, n - limit)[n - limit]
+        maybe = np.flatnonzero(base + RECENCY_BOOST >= floor)
+    else:
+        maybe = np.arange(n)
+    boost = np.fromiter((recency_boost(facts[i], now, accessed.get(facts[i].id)) for i in maybe.tolist()),
+                        np.float64, len(maybe))
+    scores = base[maybe] + boost
+    keep = range(len(maybe))
+    if limit is not None and limit < len(maybe):
+        cutoff = np.partition(scores, len(maybe) - limit)[len(maybe) - limit]
+        keep = np.flatnonzero(scores >= cutoff).tolist()  # every tie at the cut stays
+    positions = maybe.tolist()
+    values = scores.tolist()
+    # Near-equal scores (within TIE) go to the newer fact, then the smaller id.
+    retraction, stale = layout.retraction, layout.stale
+    order = sorted(keep, key=lambda j: (retraction[positions[j]], stale[positions[j]], -round(values[j] / TIE),
+                                        _newest_first(facts[positions[j]]), facts[positions[j]].id))
+    return [(positions[j], values[j]) for j in order]
+
+
+def newest_in_family(ranked: Sequence[tuple[int, float]], pool: Sequence[Fact], vectors: "np.ndarray",
+                     threshold: float, retraction: Sequence[bool], rows: Sequence[int] | None = None,
+                     statement: Sequence[bool] | None = None) -> list[tuple[int, float]]:
+    """*ranked* ((pool position, score), best first) with each family of related facts reordered
+    newest first within the places its members hold (see NEWEST_IN_FAMILY). Facts are related
+    when the cosine of their *vectors* is ≥ *threshold*; *rows* maps a pool position to its row of
+    *vectors* (default: the same position); *statement* says which pool positions may join a family
+    (default: all; recall passes the statement-sized ones)."""
+    import numpy as np
+
+    members = [n for n, (i, _) in enumerate(ranked)
+               if not retraction[i] and (statement is None or statement[i])]
+    if len(members) < 2:
+        return list(ranked)
+    picked = [ranked[n][0] if rows is None else rows[ranked[n][0]] for n in members]
+    matrix = np.asarray(vectors[picked], dtype=np.float32)
+    related = (matrix @ matrix.T) >= threshold
+    parent = list(range(len(members)))  # union-find over the ranked facts
+
+    def root(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    for a, b in zip(*np.nonzero(np.triu(related, 1))):
+        parent[root(int(b))] = root(int(a))
+    families: dict[int, list[int]] = {}
+    for a, n in enumerate(members):
+        families.setdefault(root(a), []).append(n)  # places in rank order
+    out = list(ranked)
+    for places in families.values():
+        best = ranked[places[0]][1]
+        if len(places) < 2 or not best > 0:
+            continue
+        near = [n for n in places if ranked[n][1] >= FAMILY_SHARE * best]
+        newest = sorted(near, key=lambda n: (_created_desc(pool[ranked[n][0]]), n))
+        order = newest + [n for n in places if n not in near]
+        for place, n in zip(places, order):
+            out[place] = ranked[n]
+    return out
+
+
+def _created_desc(fact: Fact) -> float:
+    stamp = _parse_time(fact.metadata.created_at)
+    return -stamp.timestamp() if stamp is not None else 0.0  # undated: as old as can be
