@@ -25,6 +25,7 @@ from neo_git.outcomes import notes
 from neo_git.outcomes.confidence import Outcome, project_plan, review_fact, scope_plan
 from neo_git.outcomes.ledger import Ledger, author_key
 from neo_git.outcomes.matching import ACCEPTED, MODIFIED, PENDING, match_suggestion, unshipped_verdict
+from neo_git.outcomes.records import commit_record, health_deltas, outcome_record, record_id, set_statuses
 from neo_git.outcomes.suggestions import Suggestion, update_suggestions
 
 log = logging.getLogger("neo_git.outcomes")
@@ -255,7 +256,7 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
     shipped = [(s, c, m) for s, c, m in classified if m["verdict"] in (ACCEPTED, MODIFIED)]
     # Health is measured whenever code changed: an amended copy records no new work, but its
     # note still says whether the commit as it stands made the code healthier.
-    health = _health(repo, commit, shipped, independent) if (shipped or _code_changed(changes)) else {}
+    health = health_deltas(repo, commit, shipped, independent) if (shipped or _code_changed(changes)) else {}
     # Only advice that shipped (as written or changed) is evidence about the facts it relied on.
     outcomes = [Outcome(commit=hexid, suggestion_id=s.id, file=c.path, verdict=m["verdict"],
                         health=health.get(s.id, {}).get("verdict"), fact_ids=s.fact_ids,
@@ -270,19 +271,19 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
             result.errors.append("recorded as failed; it will not be tried again")
         return result
     ts = now_iso()
-    records = [_commit_record(hexid, trigger, ts, health.get("", {}), rewrite_of)]
+    records = [commit_record(hexid, trigger, ts, health.get("", {}), rewrite_of)]
     for suggestion, change, match in classified:
-        records.append(_outcome_record(hexid, ts, suggestion, change, match, health.get(suggestion.id),
+        records.append(outcome_record(hexid, ts, suggestion, change, match, health.get(suggestion.id),
                                        moved.get(suggestion.id, [])))
     for path in independent:
-        records.append({"v": notes.NOTE_VERSION, "id": _record_id(hexid, "independent", path), "ts": ts,
+        records.append({"v": notes.NOTE_VERSION, "id": record_id(hexid, "independent", path), "ts": ts,
                         "type": "outcome", "verdict": "independent", "commit": hexid, "file": path,
                         "health": health.get("", {}).get("verdict")})
     try:
         notes.add_records(repo, hexid, records)
     except Exception as exc:  # noqa: BLE001 - a note is a record; the facts already moved
         result.errors.append(f"note: {exc}")
-    _set_statuses(paths, classified, records)
+    set_statuses(paths, classified, records)
     ledger.mark(hexid, key, trigger if rewrite_of is None else f"{trigger}, amended copy of {rewrite_of}")
     result.records = records
     return result
@@ -391,28 +392,6 @@ def _independent_files(changes: list[FileChange], suggested: set[str]) -> list[s
     return out
 
 
-def _health(repo: pygit2.Repository, commit: pygit2.Commit, classified, independent) -> dict:
-    """{"": whole-commit delta, suggestion id: delta restricted to its file} as small dicts."""
-    if not commit.parents:
-        return {}
-    try:
-        from neo_git.health import health_delta, snapshot_commit
-
-        before = snapshot_commit(repo, str(commit.parents[0].id))
-        after = snapshot_commit(repo, str(commit.id))
-    except Exception as exc:  # noqa: BLE001 - health is evidence, not a precondition
-        log.warning("health not measured for %s: %s", str(commit.id)[:12], exc)
-        return {}
-    out = {"": _delta_dict(health_delta(before, after))}
-    for suggestion, change, _ in classified:
-        out[suggestion.id] = _delta_dict(health_delta(before, after, paths={change.path, suggestion.file}))
-    return out
-
-
-def _delta_dict(delta) -> dict:
-    return {"verdict": delta.verdict, "reasons": list(delta.reasons)[:4], "files": list(delta.files)[:10]}
-
-
 def _apply(repo: pygit2.Repository, paths: RepositoryPaths, outcomes: list[Outcome],
            result: CommitResult) -> dict[str, list[dict]]:
     """Write fact updates and REVIEW facts; {suggestion id: [moved fact dicts]}."""
@@ -463,55 +442,6 @@ def _apply(repo: pygit2.Repository, paths: RepositoryPaths, outcomes: list[Outco
     for outcome in outcomes:
         moved_by[outcome.suggestion_id] = [m.to_dict() for m in moved if m.id in outcome.fact_ids]
     return moved_by
-
-
-def _record_id(commit: str, *parts: str) -> str:
-    import hashlib
-
-    return hashlib.sha1(":".join((commit,) + parts).encode()).hexdigest()[:16]
-
-
-def _commit_record(hexid: str, trigger: str, ts: str, health: dict, rewrite_of: str | None) -> dict:
-    record = {"v": notes.NOTE_VERSION, "id": _record_id(hexid, "commit"), "ts": ts, "type": "commit",
-              "commit": hexid, "trigger": trigger, "health": health.get("verdict"),
-              "health_reasons": health.get("reasons", [])}
-    if rewrite_of:
-        record["amends"] = rewrite_of
-    return record
-
-
-def _outcome_record(hexid: str, ts: str, suggestion: Suggestion, change: FileChange, match: dict,
-                    health: dict | None, moved: list[dict]) -> dict:
-    return {
-        "v": notes.NOTE_VERSION, "id": _record_id(hexid, "suggestion", suggestion.id), "ts": ts,
-        "type": "outcome", "verdict": match["verdict"], "commit": hexid, "suggestion": suggestion.id,
-        "file": change.path, "suggested_file": suggestion.file, "description": suggestion.description[:200],
-        "origin": suggestion.origin, "agent": suggestion.agent, "session_id": suggestion.session_id,
-        "turn_id": suggestion.turn_id, "author": suggestion.author, "suggested_at": suggestion.created_at,
-        "match": match, "health": (health or {}).get("verdict"), "health_reasons": (health or {}).get("reasons", []),
-        "facts": moved,
-    }
-
-
-def _set_statuses(paths: RepositoryPaths, classified, records: list[dict]) -> None:
-    by_suggestion = {r.get("suggestion"): r for r in records if r.get("suggestion")}
-
-    def change(current: list[Suggestion]) -> list[Suggestion] | None:
-        wanted = {s.id for s, _, _ in classified}
-        if not wanted:
-            return None
-        out = []
-        for s in current:
-            if s.id in wanted and s.status == "pending":
-                record = by_suggestion[s.id]
-                s = replace(s, status=record["verdict"], outcome={
-                    "commit": record["commit"], "verdict": record["verdict"], "file": record["file"],
-                    "health": record["health"], "facts": record["facts"], "match": record["match"],
-                    "processed_at": record["ts"]})
-            out.append(s)
-        return out
-
-    update_suggestions(paths, change)
 
 
 def _after_processing(repo: pygit2.Repository, results: list[CommitResult]) -> None:
