@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from neo_git.embed import cache as cache_module
-from neo_git.embed.cache import DATA_FILE, HEADER_BYTES, VectorCache, record_size, text_key
+from neo_git.embed.cache import DATA_FILE, VectorCache
+from neo_git.embed.vecfile import HEADER_BYTES, record_size, text_key
 from neo_git.embed.hashing import HashEmbedder
 
 

@@ -15,7 +15,8 @@ def check_caches(paths: "RepositoryPaths", home: Path, ref: str = "refs/neo/fact
     """Derived files that do not verify: the parse cache against the blobs it names, vector
     records against their checksums, the access log against JSON."""
     from neo_git import safejson
-    from neo_git.embed.cache import DATA_FILE, untrusted_records
+    from neo_git.embed.cache import DATA_FILE
+    from neo_git.embed.vecfile import untrusted_records
     from neo_git.store.parse_cache import parse_cache_path, untrusted_entries
 
     findings = []

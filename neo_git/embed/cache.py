@@ -3,22 +3,15 @@
 Embeddings are derived data (DESIGN §2): they never go into the shared ref, and
 losing this folder only costs re-embedding.
 
-One file per embedder, ``neo_home()/cache/vectors/<sanitised id>/vectors.bin``::
-
-    header   64 bytes: magic b"NEOVEC\\0\\2", uint32 dim, uint32 0, the embedder id (≤ 48 bytes)
-    records  32-byte sha256 of the text, `dim` little-endian float32, then a
-             little-endian uint32 checksum: the record's 32-bit words weighted by
-             odd position factors, summed mod 2**32 (any changed word changes it;
-             numpy checks 20,000 records in ~10 ms, a CRC per record took 40 times that)
+One file per embedder, ``neo_home()/cache/vectors/<sanitised id>/vectors.bin``, in the
+record format of `embed/vecfile.py`.
 
 Keys and vectors live in the same record so one file operation covers both:
 a record is either wholly inside the file or it is a torn tail, and a rewrite
 (`prune`, or the size cap) swaps the whole file with one ``os.replace``.
 
-A record is believed only if its checksum matches, every value is finite and
-its norm is 1 (or 0, an empty text): embedders return unit rows, so a flipped
-bit (a cosine of 6e36) or a torn write can never decide a supersession; such a
-record is skipped and its text embedded again.
+A record is believed only if it passes `vecfile.trusted_words` (its checksum, a finite unit
+vector): such a record is skipped and its text embedded again.
 
 Readers take no lock: they read whole records below the size they saw (a
 torn tail is ignored) through a window they reuse, index every key (its newest
@@ -34,10 +27,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import struct
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection, Iterable, Sequence
 
+from neo_git.embed.vecfile import (
+    HEADER_BYTES, KEY_BYTES, SUM_BYTES, checksums, file_header, header_dim, record_size, record_vectors, text_key,
+    trusted_words,
+)
 from neo_git.fileio import LockTimeout, locked
 from neo_git.identity import vector_cache_dir
 
@@ -46,11 +42,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from neo_git.embed import Embedder
 
-KEY_BYTES = 32
-SUM_BYTES = 4
-HEADER_BYTES = 64
-MAGIC = b"NEOVEC\x00\x02"   # version 2: records carry a checksum (version 1 files are rewritten)
-NORM_TOLERANCE = 1e-3
 DATA_FILE = "vectors.bin"
 LOCK_FILE = "lock"
 APPEND_LOCK_WAIT = 0.5    # seconds a recall waits to persist new vectors before keeping them in memory
@@ -62,94 +53,11 @@ SCAN_RECORDS = 2048  # records per read while indexing the file (~4 MB at 512 fl
 STREAM_AT = 1024     # a process that never indexed the file streams it for this many keys or more
 
 
-def text_key(text: str) -> bytes:
-    """The cache key of a text: sha256 of its UTF-8 bytes (lone surrogates kept)."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
-
-
-def checksums(words: "np.ndarray") -> "np.ndarray":
-    """Checksums of records given as (n, m) little-endian uint32 words (key and vector):
-    sum of word × (2·position + 1) mod 2**32. Odd factors are invertible mod 2**32, so a
-    change to any single word always changes the sum; positions catch swapped words."""
-    import numpy as np
-
-    weights = np.arange(1, 2 * words.shape[1], 2, dtype=np.uint32)
-    # uint32 arithmetic wraps: the sum is mod 2**32 (matmul's integer loop is twice as fast as dot's)
-    return (words @ weights).astype("<u4")
-
-
-def record_checksum(key: bytes, vector: bytes) -> bytes:
-    """The 4 bytes that close a record with this key and vector."""
-    import numpy as np
-
-    return checksums(np.frombuffer(key + vector, dtype="<u4").reshape(1, -1)).tobytes()
-
-
-def record_size(dim: int) -> int:
-    """Bytes per record for vectors of *dim* floats."""
-    return KEY_BYTES + 4 * dim + SUM_BYTES
-
-
-def sane_rows(vectors: "np.ndarray") -> "np.ndarray":
-    """Which rows are believable embeddings: finite, with norm 1 (or 0 for an empty text)."""
-    import numpy as np
-
-    with np.errstate(all="ignore"):  # inf/nan (or a square overflowing) make the sum non-finite
-        squares = np.einsum("ij,ij->i", vectors, vectors)
-    return np.isfinite(squares) & ((np.abs(squares - 1.0) <= 2 * NORM_TOLERANCE) | (squares == 0.0))
-
-
-def untrusted_records(path: Path) -> tuple[int, int] | None:
-    """(records, records that fail their checksum or sanity check, plus a torn tail) in one
-    vectors file; None if it is not a vector file of this version (it is rewritten on use)."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError:
-        return None
-    dim = _header_dim(data[:HEADER_BYTES])
-    if not dim:
-        return None
-    size = record_size(dim)
-    body = data[HEADER_BYTES:]
-    count, torn = divmod(len(body), size)
-    bad = int(count - trusted_rows(body[:count * size], dim).sum())
-    return (count + (1 if torn else 0), bad + (1 if torn else 0))
-
-
-def trusted_rows(data: bytes, dim: int) -> "np.ndarray":
-    """For whole records in *data*: which ones carry a matching checksum and a sane vector."""
-    import numpy as np
-
-    return trusted_words(np.frombuffer(data, dtype="<u4").reshape(-1, record_size(dim) // 4))
-
-
-def trusted_words(words: "np.ndarray") -> "np.ndarray":
-    """trusted_rows for records already seen as (n, record words) little-endian uint32."""
-    return (checksums(words[:, :-1]) == words[:, -1]) & sane_rows(record_vectors(words))
-
-
-def record_vectors(words: "np.ndarray") -> "np.ndarray":
-    """The vectors of records seen as (n, record words) uint32: a float32 view, no copy."""
-    return words[:, KEY_BYTES // 4:-1].view("<f4")
-
-
 def embedder_dirname(embedder_id: str) -> str:
     """A file-name-safe folder for an embedder id, unique even when sanitising merges ids."""
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", embedder_id).strip("._")[:80] or "embedder"
     suffix = hashlib.blake2b(embedder_id.encode("utf-8"), digest_size=4).hexdigest()
     return f"{safe}-{suffix}"
-
-
-def _header(embedder_id: str, dim: int) -> bytes:
-    name = embedder_id.encode("utf-8")[:48]
-    return MAGIC + struct.pack("<II", dim, 0) + name.ljust(48, b"\0")
-
-
-def _header_dim(header: bytes) -> int | None:
-    """The dimension a header declares, or None if it is not one of ours."""
-    if len(header) < HEADER_BYTES or header[:8] != MAGIC:
-        return None
-    return struct.unpack("<I", header[8:12])[0]
 
 
 class _Shelf:
@@ -207,7 +115,7 @@ class _Shelf:
                 stat = os.fstat(fh.fileno())
                 if stat.st_ino != self.inode:
                     self.reset()  # new, or rewritten by another process
-                    if _header_dim(fh.read(HEADER_BYTES)) != self.dim:
+                    if header_dim(fh.read(HEADER_BYTES)) != self.dim:
                         return  # not ours (yet): the next append rewrites it
                     self.inode = stat.st_ino
                 total = (stat.st_size - HEADER_BYTES) // self.record
@@ -352,7 +260,7 @@ class _Shelf:
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             size = os.fstat(fd).st_size
-            if size < HEADER_BYTES or _header_dim(os.pread(fd, HEADER_BYTES, 0)) != self.dim:
+            if size < HEADER_BYTES or header_dim(os.pread(fd, HEADER_BYTES, 0)) != self.dim:
                 # Empty, torn header, or another vector space under the same id
                 # (e.g. a model that changed dimension): replace the file whole.
                 self._rewrite(payload)
@@ -379,7 +287,7 @@ class _Shelf:
         tmp = self.path.with_name(f"{DATA_FILE}.{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
-            _write_all(fd, 0, _header(self.embedder_id, self.dim) + body)
+            _write_all(fd, 0, file_header(self.embedder_id, self.dim) + body)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -544,7 +452,7 @@ class VectorCache:
                     size = os.fstat(fh.fileno()).st_size
             except OSError:
                 continue
-            dim = _header_dim(header)
+            dim = header_dim(header)
             if not dim:
                 continue
             name = header[16:HEADER_BYTES].rstrip(b"\0").decode("utf-8", "replace")

@@ -15,9 +15,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from neo_git.embed.cache import (
-    HEADER_BYTES, KEY_BYTES, SCAN_RECORDS, _header_dim, record_vectors, trusted_words,
-)
+from neo_git.embed.cache import SCAN_RECORDS
+from neo_git.embed.vecfile import HEADER_BYTES, KEY_BYTES, header_dim, record_vectors, trusted_words
 from neo_git.embed.rows import cosines
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -126,7 +125,7 @@ def _scan(path: Path, record: int, dim: int, keys: "np.ndarray", start, take
     try:
         with open(path, "rb") as fh:
             stat = os.fstat(fh.fileno())
-            if _header_dim(fh.read(HEADER_BYTES)) != dim:
+            if header_dim(fh.read(HEADER_BYTES)) != dim:
                 return inverse, rows[inverse], reader
             reader.inode = stat.st_ino
             total = (stat.st_size - HEADER_BYTES) // record   # whole records below the size seen now

@@ -83,7 +83,7 @@ def _cached_store_with(repo, *subjects):
 
 @pytest.mark.parametrize("corruption", ["flip", "huge", "nan"])
 def test_a_corrupt_vector_never_causes_a_supersession(repo_with_commit, isolated_env, corruption):
-    from neo_git.embed.cache import HEADER_BYTES, KEY_BYTES
+    from neo_git.embed.vecfile import HEADER_BYTES, KEY_BYTES
 
     repo = repo_with_commit
     (victim,) = _cached_store_with(repo, "Queue consumers are idempotent")
@@ -116,7 +116,7 @@ def test_a_corrupt_vector_never_causes_a_supersession(repo_with_commit, isolated
 def test_a_record_with_a_valid_checksum_but_an_insane_norm_is_refused(repo_with_commit, isolated_env):
     import numpy as np
 
-    from neo_git.embed.cache import HEADER_BYTES, KEY_BYTES, record_checksum
+    from neo_git.embed.vecfile import HEADER_BYTES, KEY_BYTES, record_checksum
 
     repo = repo_with_commit
     (victim,) = _cached_store_with(repo, "Queue consumers are idempotent")
