@@ -106,8 +106,22 @@ class Fp32MiniLM:
         return (pooled / np.linalg.norm(pooled)).astype(np.float32)
 
 
+# Used when `../shared/eval` is not next to the checkout (a CI clone elsewhere): short facts and
+# questions, and one text long enough to be cut at the model's 256 tokens.
+BUILT_IN = [
+    "global_customer\nTechCorp", "What pricing have we offered to TechCorp?",
+    "Purchase Order #4521 CANCELLED due to budget freeze", "Should we proceed with the server purchase?",
+    "Use PostgreSQL for the order service\n" + " ".join(
+        f"Decision {i}: the order service keeps its state in PostgreSQL, migrations run before deploys."
+        for i in range(40)),
+]
+
+
 def texts(n: int) -> list[str]:
-    """Short StateBench dev facts and questions, then ADR dev records (long), *n* in all."""
+    """Short StateBench dev facts and questions, then ADR dev records (long), *n* in all (the
+    built-in sample, repeated, when the eval data is not there)."""
+    if not (shared_eval("statebench") / "dev.jsonl").is_file() or not (shared_eval("adr") / "dev.jsonl").is_file():
+        return [BUILT_IN[i % len(BUILT_IN)] + ("" if i < len(BUILT_IN) else f" ({i})") for i in range(n)]
     out: list[str] = []
     for line in (shared_eval("statebench") / "dev.jsonl").read_text().splitlines():
         t = json.loads(line)
