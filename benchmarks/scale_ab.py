@@ -11,7 +11,10 @@ Then, per run, for each side in alternating order:
 * cold `git-neo recall Q --json` (a new process; under GNU time: wall, user+system CPU, max RSS);
 * the first add of a process: `store.add_detailed` timed inside a fresh process after its imports
   (as store_bench.py's "first add"), wall and CPU of that call;
-* in-process recall: a fresh process opens the store, recalls once, then the median of 12 recalls.
+* in-process recall: a fresh process opens the store, recalls once, then the median of 12 recalls;
+* cold recall after a teammate's push: 40 new facts committed on refs/neo/facts behind the store's
+  back (as a sync's merge brings them, ~40 of the 256 folders changed), then one cold
+  `git-neo recall` (wall, max RSS): it reads the changed folders from git and journals them.
 
 Medians per side, the ratio new/base, and the load average before and after each size.
 """
@@ -111,8 +114,34 @@ class Side:
         text = json.dumps([f"{subject} {self.name} {seed}", body, kind])
         return python_json(self.python, ADD, [str(self.repo), text], self.repo, self.env)
 
+    def after_push(self, query: str, seed: int, project_id: str, org_id: str) -> dict:
+        teammate_push(self.repo, sb.generate_facts(TEAMMATE_FACTS, seed, project_id, org_id))
+        return self.cold_recall(query)
+
     def inprocess(self, seed: int) -> dict:
         return python_json(self.python, INPROC, [str(self.repo), json.dumps(sb.queries(seed, 14))], self.repo, self.env)
+
+
+TEAMMATE_FACTS = 40
+
+
+def teammate_push(repo: Path, facts) -> None:
+    """Commit *facts* on refs/neo/facts with pygit2, as a sync's merge brings a teammate's facts."""
+    import pygit2
+
+    from neo_git.store.ref_facts import fact_path
+
+    git_repo = pygit2.Repository(str(repo))
+    ref = git_repo.references["refs/neo/facts"]
+    tip = git_repo[ref.target]
+    index = pygit2.Index()
+    index.read_tree(tip.tree)
+    for fact in facts:
+        blob = git_repo.create_blob(json.dumps(fact.to_dict(), sort_keys=True, indent=2).encode("utf-8"))
+        index.add(pygit2.IndexEntry(fact_path(fact.id), blob, pygit2.GIT_FILEMODE_BLOB))
+    who = pygit2.Signature("Teammate", "mate@example.com")
+    ref.set_target(git_repo.create_commit(None, who, who, f"teammate: {len(facts)} facts",
+                                          index.write_tree(git_repo), [tip.id]))
 
 
 def load() -> str:
@@ -140,8 +169,10 @@ def main(argv: list[str] | None = None) -> int:
                 side.cold_recall("warm up")
                 side.cold_recall("warm up again")
             before = load()
-            results = {side.name: {"cold": [], "cold_cpu": [], "rss": [], "add": [], "add_cpu": [], "inproc": []}
-                       for side in sides}
+            results = {side.name: {"cold": [], "cold_cpu": [], "rss": [], "add": [], "add_cpu": [], "inproc": [],
+                                   "pushed": [], "pushed_rss": []} for side in sides}
+            opened = site.open()
+            ids = (opened.project_id, opened.org_id)
             qs = sb.queries(3000 + n, options.runs)
             for run in range(options.runs):
                 for side in (sides if run % 2 == 0 else sides[::-1]):
@@ -154,11 +185,16 @@ def main(argv: list[str] | None = None) -> int:
                     got["add"].append(add["wall"])
                     got["add_cpu"].append(add["cpu"])
                     got["inproc"].append(side.inprocess(4000 + run)["median"])
+                    pushed = side.after_push(qs[run], 5000 + run, *ids)
+                    got["pushed"].append(pushed["wall"])
+                    got["pushed_rss"].append(pushed["rss"])
                 print(f"  [{n:,}] run {run + 1}/{options.runs} (load {load()})", file=sys.stderr)
             after = load()
             for metric, label, unit in (("cold", "cold recall wall", "ms"), ("cold_cpu", "cold recall cpu", "ms"),
                                         ("rss", "cold recall max RSS", "MB"), ("add", "first add wall", "ms"),
-                                        ("add_cpu", "first add cpu", "ms"), ("inproc", "in-process recall", "ms")):
+                                        ("add_cpu", "first add cpu", "ms"), ("inproc", "in-process recall", "ms"),
+                                        ("pushed", "cold recall after a push", "ms"),
+                                        ("pushed_rss", "  its max RSS", "MB")):
                 base, new = median(results["base"][metric]), median(results["new"][metric])
                 scale = 2**20 if unit == "MB" else 1e-3
                 rows.append([f"{n:,}", label, f"{base / scale:,.1f} {unit}", f"{new / scale:,.1f} {unit}",

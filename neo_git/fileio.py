@@ -13,7 +13,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from neo_git import safejson
 from neo_git.errors import NeoError
@@ -23,11 +23,18 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Replace *path* with *data* atomically; with *durable* (the default) also fsync
     the file and its folder, so the new content survives a power cut. Derived, local
     data (access counts) skips the fsyncs: losing the last update costs nothing."""
+    atomic_write_parts(path, (data,), durable=durable)
+
+
+def atomic_write_parts(path: Path, parts: Iterable[bytes | memoryview], *, durable: bool = True) -> None:
+    """`atomic_write` of the concatenation of *parts*, written one after another (a 30 MB
+    cache is never joined into one more copy in memory)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for part in parts:
+                handle.write(part)
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())

@@ -193,3 +193,64 @@ def test_the_doctors_exact_check_covers_the_journal(repo_with_commit):
     journal = journal_path(path)
     journal.write_bytes(journal.read_bytes().replace(b"neo-parse-journal:", b"neo-parse-journal:0", 1))
     assert untrusted_entries(path, "refs/neo/facts")[1] == 1
+
+
+def _move_tip_behind_the_store(repo, puts: dict[str, bytes], removes: list[str]) -> None:
+    """Commit on refs/neo/facts with pygit2, as a teammate's merge arrives: write *puts*
+    (path -> blob bytes) and delete *removes* (paths)."""
+    import pygit2
+
+    git_repo = pygit2.Repository(str(repo))
+    ref = git_repo.references["refs/neo/facts"]
+    tip = git_repo[ref.target]
+    index = pygit2.Index()
+    index.read_tree(tip.tree)
+    for path, data in puts.items():
+        index.add(pygit2.IndexEntry(path, git_repo.create_blob(data), pygit2.GIT_FILEMODE_BLOB))
+    for path in removes:
+        index.remove(path)
+    who = pygit2.Signature("Teammate", "mate@example.com")
+    ref.set_target(git_repo.create_commit(None, who, who, "teammate's facts", index.write_tree(git_repo), [tip.id]))
+
+
+def test_a_cold_reader_keeps_the_cached_facts_of_a_changed_folder_as_they_are(repo_with_commit, monkeypatch):
+    """When a sync changes one fact in a folder of many, the cold reader parses only the blobs
+    that changed: the others keep their cached rows and bytes, undecoded (`Subtree.spliced`),
+    and what it sees (and journals for the next reader) equals parsing every blob."""
+    import json
+
+    import neo_git.store.subtree as subtree
+
+    store = _populated(repo_with_commit)
+    _cold_facts(store)
+    by_folder: dict[str, list[str]] = {}
+    for fact_id in sorted(ref_fact_ids(repo_with_commit)):
+        by_folder.setdefault(fact_id[:2], []).append(fact_id)
+    folder, ids = max(by_folder.items(), key=lambda item: len(item[1]))
+    assert len(ids) >= 2
+    rewritten = json.loads(show_blob(repo_with_commit, ids[0]))
+    rewritten["body"] = "rewritten by a teammate"
+    newcomer = json.loads(show_blob(repo_with_commit, ids[-1]))
+    newcomer["id"] = folder + "f" * 14 if ids[-1] != folder + "f" * 14 else folder + "e" * 14
+    newcomer["subject"] = "arrived with the sync"
+    puts = {f"facts/{folder}/{ids[0]}.json": json.dumps(rewritten).encode(),
+            f"facts/{folder}/{newcomer['id']}.json": json.dumps(newcomer).encode(),
+            f"facts/{folder}/{folder}{'0' * 13}x.json": b"\xff not a fact"}
+    removed = [f"facts/{folder}/{ids[1]}.json"] if len(ids) > 2 else []
+    _move_tip_behind_the_store(repo_with_commit, puts, removed)
+    decoded: list[int] = []
+    real = subtree.decode_fact
+    monkeypatch.setattr(subtree, "decode_fact", lambda data: decoded.append(1) or real(data))
+    backend = store.project_store
+    cold_store = RefStore(backend.repo, backend.common_dir, backend.signature)
+    subtrees = cold_store._subtrees_at(cold_store.tip())       # what a cold recall reads: rows
+    assert decoded == [] and subtrees[folder].is_lazy          # no cached fact of the folder decoded
+    loaded = cold_store.load()
+    parsed = {i: fact_from_json(show_blob(repo_with_commit, i)) for i in ref_fact_ids(repo_with_commit)
+              if not i.endswith("x")}
+    assert loaded.facts == parsed
+    assert parsed[ids[0]].body == "rewritten by a teammate" and newcomer["id"] in parsed
+    assert any("not" in w or "JSON" in w or "skipped" in w for w in loaded.warnings)
+    read = _counting_reads(monkeypatch)
+    again = RefStore(backend.repo, backend.common_dir, backend.signature).load()
+    assert read == [] and again.facts == parsed    # the journal holds the spliced folder

@@ -304,19 +304,23 @@ def git_tree_id(entries: list[tuple[str, str]]) -> str:
 def write_parse_cache(path: Path, ref: str, subtrees: dict[str, Subtree]) -> None:
     """Record *subtrees* (a lazy one copied as it was read); failures (read-only .git, full
     disk) are ignored."""
-    from neo_git.fileio import atomic_write, locked
+    from neo_git.fileio import atomic_write_parts, locked
 
     try:
-        header, chunks = pack_subtrees(subtrees)
-        body = _body({"format": cache_format(), "ref": ref, "subtrees": header}, chunks)
+        header, chunks = pack_subtrees(subtrees)   # a lazy subtree's bytes are views, not copies
+        encoded = marshal.dumps({"format": cache_format(), "ref": ref, "subtrees": header})
+        parts = [_LENGTH.pack(len(encoded)), encoded, *chunks]   # the body `_body` would join
         path.parent.mkdir(parents=True, exist_ok=True)
         key = _key(path.parent)
         if key is None:
             return  # no key, no cache: an unsealed one would never be read
+        seal = hmac.new(key, digestmod="sha256")
+        for part in parts:
+            seal.update(part)
         # Not fsynced: derived data, and a torn file fails its seal. The journal is removed
         # under the same lock (its records name the old base, so a leftover one is ignored).
         with locked(path.with_suffix(".lock"), timeout=5.0):
-            atomic_write(path, _SEAL + _seal(body, key) + b"\n" + body, durable=False)
+            atomic_write_parts(path, [_SEAL, seal.hexdigest().encode("ascii"), b"\n", *parts], durable=False)
             path.with_suffix(".log").unlink(missing_ok=True)  # the journal (store/parse_journal.py)
         path.with_name(cache_file(Path(), "facts", ref, ".json").name).unlink(missing_ok=True)  # earlier versions' JSON
     except (OSError, ValueError, NeoError):  # ValueError: a value marshal cannot write

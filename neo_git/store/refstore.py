@@ -282,10 +282,10 @@ class RefStore:
         self._prefetch([e.id for e in changed])
         blobs = []
         for entry in changed:
-            earlier = known.get(entry.name, _EMPTY).blobs
+            earlier = known.get(entry.name, _EMPTY).blob_ids()   # a cached folder stays undecoded
             sub = self.repo.get(entry.id)
             if isinstance(sub, pygit2.Tree):
-                blobs += [b.id for b in sub if b.filemode == _BLOB and (earlier.get(b.name) or (None,))[0] != b.id]
+                blobs += [b.id for b in sub if b.filemode == _BLOB and earlier.get(b.name) != b.id.raw]
         self._prefetch(blobs)
 
     @staticmethod
@@ -343,6 +343,8 @@ class RefStore:
         subtree = self._object(entry.id, f"{self.ref}:facts/{entry.name}")
         if not isinstance(subtree, pygit2.Tree):
             return Subtree(entry.id, {}, {}, (f"{self.ref}:facts/{entry.name} is not a folder; skipped",))
+        if previous is not None and previous.is_lazy:   # from the parse cache: keep its rows as they are
+            return self._splice_subtree(entry, subtree, previous)
         blobs: dict[str, tuple[pygit2.Oid, Fact | None, str | None]] = {}
         earlier = previous.blobs if previous is not None else {}
         for blob_entry in subtree:
@@ -351,22 +353,39 @@ class RefStore:
             if seen is not None and seen[0] == blob_entry.id:
                 blobs[name] = seen
                 continue
-            path = f"facts/{entry.name}/{name}"
-            if blob_entry.filemode != _BLOB:   # a link, executable, folder or submodule
-                blobs[name] = (blob_entry.id, None, f"{self.ref}:{path}: not a regular file (mode "
-                                                    f"{int(blob_entry.filemode):o}); skipped")
-                continue
-            blob = self._object(blob_entry.id, f"{self.ref}:{path}")
-            try:
-                if not isinstance(blob, pygit2.Blob):
-                    raise InvalidFact(f"{self.ref}:{path}: not a file")
-                fact = fact_from_blob(blob.data, path, self.ref, self.scope)
-            except InvalidFact as exc:
-                # A teammate's malformed fact: skip it, keep it on the ref untouched.
-                blobs[name] = (blob_entry.id, None, f"{exc.message}; skipped")
-                continue
-            blobs[name] = (blob_entry.id, fact, None)
+            fact, warning = self._read_blob(entry.name, blob_entry)
+            blobs[name] = (blob_entry.id, fact, warning)
         return Subtree.of(entry.id, blobs)
+
+    def _splice_subtree(self, entry: pygit2.Object, subtree: pygit2.Tree, previous: Subtree) -> Subtree:
+        """`_read_subtree` over a lazy *previous*: unchanged facts keep their cached rows and bytes
+        (`Subtree.spliced`), only new or changed blobs are read and parsed."""
+        earlier = previous.entries()
+        items: list[tuple] = []
+        for blob_entry in subtree:
+            name = blob_entry.name
+            seen = earlier.get(name)
+            if seen is not None and seen[0] == blob_entry.id.raw:
+                items.append(("row", seen[1]) if seen[1] is not None else ("skip", name, blob_entry.id, seen[2]))
+                continue
+            fact, warning = self._read_blob(entry.name, blob_entry)
+            items.append(("fact", name, blob_entry.id, fact) if fact is not None
+                         else ("skip", name, blob_entry.id, warning))
+        return Subtree.spliced(entry.id, previous, items)
+
+    def _read_blob(self, folder: str, blob_entry: pygit2.Object) -> tuple[Fact | None, str | None]:
+        """(the fact in one blob of `facts/<folder>/`, None) or (None, why it was skipped)."""
+        path = f"facts/{folder}/{blob_entry.name}"
+        if blob_entry.filemode != _BLOB:   # a link, executable, folder or submodule
+            return None, f"{self.ref}:{path}: not a regular file (mode {int(blob_entry.filemode):o}); skipped"
+        blob = self._object(blob_entry.id, f"{self.ref}:{path}")
+        try:
+            if not isinstance(blob, pygit2.Blob):
+                raise InvalidFact(f"{self.ref}:{path}: not a file")
+            return fact_from_blob(blob.data, path, self.ref, self.scope), None
+        except InvalidFact as exc:
+            # A teammate's malformed fact: skip it, keep it on the ref untouched.
+            return None, f"{exc.message}; skipped"
 
     def _parse_cache_path(self) -> Path:
         return parse_cache_path(self.common_dir, self.ref)

@@ -115,6 +115,59 @@ class Subtree:
         sub._raw, sub._data, sub._skipped = rows, data, skipped
         return sub
 
+    @classmethod
+    def spliced(cls, oid: pygit2.Oid, previous: "Subtree", items: list[tuple]) -> "Subtree":
+        """A lazy subtree for a folder that changed since the lazy *previous*: *items*, in tree
+        order, are ("row", j) for a fact whose blob did not change (its row and encoded bytes are
+        taken as they are, never decoded), ("fact", name, blob oid, Fact) for a blob parsed now,
+        ("skip", name, blob oid, warning) for one that is not a fact. A sync that brings one fact
+        into a folder of 200 costs one parse, not 200 decodes and encodes."""
+        import numpy as np
+
+        from neo_git.fact_table import columns_of, row_dtype
+
+        dtype = row_dtype()
+        old_rows = np.frombuffer(previous._raw, dtype=dtype)
+        parsed = [item for item in items if item[0] == "fact"]
+        fresh = columns_of([fact for _, _, _, fact in parsed])
+        if len(parsed):
+            fresh["blob"] = np.frombuffer(b"".join(oid_.raw for _, _, oid_, _ in parsed), dtype="V20")
+        kept = [item for item in items if item[0] != "skip"]
+        rows = np.empty(len(kept), dtype=dtype)
+        chunks: list[bytes] = []
+        data, n = previous._data, 0
+        for i, item in enumerate(kept):
+            if item[0] == "row":
+                row = old_rows[item[1]]
+                rows[i] = row
+                start = int(row["offset"])
+                chunks.append(bytes(data[start:start + int(row["length"])]))
+            else:
+                rows[i] = fresh[n]
+                chunks.append(encode_fact(item[3]))
+                n += 1
+        lengths = np.array([len(chunk) for chunk in chunks], dtype=np.int64)
+        rows["length"] = lengths
+        rows["offset"] = np.cumsum(lengths) - lengths
+        skipped = [[item[1], str(item[2]), item[3]] for item in items if item[0] == "skip"]
+        return cls.lazy(oid, rows.tobytes(), memoryview(b"".join(chunks)), skipped)
+
+    def entries(self) -> dict[str, tuple[bytes, int | None, "str | None"]]:
+        """name -> (raw blob id, row of its fact or None, warning) of a lazy subtree, without
+        decoding a fact: what `spliced` needs to know which blobs did not change."""
+        found: dict[str, tuple[bytes, int | None, str | None]] = {}
+        for j, row in enumerate(_ROW.iter_unpack(self._raw)):
+            found[f"{hex_id(row[_ID])}.json"] = (bytes(row[_BLOB]), j, None)
+        for name, blob_hex, warning in self._skipped:
+            found[str(name)] = (bytes.fromhex(str(blob_hex)), None, None if warning is None else str(warning))
+        return found
+
+    def blob_ids(self) -> dict[str, bytes]:
+        """name -> raw blob id of every entry (facts and skipped blobs), without decoding a fact."""
+        if self._blobs is not None:
+            return {name: oid.raw for name, (oid, _, _) in self._blobs.items()}
+        return {name: raw for name, (raw, _, _) in self.entries().items()}
+
     @property
     def is_lazy(self) -> bool:
         """True while its facts are not all decoded."""
@@ -200,11 +253,11 @@ class Subtree:
         a structured dtype: numpy promotes their fields one array at a time)."""
         return self._raw if self._raw is not None else self.rows().tobytes()
 
-    def encoded(self) -> tuple[bytes, bytes, list]:
+    def encoded(self) -> tuple[bytes, "bytes | memoryview", list]:
         """(rows with their offsets, the encoded facts they point into, skipped entries): what
         the parse cache writes for this subtree (a lazy one as it was read, not re-encoded)."""
         if self._raw is not None:
-            return self._raw, bytes(self._data), self._skipped
+            return self._raw, self._data, self._skipped   # a view of the cache file read: no copy
         import numpy as np
 
         rows = self.rows().copy()
