@@ -233,7 +233,7 @@ class RefStore:
                     index.update(fact, None)
             for fact_id, fact in new_facts.items():
                 old = old_facts.get(fact_id)
-                if old is not fact:
+                if old is not fact and old != fact:   # a spliced folder decodes its kept facts anew
                     index.update(old, fact)
         self._index_from = subtrees
 
