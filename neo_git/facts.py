@@ -8,23 +8,22 @@ from anywhere (a teammate's push, an imported file) and raises `InvalidFact`.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from enum import Enum
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from neo_git.errors import InvalidFact
+from neo_git.fact_fields import (
+    check_citations, check_flag, check_globs, check_id, check_id_set, check_links, check_number, check_tags,
+    check_text, optional_text,
+)
 
 SCHEMA_VERSION = 1
 MAX_SUBJECT_CHARS = 200
 MAX_BODY_CHARS = 16_384
-MAX_TAGS = 32
-MAX_TAG_CHARS = 64
 MAX_SOURCE_PROMPT_CHARS = 200
 INVALIDATION_DEPTH = 6
-_ID = re.compile(r"^[0-9a-f]{16}$")
-_TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")
 
 
 class FactKind(str, Enum):
@@ -79,70 +78,6 @@ def parse_kind(value: Any) -> FactKind:
 def parse_scope(value: Any) -> FactScope:
     """A FactScope from its name, or InvalidFact listing the valid ones."""
     return _parse_name(FactScope, "scope", value)
-
-
-def check_text(name: str, value: Any, limit: int, *, required: bool = False) -> str:
-    """Validate a text field: a str, valid Unicode (no lone surrogates), within *limit*."""
-    if not isinstance(value, str):
-        raise InvalidFact(f"{name} must be text, not {type(value).__name__}")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidFact(f"{name} is not valid UTF-8",
-                          "re-encode the text as UTF-8 (e.g. with iconv) and try again") from None
-    if "\x00" in value:
-        raise InvalidFact(f"{name} contains a NUL byte")
-    if required and not value.strip():
-        raise InvalidFact(f"{name} is empty", f"give the fact a short {name}")
-    if len(value) > limit:
-        raise InvalidFact(f"{name} is too long ({len(value):,} characters, at most {limit:,})",
-                          "facts are short statements; link to a file for the details")
-    return value
-
-
-def check_id(value: Any, what: str = "id") -> str:
-    """A 16-hex fact id, or InvalidFact."""
-    if not isinstance(value, str) or not _ID.match(value):
-        raise InvalidFact(f"invalid {what} {value!r}", "fact ids are 16 lower-case hex digits")
-    return value
-
-
-def _check_tags(tags: Iterable[Any]) -> tuple[str, ...]:
-    out = []
-    for tag in tags:
-        if not isinstance(tag, str) or not _TAG.match(tag) or len(tag) > MAX_TAG_CHARS:
-            raise InvalidFact(f"invalid tag {tag!r}", "tags are short words: letters, digits, . _ : / -")
-        if tag not in out:
-            out.append(tag)
-    if len(out) > MAX_TAGS:
-        raise InvalidFact(f"too many tags ({len(out)}, at most {MAX_TAGS})")
-    return tuple(out)
-
-
-def _opt_str(data: Mapping, key: str, limit: int = 4096) -> str | None:
-    value = data.get(key)
-    if value is None:
-        return None
-    return check_text(key, value, limit)
-
-
-def _number(data: Mapping, key: str, default: float, lo: float, hi: float) -> float:
-    value = data.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-        raise InvalidFact(f"{key} must be a number, not {value!r}")
-    if not lo <= value <= hi:
-        raise InvalidFact(f"{key} must be between {lo} and {hi}, not {value}")
-    return value
-
-
-def _flag(data: Mapping, key: str, default: bool) -> bool:
-    """A true/false field; a missing or null one takes *default* (bool("false") is True, so no coercion)."""
-    value = data.get(key)
-    if value is None:
-        return default
-    if not isinstance(value, bool):
-        raise InvalidFact(f"{key} must be true or false, not {value!r}")
-    return value
 
 
 @dataclass(frozen=True)
@@ -231,176 +166,22 @@ class FactMetadata:
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
                 raise InvalidFact(f"metadata.invalidation.{key} must be a number, not {value!r}")
         return cls(
-            created_at=_opt_str(data, "created_at", 64) or now_iso(),
-            last_accessed=_opt_str(data, "last_accessed", 64),
-            access_count=int(_number(data, "access_count", 0, 0, 2**53)),
-            source_file=_opt_str(data, "source_file", 4096),
+            created_at=optional_text(data, "created_at", 64) or now_iso(),
+            last_accessed=optional_text(data, "last_accessed", 64),
+            access_count=int(check_number(data, "access_count", 0, 0, 2**53)),
+            source_file=optional_text(data, "source_file", 4096),
             source_prompt=None if prompt is None else check_text("source_prompt", prompt, MAX_SOURCE_PROMPT_CHARS),
-            confidence=float(_number(data, "confidence", 0.5, 0.0, 1.0)),
-            success_count=int(_number(data, "success_count", 0, 0, 2**53)),
+            confidence=float(check_number(data, "confidence", 0.5, 0.0, 1.0)),
+            success_count=int(check_number(data, "success_count", 0, 0, 2**53)),
             provenance=provenance,
-            author=_opt_str(data, "author", 512) or "unknown",
+            author=optional_text(data, "author", 512) or "unknown",
             invalidation=dict(invalidation) if invalidation else None,
-            possibly_supersedes=_possible_links(data.get("possibly_supersedes")),
-            distinct_from=_id_set(data.get("distinct_from"), "metadata.distinct_from"),
-            citations=_citations(data.get("citations")),
-            paths=_globs(data.get("paths")),
+            possibly_supersedes=check_links(data.get("possibly_supersedes")),
+            distinct_from=check_id_set(data.get("distinct_from"), "metadata.distinct_from"),
+            citations=check_citations(data.get("citations")),
+            paths=check_globs(data.get("paths")),
             proposal=proposal,
         )
-
-
-MAX_LINKS = 64
-
-
-def _id_set(value: Any, what: str) -> tuple[str, ...]:
-    """A sorted, de-duplicated tuple of fact ids (None or [] -> ())."""
-    if value is None:
-        return ()
-    if not isinstance(value, list) or len(value) > MAX_LINKS:
-        raise InvalidFact(f"{what} must be a list of at most {MAX_LINKS} fact ids")
-    return tuple(sorted({check_id(v, what) for v in value}))
-
-
-def _possible_links(value: Any) -> tuple[dict, ...]:
-    """Validated `possibly_supersedes` links: {"id", "similarity", "threshold"}, one per id, sorted by id."""
-    if value is None:
-        return ()
-    if not isinstance(value, list) or len(value) > MAX_LINKS:
-        raise InvalidFact(f"metadata.possibly_supersedes must be a list of at most {MAX_LINKS} links")
-    links: dict[str, dict] = {}
-    for link in value:
-        if not isinstance(link, Mapping):
-            raise InvalidFact("metadata.possibly_supersedes entries must be objects")
-        fact_id = check_id(link.get("id"), "metadata.possibly_supersedes id")
-        clean = {"id": fact_id}
-        for key in ("similarity", "threshold"):
-            number = link.get(key)
-            if number is not None:
-                clean[key] = float(_number(link, key, 0.0, -1.0, 2.0))
-        evidence = link.get("evidence")
-        if evidence:  # written only when some was found (store/evidence.py)
-            clean["evidence"] = _evidence(evidence)
-        judge = link.get("judge")
-        if judge:     # a model's verdict on the pair (`git neo review --judge`)
-            clean["judge"] = judge_verdict(judge)
-        links[fact_id] = clean
-    return tuple(links[i] for i in sorted(links))
-
-
-MAX_CITATIONS = 32
-MAX_PATHS = 32
-MAX_PATH_CHARS = 1024
-CITATION_STATES = ("verified", "moved", "changed", "gone", "unknown")
-_HEX = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
-_FINGERPRINT = re.compile(r"^[0-9a-f]{8,64}$")
-_SYMBOL = re.compile(r"^[^\s:]{1,512}$")
-
-
-def check_repo_path(value: Any, what: str) -> str:
-    """A path inside the repository as git writes it: relative, '/'-separated, no `..` part."""
-    text = check_text(what, value, MAX_PATH_CHARS, required=True)
-    parts = text.split("/")
-    if text.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\\" in text:
-        raise InvalidFact(f"{what} {text!r} is not a path inside the repository",
-                          "give it relative to the repository root, with '/' between folders")
-    return text
-
-
-def _optional(citation: Mapping, key: str, pattern: "re.Pattern[str]") -> str | None:
-    value = citation.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str) or not pattern.match(value):
-        raise InvalidFact(f"metadata.citations: invalid {key} {value!r}")
-    return value
-
-
-def _citations(value: Any) -> tuple[dict, ...]:
-    """Validated `citations`: each {"cited", "path", "symbol" | "span", "size", "blob", "fingerprint",
-    "state", "since", "since_date", "commit", "moved_from"} with what is set."""
-    if value is None:
-        return ()
-    if not isinstance(value, list) or len(value) > MAX_CITATIONS:
-        raise InvalidFact(f"metadata.citations must be a list of at most {MAX_CITATIONS} citations")
-    out = []
-    for citation in value:
-        if not isinstance(citation, Mapping):
-            raise InvalidFact("metadata.citations entries must be objects")
-        clean: dict = {"path": check_repo_path(citation.get("path"), "metadata.citations path")}
-        symbol = citation.get("symbol")
-        span = citation.get("span")
-        if symbol is not None:
-            if not isinstance(symbol, str) or not _SYMBOL.match(symbol):
-                raise InvalidFact(f"metadata.citations: invalid symbol {symbol!r}")
-            clean["symbol"] = symbol
-        if span is not None:
-            if (symbol is not None or not isinstance(span, list) or len(span) != 2
-                    or not all(isinstance(n, int) and not isinstance(n, bool) for n in span)
-                    or not 1 <= span[0] <= span[1] <= 10_000_000):
-                raise InvalidFact(f"metadata.citations: invalid span {span!r}",
-                                  "a span is [first line, last line], 1-based, on a citation without a symbol")
-            clean["span"] = list(span)
-        for key, pattern in (("blob", _HEX), ("commit", _HEX), ("since", _HEX), ("fingerprint", _FINGERPRINT)):
-            checked = _optional(citation, key, pattern)
-            if checked is not None:
-                clean[key] = checked
-        state = citation.get("state", "verified")
-        if state not in CITATION_STATES:
-            raise InvalidFact(f"metadata.citations: invalid state {state!r}", f"use one of: {', '.join(CITATION_STATES)}")
-        clean["state"] = state
-        if citation.get("size") is not None:
-            clean["size"] = int(_number(citation, "size", 0, 0, 10_000_000))
-        for key, limit in (("cited", MAX_PATH_CHARS + 600), ("since_date", 64), ("moved_from", MAX_PATH_CHARS + 600)):
-            text = _opt_str(citation, key, limit)
-            if text is not None:
-                clean[key] = text
-        out.append(clean)
-    return tuple(out)
-
-
-def _globs(value: Any) -> tuple[str, ...]:
-    """Validated `paths`: git pathspec globs relative to the repository root, de-duplicated, in order."""
-    if value is None:
-        return ()
-    if not isinstance(value, list) or len(value) > MAX_PATHS:
-        raise InvalidFact(f"metadata.paths must be a list of at most {MAX_PATHS} globs")
-    out: list[str] = []
-    for glob in value:
-        text = check_text("metadata.paths glob", glob, MAX_PATH_CHARS, required=True)
-        if text.startswith("/") or "\n" in text or any(p == ".." for p in text.split("/")):
-            raise InvalidFact(f"path glob {text!r} must be relative to the repository root",
-                              "e.g. 'migrations/**' or 'src/api/**/*.py'")
-        if text not in out:
-            out.append(text)
-    return tuple(out)
-_EVIDENCE_NAME = re.compile(r"^[a-z][a-z_]{0,31}$")
-MAX_EVIDENCE = 8
-JUDGE_VERDICTS = ("updated", "distinct", "contradicts")
-MAX_JUDGE_REASON = 300
-
-
-def _evidence(value: Any) -> list[str]:
-    """Names of review evidence ("reference", "change", …; unknown names are kept for newer versions)."""
-    if not isinstance(value, list) or len(value) > MAX_EVIDENCE or \
-            not all(isinstance(v, str) and _EVIDENCE_NAME.match(v) for v in value):
-        raise InvalidFact(f"metadata.possibly_supersedes evidence must be a list of at most {MAX_EVIDENCE} "
-                          "lower-case names")
-    return list(dict.fromkeys(value))
-
-
-def judge_verdict(value: Any) -> dict:
-    """A judge's verdict on a possible supersession: {"verdict", "reason", "model", "at"}."""
-    if not isinstance(value, Mapping):
-        raise InvalidFact("metadata.possibly_supersedes judge must be an object")
-    verdict = value.get("verdict")
-    if verdict not in JUDGE_VERDICTS:
-        raise InvalidFact(f"invalid judge verdict {verdict!r}", f"use one of: {', '.join(JUDGE_VERDICTS)}")
-    clean = {"verdict": verdict, "reason": check_text("judge reason", value.get("reason") or "", MAX_JUDGE_REASON),
-             "model": check_text("judge model", value.get("model") or "", 200)}
-    at = _opt_str(value, "at", 64)
-    if at:
-        clean["at"] = at
-    return clean
 
 
 @dataclass(frozen=True)
@@ -480,14 +261,14 @@ class Fact:
             body=check_text("body", data.get("body") or "", MAX_BODY_CHARS),
             kind=parse_kind(data.get("kind")),
             scope=parse_scope(data.get("scope")),
-            org_id=_opt_str(data, "org_id", 256),
-            project_id=_opt_str(data, "project_id", 256),
-            is_valid=_flag(data, "is_valid", True),
+            org_id=optional_text(data, "org_id", 256),
+            project_id=optional_text(data, "project_id", 256),
+            is_valid=check_flag(data, "is_valid", True),
             superseded_by=superseded_by,
             supersedes=supersedes,
             depends_on=depends_on,
-            needs_review=_flag(data, "needs_review", False),
-            tags=_check_tags(tags),
+            needs_review=check_flag(data, "needs_review", False),
+            tags=check_tags(tags),
             metadata=FactMetadata.from_dict(data.get("metadata")),
         )
 

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Mapping
 
 from neo_git.errors import NeoError
-from neo_git.facts import JUDGE_VERDICTS, MAX_JUDGE_REASON, now_iso
+from neo_git.fact_fields import JUDGE_VERDICTS, MAX_JUDGE_REASON
+from neo_git.facts import now_iso
 
 if TYPE_CHECKING:  # pragma: no cover
     from neo_git.ask.providers import Provider

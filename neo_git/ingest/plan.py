@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import Callable, Mapping, NamedTuple, Sequence
 
-from neo_git.facts import MAX_TAGS, Fact, FactKind, FactScope
+from neo_git.fact_fields import MAX_TAGS
+from neo_git.facts import Fact, FactKind, FactScope
 from neo_git.store.base import Change
 from neo_git.ingest.sections import (
     INGESTED_TAG, SECTION_PREFIX, SOURCE_PREFIX, Section, rule_key, section_prefix, source_tag,

@@ -18,7 +18,8 @@ import hashlib
 import re
 from typing import NamedTuple
 
-from neo_git.facts import MAX_BODY_CHARS, MAX_SUBJECT_CHARS, MAX_TAG_CHARS
+from neo_git.fact_fields import MAX_TAG_CHARS
+from neo_git.facts import MAX_BODY_CHARS, MAX_SUBJECT_CHARS
 from neo_git.redact import redact
 
 INGESTED_TAG = "ingested"

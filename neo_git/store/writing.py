@@ -287,7 +287,7 @@ class WritePaths:
         """Record a review judge's *verdict* on the possible supersession of *candidate* by
         *fact_id*; with *accept* (and verdict "updated") also supersede the candidate through the
         normal path (rule "judge": `restore` undoes it, `why` names the judge). One commit."""
-        from neo_git.facts import judge_verdict
+        from neo_git.fact_fields import judge_verdict
         from neo_git.store.review.possible import plan_accept, plan_verdict
 
         fact = self._find(fact_id)

@@ -15,7 +15,8 @@ import hashlib
 from datetime import datetime
 from typing import TYPE_CHECKING, Callable, Mapping, NamedTuple, Sequence
 
-from neo_git.facts import MAX_TAGS, Fact, FactKind, FactMetadata, FactScope
+from neo_git.fact_fields import MAX_TAGS
+from neo_git.facts import Fact, FactKind, FactMetadata, FactScope
 from neo_git.upkeep.rules import (
     NOTHING, SYNTHESIS_MIN_CLUSTER, SYNTHESIS_SIMILARITY, SYNTHESIZED_TAG, Action, StepPlan, change_for,
     short, stamp,
