@@ -149,3 +149,43 @@ def test_the_guard_process_imports_only_what_it_needs(repo_with_commit):
     assert code == "0" and "neo_git.health.scan" in modules       # the check did run
     assert not modules & {"neo_git.facts", "neo_git.cli.parser", "argparse", "logging", "subprocess",
                           "neo_git.store", "numpy", "tomllib"}
+
+
+def _child_python_that(tmp_path: Path, monkeypatch, body: str) -> None:
+    """Every Python started from here on (the guard's child) runs *body* first (a sitecustomize)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(body)
+    monkeypatch.setenv("PYTHONPATH", str(site))
+
+
+def test_the_framework_entry_supervises_a_hanging_guard(repo_with_commit, tmp_path, monkeypatch, capfd):
+    """`git-neo-guard` (the `neo-guard` entry): the framework blocks on any exit but 0, so a guard
+    that hangs past neo.guardTimeoutMs lets the commit through, as the shell shim does."""
+    from neo_git.githooks import supervise
+
+    git(repo_with_commit, "config", "neo.guardTimeoutMs", "1500")
+    monkeypatch.chdir(repo_with_commit)
+    _child_python_that(tmp_path, monkeypatch, "import time\ntime.sleep(60)\n")
+    started = time.monotonic()
+    assert supervise.main() == 0
+    assert time.monotonic() - started < 10
+    assert "no answer within 1500 ms (neo.guardTimeoutMs), commit allowed" in capfd.readouterr().err
+    git(repo_with_commit, "config", "neo.strict", "true")
+    assert supervise.main() == 1
+    assert "blocking (neo.strict=true)" in capfd.readouterr().err
+
+
+def test_the_framework_entry_blocks_only_when_the_guard_does(repo_with_commit, tmp_path, monkeypatch, capfd):
+    from neo_git.githooks import supervise
+
+    repo = repo_with_commit
+    monkeypatch.chdir(repo)
+    commit_files(repo, {"app/__init__.py": "", "app/a.py": "X = 1\n", "app/b.py": "from app import a\n"}, "modules")
+    assert supervise.main() == 0                                   # nothing staged to judge
+    (repo / "app" / "a.py").write_text("from app import b\n")
+    git(repo, "add", "app/a.py")
+    assert supervise.main() == 1                                   # a new import-time cycle
+    assert "new import cycle" in capfd.readouterr().err
+    _child_python_that(tmp_path, monkeypatch, "raise SystemExit(3)\n")   # a guard that dies at start
+    assert supervise.main() == 0
