@@ -18,14 +18,13 @@ from typing import TYPE_CHECKING, Callable, Mapping
 import pygit2
 
 from neo_git import safejson
-from neo_git.errors import CorruptStore, InvalidFact, NeoError
+from neo_git.errors import CorruptStore, NeoError
 from neo_git.facts import SCHEMA_VERSION, Fact, FactScope, canonical_json
 from neo_git.store.refcas import compare_and_swap
 from neo_git.store.base import Change, LoadedScope, Transaction
-from neo_git.store.objects import MissingObject, fetch_missing
-from neo_git.store.parse_cache import REWRITE_AFTER, Subtree, parse_cache_path, read_parse_cache
-from neo_git.store.parse_journal import save_parse_cache
-from neo_git.store.ref_facts import fact_from_blob, fact_path, pointer_problems  # noqa: F401 - fact_path re-exported
+from neo_git.store.parse_cache import Subtree
+from neo_git.store.ref_facts import fact_path, pointer_problems  # noqa: F401 - fact_path re-exported
+from neo_git.store.ref_reading import _BLOB, _EMPTY, _TREE, SubtreeReading
 
 if TYPE_CHECKING:  # pragma: no cover - the write policy's index loads with the first write
     from neo_git.fact_table import FactTable
@@ -35,9 +34,6 @@ if TYPE_CHECKING:  # pragma: no cover - the write policy's index loads with the 
 FACTS_REF = "refs/neo/facts"
 MAX_ATTEMPTS = 60
 STALE_LOCK_SECONDS = 2.0  # a ref update holds its lock for milliseconds
-_BLOB = pygit2.enums.FileMode.BLOB
-_EMPTY = Subtree(None, {}, {}, ())  # stands in for a subtree that is absent
-_TREE = pygit2.enums.FileMode.TREE
 
 
 def ensure_reflog(common_dir: Path, ref: str = FACTS_REF) -> None:
@@ -49,7 +45,7 @@ def ensure_reflog(common_dir: Path, ref: str = FACTS_REF) -> None:
         log.touch()
 
 
-class RefStore:
+class RefStore(SubtreeReading):
     """Facts of one repository's project scope, stored on a git ref."""
 
     def __init__(self, repo: pygit2.Repository, common_dir: Path, signature: pygit2.Signature,
@@ -161,32 +157,6 @@ class RefStore:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def _object(self, oid: pygit2.Oid, where: str) -> pygit2.Object:
-        """The object *oid*, fetched from the promisor remote if this is a partial clone;
-        MissingObject (a `fatal:` naming it) if it cannot be had."""
-        try:
-            return self.repo[oid]
-        except (KeyError, ValueError, pygit2.GitError):
-            pass
-        remote = fetch_missing(self.repo, [oid])
-        try:
-            return self.repo[oid]
-        except (KeyError, ValueError, pygit2.GitError):
-            raise MissingObject(str(oid), where, remote) from None
-
-    def _prefetch(self, oids: list[pygit2.Oid]) -> None:
-        """Fetch every object of *oids* this repository lacks in one go (partial clones)."""
-        missing = [oid for oid in oids if oid not in self.repo]
-        if missing:
-            fetch_missing(self.repo, missing)
-
-    def _commit(self, oid: pygit2.Oid) -> pygit2.Commit:
-        obj = self._object(oid, self.ref)
-        if not isinstance(obj, pygit2.Commit):
-            raise CorruptStore(f"{self.ref} does not point at a commit",
-                               f"inspect it with `git log {self.ref}`; nothing was changed")
-        return obj
-
     def _load_at(self, tip: pygit2.Oid | None) -> dict[str, Fact]:
         if tip == self._loaded_tip and tip is not None:
             return self._loaded
@@ -237,57 +207,6 @@ class RefStore:
                     index.update(old, fact)
         self._index_from = subtrees
 
-    def _subtrees_at(self, tip: pygit2.Oid | None) -> dict[str, Subtree]:
-        """The parsed subtrees at *tip*: unchanged ones as they were (from this process or the
-        parse cache), changed ones read from git; the cache is brought up to date."""
-        if tip == self._subtrees_tip and tip is not None:
-            return self._subtrees
-        if tip is None:
-            self._subtrees, self._subtrees_tip = {}, None
-            return self._subtrees
-        tree = self._object(self._commit(tip).tree_id, f"the tree of {self.ref}")
-        # A link or submodule named facts holds nothing to read (a gitlink's commit is not in
-        # this repository, so asking for it would fail as a missing object).
-        facts_tree = self._object(tree["facts"].id, f"{self.ref}:facts") \
-            if "facts" in tree and tree["facts"].filemode == _TREE else None
-        known = self._subtrees
-        cold = not known and self._subtrees_tip is None
-        if cold:
-            known = read_parse_cache(self._parse_cache_path(), self.ref)  # a cold process: skip unchanged subtrees
-            self._persisted = known
-        subtrees: dict[str, Subtree] = {}
-        read = 0
-        if isinstance(facts_tree, pygit2.Tree):
-            self._prefetch_changed(facts_tree, known)
-            for entry in facts_tree:
-                cached = known.get(entry.name)
-                if cached is not None and cached.oid == entry.id:
-                    subtrees[entry.name] = cached
-                    continue
-                subtrees[entry.name] = self._read_subtree(entry, cached)
-                read += 1
-        self._subtrees, self._subtrees_tip = subtrees, tip
-        if read:
-            self._save_parse_cache(subtrees, cold)
-        return subtrees
-
-    def _save_parse_cache(self, subtrees: dict[str, Subtree], cold: bool) -> None:
-        self._persisted = save_parse_cache(self._parse_cache_path(), self.ref, self._persisted, subtrees, cold,
-                                           REWRITE_AFTER)
-
-    def _prefetch_changed(self, facts_tree: pygit2.Tree, known: dict[str, Subtree]) -> None:
-        """In a partial clone, fetch the subtrees and blobs about to be read in two batches,
-        not one lazy fetch per object."""
-        changed = [e for e in facts_tree if e.filemode == _TREE and known.get(e.name, _EMPTY).oid != e.id]
-        self._prefetch([e.id for e in changed])
-        blobs = []
-        for entry in changed:
-            earlier = known.get(entry.name, _EMPTY).blob_ids()   # a cached folder stays undecoded
-            sub = self.repo.get(entry.id)
-            if isinstance(sub, pygit2.Tree):
-                blobs += [b.id for b in sub if b.filemode == _BLOB and earlier.get(b.name) != b.id.raw]
-        self._prefetch(blobs)
-
     @staticmethod
     def _merge(subtrees: dict[str, Subtree]) -> dict[str, Fact]:
         merged: dict[str, Fact] = {}
@@ -335,60 +254,6 @@ class RefStore:
                 self._index = FactIndex.from_table(subtrees_table(list(self._subtrees.values())))
             self._index_from = self._subtrees
         return self._index
-
-    def _read_subtree(self, entry: pygit2.Object, previous: Subtree | None) -> Subtree:
-        """Parse one 2-hex folder; blobs unchanged since *previous* reuse their parsed fact."""
-        if entry.filemode != _TREE:   # a file, link or submodule (whose object is not here)
-            return Subtree(entry.id, {}, {}, (f"{self.ref}:facts/{entry.name} is not a folder; skipped",))
-        subtree = self._object(entry.id, f"{self.ref}:facts/{entry.name}")
-        if not isinstance(subtree, pygit2.Tree):
-            return Subtree(entry.id, {}, {}, (f"{self.ref}:facts/{entry.name} is not a folder; skipped",))
-        if previous is not None and previous.is_lazy:   # from the parse cache: keep its rows as they are
-            return self._splice_subtree(entry, subtree, previous)
-        blobs: dict[str, tuple[pygit2.Oid, Fact | None, str | None]] = {}
-        earlier = previous.blobs if previous is not None else {}
-        for blob_entry in subtree:
-            name = blob_entry.name
-            seen = earlier.get(name)
-            if seen is not None and seen[0] == blob_entry.id:
-                blobs[name] = seen
-                continue
-            fact, warning = self._read_blob(entry.name, blob_entry)
-            blobs[name] = (blob_entry.id, fact, warning)
-        return Subtree.of(entry.id, blobs)
-
-    def _splice_subtree(self, entry: pygit2.Object, subtree: pygit2.Tree, previous: Subtree) -> Subtree:
-        """`_read_subtree` over a lazy *previous*: unchanged facts keep their cached rows and bytes
-        (`Subtree.spliced`), only new or changed blobs are read and parsed."""
-        earlier = previous.entries()
-        items: list[tuple] = []
-        for blob_entry in subtree:
-            name = blob_entry.name
-            seen = earlier.get(name)
-            if seen is not None and seen[0] == blob_entry.id.raw:
-                items.append(("row", seen[1]) if seen[1] is not None else ("skip", name, blob_entry.id, seen[2]))
-                continue
-            fact, warning = self._read_blob(entry.name, blob_entry)
-            items.append(("fact", name, blob_entry.id, fact) if fact is not None
-                         else ("skip", name, blob_entry.id, warning))
-        return Subtree.spliced(entry.id, previous, items)
-
-    def _read_blob(self, folder: str, blob_entry: pygit2.Object) -> tuple[Fact | None, str | None]:
-        """(the fact in one blob of `facts/<folder>/`, None) or (None, why it was skipped)."""
-        path = f"facts/{folder}/{blob_entry.name}"
-        if blob_entry.filemode != _BLOB:   # a link, executable, folder or submodule
-            return None, f"{self.ref}:{path}: not a regular file (mode {int(blob_entry.filemode):o}); skipped"
-        blob = self._object(blob_entry.id, f"{self.ref}:{path}")
-        try:
-            if not isinstance(blob, pygit2.Blob):
-                raise InvalidFact(f"{self.ref}:{path}: not a file")
-            return fact_from_blob(blob.data, path, self.ref, self.scope), None
-        except InvalidFact as exc:
-            # A teammate's malformed fact: skip it, keep it on the ref untouched.
-            return None, f"{exc.message}; skipped"
-
-    def _parse_cache_path(self) -> Path:
-        return parse_cache_path(self.common_dir, self.ref)
 
     # --- writing -------------------------------------------------------------------
 
