@@ -181,8 +181,13 @@ def build_server(store=None, agent: str = "mcp"):
         """Compare the health of two revisions: regression, neutral or improvement, and why."""
         from neo_git.health import health_delta, snapshot_commit
 
-        return reply(guarded(lambda: health_delta(snapshot_commit(repository("health_diff"), before),
-                                                  snapshot_commit(repository("health_diff"), after)).to_dict()))
+        from neo_git.health.delta import counts_every_edge
+
+        def compare() -> dict:
+            repo = repository("health_diff")
+            return health_delta(snapshot_commit(repo, before), snapshot_commit(repo, after),
+                                every_edge=counts_every_edge(repo)).to_dict()
+        return reply(guarded(compare))
 
     @server.tool(structured_output=False)
     def suggest(file: str, code: str | None = None, diff: str | None = None, description: str = "",

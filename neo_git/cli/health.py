@@ -33,7 +33,7 @@ def register(sub) -> dict[str, str]:
 
 def cmd_health(args: argparse.Namespace) -> int:
     """Measure one revision (or the index), or compare two revisions."""
-    from neo_git.health.delta import health_delta
+    from neo_git.health.delta import counts_every_edge, health_delta
     from neo_git.health.measure import snapshot_commit, snapshot_index
 
     if args.diff and (args.rev is not None or args.staged):
@@ -65,7 +65,7 @@ def cmd_health(args: argparse.Namespace) -> int:
         first, second = args.diff
         before = snapshot_commit(repo, first, progress=progress, workers=workers, include_excluded=everything)
         after = snapshot_commit(repo, second, progress=progress, workers=workers, include_excluded=everything)
-        delta = health_delta(before, after)
+        delta = health_delta(before, after, every_edge=counts_every_edge(repo))
         if args.json:
             _print_json(delta.to_dict())
         else:

@@ -63,7 +63,8 @@ def staged_changes(repo, index) -> tuple[list[str], dict[str, str]]:
 
 def check_staged(repo) -> GuardResult:
     """Compare the staged snapshot with HEAD and list what the change introduces."""
-    from neo_git.config import config_int, neo_config
+    from neo_git.config import config_int
+    from neo_git.health.delta import counts_every_edge
     from neo_git.health.measure import staged_against_head
     from neo_git.health.metrics import language_for_path
     from neo_git.identity import open_index
@@ -77,8 +78,7 @@ def check_staged(repo) -> GuardResult:
         # a file only removes edges), and the commit does not pay for a scan
         return result
     before, after = staged_against_head(repo, index)
-    every_edge = str(neo_config("guardCycles", "import-time", repo=repo)).strip().lower() == "all"
-    result.problems += new_cycles(before, after, renamed, every_edge=every_edge)
+    result.problems += new_cycles(before, after, renamed, every_edge=counts_every_edge(repo))
 
     old_gods = {renamed.get(m.path, m.path) for m in before.god_files}
     for metrics in after.god_files:

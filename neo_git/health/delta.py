@@ -9,7 +9,8 @@ cycles merging into one bigger cycle is not mistaken for progress.
 The cycles counted are the import-time ones, as in `health` and the guard: moving an
 import into the function that uses it (the import-at-the-edge pattern) is progress,
 and a cycle that closes only through a deferred import is named in the reasons
-but decides nothing.
+but decides nothing. `git config neo.guardCycles all` counts every edge, in the
+guard and here alike (`counts_every_edge`).
 
 With `paths`, the comparison is restricted to those files (what a suggestion
 touched): god files and nesting among them, and only the cycles that contain
@@ -78,34 +79,44 @@ class HealthDelta:
         }
 
 
+def counts_every_edge(repo) -> bool:
+    """`git config neo.guardCycles all`: cycles through deferred imports count too (the guard
+    blocks them, verdicts count them); the default counts import-time cycles only."""
+    from neo_git.config import neo_config
+
+    return str(neo_config("guardCycles", "import-time", repo=repo)).strip().lower() == "all"
+
+
 class _View:
     """The part of a snapshot a comparison looks at (all of it, or the given paths)."""
 
-    def __init__(self, snapshot: HealthSnapshot, paths: frozenset[str] | None) -> None:
+    def __init__(self, snapshot: HealthSnapshot, paths: frozenset[str] | None, every_edge: bool = False) -> None:
         metrics = snapshot.file_metrics
         if paths is not None:
             metrics = {p: m for p, m in metrics.items() if p in paths}
         self.metrics = metrics
         self.god_files = {p for p, m in metrics.items() if snapshot.is_god_file(m)}
         self.max_nesting = max((m.max_nesting for m in metrics.values()), default=0)
-        components, every_edge = snapshot.import_time_components, snapshot.components
+        every = snapshot.components
+        components = every if every_edge else snapshot.import_time_components
         if paths is not None:
             # Go files are graph nodes through their package directory ("." at the root).
             nodes = set(paths) | {posixpath.dirname(p) or "." for p in paths if p.endswith(".go")}
             components = tuple(c for c in components if nodes.intersection(c))
-            every_edge = tuple(c for c in every_edge if nodes.intersection(c))
+            every = tuple(c for c in every if nodes.intersection(c))
         self.components = components
-        self.deferred_only = len(every_edge) - len(components)   # cycles that need a deferred import
-        self.every_edge = len(every_edge)
+        self.deferred_only = len(every) - len(components)   # cycles that need a deferred import (uncounted)
+        self.every_edge = len(every)
         self.modules_in_cycles = {node for c in components for node in c}
         self.lines = sum(m.lines for m in metrics.values())
 
 
 def health_delta(before: HealthSnapshot, after: HealthSnapshot, *, nesting_noise: int = 1,
-                 paths: Iterable[str] | None = None) -> HealthDelta:
-    """Compare *before* with *after*; restrict to *paths* (repository paths) if given."""
+                 paths: Iterable[str] | None = None, every_edge: bool = False) -> HealthDelta:
+    """Compare *before* with *after*; restrict to *paths* (repository paths) if given; with
+    *every_edge* count every cycle, deferred imports included (`counts_every_edge`)."""
     wanted = frozenset(paths) if paths is not None else None
-    old, new = _View(before, wanted), _View(after, wanted)
+    old, new = _View(before, wanted, every_edge), _View(after, wanted, every_edge)
 
     god_added = sorted(new.god_files - old.god_files)
     god_removed = sorted(old.god_files - new.god_files)
@@ -123,7 +134,7 @@ def health_delta(before: HealthSnapshot, after: HealthSnapshot, *, nesting_noise
     nesting_better = nesting_delta < -nesting_noise
 
     god_text = _god_sentence(old, new, god_added, god_removed) if god_added or god_removed else None
-    cycle_text = _cycle_sentence(old, new, entering, leaving) if cycles_worse or cycles_better else None
+    cycle_text = _cycle_sentence(old, new, entering, leaving, every_edge) if cycles_worse or cycles_better else None
     nesting_text = None
     if nesting_worse or nesting_better:
         nesting_text = _nesting_sentence(old.max_nesting, new.max_nesting, nesting_noise,
@@ -162,7 +173,7 @@ def health_delta(before: HealthSnapshot, after: HealthSnapshot, *, nesting_noise
         verdict = NEUTRAL
     reasons = drivers + [t for t in (god_text, cycle_text, nesting_text, deferred_text) if t and t not in drivers]
     if not reasons:
-        reasons.append("no change in god files, import-time cycles or max nesting")
+        reasons.append(f"no change in god files, {'import' if every_edge else 'import-time'} cycles or max nesting")
 
     return HealthDelta(
         before=before, after=after, verdict=verdict, reasons=tuple(reasons),
@@ -217,8 +228,8 @@ def _god_sentence(old: _View, new: _View, added: list[str], removed: list[str]) 
     return text + (f" ({'; '.join(details)})" if details else "")
 
 
-def _cycle_sentence(old: _View, new: _View, entering: list[str], leaving: list[str]) -> str:
-    text = (f"import-time cycles {len(old.components)} -> {len(new.components)}, "
+def _cycle_sentence(old: _View, new: _View, entering: list[str], leaving: list[str], every_edge: bool) -> str:
+    text = (f"{'import' if every_edge else 'import-time'} cycles {len(old.components)} -> {len(new.components)}, "
             f"modules in cycles {len(old.modules_in_cycles)} -> {len(new.modules_in_cycles)}")
     details = []
     if entering:

@@ -27,15 +27,18 @@ def health_deltas(repo: pygit2.Repository, commit: pygit2.Commit, classified, in
         return {}
     try:
         from neo_git.health import health_delta, snapshot_commit
+        from neo_git.health.delta import counts_every_edge
 
         before = snapshot_commit(repo, str(commit.parents[0].id))
         after = snapshot_commit(repo, str(commit.id))
+        every_edge = counts_every_edge(repo)
     except Exception as exc:  # noqa: BLE001 - health is evidence, not a precondition
         log.warning("health not measured for %s: %s", str(commit.id)[:12], exc)
         return {}
-    out = {"": delta_dict(health_delta(before, after))}
+    out = {"": delta_dict(health_delta(before, after, every_edge=every_edge))}
     for suggestion, change, _ in classified:
-        out[suggestion.id] = delta_dict(health_delta(before, after, paths={change.path, suggestion.file}))
+        out[suggestion.id] = delta_dict(health_delta(before, after, paths={change.path, suggestion.file},
+                                                     every_edge=every_edge))
     return out
 
 

@@ -178,3 +178,32 @@ def test_a_new_cycle_through_a_deferred_import_is_not_a_regression(git_repo):
     assert delta.cycles_delta == 0 and delta.every_edge_cycles_delta == 1
     assert delta.reasons == ("cycles through deferred imports 0 -> 1 (they do not run at import time; "
                              "not counted)",)
+
+
+def test_with_every_edge_counted_a_deferred_cycle_decides_the_verdict(git_repo):
+    """`neo.guardCycles all`: the guard blocks cycles through deferred imports, and verdicts
+    count them too, so moving the import into the function is no longer progress."""
+    after = {"app/b.py": "X = 1\n\n\ndef later():\n    from app import a\n    return a\n"}
+    new_deferred = delta_of(git_repo, CYCLE_FREE, after, every_edge=True)
+    assert new_deferred.verdict == "regression" and new_deferred.cycles_delta == 1
+    assert new_deferred.reasons[0].startswith("import cycles 0 -> 1")
+    at_import = {**CLICK_STYLE, "pkg/_neo_y.py": "from . import _neo_x\n\n\ndef g():\n    return _neo_x\n"}
+    moved = delta_of(git_repo, at_import, CLICK_STYLE, every_edge=True)
+    assert moved.verdict == "neutral"
+
+
+def test_health_diff_follows_the_guard_cycles_setting(git_repo, monkeypatch, capsys):
+    import json
+
+    from neo_git.cli import main
+    from tests.conftest import git
+
+    commit_files(git_repo, CYCLE_FREE, "before")
+    commit_files(git_repo, {"app/b.py": "X = 1\n\n\ndef later():\n    from app import a\n    return a\n"}, "after")
+    monkeypatch.chdir(git_repo)
+    capsys.readouterr()
+    assert main(["health", "--diff", "HEAD~1", "HEAD", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "neutral"
+    git(git_repo, "config", "neo.guardCycles", "all")
+    assert main(["health", "--diff", "HEAD~1", "HEAD", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "regression"
