@@ -80,7 +80,8 @@ def cmd_review(args: argparse.Namespace) -> int:
             return 0
         for item in pending:
             headline, details = SOURCES[item["type"]].describe(item)
-            print(visible(headline))
+            scope = item.get("scope")
+            print(visible(headline) + (f"  [{scope}]" if scope and scope != "project" else ""))
             for line in details:
                 print(f"  {visible(line)}")
             print(f"  → git neo review {' | '.join(item['actions'])} {item['id'][:8]}")

@@ -141,6 +141,8 @@ def test_a_teammates_unverified_change_to_an_org_fact_is_held_listed_and_decided
     incoming = {i["id"]: i for i in json.loads(out) if i["type"] == "incoming"}
     assert code == 0 and set(incoming) == {kept.id, taken.id}
     assert incoming[kept.id]["scope"] == "org" and "retracts this fact" in incoming[kept.id]["why"]
+    listed = cli(org.machine("alice"), org.home("alice"), "review")[1]
+    assert f"{kept.id} Services log JSON  [org]" in listed and f"git neo review accept | reject {kept.id[:8]}" in listed
     assert cli(org.machine("alice"), org.home("alice"), "review", "reject", kept.id)[0] == 0
     assert cli(org.machine("alice"), org.home("alice"), "review", "accept", taken.id)[0] == 0
     alice = org.store("alice")
