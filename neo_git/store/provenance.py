@@ -21,6 +21,7 @@ unchanged 2-hex folders), so recall pays a few ms after a local add.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pygit2
@@ -144,7 +145,9 @@ def _read_cache(path: Path, ref: str) -> tuple[str | None, dict[str, tuple[str, 
         # No depth walk (20 ms at 50,000 facts): only strings and whole numbers, nothing nested deeper.
         data = safejson.loads(path.read_bytes(), max_depth=None)
         origins, facts = data.get("origins"), data.get("facts")
-        if data.get("format") == CACHE_FORMAT and data.get("ref") == ref and isinstance(data.get("tip"), str) \
+        tip = data.get("tip")
+        if data.get("format") == CACHE_FORMAT and data.get("ref") == ref and isinstance(tip, str) \
+                and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", tip) \
                 and isinstance(origins, list) and isinstance(facts, dict):
             pairs = [(v[0], v[1]) for v in origins
                      if type(v) is list and len(v) == 2 and type(v[0]) is str and type(v[1]) is str]

@@ -115,7 +115,9 @@ class SubtreeReading:
         for blob_entry in subtree:
             name = blob_entry.name
             seen = earlier.get(name)
-            if seen is not None and seen[0] == blob_entry.id:
+            # Reuse only a fact whose blob is unchanged and still a regular file: the cache keeps
+            # no modes, and a skipped blob's warning may depend on its mode (re-read: they are rare).
+            if seen is not None and seen[0] == blob_entry.id and seen[1] is not None and blob_entry.filemode == _BLOB:
                 blobs[name] = seen
                 continue
             fact, warning = self._read_blob(entry.name, blob_entry)
@@ -126,17 +128,18 @@ class SubtreeReading:
         """`_read_subtree` over a lazy *previous*: unchanged facts keep their cached rows and bytes
         (`Subtree.spliced`), only new or changed blobs are read and parsed."""
         earlier = previous.entries()
-        items: list[tuple] = []
+        items: dict[str, tuple] = {}   # by name: a tree that lists a name twice keeps the last, as _read_subtree
         for blob_entry in subtree:
             name = blob_entry.name
             seen = earlier.get(name)
-            if seen is not None and seen[0] == blob_entry.id.raw:
-                items.append(("row", seen[1]) if seen[1] is not None else ("skip", name, blob_entry.id, seen[2]))
+            if seen is not None and seen[0] == blob_entry.id.raw and seen[1] is not None \
+                    and blob_entry.filemode == _BLOB:
+                items[name] = ("row", seen[1])
                 continue
             fact, warning = self._read_blob(entry.name, blob_entry)
-            items.append(("fact", name, blob_entry.id, fact) if fact is not None
-                         else ("skip", name, blob_entry.id, warning))
-        return Subtree.spliced(entry.id, previous, items)
+            items[name] = (("fact", name, blob_entry.id, fact) if fact is not None
+                           else ("skip", name, blob_entry.id, warning))
+        return Subtree.spliced(entry.id, previous, list(items.values()))
 
     def _read_blob(self, folder: str, blob_entry: pygit2.Object) -> tuple[Fact | None, str | None]:
         """(the fact in one blob of `facts/<folder>/`, None) or (None, why it was skipped)."""
