@@ -108,38 +108,28 @@ class SubtreeReading:
         subtree = self._object(entry.id, f"{self.ref}:facts/{entry.name}")
         if not isinstance(subtree, pygit2.Tree):
             return Subtree(entry.id, {}, {}, (f"{self.ref}:facts/{entry.name} is not a folder; skipped",))
-        if previous is not None and previous.is_lazy:   # from the parse cache: keep its rows as they are
-            return self._splice_subtree(entry, subtree, previous)
-        blobs: dict[str, tuple[pygit2.Oid, Fact | None, str | None]] = {}
-        earlier = previous.blobs if previous is not None else {}
+        lazy = previous is not None and previous.is_lazy   # from the parse cache: keep its rows as they are
+        # name -> (raw blob id, what to keep): a cached row (lazy) or the parsed fact; None when skipped
+        earlier = previous.entries() if lazy else {
+            name: (oid.raw, fact) for name, (oid, fact, _) in (previous.blobs if previous is not None else {}).items()}
+        kept: dict[str, tuple] = {}   # by name: a tree that lists a name twice keeps the last entry
         for blob_entry in subtree:
             name = blob_entry.name
             seen = earlier.get(name)
             # Reuse only a fact whose blob is unchanged and still a regular file: the cache keeps
             # no modes, and a skipped blob's warning may depend on its mode (re-read: they are rare).
-            if seen is not None and seen[0] == blob_entry.id and seen[1] is not None and blob_entry.filemode == _BLOB:
-                blobs[name] = seen
-                continue
-            fact, warning = self._read_blob(entry.name, blob_entry)
-            blobs[name] = (blob_entry.id, fact, warning)
-        return Subtree.of(entry.id, blobs)
-
-    def _splice_subtree(self, entry: pygit2.Object, subtree: pygit2.Tree, previous: Subtree) -> Subtree:
-        """`_read_subtree` over a lazy *previous*: unchanged facts keep their cached rows and bytes
-        (`Subtree.spliced`), only new or changed blobs are read and parsed."""
-        earlier = previous.entries()
-        items: dict[str, tuple] = {}   # by name: a tree that lists a name twice keeps the last, as _read_subtree
-        for blob_entry in subtree:
-            name = blob_entry.name
-            seen = earlier.get(name)
             if seen is not None and seen[0] == blob_entry.id.raw and seen[1] is not None \
                     and blob_entry.filemode == _BLOB:
-                items[name] = ("row", seen[1])
+                kept[name] = (blob_entry.id, seen[1], None)
                 continue
             fact, warning = self._read_blob(entry.name, blob_entry)
-            items[name] = (("fact", name, blob_entry.id, fact) if fact is not None
-                           else ("skip", name, blob_entry.id, warning))
-        return Subtree.spliced(entry.id, previous, list(items.values()))
+            kept[name] = (blob_entry.id, fact, warning)
+        if not lazy:
+            return Subtree.of(entry.id, kept)
+        items = [("row", found) if isinstance(found, int) else
+                 ("fact", name, oid, found) if found is not None else ("skip", name, oid, warning)
+                 for name, (oid, found, warning) in kept.items()]
+        return Subtree.spliced(entry.id, previous, items)
 
     def _read_blob(self, folder: str, blob_entry: pygit2.Object) -> tuple[Fact | None, str | None]:
         """(the fact in one blob of `facts/<folder>/`, None) or (None, why it was skipped)."""
