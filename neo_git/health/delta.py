@@ -105,7 +105,11 @@ class _View:
             components = tuple(c for c in components if nodes.intersection(c))
             every = tuple(c for c in every if nodes.intersection(c))
         self.components = components
-        self.deferred_only = len(every) - len(components)   # cycles that need a deferred import (uncounted)
+        # every-edge cycles that are not import-time cycles themselves: they need a deferred import
+        # (measure.cycle_paths' own test; a difference of counts went negative when deferred edges
+        # merged two import-time cycles into one)
+        import_time = {tuple(c) for c in snapshot.import_time_components}
+        self.deferred_only = 0 if every_edge else sum(1 for c in every if tuple(c) not in import_time)
         self.every_edge = len(every)
         self.modules_in_cycles = {node for c in components for node in c}
         self.lines = sum(m.lines for m in metrics.values())

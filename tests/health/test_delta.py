@@ -187,6 +187,7 @@ def test_with_every_edge_counted_a_deferred_cycle_decides_the_verdict(git_repo):
     new_deferred = delta_of(git_repo, CYCLE_FREE, after, every_edge=True)
     assert new_deferred.verdict == "regression" and new_deferred.cycles_delta == 1
     assert new_deferred.reasons[0].startswith("import cycles 0 -> 1")
+    assert not any("not counted" in reason for reason in new_deferred.reasons)   # they are counted here
     at_import = {**CLICK_STYLE, "pkg/_neo_y.py": "from . import _neo_x\n\n\ndef g():\n    return _neo_x\n"}
     moved = delta_of(git_repo, at_import, CLICK_STYLE, every_edge=True)
     assert moved.verdict == "neutral"
@@ -207,3 +208,16 @@ def test_health_diff_follows_the_guard_cycles_setting(git_repo, monkeypatch, cap
     git(git_repo, "config", "neo.guardCycles", "all")
     assert main(["health", "--diff", "HEAD~1", "HEAD", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["verdict"] == "regression"
+
+
+def test_deferred_edges_merging_two_import_time_cycles_count_one_deferred_cycle(git_repo):
+    """Two import-time cycles joined by a deferred import: one every-edge cycle that needs the
+    deferred edge (never a negative count)."""
+    base = {"m/__init__.py": "", "m/a.py": "from m import b\n", "m/b.py": "from m import a\n",
+            "m/c.py": "from m import d\n", "m/d.py": "from m import c\n"}
+    joined = {"m/b.py": "from m import a\n\n\ndef f():\n    from m import c\n",
+              "m/d.py": "from m import c\n\n\ndef g():\n    from m import a\n"}
+    delta = delta_of(git_repo, base, joined)
+    assert delta.verdict == "neutral" and delta.cycles_delta == 0
+    assert delta.reasons == ("cycles through deferred imports 0 -> 1 (they do not run at import time; "
+                             "not counted)",)
