@@ -6,7 +6,10 @@ from tests.conftest import git
 from tests.hostile.plumbing import REF, mktree, neo, push_tree
 
 
-def _plant_modes(repo) -> None:
+def _plant_modes(repo) -> str:
+    """Plant a submodule under a free two-hex folder name and a link under `zz`; return the name.
+
+    Fact ids are random, so the submodule's name is chosen among the prefixes no fact uses."""
     tree = git(repo, "rev-parse", f"{REF}^{{tree}}").strip()
     facts = git(repo, "rev-parse", f"{REF}:facts").strip()
     meta = git(repo, "rev-parse", f"{REF}:meta.json").strip()
@@ -15,21 +18,24 @@ def _plant_modes(repo) -> None:
         meta_part, name = line.split("\t", 1)
         mode, kind, oid = meta_part.split()
         rows.append((mode, kind, oid, name))
-    rows += [("160000", "commit", "0" * 39 + "1", "99"), ("120000", "blob", meta, "zz")]
+    taken = {row[3] for row in rows}
+    free = next(f"{n:02x}" for n in range(256) if f"{n:02x}" not in taken)
+    rows += [("160000", "commit", "0" * 39 + "1", free), ("120000", "blob", meta, "zz")]
     new_facts = mktree(repo, rows, missing_ok=True)
     root = mktree(repo, [("100644", "blob", meta, "meta.json"), ("040000", "tree", new_facts, "facts"),
                          ("160000", "commit", "0" * 39 + "3", "sub")], missing_ok=True)
     assert tree != root
     push_tree(repo, root)
+    return free
 
 
 def test_a_submodule_or_link_in_the_facts_tree_is_skipped_by_readers_and_named_by_the_doctor(team_repo, capsys):
     repo, ids = team_repo
-    _plant_modes(repo)
+    free = _plant_modes(repo)
     listed = neo(capsys, "list")
     assert listed.code == 0, listed.err
     assert all(i in listed.out for i in ids)
-    assert "facts/99 is not a folder" in listed.err and "facts/zz is not a folder" in listed.err
+    assert f"facts/{free} is not a folder" in listed.err and "facts/zz is not a folder" in listed.err
     assert neo(capsys, "recall", "HTTP client").code == 0
     added = neo(capsys, "add", "Logging", "structured logs only")
     assert added.code == 0, added.err
