@@ -334,7 +334,9 @@ class RefStore(SubtreeReading):
             removed_by_prefix.setdefault(fact_id[:2], []).append(fact_id)
         for prefix in by_prefix.keys() | removed_by_prefix.keys():
             existing = facts_tree[prefix] if isinstance(facts_tree, pygit2.Tree) and prefix in facts_tree else None
-            existing = repo[existing.id] if existing is not None else None
+            # A link or submodule at the folder's name (readers skip it) is replaced by the folder:
+            # a gitlink's commit is not in this repository, so looking it up would fail.
+            existing = repo[existing.id] if existing is not None and existing.filemode == _TREE else None
             builder = repo.TreeBuilder(existing) if isinstance(existing, pygit2.Tree) else repo.TreeBuilder()
             for fact_id in removed_by_prefix.get(prefix, ()):
                 if builder.get(f"{fact_id}.json") is not None:

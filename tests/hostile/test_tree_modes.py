@@ -29,7 +29,16 @@ def _plant_modes(repo) -> str:
     return free
 
 
-def test_a_submodule_or_link_in_the_facts_tree_is_skipped_by_readers_and_named_by_the_doctor(team_repo, capsys):
+def _next_ids(monkeypatch, *fact_ids: str) -> None:
+    """The next adds get *fact_ids*, in order (a random id could land in the planted folder)."""
+    import neo_git.store.writing as writing
+
+    queue = list(fact_ids)
+    monkeypatch.setattr(writing, "new_fact_id", lambda: queue.pop(0))
+
+
+def test_a_submodule_or_link_in_the_facts_tree_is_skipped_by_readers_and_named_by_the_doctor(team_repo, capsys,
+                                                                                                monkeypatch):
     repo, ids = team_repo
     free = _plant_modes(repo)
     listed = neo(capsys, "list")
@@ -37,9 +46,28 @@ def test_a_submodule_or_link_in_the_facts_tree_is_skipped_by_readers_and_named_b
     assert all(i in listed.out for i in ids)
     assert f"facts/{free} is not a folder" in listed.err and "facts/zz is not a folder" in listed.err
     assert neo(capsys, "recall", "HTTP client").code == 0
+    logging_id = ids[0][:2] + ("0" * 14 if ids[0][2:] != "0" * 14 else "1" * 14)  # a good folder: the
+    _next_ids(monkeypatch, logging_id)                                               # submodule stays
     added = neo(capsys, "add", "Logging", "structured logs only")
     assert added.code == 0, added.err
+    assert git(repo, "ls-tree", f"{REF}:facts", free).startswith("160000 ")
     doctor = neo(capsys, "doctor")
     assert doctor.code == 1
     assert "mode 160000" in doctor.out and "mode 120000" in doctor.out
     assert "missing" not in doctor.out
+
+
+def test_a_fact_whose_folder_name_a_submodule_holds_replaces_it(team_repo, capsys, monkeypatch):
+    """A new fact's id is random: 1 in 256 times its folder's name is the one the submodule took.
+    The write files the fact there (a sync drops such entries too), never a crash."""
+    repo, ids = team_repo
+    free = _plant_modes(repo)
+    fact_id = free + "0" * 14
+    _next_ids(monkeypatch, fact_id)
+    added = neo(capsys, "add", "Logging", "structured logs only")
+    assert added.code == 0, added.err
+    assert git(repo, "ls-tree", "-r", "--name-only", f"{REF}:facts", free).split() == [f"{free}/{fact_id}.json"]
+    listed = neo(capsys, "list")
+    assert listed.code == 0 and all(i in listed.out for i in (*ids, fact_id))
+    doctor = neo(capsys, "doctor")
+    assert f"facts/{free} is not a folder" not in doctor.out and "facts/zz is not a folder" in doctor.out
