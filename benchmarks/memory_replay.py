@@ -28,7 +28,7 @@ def shared_eval(name: str) -> Path:
             return candidate
     return ROOT.parent / "shared" / "eval" / name
 
-from neo_git.embed import related_threshold  # noqa: E402
+from neo_git.embed import family_threshold  # noqa: E402
 from neo_git.facts import Fact, FactMetadata, new_fact_id  # noqa: E402
 from neo_git.recall import assemble  # noqa: E402
 from neo_git.store.index import FactIndex, IndexedFacts  # noqa: E402
@@ -115,4 +115,4 @@ class MemoryReplay:
         self.vectors.prime([f.text for f in facts])
         matrix = np.stack([self.vectors(f.text) for f in facts])
         return assemble(query, facts, matrix @ self.vectors(query), k=k, max_tokens=10**9, vectors=matrix,
-                        family_threshold=related_threshold(self.vectors.embedder), floor=floor).valid_facts
+                        family_threshold=family_threshold(self.vectors.embedder), floor=floor).valid_facts

@@ -354,6 +354,26 @@ def family_calibration(train, vectors, shipped) -> list[str]:
         rows = [evaluate(main, vectors, shipped, view, False)["main"].row() for view in VIEWS]
         lines.append(f"  {share:6.2f} " + " ".join(f"{r['Cur@1']:12.3f} {r['Stale@5']:13.3f}" for r in rows))
     ranking.FAMILY_SHARE = kept
+    embedder = vectors.embedder
+    shipped_threshold = getattr(embedder, "family_threshold", None)
+    lines.append(f"  {'family':>6} " + " ".join(f"{v + ' Cur@1':>12} {v + ' Stale@5':>13}" for v in VIEWS)
+                 + "   (family threshold: the cosine from which ranked facts are related; train)")
+    for threshold in (0.30, 0.27, 0.24, 0.22):
+        embedder.family_threshold = threshold
+        rows = [evaluate(main, vectors, shipped, view, False)["main"].row() for view in VIEWS]
+        lines.append(f"  {threshold:6.2f} " + " ".join(f"{r['Cur@1']:12.3f} {r['Stale@5']:13.3f}" for r in rows))
+    if shipped_threshold is None:
+        del embedder.family_threshold
+    else:
+        embedder.family_threshold = shipped_threshold
+    kept = ranking.ECHO_WEIGHT
+    lines.append(f"  {'echo':>6} " + " ".join(f"{v + ' Cur@1':>12} {v + ' Stale@5':>13}" for v in VIEWS)
+                 + "   (weight of a wh-question's echo, ranking.ECHO_WEIGHT; train)")
+    for weight in (1.0, 0.5, 0.25, 0.1, 0.0):
+        ranking.ECHO_WEIGHT = weight
+        rows = [evaluate(main, vectors, shipped, view, False)["main"].row() for view in VIEWS]
+        lines.append(f"  {weight:6.2f} " + " ".join(f"{r['Cur@1']:12.3f} {r['Stale@5']:13.3f}" for r in rows))
+    ranking.ECHO_WEIGHT = kept
     return lines
 
 
@@ -422,16 +442,18 @@ def run(embedder_name: str, data: Path, splits, sweep: bool, floor_override: flo
 
         for flag, label in ((None, "all current-state rules on"), ("RETRACTIONS_LAST", "retractions ranked by score"),
                             ("NEWER_WINS_TIES", "ties by id, not by age"),
-                            ("NEWEST_IN_FAMILY", "related facts by score, not newest")):
+                            ("NEWEST_IN_FAMILY", "related facts by score, not newest"),
+                            ("ECHO_WEIGHT", "echoes of wh-questions not demoted")):
+            kept = getattr(ranking, flag) if flag else None
             if flag:
-                setattr(ranking, flag, False)
+                setattr(ranking, flag, 1.0 if flag == "ECHO_WEIGHT" else False)
             cells = []
             for split, timelines in loaded.items():
                 for view in VIEWS:
                     m = evaluate(timelines, vectors, shipped, view, False)["state"].row()
                     cells.append(f"{m['Cur@1']:17.3f} {m['Stale@5']:7.3f}")
             if flag:
-                setattr(ranking, flag, True)
+                setattr(ranking, flag, kept)
             print(f"  {label:<34} " + "  ".join(cells))
     print(f"\n{time.perf_counter() - started:.1f} s")
     return 0

@@ -108,6 +108,66 @@ NEWEST_IN_FAMILY = True
 FAMILY_SHARE = 0.25
 
 
+# An answer adds to its question (issue 21). A wh-question ("what pricing have we offered
+# TechCorp?") asks for something it does not already say, so a short fact whose whole statement
+# the question repeats ("customer: TechCorp") names the thing asked about, not the answer: it ranks
+# as if it scored ECHO_WEIGHT of its score, i.e. after every fact that adds something. A yes/no
+# question ("do we work with TechCorp?") is confirmed by exactly such a fact, so only wh-questions
+# demote (classic answer ranking drops candidates found in the question). A statement of at most
+# ECHO_MAX_WORDS content words echoes when at least ECHO_SHARE of them are in the question.
+# StateBench *train* (detect arm, without brutal_realistic, key view, Current@1): weight 1 / 0.5 /
+# 0.25 / 0.1 / 0 → 0.805 / 0.817 / 0.845 / 0.845 / 0.864; `benchmarks/statebench_eval.py` prints it.
+ECHO_WEIGHT = 0.0
+ECHO_SHARE = 2 / 3
+ECHO_MAX_WORDS = 6
+_WH_QUESTION = re.compile(r"^\W*(?:(?:so|and|ok|okay|then|now|also)\W+)?"
+                          r"(?:what|which|who|whom|whose|when|where|why|how)\b", re.IGNORECASE)
+_ECHO_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_FILLER = frozenset("a an the of for to in on at by with and or is are be was were our we my your their "
+                    "it its this that these those from as per".split())
+
+
+def _fold(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+@lru_cache(maxsize=1 << 12)
+def _echo_words(text: str) -> frozenset[str]:
+    return frozenset(_fold(w) for w in _ECHO_WORD.findall(text.casefold()) if w not in _FILLER)
+
+
+def wh_question(query: str) -> bool:
+    """Does *query* ask what/which/who/when/where/why/how (not a yes/no question)?"""
+    return bool(_WH_QUESTION.match(query))
+
+
+def echoes(fact: Fact, query_words: frozenset[str]) -> bool:
+    """Is *fact* a short statement the question already makes (see ECHO_WEIGHT)? The statement is
+    the body, or the subject of a fact without one."""
+    said = _echo_words((fact.body or fact.subject)[:400])
+    return 0 < len(said) <= ECHO_MAX_WORDS and len(said & query_words) >= ECHO_SHARE * len(said)
+
+
+def demote_echoes(ranked: Sequence[tuple[int, float]], pool: Sequence[Fact], query: str
+                  ) -> list[tuple[int, float]]:
+    """*ranked* with the echoes of a wh-*query* ranked at ECHO_WEIGHT of their score (the scores
+    returned are unchanged; only the order moves). Other queries: as is."""
+    if ECHO_WEIGHT >= 1 or not ranked or not wh_question(query):
+        return list(ranked)
+    asked = _echo_words(query)
+    weighted = [(score * ECHO_WEIGHT if echoes(pool[i], asked) else score, n) for n, (i, score) in enumerate(ranked)]
+    if all(value == ranked[n][1] for value, n in weighted):
+        return list(ranked)
+    # Only the score moves: retractions and stale facts stay behind as `rank` put them.
+    order = sorted(weighted, key=lambda pair: (_tier(ranked[pair[1]][0], pool), -pair[0], pair[1]))
+    return [ranked[n] for _, n in order]
+
+
+def _tier(i: int, pool: Sequence[Fact]) -> tuple[bool, bool]:
+    fact = pool[i]
+    return (RETRACTIONS_LAST and is_retraction(fact), bool(fact.metadata.citations) and is_stale(fact))
+
+
 def _newest_first(fact: Fact) -> tuple:
     stamp = _parse_time(fact.metadata.created_at) if NEWER_WINS_TIES else None
     return (-stamp.timestamp(),) if stamp is not None else (0.0,)

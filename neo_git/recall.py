@@ -20,7 +20,8 @@ from neo_git import ranking
 from neo_git.citations.states import stale_note
 from neo_git.facts import SCOPE_ORDER, Fact, FactKind
 from neo_git.knowledge import current_successor, is_open_proposal
-from neo_git.ranking import CLAIM_WEIGHT, SCOPE_WEIGHT, STALE_WEIGHT, cached_bonus, newest_in_family, rank, rank_score
+from neo_git.ranking import (CLAIM_WEIGHT, SCOPE_WEIGHT, STALE_WEIGHT, cached_bonus, demote_echoes, newest_in_family,
+                             rank, rank_score)
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -377,6 +378,7 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     for limit in (window, None):
         valid_facts, taken_cosines, taken, exhausted = [], [], used, True
         ranked = rank(pool_cos, relevant, now, accessed, limit)
+        ranked[:window] = demote_echoes(ranked[:window], pool, query)
         if family:  # only the head of the ranking can reach the answer; pairs cost O(window²)
             ranked[:window] = newest_in_family(ranked[:window], pool, vectors, family_threshold,
                                                relevant.retraction, rows=relevant.ranked,

@@ -26,6 +26,7 @@ __all__ = [
     "VectorCache",
     "auto_choice",
     "configured_name",
+    "family_threshold",
     "get_embedder",
     "relevance_floor",
 ]
@@ -63,6 +64,17 @@ def related_threshold(embedder: Embedder) -> float:
     reviews from it (`store.supersession.Thresholds`)."""
     certain = float(embedder.supersede_threshold)
     return min(float(getattr(embedder, "possible_threshold", certain)), certain)
+
+
+def family_threshold(embedder: Embedder) -> float:
+    """The cosine from which recall treats two ranked facts as statements on one matter
+    (`ranking.newest_in_family`): the embedder's own calibrated `family_threshold`, else its
+    `related_threshold`. Kept apart from the review band: asking a person costs more than
+    putting the newer of two related statements first (DESIGN.md §5)."""
+    value = getattr(embedder, "family_threshold", None)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        return related_threshold(embedder)
+    return float(value)
 
 
 def _make_hash(model: str | None = None) -> Embedder:

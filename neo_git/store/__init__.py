@@ -366,7 +366,7 @@ class FactStore(WritePaths, StoreEmbedding):
         check_text("query", query, 100_000, required=True)
         if k < 0 or max_tokens <= 0:
             raise NeoError("k must be ≥ 0 and max-tokens > 0")
-        from neo_git.embed import related_threshold
+        from neo_git.embed import family_threshold
 
         table = self._table()
         cosines, matrix = self._table_cosines(table, self._embed_one(query)) if len(table) else ([], None)
@@ -376,7 +376,7 @@ class FactStore(WritePaths, StoreEmbedding):
         result = assemble(query, table, cosines, k=k, max_tokens=max_tokens,
                           environment=self.environment(), last_accessed=self.access.last_accessed(),
                           untrusted=self._claims[1], vectors=matrix,
-                          family_threshold=related_threshold(self.embedder), file=file,
+                          family_threshold=family_threshold(self.embedder), file=file,
                           floor=self.relevance_floor)
         self.access.record(result.returned_ids)
         apply = self.access.apply

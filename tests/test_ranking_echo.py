@@ -1,0 +1,99 @@
+"""The current answer first (issue 21): a wh-question's echo ranks after the facts that answer
+it, and recall's families start at the embedder's own family threshold."""
+from __future__ import annotations
+
+import pytest
+
+from neo_git import ranking
+from neo_git.embed import family_threshold, get_embedder, related_threshold
+from neo_git.embed.hashing import HashEmbedder
+from neo_git.facts import Fact, FactKind, FactScope, new_fact_id
+from neo_git.recall import assemble
+from tests.store_helpers import memory_store
+
+
+@pytest.mark.parametrize("query, wh", [
+    ("What pricing have we offered to TechCorp?", True),
+    ("so, which cloud provider did we pick?", True),
+    ("  How do we load the config?", True),
+    ("Why is Postgres the default?", True),
+    ("Do we work with TechCorp?", False),
+    ("Is the deploy frozen on Fridays?", False),
+    ("whatever happened to the retry rule", False),   # a word starting with "what" is not a wh-word
+    ("fix the retry in load_config", False),
+])
+def test_wh_questions_are_told_from_yes_no_questions_and_requests(query, wh):
+    assert ranking.wh_question(query) is wh
+
+
+def _fact(subject: str, body: str = "") -> Fact:
+    return Fact(id=new_fact_id(), kind=FactKind.DECISION, scope=FactScope.PROJECT, subject=subject, body=body)
+
+
+def test_a_short_statement_the_question_repeats_is_an_echo():
+    asked = ranking._echo_words("What features are confirmed for the Customer Portal project?")
+    assert ranking.echoes(_fact("global_project", "Customer Portal Redesign"), asked)      # 2 of 3 words
+    assert ranking.echoes(_fact("Customer Portal"), asked)                                 # no body: the subject
+    assert not ranking.echoes(_fact("confirmed_features", "User dashboard, Order history"), asked)
+    assert not ranking.echoes(_fact("global_budget", "$200,000"), asked)
+    long_body = "The Customer Portal project has confirmed features " + "and more words " * 10
+    assert not ranking.echoes(_fact("portal", long_body), asked)    # a long statement says more than the question
+
+
+def test_the_fact_a_wh_question_names_ranks_after_the_one_that_answers_it():
+    store = memory_store()
+    customer = store.add("global_customer", "TechCorp")
+    quote = store.add("global_current_quote", "Pricing offered: $50 per unit")
+    store.add("global_office", "Berlin")
+    asked = store.recall("What pricing have we offered to TechCorp?", k=3)
+    ids = [f.id for f in asked.valid_facts]
+    assert quote.id in ids and customer.id in ids
+    assert ids.index(quote.id) < ids.index(customer.id)
+    confirm = store.recall("Do we work with TechCorp?", k=3)   # a yes/no question is answered by the echo
+    assert confirm.valid_facts[0].id == customer.id
+
+
+def test_an_echo_is_still_returned_when_nothing_else_is_relevant():
+    store = memory_store()
+    customer = store.add("global_customer", "TechCorp")
+    asked = store.recall("What pricing have we offered to TechCorp?", k=3)
+    assert [f.id for f in asked.valid_facts] == [customer.id]
+
+
+def test_demoting_echoes_keeps_scores_and_the_order_of_everything_else():
+    pool = [_fact("a", "alpha service uses retries"), _fact("customer", "TechCorp"), _fact("b", "beta"),
+            _fact("c", "[INVALIDATED] was wrong")]
+    ranked = [(1, 0.9), (0, 0.5), (2, 0.4), (3, 0.3)]
+    out = ranking.demote_echoes(ranked, pool, "what did we quote TechCorp?")
+    assert out == [(0, 0.5), (2, 0.4), (1, 0.9), (3, 0.3)]            # the retraction stays last
+    assert ranking.demote_echoes(ranked, pool, "did we quote TechCorp?") == ranked
+
+
+def test_the_hash_embedder_has_its_own_family_threshold_and_others_fall_back():
+    embedder = get_embedder("hash")
+    assert family_threshold(embedder) == 0.27 < related_threshold(embedder)
+
+    class Plain:
+        id, dim, supersede_threshold, possible_threshold = "plain", 4, 0.8, 0.4
+    assert family_threshold(Plain()) == 0.4
+
+
+def test_two_instructions_on_one_matter_in_other_words_put_the_newer_first():
+    # Cosine 0.29 (hash): under the review band, so no review item, but a family for recall.
+    def fact(n, minute, subject, body):
+        return Fact.from_dict({"id": f"{n:016x}", "subject": subject, "body": body, "kind": "decision",
+                               "scope": "project", "metadata": {"created_at": f"2025-12-05T14:0{minute}:00+00:00"}})
+
+    facts = [fact(1, 1, "instruction_a", "[INDIVIDUAL] Eva (Senior Engineer): The feature will take 3 weeks to "
+                  "build properly"),
+             fact(2, 2, "instruction_b", "[VP] Victor (VP Engineering): Ship the feature by Friday, scope down if "
+                  "needed")]
+    embedder = HashEmbedder()
+    vectors = embedder.embed([f.text for f in facts])
+    assert family_threshold(embedder) <= float(vectors[0] @ vectors[1]) < related_threshold(embedder)
+    query = "What's the delivery timeline for the feature?"
+    cosines = vectors @ embedder.embed([query])[0]
+    assert cosines[0] > cosines[1]
+    for threshold, first in ((related_threshold(embedder), facts[0]), (family_threshold(embedder), facts[1])):
+        ctx = assemble(query, facts, cosines, k=2, vectors=vectors, family_threshold=threshold)
+        assert ctx.valid_facts[0].id == first.id
