@@ -3,7 +3,8 @@
 Tree: `meta.json` plus `facts/<id[0:2]>/<id>.json`, one canonical JSON blob per
 fact. Each change is one commit built with pygit2 tree builders (never the
 user's index or work tree) and published by compare-and-swap on the ref,
-retried a bounded number of times when another writer got there first.
+retried when another writer got there first (for as long as others keep moving the ref,
+up to RETRY_SECONDS; MAX_ATTEMPTS times in a row when it stands still).
 Only the 2-hex subtree that holds a changed fact is rewritten, so a write costs
 the same whatever the number of stored facts.
 """
@@ -32,8 +33,13 @@ if TYPE_CHECKING:  # pragma: no cover - the write policy's index loads with the 
     from neo_git.store.tree_facts import TreeFacts
 
 FACTS_REF = "refs/neo/facts"
+# A lost compare-and-swap is retried. While the ref keeps moving, other writers are progressing,
+# and a slow writer (a loaded machine, many writers at once) may lose many rounds before it
+# wins one: that goes on for up to RETRY_SECONDS. Only MAX_ATTEMPTS losses in a row with the ref
+# standing still (its lock held, nobody progressing) end it sooner.
 MAX_ATTEMPTS = 60
-STALE_LOCK_SECONDS = 2.0  # a ref update holds its lock for milliseconds
+RETRY_SECONDS = 60.0
+STALE_LOCK_SECONDS = 5.0  # a ref update holds its lock for milliseconds (longer only on a stalled machine)
 
 
 def ensure_reflog(common_dir: Path, ref: str = FACTS_REF) -> None:
@@ -269,7 +275,11 @@ class RefStore(SubtreeReading):
 
         ensure_reflog(self.common_dir, self.ref)
         delay = 0.002
-        for _attempt in range(MAX_ATTEMPTS):
+        give_up = time.monotonic() + RETRY_SECONDS
+        stalled = 0   # lost rounds in a row in which no other writer moved the ref
+        attempts = 0
+        while True:
+            attempts += 1
             tip = self.tip()
             if lazy:
                 loaded = tip is not None and tip == self._loaded_tip
@@ -284,10 +294,13 @@ class RefStore(SubtreeReading):
             if self._compare_and_swap(tip, commit_id, change.message):
                 return change
             self._check_stale_lock()
+            stalled = 0 if self.tip() != tip else stalled + 1
+            if stalled >= MAX_ATTEMPTS or time.monotonic() > give_up:
+                break
             time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 1.6, 0.1)
         self._check_stale_lock(older_than=0.0)
-        raise NeoError(f"could not update {self.ref}: it kept moving ({MAX_ATTEMPTS} attempts)",
+        raise NeoError(f"could not update {self.ref}: it kept moving ({attempts} attempts)",
                        "many writers at once; try again")
 
     def lock_path(self) -> Path:
