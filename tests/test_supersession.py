@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from neo_git.embed.hashing import HashEmbedder
+from neo_git.facts import Fact
 from neo_git.store.supersession import entity_labels, subject_key
 from tests.store_helpers import HTTP_NEW, HTTP_OLD, commit_messages, open_store
 from tests.conftest import git
@@ -188,6 +189,55 @@ def test_a_long_record_that_names_the_older_one_is_proposed_with_its_evidence(st
     item, = store.review()
     assert "names the older fact" in item["why"] and "states a change about the older fact" in item["why"]
     assert item["evidence"] == ["reference", "change"]
+
+
+def test_a_newer_text_names_an_older_subject_with_other_filler_words():
+    from neo_git.store.evidence import REFERENCE, review_evidence
+
+    old = Fact.from_dict({"id": "1" * 16, "subject": "Single state in Hydra.Node.", "body": "x",
+                          "kind": "decision", "scope": "project"})
+
+    def named_by(text):
+        new = Fact.from_dict({"id": "2" * 16, "subject": "Later", "body": text, "kind": "decision", "scope": "project"})
+        return REFERENCE in review_evidence(new, old)
+
+    assert named_by("ADR 18 merged both states into one single state in the Hydra node.")
+    assert not named_by("A single node keeps the state; Hydra runs elsewhere.")   # the words, not in order
+    assert not named_by("single " + "other words " * 3 + "state in Hydra node")     # too far apart
+
+
+def test_reevaluating_an_older_choice_is_a_change_about_it():
+    from neo_git.store.evidence import CHANGE, review_evidence
+
+    old = Fact.from_dict({"id": "1" * 16, "subject": "Use DynamoDB as our Datastore", "body": "x",
+                          "kind": "decision", "scope": "project"})
+    new = Fact.from_dict({"id": "2" * 16, "subject": "Move to Postgres", "kind": "decision", "scope": "project",
+                          "body": "These needs have driven us to reevaluate our reliance on DynamoDB."})
+    assert CHANGE in review_evidence(new, old)
+
+
+def test_of_long_records_only_the_best_match_is_asked_about_for_a_change_the_top_three_for_a_reference(store):
+    """A change word near the older subject's words is weak evidence (records about one system
+    share those words): only the most similar record is asked about on it. Naming an older
+    record's subject is strong: any of the LONG_CANDIDATES most similar is."""
+    from neo_git.store.supersession import LONG_CANDIDATES
+
+    assert LONG_CANDIDATES == 3
+    shared = " ".join(["service deploy pipeline build artifact staging"] * 8)
+    text = shared + " " + shared + " We no longer run nightly builds. This follows cosign provenance attestations."
+    best = store.add("Release cadence", shared + " " + shared + " We no longer run builds at night. This follows "
+                     "provenance attestations.", kind="decision")
+    second = store.add("Nightly build schedule", shared + " Nightly builds run at midnight.", kind="decision")
+    third = store.add("Cosign provenance attestations", shared + " Every image is signed.", kind="decision")
+    result = store.add_detailed("Hermetic builds", text, kind="decision")
+    vectors = store.embedder.embed([f.text for f in (best, second, third)] + [f"Hermetic builds\n{text}"])
+    ranked = [f.id for _, f in sorted(((float(vectors[i] @ vectors[3]), f) for i, f in enumerate((best, second, third))),
+                                      key=lambda pair: -pair[0])]
+    assert ranked[0] == best.id
+    links = {link["id"]: link.get("evidence") for link in result.possible}
+    assert best.id not in links                      # the most similar, but nothing said about it
+    assert second.id not in links                    # a change about it, but it is not the best match
+    assert "reference" in links[third.id]            # named: asked about wherever it ranks in the three
 
 
 def test_same_subject_with_unrelated_long_bodies_is_kept(store):

@@ -55,10 +55,14 @@ CALIBRATED_WORDS = scoring.CALIBRATED_WORDS
 LABEL_WORDS = 4   # entity labels are looked for in the first words of a subject and of a body
 MAX_POSSIBLE = 3  # possible links recorded per new fact, most similar first
 # Outside the calibrated lengths only the few most similar candidates are looked at, and of those
-# only the ones the newer text speaks about (store/evidence.py). ADR dev: 2 gives 17% of records
-# a review item and finds 14 of 24 true edges; 3: 19%, 14; 1: 12%, 12 (the old rule, the best
-# match at or above the certain threshold: 55%, 14). `benchmarks/adr_eval.py --sweep` prints it.
-LONG_CANDIDATES = 2
+# only the ones the newer text speaks about (store/evidence.py): a candidate it names (a reference),
+# or the most similar one when it states a change about it. A change word near the older subject's
+# words is weak evidence, since records about one system share those words (ADR dev: 78 wrong
+# links for 10 right ones when any of the two best could be asked about on it). ADR dev: 3 gives
+# 15.4% of records a review item and finds 17 of 24 true edges; 2: 14.4%, 16; 1: 13.1%, 14; 5:
+# 16.3%, 17 (the old rule, the best match at or above the certain threshold: 55%, 14).
+# `benchmarks/adr_eval.py --sweep` prints it.
+LONG_CANDIDATES = 3
 # The most similar long candidate is also proposed, without evidence, when its cosine reaches this
 # (None: never). Off: with all-MiniLM-L6-v2 on ADR dev, 0.70 finds 17 of 24 edges for a review
 # item on 26% of adds (evidence alone: 13 for 19%), 0.80 finds 14 for 20%; no value reaches the
@@ -179,7 +183,7 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
     def usable(score: float, old: Fact) -> bool:
         return score == score and old.id not in exclude and old.id != new.id and not blocked(new, old)
 
-    from neo_git.store.evidence import DIFFERENT_CODE, SAME_SUBJECT, cites_other_code, review_evidence
+    from neo_git.store.evidence import CHANGE, DIFFERENT_CODE, REFERENCE, SAME_SUBJECT, cites_other_code, review_evidence
 
     possible = []
     for score, old in same_pairs:  # rule 2: the most similar same-subject fact that passes the guards
@@ -210,7 +214,8 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
             uncalibrated += 1
             if uncalibrated > LONG_CANDIDATES:
                 break
-            if evidence or (uncalibrated == 1 and LONG_BEST_COSINE is not None and score >= LONG_BEST_COSINE):
+            if REFERENCE in evidence or (uncalibrated == 1 and (CHANGE in evidence or (
+                    LONG_BEST_COSINE is not None and score >= LONG_BEST_COSINE))):
                 possible.append(_link(old, score, thresholds.possible, evidence))
             continue
         if cites_other_code(new, old):
