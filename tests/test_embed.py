@@ -137,11 +137,11 @@ def test_non_ascii_text(hasher):
 def test_embedding_thousands_of_facts_is_fast(hasher):
     texts = [f"Fact {i}\nService{i % 50} calls parse_config_{i % 7} with a {i % 30} s timeout and retries."
              for i in range(5000)]
-    started = time.perf_counter()
+    started = time.process_time()   # CPU time: other processes on a loaded machine do not count
     v = hasher.embed(texts)
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert v.shape == (5000, hasher.dim)
-    assert elapsed < 3.0  # ~0.2 s on a dev box; generous for a loaded CI machine
+    assert elapsed < 3.0  # ~0.2 s on a dev box
 
 
 # --- registry and default choice ---------------------------------------------------------
@@ -220,7 +220,7 @@ def test_fastembed_model_not_cached_fails_fast_with_pull_hint(monkeypatch):
     started = time.perf_counter()
     with pytest.raises(NeoError) as info:
         embed.get_embedder("fastembed:jinaai/jina-embeddings-v2-base-code")
-    assert time.perf_counter() - started < 2.0
+    assert time.perf_counter() - started < 10.0   # no download attempt (retries take ~40 s); room for a loaded machine
     assert "git neo model pull" in info.value.hint
 
 
@@ -311,7 +311,7 @@ def test_fastembed_loader_stays_offline_without_hf_hub_offline(monkeypatch):
     started = time.perf_counter()
     with pytest.raises(NeoError):
         embed.get_embedder("fastembed").embed(["hello"])
-    assert time.perf_counter() - started < 5.0
+    assert time.perf_counter() - started < 15.0   # as above: retrying downloads took ~40 s
 
 
 @pytest.mark.skipif(not fm.package_available(), reason="fastembed is not installed")

@@ -45,7 +45,7 @@ def test_half_a_payload_on_an_open_pipe_ends_at_the_limit_with_no_output(repo_wi
                       env={"NEO_AGENT_HOOK_TIMEOUT_MS": "1500"})
     code, out, err = finish(proc, 30)
     assert code == 0 and out == b"" and err == b""
-    assert time.monotonic() - started < 6          # ended with its stdin still open, long before a generous bound
+    assert time.monotonic() - started < 20         # ended with its stdin still open (the hang: finish's 30 s)
     assert "not JSON" in _log(repo_with_commit)    # read with a deadline: what arrived is all there is
 
 
@@ -53,17 +53,17 @@ def test_the_limit_counts_from_the_spawn_not_from_the_imports(tmp_path):
     # A process that spent longer than the limit before arming it exits at once, 0, silently.
     script = ("import os, time; os.environ['NEO_AGENT_HOOK_TIMEOUT_MS'] = '300'; time.sleep(0.6)\n"
               "from neo_git.agents.deadline import Clock\nClock.start()\n"
-              "time.sleep(10); print('still running')")
+              "time.sleep(60); print('still running')")
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, cwd=tmp_path, timeout=30)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, cwd=tmp_path, timeout=90)
     assert proc.returncode == 0 and proc.stdout == b""
-    assert time.monotonic() - start < 8                # not the 10 s sleep
+    assert time.monotonic() - start < 30               # not the 60 s sleep
     # One with time left is stopped when the budget since its spawn runs out, not later.
     script = script.replace("'300'", "'1500'")
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, cwd=tmp_path, timeout=30)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, cwd=tmp_path, timeout=90)
     assert proc.returncode == 0 and proc.stdout == b""
-    assert time.monotonic() - start < 8
+    assert time.monotonic() - start < 30
 
 
 def test_a_child_stuck_past_the_limit_is_stopped_and_the_hook_exits_0_silently(repo_with_commit):
@@ -98,5 +98,5 @@ def test_twenty_hooks_at_once_without_a_server_all_exit_0_with_an_answer_or_noth
         assert err == b""
         if out.strip():
             assert HTTP_BODY in json.loads(out)["hookSpecificOutput"]["additionalContext"]
-    assert time.monotonic() - started < 15                            # all ended, none hung on its open stdin
+    assert time.monotonic() - started < 45                            # all ended, none hung on its open stdin
     assert "Traceback" not in _log(repo_with_commit)                  # only time limits, no bug

@@ -117,7 +117,7 @@ def test_a_hanging_git_neo_cannot_hold_up_the_commit(repo_with_commit, tmp_path,
     proc, took = hanging_commit(repo_with_commit, tmp_path, monkeypatch, timeout=True)
     assert proc.returncode == 0, proc.stderr
     assert "no answer within 1500 ms (neo.guardTimeoutMs), commit allowed" in proc.stderr
-    assert took < 10, took          # the limit (1.5 s) plus git, far from the hang's 60 s
+    assert took < 30, took          # the limit (1.5 s) plus git on a loaded machine, far from the hang's 60 s
     assert git(repo_with_commit, "log", "-1", "--format=%s").strip() == "change"
 
 
@@ -125,14 +125,14 @@ def test_without_coreutils_timeout_a_watchdog_holds_the_limit(repo_with_commit, 
     proc, took = hanging_commit(repo_with_commit, tmp_path, monkeypatch, timeout=False)
     assert proc.returncode == 0, proc.stderr
     assert "no answer within 1500 ms (neo.guardTimeoutMs), commit allowed" in proc.stderr
-    assert took < 10, took          # whole seconds: the limit rounds up to 2 s
+    assert took < 30, took          # whole seconds: the limit rounds up to 2 s; the hang takes 60
 
 
 def test_with_neo_strict_a_time_out_blocks(repo_with_commit, tmp_path, monkeypatch):
     git(repo_with_commit, "config", "neo.strict", "true")
     proc, took = hanging_commit(repo_with_commit, tmp_path, monkeypatch, timeout=True)
     assert proc.returncode == 1 and "blocking (neo.strict=true)" in proc.stderr
-    assert took < 10, took
+    assert took < 30, took
 
 
 def test_the_guard_process_imports_only_what_it_needs(repo_with_commit):
@@ -169,7 +169,7 @@ def test_the_framework_entry_supervises_a_hanging_guard(repo_with_commit, tmp_pa
     _child_python_that(tmp_path, monkeypatch, "import time\ntime.sleep(60)\n")
     started = time.monotonic()
     assert supervise.main() == 0
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 30   # the hang takes 60 s
     assert "no answer within 1500 ms (neo.guardTimeoutMs), commit allowed" in capfd.readouterr().err
     git(repo_with_commit, "config", "neo.strict", "true")
     assert supervise.main() == 1
