@@ -216,6 +216,30 @@ def test_reevaluating_an_older_choice_is_a_change_about_it():
     assert CHANGE in review_evidence(new, old)
 
 
+def _decision(subject, body="x", n=1):
+    return Fact.from_dict({"id": str(n) * 16, "subject": subject, "body": body, "kind": "decision", "scope": "project"})
+
+
+def test_a_subject_that_removes_what_the_older_subject_is_about_states_a_change():
+    from neo_git.store.evidence import CHANGE, review_evidence
+
+    old = _decision("use-bullet-to-catch-nplus1-queries")
+    assert CHANGE in review_evidence(_decision("Remove Bullet gem", "It was disabled in every spec.", 2), old)
+    assert CHANGE not in review_evidence(_decision("Remove Sidekiq", "It was disabled in every spec.", 2), old)
+
+
+def test_a_narrower_subject_that_contains_the_older_one_is_not_a_reference_to_replace_it():
+    """"Social service authentication" after "Social service", "Use GOV.UK Notify for emails sent
+    to users" after "Use GOV.UK Notify": a part of the older topic, not its replacement."""
+    from neo_git.store.evidence import REFERENCE, review_evidence
+
+    old = _decision("Social service")
+    narrower = _decision("Social service authentication", "The social service signs requests.", 2)
+    assert REFERENCE not in review_evidence(narrower, old)
+    other = _decision("Friendship protocol", "This moves the social service to signed requests.", 2)
+    assert REFERENCE in review_evidence(other, old)
+
+
 def test_of_long_records_only_the_best_match_is_asked_about_for_a_change_the_top_three_for_a_reference(store):
     """A change word near the older subject's words is weak evidence (records about one system
     share those words): only the most similar record is asked about on it. Naming an older

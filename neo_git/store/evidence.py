@@ -8,12 +8,15 @@ is worth a person's time when the newer text also says something *about* the old
 * ``reference`` — it names the older fact: the older subject (two words or more besides fillers
   such as "the") appears in the newer text, its words in order and at most NAME_GAP apart ("one
   single state in the Hydra node" names "Single state in Hydra.Node."), or the older fact's source
-  file does (its name, e.g. ``ADR002-use-govuk-notify.md``);
+  file does (its name, e.g. ``ADR002-use-govuk-notify.md``). A newer subject that contains the
+  older one and says more ("Social service authentication" after "Social service") is a part of
+  that topic, not its replacement: naming it there is no reference;
 * ``change`` — it states a change about the older subject: a change word ("instead of",
   "replaces", "no longer", "supersedes", "deprecated", "rather than", "move/migrate/switch from",
   "remove", "previously", "revisit", "reevaluate") within a few words of at least a third of the older
   subject's content words (plurals folded, generic words such as "use", "add", "decision" left
-  out), or a subject that opens with a change verb ("Remove Bullet gem").
+  out), or a newer subject that opens with a change verb and whose object the older subject is
+  about ("Remove Bullet gem" after "use-bullet-to-catch-nplus1-queries").
 
 (Subjects that merely overlap, two thirds of the older one's content words in the newer one, were
 measured and left out: 60 wrong pairs for 2 right ones the other two already find.)
@@ -128,11 +131,16 @@ def review_evidence(new: Fact, old: Fact) -> tuple[str, ...]:
     new_words = words(new.text)
     title = words(old.subject)
     source = _FILE.search(old.metadata.source_file or "")
-    if _names(new_words, title) or \
+    narrower = about and about < content_words(new.subject)
+    if (_names(new_words, title) and not narrower) or \
             (source is not None and len(source.group(0)) >= 6 and source.group(0) in new.text):
         found.append(REFERENCE)
     if about and len(about & changed_words(new.text, new.subject)) >= CHANGE_SHARE * len(about):
         found.append(CHANGE)
+    elif about and _CHANGE_VERB.match(new.subject):  # "Remove Bullet gem": what it removes
+        target = content_words(new.subject) - set(words(new.subject)[:1])
+        if target and len(target & about) >= CHANGE_SHARE * len(target):
+            found.append(CHANGE)
     return tuple(found)
 
 
