@@ -19,6 +19,15 @@ GIT_ENV = {
     "HF_HUB_OFFLINE": "1",
     "NEO_EMBEDDER": "",
 }
+# What git-neo (or git under it) reads from the environment, which a developer's shell or a CI
+# job may have set: removed for every test (a test that wants one sets it).
+LEAKY_ENV = (
+    "NEO_DISABLE", "NEO_DIR", "NEO_HOOK_SYNC", "NEO_HOOK_TRACE", "NEO_AGENT_HOOK_TIMEOUT_MS",
+    "GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_COMMON_DIR",
+    "GIT_CEILING_DIRECTORIES", "GIT_NAMESPACE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE", "CODEX_HOME", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+    "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OLLAMA_HOST",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -40,10 +49,8 @@ def isolated_env(tmp_path_factory, monkeypatch):
             monkeypatch.setenv(key, value)
         else:
             monkeypatch.delenv(key, raising=False)
-    monkeypatch.delenv("NEO_DISABLE", raising=False)
-    monkeypatch.delenv("GIT_DIR", raising=False)
-    monkeypatch.delenv("GIT_INDEX_FILE", raising=False)
-    monkeypatch.delenv("GIT_WORK_TREE", raising=False)
+    for key in LEAKY_ENV:
+        monkeypatch.delenv(key, raising=False)
     yield home
 
 
