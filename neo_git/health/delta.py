@@ -3,8 +3,10 @@
 The rule (DESIGN.md §6): more god files is a regression, fewer an improvement.
 With the god-file count unchanged, more import cycles or a max nesting that
 rose by more than the noise band is a regression, and the mirror image an
-improvement. "More cycles" also counts more modules tangled in cycles, so two
-cycles merging into one bigger cycle is not mistaken for progress.
+improvement. "Worse cycles" means more modules tangled in cycles, a cycle among
+modules that were in none, or cycles merged into one (fewer cycles, but the edges
+that joined them are new): a merge is never mistaken for progress, and a cycle
+split in two is (the edges joining its halves are gone).
 
 The cycles counted are the import-time ones, as in `health` and the guard: moving an
 import into the function that uses it (the import-at-the-edge pattern) is progress,
@@ -132,13 +134,19 @@ def health_delta(before: HealthSnapshot, after: HealthSnapshot, *, nesting_noise
     nesting_delta = new.max_nesting - old.max_nesting
     rose, fell = _nesting_changes(old, new, nesting_noise)
 
-    cycles_worse = cycles_delta > 0 or modules_delta > 0
-    cycles_better = (cycles_delta < 0 or modules_delta < 0) and not cycles_worse
+    merged, split, fresh, gone = _regrouping(old.components, new.components)
+    # Worse: more modules in cycles, a cycle among modules in none before, or cycles tangled into
+    # one (two cycles merging keep their modules but add the edges between them). Better: the
+    # reverse, with nothing worse (a cycle split in two lost the edges that joined its halves).
+    cycles_worse = modules_delta > 0 or fresh > 0 or bool(merged)
+    cycles_better = not cycles_worse and (modules_delta < 0 or gone > 0 or bool(split))
     nesting_worse = nesting_delta > nesting_noise
     nesting_better = nesting_delta < -nesting_noise
 
     god_text = _god_sentence(old, new, god_added, god_removed) if god_added or god_removed else None
-    cycle_text = _cycle_sentence(old, new, entering, leaving, every_edge) if cycles_worse or cycles_better else None
+    cycle_text = (_cycle_sentence(old, new, entering, leaving, every_edge, merged if cycles_worse else split,
+                                  "merged" if cycles_worse else "split")
+                  if cycles_worse or cycles_better else None)
     nesting_text = None
     if nesting_worse or nesting_better:
         nesting_text = _nesting_sentence(old.max_nesting, new.max_nesting, nesting_noise,
@@ -232,10 +240,31 @@ def _god_sentence(old: _View, new: _View, added: list[str], removed: list[str]) 
     return text + (f" ({'; '.join(details)})" if details else "")
 
 
-def _cycle_sentence(old: _View, new: _View, entering: list[str], leaving: list[str], every_edge: bool) -> str:
+def _regrouping(old: tuple, new: tuple) -> tuple[list[str], list[str], int, int]:
+    """How the cycles regrouped: the modules of after-cycles that join two or more before-cycles
+    (*merged*), of before-cycles now in two or more after-cycles (*split*), and the number of
+    after-cycles touching no before-cycle (*fresh*) and of before-cycles touching no after-cycle
+    (*gone*)."""
+    owner = {node: n for n, component in enumerate(old) for node in component}
+    merged, fresh, touched_by = [], 0, {}
+    for m, component in enumerate(new):
+        olds = {owner[node] for node in component if node in owner}
+        if len(olds) > 1:
+            merged.extend(component)
+        fresh += not olds
+        for n in olds:
+            touched_by.setdefault(n, set()).add(m)
+    split = [node for n, ms in touched_by.items() if len(ms) > 1 for node in old[n]]
+    return sorted(merged), sorted(split), fresh, len(old) - len(touched_by)
+
+
+def _cycle_sentence(old: _View, new: _View, entering: list[str], leaving: list[str], every_edge: bool,
+                    regrouped: list[str] = (), how: str = "merged") -> str:
     text = (f"{'import' if every_edge else 'import-time'} cycles {len(old.components)} -> {len(new.components)}, "
             f"modules in cycles {len(old.modules_in_cycles)} -> {len(new.modules_in_cycles)}")
     details = []
+    if regrouped:
+        details.append(f"cycles {how}: " + _names(regrouped))
     if entering:
         details.append("now in a cycle: " + _names(entering))
     if leaving:

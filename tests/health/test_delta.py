@@ -210,6 +210,33 @@ def test_health_diff_follows_the_guard_cycles_setting(git_repo, monkeypatch, cap
     assert json.loads(capsys.readouterr().out)["verdict"] == "regression"
 
 
+TWO_CYCLES = {"m/__init__.py": "", "m/a.py": "from m import b\n", "m/b.py": "from m import a\n",
+              "m/c.py": "from m import d\n", "m/d.py": "from m import c\n"}
+ONE_CYCLE = {"m/b.py": "from m import a, c\n", "m/d.py": "from m import c, a\n"}
+
+
+def test_two_cycles_merging_with_the_same_modules_is_a_regression(git_repo):
+    """Fewer cycles, the same modules: the edges that joined them are new, nothing was untangled."""
+    delta = delta_of(git_repo, TWO_CYCLES, ONE_CYCLE)
+    assert (delta.cycles_delta, delta.modules_in_cycles_delta) == (-1, 0)
+    assert delta.verdict == "regression"
+    assert "cycles merged: m/a.py, m/b.py, m/c.py, m/d.py" in delta.reasons[0]
+
+
+def test_with_every_edge_counted_deferred_imports_merging_two_cycles_are_a_regression(git_repo):
+    joined = {"m/b.py": "from m import a\n\n\ndef f():\n    from m import c\n",
+              "m/d.py": "from m import c\n\n\ndef g():\n    from m import a\n"}
+    delta = delta_of(git_repo, TWO_CYCLES, joined, every_edge=True)
+    assert delta.cycles_delta == -1 and delta.verdict == "regression"
+
+
+def test_a_cycle_split_in_two_is_an_improvement(git_repo):
+    delta = delta_of(git_repo, {**TWO_CYCLES, **ONE_CYCLE}, TWO_CYCLES)
+    assert (delta.cycles_delta, delta.modules_in_cycles_delta) == (1, 0)
+    assert delta.verdict == "improvement"
+    assert "cycles split: m/a.py, m/b.py, m/c.py, m/d.py" in delta.reasons[0]
+
+
 def test_deferred_edges_merging_two_import_time_cycles_count_one_deferred_cycle(git_repo):
     """Two import-time cycles joined by a deferred import: one every-edge cycle that needs the
     deferred edge (never a negative count)."""
