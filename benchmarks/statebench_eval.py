@@ -374,6 +374,14 @@ def family_calibration(train, vectors, shipped) -> list[str]:
         rows = [evaluate(main, vectors, shipped, view, False)["main"].row() for view in VIEWS]
         lines.append(f"  {weight:6.2f} " + " ".join(f"{r['Cur@1']:12.3f} {r['Stale@5']:13.3f}" for r in rows))
     ranking.ECHO_WEIGHT = kept
+    lines.append(f"  {'thread':>6} " + " ".join(f"{v + ' Cur@1':>12} {v + ' Stale@5':>13}" for v in VIEWS)
+                 + "   (a loose member related to the family's best joins it, ranking.THREAD_OF_THE_BEST; train)")
+    kept = ranking.THREAD_OF_THE_BEST
+    for flag in (False, True):
+        ranking.THREAD_OF_THE_BEST = flag
+        rows = [evaluate(main, vectors, shipped, view, False)["main"].row() for view in VIEWS]
+        lines.append(f"  {'on' if flag else 'off':>6} " + " ".join(f"{r['Cur@1']:12.3f} {r['Stale@5']:13.3f}" for r in rows))
+    ranking.THREAD_OF_THE_BEST = kept
     return lines
 
 

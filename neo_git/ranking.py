@@ -92,13 +92,19 @@ TIE = 1e-6                 # scores this close are a tie, which goes to the newe
 RETRACTIONS_LAST = True    # retractions rank after every other fact
 NEWER_WINS_TIES = True
 # The current answer first (issue 21): ranked facts that resemble *each other* at least as much
-# as a possible supersession does (the embedder's possible threshold) form a family: an update
+# as the embedder's family threshold (`embed.family_threshold`) form a family: an update
 # nobody marked as one ("PO #4521 approved" → "PO #4521 CANCELLED"), two instructions on one
 # matter. The family keeps the places its members earned, but its newest members take the best of
 # them: the newer of two related statements is the likelier to be current. A member scoring under
 # FAMILY_SHARE of the family's best is only loosely on the question and keeps its own order, so a
 # newer fact that merely shares words with the answer does not displace it (StateBench train,
-# detect arm: 0.25 beat 0 and 0.5, see `benchmarks/statebench_eval.py`). Retractions stay last.
+# detect arm: 0.25 beat 0 and 0.5, see `benchmarks/statebench_eval.py`) -- unless it is related to
+# the family's best member itself (THREAD_OF_THE_BEST): the question found the thread through its
+# best match, and the thread's latest word is its current state, whatever its wording ("We could
+# use AWS or Google Cloud" → "Let's discuss this with the team next week" for "which cloud provider
+# did we pick?"). StateBench train, key view: 0.873 → 0.897 (value view and StaleLeak unchanged).
+# With the product's relevance floor every ranked fact already scores above FAMILY_SHARE of the
+# best, so both rules matter where the floor is off (`neo.relevanceFloor`). Retractions stay last.
 # Only statement-sized facts (scoring.CALIBRATED_WORDS) form families: between decision records
 # cosine measures shared project vocabulary (hash: every record's best match scores 0.35-0.59), so
 # a store of records written over months was one family and recall returned the newest records
@@ -106,6 +112,7 @@ NEWER_WINS_TIES = True
 # statement came from ranked first 22% of the time instead of 99%).
 NEWEST_IN_FAMILY = True
 FAMILY_SHARE = 0.25
+THREAD_OF_THE_BEST = True
 
 
 # An answer adds to its question (issue 21). A wh-question ("what pricing have we offered
@@ -243,6 +250,7 @@ def newest_in_family(ranked: Sequence[tuple[int, float]], pool: Sequence[Fact], 
 
     for a, b in zip(*np.nonzero(np.triu(related, 1))):
         parent[root(int(b))] = root(int(a))
+    index_of = {n: a for a, n in enumerate(members)}
     families: dict[int, list[int]] = {}
     for a, n in enumerate(members):
         families.setdefault(root(a), []).append(n)  # places in rank order
@@ -251,7 +259,9 @@ def newest_in_family(ranked: Sequence[tuple[int, float]], pool: Sequence[Fact], 
         best = ranked[places[0]][1]
         if len(places) < 2 or not best > 0:
             continue
-        near = [n for n in places if ranked[n][1] >= FAMILY_SHARE * best]
+        head = index_of[places[0]]
+        near = [n for n in places if ranked[n][1] >= FAMILY_SHARE * best
+                or (THREAD_OF_THE_BEST and related[head, index_of[n]])]
         newest = sorted(near, key=lambda n: (_created_desc(pool[ranked[n][0]]), n))
         order = newest + [n for n in places if n not in near]
         for place, n in zip(places, order):

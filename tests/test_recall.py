@@ -187,7 +187,8 @@ def test_the_newer_of_two_related_facts_comes_first(store):
 
 
 def test_a_newer_fact_only_loosely_on_the_question_does_not_jump_ahead():
-    """Family members scoring under FAMILY_SHARE of the family's best keep their own order."""
+    """Family members scoring under FAMILY_SHARE of the family's best keep their own order, unless
+    they are related to the best member itself (the thread the question found)."""
     import numpy as np
 
     from neo_git.facts import Fact
@@ -203,7 +204,9 @@ def test_a_newer_fact_only_loosely_on_the_question_does_not_jump_ahead():
     close = [(0, best), (1, 0.5), (2, FAMILY_SHARE * best + 0.01)]
     assert [i for i, _ in newest_in_family(close, pool, vectors, 0.3, [False] * 3)] == [2, 1, 0]
     loose = [(0, best), (1, 0.5), (2, FAMILY_SHARE * best - 0.01)]
-    assert [i for i, _ in newest_in_family(loose, pool, vectors, 0.3, [False] * 3)] == [1, 0, 2]
+    assert [i for i, _ in newest_in_family(loose, pool, vectors, 0.3, [False] * 3)] == [2, 1, 0]  # thread of 0
+    chain = np.array([[1, 0, 0, 0], [0.6, 0.8, 0, 0], [0, 1, 0, 0]], dtype=np.float32)  # 2 related to 1, not to 0
+    assert [i for i, _ in newest_in_family(loose, pool, chain, 0.3, [False] * 3)] == [1, 0, 2]
     unrelated = np.eye(3, 4, dtype=np.float32)
     assert [i for i, _ in newest_in_family(close, pool, unrelated, 0.3, [False] * 3)] == [0, 1, 2]
     retraction = [False, False, True]              # a retraction is nobody's newer statement
