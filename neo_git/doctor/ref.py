@@ -79,8 +79,8 @@ def check_ref(repo: "pygit2.Repository", ref: str = "refs/neo/facts") -> list[Fi
     return findings
 
 
-_REF_HINT = ("readers skip it and a write carries it through untouched; ask its author to fix it, "
-             "or remove it with a commit on the ref")
+_REF_HINT = ("readers skip it and a write carries it through untouched (unless a new fact needs its "
+             "folder name, which then replaces it); ask its author to fix it, or remove it with a commit on the ref")
 
 
 def _missing(ref: str, oid, where: str) -> Finding:
