@@ -358,7 +358,7 @@ def family_calibration(train, vectors, shipped) -> list[str]:
     shipped_threshold = getattr(embedder, "family_threshold", None)
     lines.append(f"  {'family':>6} " + " ".join(f"{v + ' Cur@1':>12} {v + ' Stale@5':>13}" for v in VIEWS)
                  + "   (family threshold: the cosine from which ranked facts are related; train)")
-    for threshold in (0.30, 0.27, 0.24, 0.22):
+    for threshold in (0.40, 0.35, 0.30, 0.27, 0.24, 0.22):
         embedder.family_threshold = threshold
         rows = [evaluate(main, vectors, shipped, view, False)["main"].row() for view in VIEWS]
         lines.append(f"  {threshold:6.2f} " + " ".join(f"{r['Cur@1']:12.3f} {r['Stale@5']:13.3f}" for r in rows))

@@ -82,6 +82,7 @@ def test_fastembed_loads_the_package_index_build_and_its_vectors_are_sane(built)
     assert embedder.id == f"fastembed:{INT8}" and embedder.dim == 384
     assert embedder.supersede_threshold == fm.CALIBRATIONS[embedder.id]["certain"]
     assert embedder.relevance_floor == fm.CALIBRATIONS[embedder.id]["floor"]
+    assert embed.family_threshold(embedder) == fm.CALIBRATIONS[embedder.id]["family"] == 0.40
     texts = ["All outbound HTTP goes through httpx with a 30 s timeout.",
              "Which HTTP client do we use for calls to other services?",
              "The deploy pipeline runs database migrations before the new pods start.",

@@ -50,9 +50,11 @@ CALIBRATIONS: dict[str, dict] = {
     # `python benchmarks/relevance_calibration.py --embedder …` (ADR dev stores, StateBench train
     # off-topic questions): the lowest cosine at which no store hands a fact to more than 5% of the
     # off-topic questions (mean 1.7%), on-topic top-5 99.8%; StateBench dev questions (not tuned
-    # on): mean 1.6%, worst store 4.9%.
+    # on): mean 1.6%, worst store 4.9%. family 0.40: recall's family threshold (ranking.newest_in_family),
+    # the train sweep of statebench_eval.py (key / value Current@1 at 0.30 0.813 / 0.834, 0.35 0.813 /
+    # 0.839, 0.40 0.813 / 0.848, 0.45 0.813 / 0.845, 0.50 0.815 / 0.845, 0.55 0.815 / 0.810).
     "fastembed:sentence-transformers/all-MiniLM-L6-v2:int8": {
-        "certain": 0.68, "possible": 0.30, "floor": 0.42,
+        "certain": 0.68, "possible": 0.30, "floor": 0.42, "family": 0.40,
         "source": "calibrated: benchmarks/statebench_eval.py (StateBench train) and "
                   "benchmarks/relevance_calibration.py (ADR dev stores, StateBench train questions)",
     },
@@ -231,6 +233,8 @@ class FastEmbedEmbedder:
             self.possible_threshold = calibrated["possible"]
             self.relevance_floor = calibrated["floor"]
             self.relevance_source = calibrated["source"]
+            if "family" in calibrated:
+                self.family_threshold = calibrated["family"]
         else:
             self.supersede_threshold = SUPERSEDE_THRESHOLD
             self.relevance_floor = RELEVANCE_FLOORS.get(self.model, DEFAULT_RELEVANCE_FLOOR)
