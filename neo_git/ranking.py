@@ -165,8 +165,9 @@ def demote_echoes(ranked: Sequence[tuple[int, float]], pool: Sequence[Fact], que
     weighted = [(score * ECHO_WEIGHT if echoes(pool[i], asked) else score, n) for n, (i, score) in enumerate(ranked)]
     if all(value == ranked[n][1] for value, n in weighted):
         return list(ranked)
-    # Only the score moves: retractions and stale facts stay behind as `rank` put them.
-    order = sorted(weighted, key=lambda pair: (_tier(ranked[pair[1]][0], pool), -pair[0], pair[1]))
+    # Only the score moves: retractions and stale facts stay behind as `rank` put them, and scores
+    # within TIE keep `rank`'s order (newer first), compared as `rank` compares them.
+    order = sorted(weighted, key=lambda pair: (_tier(ranked[pair[1]][0], pool), -round(pair[0] / TIE), pair[1]))
     return [ranked[n] for _, n in order]
 
 

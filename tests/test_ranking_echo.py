@@ -97,3 +97,24 @@ def test_two_instructions_on_one_matter_in_other_words_put_the_newer_first():
     for threshold, first in ((related_threshold(embedder), facts[0]), (family_threshold(embedder), facts[1])):
         ctx = assemble(query, facts, cosines, k=2, vectors=vectors, family_threshold=threshold)
         assert ctx.valid_facts[0].id == first.id
+
+
+def test_demoting_an_echo_keeps_ranks_tie_order_among_the_other_facts():
+    # Scores within ranking.TIE are a tie that `rank` gives to the newer fact; moving an echo
+    # must not re-sort the others by their raw scores.
+    import numpy as np
+    from datetime import datetime, timezone
+
+    from neo_git.recall import _Layout
+
+    def fact(n, minute, subject, body):
+        return Fact.from_dict({"id": f"{n:016x}", "subject": subject, "body": body, "kind": "decision",
+                               "scope": "project", "metadata": {"created_at": f"2025-12-05T14:0{minute}:00+00:00"}})
+
+    facts = [fact(1, 1, "quote_a", "older alpha answer"), fact(2, 2, "quote_b", "newer beta answer"),
+             fact(3, 3, "customer", "TechCorp")]
+    layout = _Layout(facts)
+    ranked = ranking.rank(np.array([0.5000004, 0.5000001, 0.9]), layout, datetime.now(timezone.utc), {}, None)
+    assert [i for i, _ in ranked] == [2, 1, 0]              # the newer of the tied pair first
+    out = ranking.demote_echoes(ranked, layout.pool, "what did we quote TechCorp?")
+    assert [i for i, _ in out] == [1, 0, 2]
