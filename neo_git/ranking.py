@@ -157,12 +157,14 @@ def echoes(fact: Fact, query_words: frozenset[str]) -> bool:
 
 def demote_echoes(ranked: Sequence[tuple[int, float]], pool: Sequence[Fact], query: str
                   ) -> list[tuple[int, float]]:
-    """*ranked* with the echoes of a wh-*query* ranked at ECHO_WEIGHT of their score (the scores
-    returned are unchanged; only the order moves). Other queries: as is."""
+    """*ranked* with the echoes of a wh-*query* ranked at ECHO_WEIGHT of their score, never above
+    their own (the scores returned are unchanged; only the order moves). Other queries: as is."""
     if ECHO_WEIGHT >= 1 or not ranked or not wh_question(query):
         return list(ranked)
     asked = _echo_words(query)
-    weighted = [(score * ECHO_WEIGHT if echoes(pool[i], asked) else score, n) for n, (i, score) in enumerate(ranked)]
+    # min: an echo only moves down (a negative score times ECHO_WEIGHT would be higher).
+    weighted = [(min(score, score * ECHO_WEIGHT) if echoes(pool[i], asked) else score, n)
+                for n, (i, score) in enumerate(ranked)]
     if all(value == ranked[n][1] for value, n in weighted):
         return list(ranked)
     # Only the score moves: retractions and stale facts stay behind as `rank` put them, and scores

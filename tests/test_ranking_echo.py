@@ -118,3 +118,11 @@ def test_demoting_an_echo_keeps_ranks_tie_order_among_the_other_facts():
     assert [i for i, _ in ranked] == [2, 1, 0]              # the newer of the tied pair first
     out = ranking.demote_echoes(ranked, layout.pool, "what did we quote TechCorp?")
     assert [i for i, _ in out] == [1, 0, 2]
+
+
+def test_an_echo_with_a_negative_score_is_never_raised_above_a_fact_that_answers():
+    # With the relevance floor off (neo.relevanceFloor) a ranked fact may score below 0; an echo's
+    # score times ECHO_WEIGHT would then be *higher* than its own.
+    pool = [_fact("a", "alpha service uses retries"), _fact("b", "beta rollout plan"), _fact("customer", "TechCorp")]
+    ranked = [(0, 0.2), (1, -0.1), (2, -0.3)]
+    assert ranking.demote_echoes(ranked, pool, "what did we quote TechCorp?") == ranked
