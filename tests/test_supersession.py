@@ -206,6 +206,31 @@ def test_a_newer_text_names_an_older_subject_with_other_filler_words():
     assert not named_by("single " + "other words " * 3 + "state in Hydra node")     # too far apart
 
 
+def test_a_repeated_word_between_the_subject_words_does_not_hide_the_name():
+    """Each subject word may be found at any of its places in the text, not only its first one
+    after the word before: "Red blue x blue y z green" names "red blue green" (blue@3, green@6)."""
+    from neo_git.store.evidence import NAME_GAP, _names, words
+
+    assert NAME_GAP == 3
+    assert _names(words("red x blue y z green"), words("red blue green"))
+    assert _names(words("red blue x blue y z green"), words("red blue green"))   # one more "blue"
+    assert _names(words("state in state machine"), words("state in state machine"))
+    assert not _names(words("state machine"), words("state in state machine"))     # two "state"s asked
+
+
+def test_naming_a_subject_in_a_long_repetitive_text_stays_fast():
+    """A 16 KB body of one repeated word against a subject of that word five times and another:
+    every place of the first word started a scan of every place of the next (0.3 s; now linear)."""
+    import time
+
+    from neo_git.store.evidence import _names, words
+
+    text, subject = words(("data " * 4000)[:16384]), words("data data data data data model")
+    started = time.perf_counter()
+    assert not _names(text, subject)
+    assert time.perf_counter() - started < 0.1
+
+
 def test_reevaluating_an_older_choice_is_a_change_about_it():
     from neo_git.store.evidence import CHANGE, review_evidence
 

@@ -113,15 +113,20 @@ def _names(text_words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
     for at, word in enumerate(text_words):
         if word in wanted_set:
             places.setdefault(word, []).append(at)
-    for start in places.get(wanted[0], ()):
-        at = start
-        for word in wanted[1:]:
-            at = next((p for p in places.get(word, ()) if at < p <= at + NAME_GAP), None)
-            if at is None:
-                break
-        else:
-            return True
-    return False
+    # Every place where the phrase so far can end (not only the first: "red blue x blue y z green"
+    # names "red blue green" through the second "blue"), one merge of two sorted lists per word.
+    reached = places.get(wanted[0], [])
+    for word in wanted[1:]:
+        following, before = [], 0
+        for at in places.get(word, ()):
+            while before < len(reached) and reached[before] < at - NAME_GAP:
+                before += 1
+            if before < len(reached) and reached[before] < at:
+                following.append(at)
+        if not following:
+            return False
+        reached = following
+    return bool(reached)
 
 
 def review_evidence(new: Fact, old: Fact) -> tuple[str, ...]:
