@@ -169,7 +169,7 @@ def health_delta(before: HealthSnapshot, after: HealthSnapshot, *, nesting_noise
         verdict = REGRESSION
         if cycles_worse:
             drivers.append(cycle_text)
-            files += entering
+            files += entering + merged   # a merge brings no module into cycles: the merged ones caused it
         if nesting_worse:
             drivers.append(nesting_text)
             files += rose
@@ -177,7 +177,7 @@ def health_delta(before: HealthSnapshot, after: HealthSnapshot, *, nesting_noise
         verdict = IMPROVEMENT
         if cycles_better:
             drivers.append(cycle_text)
-            files += leaving
+            files += leaving + split
         if nesting_better:
             drivers.append(nesting_text)
             files += fell

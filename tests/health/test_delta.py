@@ -221,6 +221,7 @@ def test_two_cycles_merging_with_the_same_modules_is_a_regression(git_repo):
     assert (delta.cycles_delta, delta.modules_in_cycles_delta) == (-1, 0)
     assert delta.verdict == "regression"
     assert "cycles merged: m/a.py, m/b.py, m/c.py, m/d.py" in delta.reasons[0]
+    assert delta.files == ("m/a.py", "m/b.py", "m/c.py", "m/d.py")    # the verdict names who caused it
 
 
 def test_with_every_edge_counted_deferred_imports_merging_two_cycles_are_a_regression(git_repo):
@@ -235,6 +236,7 @@ def test_a_cycle_split_in_two_is_an_improvement(git_repo):
     assert (delta.cycles_delta, delta.modules_in_cycles_delta) == (1, 0)
     assert delta.verdict == "improvement"
     assert "cycles split: m/a.py, m/b.py, m/c.py, m/d.py" in delta.reasons[0]
+    assert delta.files == ("m/a.py", "m/b.py", "m/c.py", "m/d.py")
 
 
 def test_deferred_edges_merging_two_import_time_cycles_count_one_deferred_cycle(git_repo):
