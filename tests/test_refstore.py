@@ -207,3 +207,36 @@ def test_packed_ref_and_gc_keep_working(repo_with_commit):
     assert git(repo_with_commit, "fsck", "--no-dangling").strip() == ""
     reflog = git(repo_with_commit, "reflog", "show", "--format=%gs", REF).splitlines()
     assert reflog[0] == f"neo: add pattern {second.id}: Database migrations"
+
+
+def test_a_writer_losing_to_progressing_writers_retries_past_max_attempts_within_retry_seconds(
+        repo_with_commit, monkeypatch):
+    """Lost rounds in which another writer moved the ref are progress: they do not count toward
+    MAX_ATTEMPTS (losses in a row with the ref standing still), only toward RETRY_SECONDS."""
+    from neo_git.errors import NeoError
+    from neo_git.store import refstore
+
+    monkeypatch.setattr(refstore, "MAX_ATTEMPTS", 3)
+    store = open_store(repo_with_commit)
+    store.init()
+    real = refstore.RefStore._compare_and_swap
+    lost = []
+
+    def others_win(self, expected, new, message, rounds=8):
+        if len(lost) < rounds:  # another writer publishes first: the ref moves on
+            lost.append(message)
+            repo = self.repo
+            tip = repo.references[self.ref].target
+            other = repo.create_commit(None, self.signature, self.signature, "other\n", repo[tip].tree.id, [tip])
+            repo.references[self.ref].set_target(other, "other writer")
+            return False
+        return real(self, expected, new, message)
+
+    monkeypatch.setattr(refstore.RefStore, "_compare_and_swap", others_win)
+    fact = store.add("Layout", "Code lives under src/.")
+    assert len(lost) == 8 and fact.id in {f.id for f in open_store(repo_with_commit).list()}
+    monkeypatch.setattr(refstore, "RETRY_SECONDS", 0.0)   # a bound on time whatever the progress
+    lost.clear()
+    with pytest.raises(NeoError, match="kept moving"):
+        store.add("Build", "make builds the wheel.")
+    assert len(lost) == 1
