@@ -318,7 +318,7 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     *last_accessed* holds access times kept outside the facts (the local access log);
     *untrusted* the ids of claims (ranked lower, never constraints, listed in the result);
     *vectors* the facts' vectors (rows in *facts* order) and *family_threshold* the cosine from
-    which two facts are related (the embedder's possible-supersession threshold): with both,
+    which two facts are related (`embed.family_threshold`, the embedder's own): with both,
     the newest of related facts comes first (`newest_in_family`);
     *file* the file being worked on (its cited and path-scoped facts first, whatever the
     question's wording; its path-scoped constraints always);
