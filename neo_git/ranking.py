@@ -155,15 +155,26 @@ def echoes(fact: Fact, query_words: frozenset[str]) -> bool:
     return 0 < len(said) <= ECHO_MAX_WORDS and len(said & query_words) >= ECHO_SHARE * len(said)
 
 
-def demote_echoes(ranked: Sequence[tuple[int, float]], pool: Sequence[Fact], query: str
-                  ) -> list[tuple[int, float]]:
-    """*ranked* with the echoes of a wh-*query* ranked at ECHO_WEIGHT of their score, never above
-    their own (the scores returned are unchanged; only the order moves). Other queries: as is."""
+def echo_positions(ranked: Sequence[tuple[int, float]], pool: Sequence[Fact], query: str) -> frozenset[int]:
+    """The pool positions among *ranked* whose facts echo a wh-*query* (none for other queries,
+    or when ECHO_WEIGHT turns the rule off)."""
     if ECHO_WEIGHT >= 1 or not ranked or not wh_question(query):
-        return list(ranked)
+        return frozenset()
     asked = _echo_words(query)
+    return frozenset(i for i, _ in ranked if echoes(pool[i], asked))
+
+
+def demote_echoes(ranked: Sequence[tuple[int, float]], pool: Sequence[Fact], query: str,
+                  echoed: frozenset[int] | None = None) -> list[tuple[int, float]]:
+    """*ranked* with the echoes of a wh-*query* (*echoed*, default `echo_positions`) ranked at
+    ECHO_WEIGHT of their score, never above their own (the scores returned are unchanged; only
+    the order moves). Other queries: as is. An echo is no family member either (`Except`): a newer
+    echo must not take the place of the answer it resembles."""
+    echoed = echo_positions(ranked, pool, query) if echoed is None else echoed
+    if not echoed:
+        return list(ranked)
     # min: an echo only moves down (a negative score times ECHO_WEIGHT would be higher).
-    weighted = [(min(score, score * ECHO_WEIGHT) if echoes(pool[i], asked) else score, n)
+    weighted = [(min(score, score * ECHO_WEIGHT) if i in echoed else score, n)
                 for n, (i, score) in enumerate(ranked)]
     if all(value == ranked[n][1] for value, n in weighted):
         return list(ranked)
@@ -171,6 +182,22 @@ def demote_echoes(ranked: Sequence[tuple[int, float]], pool: Sequence[Fact], que
     # within TIE keep `rank`'s order (newer first), compared as `rank` compares them.
     order = sorted(weighted, key=lambda pair: (_tier(ranked[pair[1]][0], pool), -round(pair[0] / TIE), pair[1]))
     return [ranked[n] for _, n in order]
+
+
+class Except(Sequence):
+    """Flags by pool position with *cleared* positions read as False (`newest_in_family`'s
+    *statement* without the echoes), without copying a pool-long list."""
+
+    def __init__(self, flags: Sequence[bool], cleared: frozenset[int]) -> None:
+        self.flags, self.cleared = flags, cleared
+
+    def __len__(self) -> int:
+        return len(self.flags)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return bool(self.flags[i]) and i not in self.cleared
 
 
 def _tier(i: int, pool: Sequence[Fact]) -> tuple[bool, bool]:

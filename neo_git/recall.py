@@ -20,8 +20,8 @@ from neo_git import ranking
 from neo_git.citations.states import stale_note
 from neo_git.facts import SCOPE_ORDER, Fact, FactKind
 from neo_git.knowledge import current_successor, is_open_proposal
-from neo_git.ranking import (CLAIM_WEIGHT, SCOPE_WEIGHT, STALE_WEIGHT, cached_bonus, demote_echoes, newest_in_family,
-                             rank, rank_score)
+from neo_git.ranking import (CLAIM_WEIGHT, SCOPE_WEIGHT, STALE_WEIGHT, cached_bonus, demote_echoes, echo_positions,
+                             newest_in_family, rank, rank_score)
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -378,11 +378,12 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     for limit in (window, None):
         valid_facts, taken_cosines, taken, exhausted = [], [], used, True
         ranked = rank(pool_cos, relevant, now, accessed, limit)
-        ranked[:window] = demote_echoes(ranked[:window], pool, query)
+        echoed = echo_positions(ranked[:window], pool, query)
+        ranked[:window] = demote_echoes(ranked[:window], pool, query, echoed)
         if family:  # only the head of the ranking can reach the answer; pairs cost O(window²)
+            statement = ranking.Except(relevant.statement, echoed) if echoed else relevant.statement
             ranked[:window] = newest_in_family(ranked[:window], pool, vectors, family_threshold,
-                                               relevant.retraction, rows=relevant.ranked,
-                                               statement=relevant.statement)
+                                               relevant.retraction, rows=relevant.ranked, statement=statement)
         entries = [*first, *((pool[j], v, float(pool_cos[j])) for j, v in ranked if pool[j].id not in skip_ids)]
         for fact, score, cosine_to_query in entries:
             if len(valid_facts) >= k:

@@ -126,3 +126,28 @@ def test_an_echo_with_a_negative_score_is_never_raised_above_a_fact_that_answers
     pool = [_fact("a", "alpha service uses retries"), _fact("b", "beta rollout plan"), _fact("customer", "TechCorp")]
     ranked = [(0, 0.2), (1, -0.1), (2, -0.3)]
     assert ranking.demote_echoes(ranked, pool, "what did we quote TechCorp?") == ranked
+
+
+def test_a_newer_echo_does_not_take_the_answers_place_through_its_family():
+    """The echo resembles the answer (cosine ~0.5, a family): newest-first must not undo the demotion."""
+    from neo_git.embed.hashing import HashEmbedder
+
+    facts = [Fact.from_dict({"id": f"{n:016x}", "subject": subject, "body": body, "kind": "decision",
+                             "scope": "project", "metadata": {"created_at": f"2025-12-05T14:0{n}:00+00:00"}})
+             for n, subject, body in ((1, "global_current_quote", "Pricing offered to TechCorp: $50 per unit"),
+                                      (2, "global_customer", "TechCorp"))]
+    embedder = HashEmbedder()
+    vectors = embedder.embed([f.text for f in facts])
+    assert float(vectors[0] @ vectors[1]) >= family_threshold(embedder)   # one family
+    query = "What pricing have we offered to TechCorp?"
+    cosines = vectors @ embedder.embed([query])[0]
+    ctx = assemble(query, facts, cosines, k=2, vectors=vectors, family_threshold=family_threshold(embedder))
+    assert [f.id for f in ctx.valid_facts] == [facts[0].id, facts[1].id]
+    confirm = assemble("Do we quote TechCorp?", facts, vectors @ embedder.embed(["Do we quote TechCorp?"])[0], k=2,
+                       vectors=vectors, family_threshold=family_threshold(embedder))
+    assert confirm.valid_facts[0].id == facts[1].id    # a yes/no question: the family's newest, as before
+
+
+def test_except_reads_cleared_positions_as_false():
+    flags = ranking.Except([True, True, False, True], frozenset({1}))
+    assert [flags[i] for i in range(4)] == [True, False, False, True] and len(flags) == 4 and flags[0:2] == [True, False]
