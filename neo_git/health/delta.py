@@ -3,8 +3,8 @@
 The rule (DESIGN.md §6): more god files is a regression, fewer an improvement.
 With the god-file count unchanged, more import cycles or a max nesting that
 rose by more than the noise band is a regression, and the mirror image an
-improvement. "Worse cycles" means more modules tangled in cycles, a cycle among
-modules that were in none, or cycles merged into one (fewer cycles, but the edges
+improvement. "Worse cycles" means more modules tangled in cycles, more new cycles
+among modules that were in none than cycles gone, or cycles merged into one (fewer cycles, but the edges
 that joined them are new): a merge is never mistaken for progress, and a cycle
 split in two is (the edges joining its halves are gone).
 
@@ -135,11 +135,12 @@ def health_delta(before: HealthSnapshot, after: HealthSnapshot, *, nesting_noise
     rose, fell = _nesting_changes(old, new, nesting_noise)
 
     merged, split, fresh, gone = _regrouping(old.components, new.components)
-    # Worse: more modules in cycles, a cycle among modules in none before, or cycles tangled into
-    # one (two cycles merging keep their modules but add the edges between them). Better: the
+    # Worse: more modules in cycles, more cycles among modules in none before than cycles gone
+    # (a package renamed with its cycle is one gone and one fresh: no change), or cycles tangled
+    # into one (two cycles merging keep their modules but add the edges between them). Better: the
     # reverse, with nothing worse (a cycle split in two lost the edges that joined its halves).
-    cycles_worse = modules_delta > 0 or fresh > 0 or bool(merged)
-    cycles_better = not cycles_worse and (modules_delta < 0 or gone > 0 or bool(split))
+    cycles_worse = modules_delta > 0 or fresh > gone or bool(merged)
+    cycles_better = not cycles_worse and (modules_delta < 0 or gone > fresh or bool(split))
     nesting_worse = nesting_delta > nesting_noise
     nesting_better = nesting_delta < -nesting_noise
 

@@ -239,6 +239,18 @@ def test_a_cycle_split_in_two_is_an_improvement(git_repo):
     assert delta.files == ("m/a.py", "m/b.py", "m/c.py", "m/d.py")
 
 
+def test_a_package_renamed_with_its_cycle_is_neutral(git_repo):
+    import subprocess
+
+    commit_files(git_repo, {"m/__init__.py": "", "m/a.py": "from m import b\n", "m/b.py": "from m import a\n"}, "before")
+    repo = pygit2.Repository(str(git_repo))
+    first = repo.head.target
+    subprocess.run(["git", "mv", "m", "n"], cwd=git_repo, check=True)
+    second = commit_files(git_repo, {"n/a.py": "from n import b\n", "n/b.py": "from n import a\n"}, "rename")
+    delta = health_delta(snapshot_commit(repo, first), snapshot_commit(repo, second))
+    assert delta.verdict == "neutral", delta.reasons
+
+
 def test_deferred_edges_merging_two_import_time_cycles_count_one_deferred_cycle(git_repo):
     """Two import-time cycles joined by a deferred import: one every-edge cycle that needs the
     deferred edge (never a negative count)."""
