@@ -222,12 +222,16 @@ def test_a_cold_reader_keeps_the_cached_facts_of_a_changed_folder_as_they_are(re
     import neo_git.store.subtree as subtree
 
     store = _populated(repo_with_commit)
+    rng = random.Random(7)
+    while True:  # ids are random: 43 facts leave every folder with one fact ~3% of the time
+        by_folder: dict[str, list[str]] = {}
+        for fact_id in sorted(ref_fact_ids(repo_with_commit)):
+            by_folder.setdefault(fact_id[:2], []).append(fact_id)
+        folder, ids = max(by_folder.items(), key=lambda item: len(item[1]))
+        if len(ids) >= 3:
+            break
+        store.add(*distinct_text(rng))
     _cold_facts(store)
-    by_folder: dict[str, list[str]] = {}
-    for fact_id in sorted(ref_fact_ids(repo_with_commit)):
-        by_folder.setdefault(fact_id[:2], []).append(fact_id)
-    folder, ids = max(by_folder.items(), key=lambda item: len(item[1]))
-    assert len(ids) >= 2
     rewritten = json.loads(show_blob(repo_with_commit, ids[0]))
     rewritten["body"] = "rewritten by a teammate"
     newcomer = json.loads(show_blob(repo_with_commit, ids[-1]))
