@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 from neo_git.citations.states import is_stale
 from neo_git.facts import Fact, FactScope
 from neo_git.scoring import success_bonus
+from neo_git.textkeys import FILLER, words
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -129,18 +130,11 @@ ECHO_SHARE = 2 / 3
 ECHO_MAX_WORDS = 6
 _WH_QUESTION = re.compile(r"^\W*(?:(?:so|and|ok|okay|then|now|also)\W+)?"
                           r"(?:what|which|who|whom|whose|when|where|why|how)\b", re.IGNORECASE)
-_ECHO_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_FILLER = frozenset("a an the of for to in on at by with and or is are be was were our we my your their "
-                    "it its this that these those from as per".split())
-
-
-def _fold(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 @lru_cache(maxsize=1 << 12)
 def _echo_words(text: str) -> frozenset[str]:
-    return frozenset(_fold(w) for w in _ECHO_WORD.findall(text.casefold()) if w not in _FILLER)
+    return frozenset(w for w in words(text) if w not in FILLER)
 
 
 def wh_question(query: str) -> bool:

@@ -38,6 +38,30 @@ def subject_key(subject: str) -> str:
     return _subject_key(subject)
 
 
+# Word-level comparison, shared by the review evidence (`store/evidence.py`) and recall's echoes
+# (`ranking.echoes`); not part of KEYS_SIGNATURE (no cache stores them).
+_WORD = re.compile(r"\w+", re.UNICODE)
+# Words a text may add or drop around what it is about ("the", "our", "one").
+FILLER = frozenset("a an the of for to in on at by with and or as our we us my your their is are be was were it "
+                   "its this that these those from into via per one".split())
+
+
+def fold(word: str) -> str:
+    """Plural and -ies folded ("queries" → "query", "migrations" → "migration")."""
+    if len(word) > 4:
+        if word.endswith("ies"):
+            return word[:-3] + "y"
+        if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+            return word[:-1]
+    return word
+
+
+@lru_cache(maxsize=1 << 14)
+def words(text: str) -> tuple[str, ...]:
+    """Lower-cased, plural-folded words of *text*, in order."""
+    return tuple(fold(w) for w in _WORD.findall(text.casefold()))
+
+
 def key_hash(text: str) -> int:
     """64 bits of a key, for finding candidates (always confirmed on the texts themselves)."""
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")

@@ -31,6 +31,7 @@ import re
 from functools import lru_cache
 
 from neo_git.facts import Fact
+from neo_git.textkeys import FILLER, words
 
 REFERENCE = "reference"
 CHANGE = "change"
@@ -45,18 +46,12 @@ WINDOW_AFTER = 8         # words after a change word that it speaks about ("inst
 WINDOW_BEFORE = 4        # and before it ("GOV.UK Notify is no longer …")
 MIN_REFERENCE_WORDS = 2  # a one-word subject ("Caching") is mentioned by accident, not referred to
 NAME_GAP = 3             # a subject's words may be 2 words apart where the newer text names it
-# Words a text may add or drop where it names a subject ("the", "our", "one").
-_FILLER = frozenset("a an the of for to in on at by with and or as our we us is are be it its this that from into "
-                    "via one".split())
-
 # Words that say what kind of statement a subject is, not what it is about.
-_GENERIC = frozenset("""
-a an the of for to in on at by with and or as our we us is are be it its this that from into via
+_GENERIC = FILLER | frozenset("""
 use using used add adding adopt adopting define defining introduce introducing implement implementing
 implementation make making update updated updating remove removing removal move moving migrate new
 how what which when decision record adr
 """.split())
-_WORD = re.compile(r"\w+", re.UNICODE)
 _CHANGE = re.compile(
     r"\b(?:instead\s+of|rather\s+than|no\s+longer|replac\w*|supersed\w*|deprecat\w*|obsolete|"
     r"(?:mov|migrat|switch|chang|transition)\w*\s+(?:away\s+)?from|remov\w*|previously|"
@@ -65,21 +60,6 @@ _CHANGE_VERB = re.compile(r"^\W*(?:remove|replace|move|switch|migrate|drop|retir
                           r"revisit|supersede|change|update[sd]?)\b", re.IGNORECASE)
 _FILE = re.compile(r"[^/\\]+$")
 
-
-def _fold(word: str) -> str:
-    """Plural and -ies folded ("queries" → "query", "migrations" → "migration")."""
-    if len(word) > 4:
-        if word.endswith("ies"):
-            return word[:-3] + "y"
-        if word.endswith("s") and not word.endswith(("ss", "us", "is")):
-            return word[:-1]
-    return word
-
-
-@lru_cache(maxsize=1 << 14)
-def words(text: str) -> tuple[str, ...]:
-    """Lower-cased, plural-folded words of *text*, in order."""
-    return tuple(_fold(w) for w in _WORD.findall(text.casefold()))
 
 
 @lru_cache(maxsize=1 << 14)
@@ -105,7 +85,7 @@ def _names(text_words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
     """Does the text name *phrase*: its words other than fillers, in order, each at most
     NAME_GAP words after the one before ("single state in Hydra.Node" is named by "one single
     state in the Hydra node")? A phrase of fewer than MIN_REFERENCE_WORDS such words never is."""
-    wanted = [w for w in phrase if w not in _FILLER]
+    wanted = [w for w in phrase if w not in FILLER]
     if len(wanted) < MIN_REFERENCE_WORDS:
         return False
     wanted_set = frozenset(wanted)
