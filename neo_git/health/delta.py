@@ -4,9 +4,9 @@ The rule (DESIGN.md §6): more god files is a regression, fewer an improvement.
 With the god-file count unchanged, more import cycles or a max nesting that
 rose by more than the noise band is a regression, and the mirror image an
 improvement. "Worse cycles" means more modules tangled in cycles, more new cycles
-among modules that were in none than cycles gone, or cycles merged into one (fewer cycles, but the edges
-that joined them are new): a merge is never mistaken for progress, and a cycle
-split in two is (the edges joining its halves are gone).
+among modules that were in none than cycles gone, or cycles merged into one (fewer
+cycles, but the edges that joined them are new): a merge is never mistaken for
+progress, and a cycle split in two is (the edges joining its halves are gone).
 
 The cycles counted are the import-time ones, as in `health` and the guard: moving an
 import into the function that uses it (the import-at-the-edge pattern) is progress,

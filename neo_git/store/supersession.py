@@ -59,8 +59,8 @@ MAX_POSSIBLE = 3  # possible links recorded per new fact, most similar first
 # or the most similar one when it states a change about it. A change word near the older subject's
 # words is weak evidence, since records about one system share those words (ADR dev: 78 wrong
 # links for 10 right ones when any of the two best could be asked about on it). ADR dev: 3 gives
-# 15.4% of records a review item and finds 17 of 24 true edges; 2: 14.4%, 16; 1: 13.1%, 14; 5:
-# 16.3%, 17 (the old rule, the best match at or above the certain threshold: 55%, 14).
+# 14.4% of records a review item and finds 18 of 24 true edges; 2: 13.3%, 17; 1: 12.2%, 15; 5:
+# 14.9%, 18 (the old rule, the best match at or above the certain threshold: 55%, 14).
 # `benchmarks/adr_eval.py --sweep` prints it.
 LONG_CANDIDATES = 3
 # The most similar long candidate is also proposed, without evidence, when its cosine reaches this
