@@ -341,47 +341,35 @@ def guard_calibration(train, vectors) -> str:
 
 
 def family_calibration(train, vectors, shipped) -> list[str]:
-    """ranking.FAMILY_SHARE on train (detect arm, without brutal_realistic): Current@1 and StaleLeak@5
-    per view for a few shares; the shipped share is the best on train."""
+    """The current-state ranking's settings on train (detect arm, without brutal_realistic): Current@1
+    and StaleLeak@5 per view for a few values of each (`ranking.FAMILY_SHARE`, the embedder's family
+    threshold, `ranking.ECHO_WEIGHT`, `ranking.THREAD_OF_THE_BEST`); the shipped ones are the best."""
     import neo_git.ranking as ranking
 
-    kept = ranking.FAMILY_SHARE
     main = [t for t in train if t.track != BRUTAL]
-    lines = [f"  {'share':>6} " + " ".join(f"{v + ' Cur@1':>12} {v + ' Stale@5':>13}" for v in VIEWS)
-             + "   (newest-in-family share; train, detect arm, w/o brutal)"]
-    for share in (0.0, 0.25, 0.5, 0.75):
-        ranking.FAMILY_SHARE = share
-        rows = [evaluate(main, vectors, shipped, view, False)["main"].row() for view in VIEWS]
-        lines.append(f"  {share:6.2f} " + " ".join(f"{r['Cur@1']:12.3f} {r['Stale@5']:13.3f}" for r in rows))
-    ranking.FAMILY_SHARE = kept
-    embedder = vectors.embedder
-    shipped_threshold = getattr(embedder, "family_threshold", None)
-    lines.append(f"  {'family':>6} " + " ".join(f"{v + ' Cur@1':>12} {v + ' Stale@5':>13}" for v in VIEWS)
-                 + "   (family threshold: the cosine from which ranked facts are related; train)")
-    for threshold in (0.40, 0.35, 0.30, 0.27, 0.24, 0.22):
-        embedder.family_threshold = threshold
-        rows = [evaluate(main, vectors, shipped, view, False)["main"].row() for view in VIEWS]
-        lines.append(f"  {threshold:6.2f} " + " ".join(f"{r['Cur@1']:12.3f} {r['Stale@5']:13.3f}" for r in rows))
-    if shipped_threshold is None:
-        del embedder.family_threshold
-    else:
-        embedder.family_threshold = shipped_threshold
-    kept = ranking.ECHO_WEIGHT
-    lines.append(f"  {'echo':>6} " + " ".join(f"{v + ' Cur@1':>12} {v + ' Stale@5':>13}" for v in VIEWS)
-                 + "   (weight of a wh-question's echo, ranking.ECHO_WEIGHT; train)")
-    for weight in (1.0, 0.5, 0.25, 0.1, 0.0):
-        ranking.ECHO_WEIGHT = weight
-        rows = [evaluate(main, vectors, shipped, view, False)["main"].row() for view in VIEWS]
-        lines.append(f"  {weight:6.2f} " + " ".join(f"{r['Cur@1']:12.3f} {r['Stale@5']:13.3f}" for r in rows))
-    ranking.ECHO_WEIGHT = kept
-    lines.append(f"  {'thread':>6} " + " ".join(f"{v + ' Cur@1':>12} {v + ' Stale@5':>13}" for v in VIEWS)
-                 + "   (a loose member related to the family's best joins it, ranking.THREAD_OF_THE_BEST; train)")
-    kept = ranking.THREAD_OF_THE_BEST
-    for flag in (False, True):
-        ranking.THREAD_OF_THE_BEST = flag
-        rows = [evaluate(main, vectors, shipped, view, False)["main"].row() for view in VIEWS]
-        lines.append(f"  {'on' if flag else 'off':>6} " + " ".join(f"{r['Cur@1']:12.3f} {r['Stale@5']:13.3f}" for r in rows))
-    ranking.THREAD_OF_THE_BEST = kept
+    lines: list[str] = []
+
+    def sweep(owner, name: str, label: str, note: str, values, shown=lambda v: f"{v:6.2f}") -> None:
+        had = hasattr(owner, name)
+        kept = getattr(owner, name, None)
+        lines.append(f"  {label:>6} " + " ".join(f"{v + ' Cur@1':>12} {v + ' Stale@5':>13}" for v in VIEWS)
+                     + f"   ({note}; train, detect arm, w/o brutal)")
+        for value in values:
+            setattr(owner, name, value)
+            rows = [evaluate(main, vectors, shipped, view, False)["main"].row() for view in VIEWS]
+            lines.append(f"  {shown(value)} " + " ".join(f"{r['Cur@1']:12.3f} {r['Stale@5']:13.3f}" for r in rows))
+        if had:
+            setattr(owner, name, kept)
+        else:
+            delattr(owner, name)
+
+    sweep(ranking, "FAMILY_SHARE", "share", "newest-in-family share", (0.0, 0.25, 0.5, 0.75))
+    sweep(vectors.embedder, "family_threshold", "family", "family threshold: the cosine from which ranked "
+          "facts are related", (0.40, 0.35, 0.30, 0.27, 0.24, 0.22))
+    sweep(ranking, "ECHO_WEIGHT", "echo", "weight of a wh-question's echo, ranking.ECHO_WEIGHT",
+          (1.0, 0.5, 0.25, 0.1, 0.0))
+    sweep(ranking, "THREAD_OF_THE_BEST", "thread", "a loose member related to the family's best joins it, "
+          "ranking.THREAD_OF_THE_BEST", (False, True), lambda v: f"{'on' if v else 'off':>6}")
     return lines
 
 
