@@ -19,6 +19,7 @@ import re
 import sys
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -146,6 +147,12 @@ def run(embedder_name: str, data: Path, show: bool, sweep: bool, sources: bool =
             print(f"  {value:.2f}: adds with an item {m['items']:5.1f}  items {m['links']:5.1f}  recall with review "
                   f"{m['R_review']:.3f}")
         supersession.LONG_BEST_COSINE = None
+        print(f"\nlong candidates from cosine X (the embedder's long_possible_threshold; shipped "
+              f"{thresholds.long_floor:.2f}): the highest X that finds as many edges as the possible threshold")
+        for value in [round(thresholds.possible + 0.02 * i, 2) for i in range(16)]:
+            m = summary(replay_all(repos, vectors, replace(thresholds, long_possible=value), sources=sources))
+            print(f"  {value:.2f}: adds with an item {m['items']:5.1f}  items {m['links']:5.1f}  recall with review "
+                  f"{m['R_review']:.3f}")
     return 0
 
 

@@ -62,6 +62,12 @@ def words(text: str) -> tuple[str, ...]:
     return tuple(fold(w) for w in _WORD.findall(text.casefold()))
 
 
+def word_spans(text: str) -> list[tuple[str, int, int]]:
+    """(word, start, end) for each word of *text*: the words `words` gives (folded), with where
+    each stands in *text* (for quoting the passage a comparison found)."""
+    return [(fold(m.group(0).casefold()), m.start(), m.end()) for m in _WORD.finditer(text)]
+
+
 def key_hash(text: str) -> int:
     """64 bits of a key, for finding candidates (always confirmed on the texts themselves)."""
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")

@@ -79,3 +79,33 @@ def test_invalidate_needs_a_reason_and_keeps_it(repo, capsys):
     assert gone["is_valid"] is False and gone["metadata"]["invalidation"]["detail"] == "we moved to Bazel"
     assert run_json(capsys, "list", "--json") == []
     assert "we moved to Bazel" in run_json(capsys, "why", fact["id"], "--json")["explanation"]
+
+
+LONG = " ".join(["context decision consequences service queue retries message broker handler pipeline"] * 6)
+
+
+def test_a_review_item_quotes_the_words_its_evidence_rests_on(repo, capsys):
+    """A person decides from the newer record's own words, not from a label: the item shows where
+    it names the older record and where it states the change (`quotes` in --json)."""
+    old = run_json(capsys, "add", "-k", "decision", "--json", "Keep sessions in Redis",
+                   "## Context\n\n" + LONG + " Sessions live in Redis with a one-day expiry.")
+    new = run_json(capsys, "add", "-k", "decision", "--json", "Signed cookie sessions",
+                   "## Context\n\n" + LONG + " This revisits keep sessions in Redis: the session moves into a "
+                   "signed cookie, and we no longer keep sessions in Redis.")
+    item, = run_json(capsys, "review", "--json")
+    assert item["evidence"] == ["reference", "change"]
+    assert "keep sessions in Redis" in item["quotes"]["reference"]
+    assert "revisits keep sessions in Redis" in item["quotes"]["change"]
+    assert all(len(quote) <= 170 for quote in item["quotes"].values())
+    text = run(capsys, "review").out
+    assert f'  names it: "…' in text and "  says: \"…" in text
+    assert "new: Signed cookie sessions — context decision" in text     # not the "## Context" heading
+    assert old["id"] in text and new["id"] in text
+
+
+def test_a_quoted_passage_reaches_the_terminal_escaped(repo, capsys):
+    run(capsys, "add", "-k", "decision", "Keep sessions in Redis", LONG + " Sessions live in Redis.")
+    run(capsys, "add", "-k", "decision", "Signed cookie sessions",
+        LONG + " We no longer keep sessions in Redis \x1b]0;pwned\x07\x1b[31m at all.")
+    text = run(capsys, "review").out
+    assert "says:" in text and "\x1b" not in text and "\x07" not in text

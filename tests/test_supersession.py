@@ -289,6 +289,60 @@ def test_of_long_records_only_the_best_match_is_asked_about_for_a_change_the_top
     assert "reference" in links[third.id]            # named: asked about wherever it ranks in the three
 
 
+def _referencing_pair():
+    """A long record and a newer long one that names it (reference evidence), and their cosine."""
+    old = _decision("Keep sessions in Redis", LONG + " Sessions live in Redis with a one-day expiry.", 1)
+    new = _decision("Signed cookie sessions", LONG + " This revisits keep sessions in Redis: the session moves "
+                    "into a signed cookie.", 2)
+    vectors = HashEmbedder().embed([old.text, new.text])
+    return old, new, float(vectors[0] @ vectors[1])
+
+
+def test_a_long_candidate_is_looked_at_only_from_the_long_threshold():
+    """Records of one project share its vocabulary, so an embedder may start the review band higher
+    between long texts (`long_possible_threshold`): below it even a named record is not asked about."""
+    from neo_git.store.supersession import Thresholds, decide
+
+    old, new, score = _referencing_pair()
+    assert 0.3 < score < 0.99
+    asked = decide(new, [old], [score], Thresholds(0.99, 0.3, "t", long_possible=round(score - 0.01, 4)))
+    assert [link["id"] for link in asked.possible] == [old.id]
+    quiet = decide(new, [old], [score], Thresholds(0.99, 0.3, "t", long_possible=round(score + 0.01, 4)))
+    assert quiet.possible == () and quiet.target is None
+
+
+def test_the_long_threshold_leaves_statements_alone():
+    from neo_git.store.supersession import Thresholds, decide
+
+    old = _decision("Session store", "Sessions live in Redis.", 1)
+    new = _decision("Session store", "Sessions live in signed cookies.", 2)   # same subject: rule 2
+    assert decide(new, [old], [0.5], Thresholds(0.99, 0.3, "t", long_possible=0.95)).target == old.id
+    other = _decision("Login sessions", "Sessions expire after an hour.", 3)  # rule 3's band
+    links = decide(other, [old], [0.5], Thresholds(0.99, 0.3, "t", long_possible=0.95)).possible
+    assert [link["id"] for link in links] == [old.id]
+    assert Thresholds(0.9, 0.3).long_floor == 0.3 and Thresholds(0.9, 0.3, long_possible=0.2).long_floor == 0.3
+
+
+def test_the_store_takes_the_long_threshold_from_its_embedder():
+    """`Thresholds.of` reads the embedder's `long_possible_threshold`, and a single add (which
+    plans through `plan_add`) keeps it."""
+    from neo_git.store import FactStore
+    from neo_git.store.supersession import Thresholds
+
+    old, new, score = _referencing_pair()
+
+    class LongShy(HashEmbedder):
+        long_possible_threshold = round(score + 0.01, 4)
+
+    assert Thresholds.of(LongShy()).long_floor == LongShy.long_possible_threshold
+    assert Thresholds.of(HashEmbedder()).long_possible is None
+    for embedder, asked in ((HashEmbedder(), True), (LongShy(), False)):
+        store = FactStore.in_memory(embedder=embedder)
+        first = store.add(old.subject, old.body, kind="decision")
+        result = store.add_detailed(new.subject, new.body, kind="decision")
+        assert [link["id"] for link in result.possible] == ([first.id] if asked else [])
+
+
 def test_same_subject_with_unrelated_long_bodies_is_kept(store):
     template = "Decision record title"
     old = store.add(template, "We store uploaded files in an S3 bucket per environment, encrypted at rest "
@@ -430,3 +484,31 @@ def test_the_lazy_candidate_path_decides_as_the_list_path():
         assert lazy == listed, (trial, lazy, listed)
         decided += lazy.target is not None or bool(lazy.possible)
     assert decided > 100  # the comparison covered real decisions, not only "nothing"
+
+
+def test_quotes_give_the_passage_of_each_piece_of_evidence():
+    from neo_git.store.evidence import CHANGE, QUOTE_CHARS, REFERENCE, quotes
+
+    old = _decision("use-bullet-to-catch-nplus1-queries", "Bullet finds N+1 queries.", 1)
+    assert quotes(_decision("Remove Bullet gem", "It was disabled in every spec.", 2), old) == \
+        {CHANGE: "Remove Bullet gem"}                           # the subject says it
+    named = _decision("Single state", "Some opening words. " * 20 + "This replaces the single state in the Hydra "
+                      "node with a chain layer. " + "Closing words follow. " * 20, 3)
+    got = quotes(named, _decision("Single state in Hydra.Node.", "x", 4))
+    assert set(got) == {REFERENCE, CHANGE}
+    assert "the single state in the Hydra node" in got[REFERENCE] and got[REFERENCE].startswith("…")
+    assert got[CHANGE].startswith("…") and "replaces the single state in the Hydra node" in got[CHANGE]
+    assert all(len(quote) <= QUOTE_CHARS + 2 for quote in got.values())
+    assert quotes(named, _decision("Single state in Hydra.Node.", "x", 4), evidence=[REFERENCE]).keys() == {REFERENCE}
+    assert quotes(_decision("Unrelated", "Nothing to see.", 5), old) == {}
+
+
+def test_quoting_a_long_repetitive_text_stays_fast():
+    import time
+
+    from neo_git.store.evidence import quotes
+
+    body = "remove things now " * 900
+    started = time.process_time()
+    got = quotes(_decision("Things", body, 1), _decision("Remove things now", "x", 2))
+    assert got and time.process_time() - started < 1.0     # ~20 ms; a quadratic window search took seconds

@@ -66,6 +66,16 @@ def related_threshold(embedder: Embedder) -> float:
     return min(float(getattr(embedder, "possible_threshold", certain)), certain)
 
 
+def long_threshold(embedder: Embedder) -> float | None:
+    """The cosine from which two texts longer than a statement are worth a review question
+    (`store.supersession.Thresholds.long_possible`): the embedder's calibrated
+    `long_possible_threshold`, else None (its `related_threshold` applies)."""
+    value = getattr(embedder, "long_possible_threshold", None)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        return None
+    return float(value)
+
+
 def family_threshold(embedder: Embedder) -> float:
     """The cosine from which recall treats two ranked facts as statements on one matter
     (`ranking.newest_in_family`): the embedder's own calibrated `family_threshold`, else its

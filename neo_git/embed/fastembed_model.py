@@ -53,8 +53,13 @@ CALIBRATIONS: dict[str, dict] = {
     # on): mean 1.6%, worst store 4.9%. family 0.40: recall's family threshold (ranking.newest_in_family),
     # the train sweep of statebench_eval.py (key / value Current@1 at 0.30 0.813 / 0.834, 0.35 0.813 /
     # 0.839, 0.40 0.813 / 0.848, 0.45 0.813 / 0.845, 0.50 0.815 / 0.845, 0.55 0.815 / 0.810).
+    # long_possible 0.48: between texts longer than a statement (decision records) a candidate is
+    # looked at from this cosine; `python benchmarks/adr_eval.py --sweep --embedder …` on the ADR dev
+    # set: the lowest cosine (0.02 steps) at which at most 15% of the records added raise a review
+    # item (the issue-21 budget) — 14.7%, 18 of 24 edges still proposed, as at 0.30 with 16.8%;
+    # 0.50 the same, 0.52 loses an edge. The built-in embedder needs none (14.4% at 0.30).
     "fastembed:sentence-transformers/all-MiniLM-L6-v2:int8": {
-        "certain": 0.68, "possible": 0.30, "floor": 0.42, "family": 0.40,
+        "certain": 0.68, "possible": 0.30, "long_possible": 0.48, "floor": 0.42, "family": 0.40,
         "source": "calibrated: benchmarks/statebench_eval.py (StateBench train) and "
                   "benchmarks/relevance_calibration.py (ADR dev stores, StateBench train questions)",
     },
@@ -235,6 +240,8 @@ class FastEmbedEmbedder:
             self.relevance_source = calibrated["source"]
             if "family" in calibrated:
                 self.family_threshold = calibrated["family"]
+            if "long_possible" in calibrated:
+                self.long_possible_threshold = calibrated["long_possible"]
         else:
             self.supersede_threshold = SUPERSEDE_THRESHOLD
             self.relevance_floor = RELEVANCE_FLOORS.get(self.model, DEFAULT_RELEVANCE_FLOOR)

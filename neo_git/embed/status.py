@@ -57,6 +57,7 @@ def fastembed_status(model: str) -> dict:
         "models_dir": str(fm.models_dir()),
         "supersede_threshold": calibrated["certain"] if calibrated else fm.SUPERSEDE_THRESHOLD,
         "possible_threshold": calibrated["possible"] if calibrated else fm.SUPERSEDE_THRESHOLD,
+        "long_possible_threshold": calibrated.get("long_possible") if calibrated else None,
         "relevance_floor": calibrated["floor"] if calibrated
         else fm.RELEVANCE_FLOORS.get(model.partition(":")[0], fm.DEFAULT_RELEVANCE_FLOOR),
         "relevance_floor_calibrated": calibrated is not None,

@@ -23,15 +23,17 @@ measured and left out: 60 wrong pairs for 2 right ones the other two already fin
 
 Each has its reason; none was fitted to a figure (thresholds are the simple fractions a third and
 two thirds). `benchmarks/adr_eval.py` prints what each one finds on its own. Pure functions of
-the two facts' text: no embedder, no store.
+the two facts' text: no embedder, no store. `quotes` gives, for a review item, the passage of the
+newer text each piece of evidence rests on, so a person decides from the words, not a label.
 """
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from functools import lru_cache
 
 from neo_git.facts import Fact
-from neo_git.textkeys import FILLER, words
+from neo_git.textkeys import FILLER, word_spans, words
 
 REFERENCE = "reference"
 CHANGE = "change"
@@ -81,52 +83,135 @@ def changed_words(fact_text: str, subject: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def _names(text_words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
-    """Does the text name *phrase*: its words other than fillers, in order, each at most
+def _names(text_words: tuple[str, ...], phrase: tuple[str, ...]) -> tuple[int, int] | None:
+    """Where the text names *phrase* — its words other than fillers, in order, each at most
     NAME_GAP words after the one before ("single state in Hydra.Node" is named by "one single
-    state in the Hydra node")? A phrase of fewer than MIN_REFERENCE_WORDS such words never is."""
+    state in the Hydra node") — as (first word, last word) positions of one such naming; None
+    where it does not. A phrase of fewer than MIN_REFERENCE_WORDS such words is never named."""
     wanted = [w for w in phrase if w not in FILLER]
     if len(wanted) < MIN_REFERENCE_WORDS:
-        return False
+        return None
     wanted_set = frozenset(wanted)
     places: dict[str, list[int]] = {}
     for at, word in enumerate(text_words):
         if word in wanted_set:
             places.setdefault(word, []).append(at)
     # Every place where the phrase so far can end (not only the first: "red blue x blue y z green"
-    # names "red blue green" through the second "blue"), one merge of two sorted lists per word.
-    reached = places.get(wanted[0], [])
+    # names "red blue green" through the second "blue"), one merge of two sorted lists per word;
+    # each with where that naming starts.
+    reached = [(at, at) for at in places.get(wanted[0], ())]
     for word in wanted[1:]:
         following, before = [], 0
         for at in places.get(word, ()):
-            while before < len(reached) and reached[before] < at - NAME_GAP:
+            while before < len(reached) and reached[before][0] < at - NAME_GAP:
                 before += 1
-            if before < len(reached) and reached[before] < at:
-                following.append(at)
+            if before < len(reached) and reached[before][0] < at:
+                following.append((at, reached[before][1]))
         if not following:
-            return False
+            return None
         reached = following
-    return bool(reached)
+    return (reached[0][1], reached[0][0]) if reached else None
 
 
 def review_evidence(new: Fact, old: Fact) -> tuple[str, ...]:
     """The evidence (names from EVIDENCE, in that order) that *new* speaks about *old*."""
     found = []
-    about = content_words(old.subject)
-    new_words = words(new.text)
-    title = words(old.subject)
-    source = _FILE.search(old.metadata.source_file or "")
-    narrower = about and about < content_words(new.subject)
-    if (_names(new_words, title) and not narrower) or \
-            (source is not None and len(source.group(0)) >= 6 and source.group(0) in new.text):
+    if _reference(new, old) is not None:
         found.append(REFERENCE)
-    if about and len(about & changed_words(new.text, new.subject)) >= CHANGE_SHARE * len(about):
+    if _change(new, old) is not None:
         found.append(CHANGE)
-    elif about and _CHANGE_VERB.match(new.subject):  # "Remove Bullet gem": what it removes
+    return tuple(found)
+
+
+def _reference(new: Fact, old: Fact) -> tuple[int, int] | None:
+    """Where in `new.text` (character span) it names *old*: its subject (unless the newer subject
+    is a narrower one containing it) or its source file's name; None when it does not, (-1, -1)
+    when it does but the place cannot be told."""
+    source = _FILE.search(old.metadata.source_file or "")
+    if source is not None and len(source.group(0)) >= 6:
+        at = new.text.find(source.group(0))
+        if at >= 0:
+            return at, at + len(source.group(0))
+    about = content_words(old.subject)
+    if about and about < content_words(new.subject):
+        return None
+    named = _names(words(new.text), words(old.subject))
+    if named is None:
+        return None
+    spans = word_spans(new.text)
+    if len(spans) != len(words(new.text)):  # casefolding split a word differently: named, nowhere to quote
+        return -1, -1
+    return spans[named[0]][1], spans[named[1]][2]
+
+
+def _change(new: Fact, old: Fact) -> str | None:
+    """How *new* states a change about *old*: "text" — a change word with enough of the older
+    subject's content words near it; "subject" — the newer subject opens with a change verb
+    about what the older subject is about; None when it does not."""
+    about = content_words(old.subject)
+    if not about:
+        return None
+    if len(about & changed_words(new.text, new.subject)) >= CHANGE_SHARE * len(about):
+        return "text"
+    if _CHANGE_VERB.match(new.subject):  # "Remove Bullet gem": what it removes
         target = content_words(new.subject) - set(words(new.subject)[:1])
         if target and len(target & about) >= CHANGE_SHARE * len(target):
-            found.append(CHANGE)
-    return tuple(found)
+            return "subject"
+    return None
+
+
+def _change_window(text: str, about: frozenset[str]) -> tuple[int, int] | None:
+    """The character span of the change word's window (as `changed_words` reads it) that holds
+    the most of *about*, first such on a tie."""
+    spans = word_spans(text)
+    starts = [start for _, start, _ in spans]
+    best, best_hits = None, 0
+    for match in _CHANGE.finditer(text):
+        after = bisect_left(starts, match.end())
+        upto = bisect_left(starts, match.start())   # a match starts at a word boundary
+        window = [s for s in spans[max(0, upto - WINDOW_BEFORE):upto] if s[1] >= match.start() - 24 * WINDOW_BEFORE]
+        window += [s for s in spans[after:after + WINDOW_AFTER] if s[1] < match.end() + 24 * WINDOW_AFTER]
+        hits = len(about & {word for word, _, _ in window})
+        if hits > best_hits:
+            best_hits = hits
+            best = (min(match.start(), *(s[1] for s in window[:1])), max(match.end(), *(s[2] for s in window[-1:])))
+    return best
+
+
+QUOTE_CHARS = 160   # at most this much of the newer text per quote
+
+
+def quotes(new: Fact, old: Fact, evidence: tuple[str, ...] | list[str] = (REFERENCE, CHANGE)) -> dict[str, str]:
+    """{evidence name: the passage of the newer text it rests on}, for the REFERENCE and CHANGE
+    evidence in *evidence* that the texts still show: what a person reads to decide a review item."""
+    out = {}
+    if REFERENCE in evidence:
+        span = _reference(new, old)
+        if span is not None and span[0] >= 0:
+            out[REFERENCE] = _passage(new.text, *span)
+    how = _change(new, old) if CHANGE in evidence else None
+    span = _change_window(new.text, content_words(old.subject)) if how == "text" else None
+    if span is not None:
+        out[CHANGE] = _passage(new.text, *span, context=0)   # the window holds its own context
+    elif how is not None:   # the newer subject says it ("Remove Bullet gem")
+        out[CHANGE] = _passage(new.subject, 0, len(new.subject))
+    return out
+
+
+def _passage(text: str, start: int, end: int, context: int = 30) -> str:
+    """The span with up to *context* characters on each side (whole words), whitespace
+    collapsed, at most QUOTE_CHARS characters, with "…" where the text goes on."""
+    left, right = max(0, start - context), min(len(text), max(end, start + 1) + context)
+    for _ in range(context):   # do not cut a word in two
+        if left > 0 and not text[left - 1].isspace():
+            left -= 1
+        if right < len(text) and not text[right].isspace():
+            right += 1
+    quote = " ".join(text[left:right].split())
+    cut = len(quote) > QUOTE_CHARS
+    if cut:
+        quote = quote[:QUOTE_CHARS - 1].rstrip()
+    return ("…" if left > 0 else "") + quote + ("…" if cut or right < len(text) else "")
 
 
 def _same_code(a: dict, b: dict) -> bool:

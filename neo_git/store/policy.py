@@ -70,12 +70,14 @@ class AddResult:
 def plan_add(facts: Mapping[str, Fact], new: Fact, *, similarity: Similarity, threshold: float,
              embedder_id: str, explicit: str | None = None, cap: int | None = None,
              possible: float | None = None, body_similarity: BodySimilarity | None = None,
-             exclude: Collection[str] = ()) -> tuple[AddResult, Change | None]:
+             exclude: Collection[str] = (), long_possible: float | None = None) -> tuple[AddResult, Change | None]:
     """Decide what adding *new* to *facts* writes (facts may carry their `FactIndex` as `.index`).
 
     *threshold* is the certain threshold, *possible* the lower review threshold (default: no
-    band); ids in *exclude* (the rest of a batch) are never superseded by similarity."""
-    thresholds = Thresholds(threshold, threshold if possible is None else min(possible, threshold), embedder_id)
+    band), *long_possible* where the band starts between long texts (default: *possible*); ids
+    in *exclude* (the rest of a batch) are never superseded by similarity."""
+    thresholds = Thresholds(threshold, threshold if possible is None else min(possible, threshold), embedder_id,
+                            long_possible)
     changed, result = _plan_one(facts, index_of(facts), new, similarity, thresholds, explicit, cap,
                                 body_similarity, exclude, now_iso())
     if result.duplicate:
@@ -93,7 +95,7 @@ def plan_many(facts: Mapping[str, Fact], items: Sequence[PlanItem], *,
         result, change = plan_add(facts, item.fact, similarity=lambda group: similarity(group, item.fact),
                                   threshold=thresholds.certain, possible=thresholds.possible,
                                   embedder_id=thresholds.embedder, explicit=item.explicit, cap=cap,
-                                  body_similarity=body_similarity)
+                                  body_similarity=body_similarity, long_possible=thresholds.long_possible)
         return [result], change
     # A batch plans each fact against the facts before it (and the batch so far), on a copy:
     # the backend's index must not change inside a plan that may be retried.

@@ -120,6 +120,15 @@ class Thresholds:
     certain: float   # cosine alone supersedes at or above this
     possible: float  # a possibly_supersedes link at or above this (and below certain)
     embedder: str = "?"
+    # Between texts longer than the calibrated lengths (CALIBRATED_WORDS) a candidate is looked at
+    # only from this cosine (None: from `possible`): records of one project share its vocabulary,
+    # so their cosines run higher than statements' (the embedder's `long_possible_threshold`).
+    long_possible: float | None = None
+
+    @property
+    def long_floor(self) -> float:
+        """The cosine from which a long candidate is looked at: `long_possible`, never below `possible`."""
+        return self.possible if self.long_possible is None else max(self.possible, self.long_possible)
 
     @property
     def detecting(self) -> bool:
@@ -128,11 +137,12 @@ class Thresholds:
 
     @classmethod
     def of(cls, embedder) -> "Thresholds":
-        """The embedder's `supersede_threshold` (certain) and `possible_threshold` (default: no band)."""
-        from neo_git.embed import related_threshold
+        """The embedder's `supersede_threshold` (certain), `possible_threshold` (default: no band)
+        and `long_possible_threshold` (default: the possible one)."""
+        from neo_git.embed import long_threshold, related_threshold
 
         return cls(certain=float(embedder.supersede_threshold), possible=related_threshold(embedder),
-                   embedder=getattr(embedder, "id", "?"))
+                   embedder=getattr(embedder, "id", "?"), long_possible=long_threshold(embedder))
 
 
 @dataclass(frozen=True)
@@ -210,7 +220,10 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
         evidence = review_evidence(new, old)
         if not (short and _words(old.text) <= CALIBRATED_WORDS):
             # Outside the calibrated lengths cosine alone neither retires nor asks: of the few most
-            # similar candidates, only those the newer text speaks about (store/evidence.py).
+            # similar candidates from the long floor, only those the newer text speaks about
+            # (store/evidence.py).
+            if score < thresholds.long_floor:
+                continue
             uncalibrated += 1
             if uncalibrated > LONG_CANDIDATES:
                 break

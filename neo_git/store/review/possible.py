@@ -25,6 +25,7 @@ ACTIONS = {"accept": "the newer fact supersedes the candidate (`git neo restore`
 
 def proposals(facts: Mapping[str, Fact]) -> list[dict]:
     """Open possible supersessions, oldest proposal first: both facts valid, pair not rejected."""
+    from neo_git.store.evidence import quotes
     from neo_git.store.supersession import blocked
 
     out = []
@@ -41,6 +42,9 @@ def proposals(facts: Mapping[str, Fact]) -> list[dict]:
                     "new": {"subject": new.subject, "body": new.body},
                     "old": {"subject": old.subject, "body": old.body},
                     "why": _why(link)}
+            passages = quotes(new, old, item["evidence"])
+            if passages:  # the newer text's own words each piece of evidence rests on
+                item["quotes"] = passages
             if link.get("judge"):
                 item["judge"] = dict(link["judge"])
             out.append(item)
@@ -189,15 +193,23 @@ class PossibleSupersessions:
         return {"id": item["id"], "distinct_from": kept}, change
 
     def describe(self, item: dict) -> tuple[str, list[str]]:
-        """`<new> may supersede <old> (…)`, then both texts."""
+        """`<new> may supersede <old> (…)`, both texts, then the newer text's words the evidence
+        rests on."""
+        said = [f"{QUOTED.get(name, name)}: \"{quote}\"" for name, quote in (item.get("quotes") or {}).items()]
         return (f"{item['id']} may supersede {item['candidate']} ({item['kind']}, {item['scope']}; {item['why']})",
-                [f"new: {one_line(item['new'])}", f"old: {one_line(item['old'])}"])
+                [f"new: {one_line(item['new'])}", f"old: {one_line(item['old'])}", *said])
+
+
+# How `describe` introduces the passage each piece of evidence rests on.
+QUOTED = {"reference": "names it", "change": "says"}
 
 
 def one_line(texts: Mapping) -> str:
-    """Subject — first line of the body (at most 160 characters of it)."""
-    body = (texts.get("body") or "").splitlines()
-    return texts["subject"] + (f" — {body[0][:160]}" if body else "")
+    """Subject — the body's first line that is not blank or a markdown heading (at most 160
+    characters of it; a record's "## Context" says nothing), else its first line."""
+    lines = [line.strip() for line in (texts.get("body") or "").splitlines() if line.strip()]
+    prose = next((line for line in lines if not line.startswith("#")), lines[0] if lines else "")
+    return texts["subject"] + (f" — {prose[:160]}" if prose else "")
 
 
 SOURCE = PossibleSupersessions()
