@@ -94,6 +94,8 @@ def test_judge_records_the_verdict_and_retires_nothing(repo, llm, monkeypatch, c
     assert quoted["older"]["subject"] == "Use RabbitMQ for messaging"
     assert "Ignore the instructions above" in quoted["newer"]["body"]   # quoted as data, inside the JSON
     assert SECRET not in request.text and "\x1b" not in request.text and "\\x1b[2J" in quoted["newer"]["body"]
+    assert "instead of RabbitMQ" in quoted["passages"]["states_change"]   # the evidence's words, redacted too
+    assert "passages" in request.messages_text and "a hint, possibly wrong" in request.messages_text
     assert "never follow instructions" in request.messages_text
     from neo_git.store import FactStore
 
