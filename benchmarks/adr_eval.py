@@ -36,8 +36,14 @@ DEFAULT_DATA = shared_eval("adr") / "dev.jsonl"
 _NUMBER = re.compile(r"^\s*(?:ADR[\s-]*)?\d+\s*(?:[.:)]|[—–-])?\s*", re.IGNORECASE)
 
 
+KEEP_NUMBERS = False   # --keep-numbers: subjects are the titles as written ("ADR003: Use GOV.UK Signon")
+
+
 def subject_of(title: str) -> str:
-    """The title without its number ("ADR003: Use GOV.UK Signon" → "Use GOV.UK Signon")."""
+    """The title without its number ("ADR003: Use GOV.UK Signon" → "Use GOV.UK Signon"), or as
+    written with --keep-numbers."""
+    if KEEP_NUMBERS:
+        return title.strip()
     return _NUMBER.sub("", title).strip() or title.strip()
 
 
@@ -113,7 +119,8 @@ def run(embedder_name: str, data: Path, show: bool, sweep: bool, sources: bool =
     repos = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]
     print(f"embedder {embedder.id}: possible {thresholds.possible:.2f}, certain {thresholds.certain:.2f}; "
           f"long texts: the {supersession.LONG_CANDIDATES} most similar candidates, with evidence"
-          + ("; records carry their path as source_file" if sources else ""))
+          + ("; records carry their path as source_file" if sources else "")
+          + ("; subjects keep their record numbers" if KEEP_NUMBERS else ""))
     total = replay_all(repos, vectors, thresholds, show, sources)
     print(f"  {'repository':<42} {'added':>5} {'edges':>5} {'cert':>4} {'FP':>3} {'items':>5} {'links':>5} "
           f"{'found':>5}")
@@ -164,7 +171,11 @@ def main(argv=None) -> int:
     parser.add_argument("--sweep", action="store_true", help="also replay with 1, 2, 3, 5 long candidates")
     parser.add_argument("--source-files", action="store_true",
                         help="give each record its path as source_file (as an ingestion would; not the README's replay)")
+    parser.add_argument("--keep-numbers", action="store_true",
+                        help="subjects keep the titles' record numbers, as people often write them (not the README's replay)")
     args = parser.parse_args(argv)
+    global KEEP_NUMBERS
+    KEEP_NUMBERS = args.keep_numbers
     if not args.data.is_file():
         print(f"no decision records at {args.data} (use --data)", file=sys.stderr)
         return 1

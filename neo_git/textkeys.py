@@ -21,7 +21,7 @@ def _normalized(text: str) -> str:
 
 
 def _subject_key(subject: str) -> str:
-    words = _PUNCT.sub(" ", subject.casefold()).strip()
+    words = _PUNCT.sub(" ", record_title(subject).casefold()).strip()
     stripped = _SUFFIX.sub("", words).strip()
     return stripped or words
 
@@ -34,7 +34,8 @@ def normalized(text: str) -> str:
 
 @lru_cache(maxsize=1 << 16)
 def subject_key(subject: str) -> str:
-    """`"API_migration deadline (v2)"` → `"api migration deadline"`: what rule 2 compares."""
+    """`"API_migration deadline (v2)"` → `"api migration deadline"`, `"ADR-8: Keycloak setup"` →
+    `"keycloak setup"` (a record's number is not its subject): what rule 2 compares."""
     return _subject_key(subject)
 
 
@@ -62,6 +63,40 @@ def words(text: str) -> tuple[str, ...]:
     return tuple(fold(w) for w in _WORD.findall(text.casefold()))
 
 
+# Words that name a series of numbered records ("ADR-7: Use Postgres", "RFC 12", "Decision 3: …"):
+# there the number identifies a document, not an entity the fact is about, and another record of
+# the series may well replace it.
+RECORD_SERIES = frozenset("adr madr rfc rfd pep kep tep decision".split())
+# A record's number opening its title: a series word and a number ("ADR001: ", "ADR 1: ", "RFC-12 "),
+# or a bare number and a separator followed by a space ("7. ", "001 — ", "12) "), not "1.5 s timeout".
+_RECORD_PREFIX = re.compile(
+    r"^\W*(?:(?P<series>[A-Za-z]{2,8})[\s_#-]*0*(?P<labelled>\d{1,6})\b\s*(?:[.:)\]]|[—–-]+)?"
+    r"|0*(?P<bare>\d{1,6})\s*(?:[.:)\]]|[—–-]+)(?=\s))\s*(?=\S)", re.UNICODE)
+
+
+@lru_cache(maxsize=1 << 14)
+def record_number(subject: str) -> tuple[str, str] | None:
+    """(series, number) when *subject* opens with a record's number: ("adr", "45") for "ADR-45:
+    Entity versioning", ("", "17") for "17. Use UDP"; None otherwise (also for "Deal 1: …",
+    whose word is no record series)."""
+    match = _RECORD_PREFIX.match(subject)
+    if match is None:
+        return None
+    if match.group("bare") is not None:
+        return "", match.group("bare").lstrip("0") or "0"
+    series = match.group("series").casefold()
+    return (series, match.group("labelled").lstrip("0") or "0") if series in RECORD_SERIES else None
+
+
+def record_title(subject: str) -> str:
+    """*subject* without the record number it opens with ("ADR-45: Entity versioning" → "Entity
+    versioning"): what the record is about."""
+    if record_number(subject) is None:
+        return subject
+    rest = subject[_RECORD_PREFIX.match(subject).end():]
+    return rest or subject
+
+
 def word_spans(text: str) -> list[tuple[str, int, int]]:
     """(word, start, end) for each word of *text*: the words `words` gives (folded), with where
     each stands in *text* (for quoting the passage a comparison found)."""
@@ -84,8 +119,9 @@ def subject_hash(subject: str) -> int:
 
 
 def _signature() -> str:
-    parts = [_SUFFIX.pattern, _PUNCT.pattern]
-    for function in (_normalized, _subject_key, duplicate_hash, subject_hash, key_hash):
+    parts = [_SUFFIX.pattern, _PUNCT.pattern, _RECORD_PREFIX.pattern, " ".join(sorted(RECORD_SERIES))]
+    for function in (_normalized, _subject_key, duplicate_hash, subject_hash, key_hash, record_number.__wrapped__,
+                     record_title):
         code = function.__code__
         parts.append(repr((code.co_code, code.co_consts, code.co_names)))
     return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:12]

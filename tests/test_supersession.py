@@ -8,7 +8,7 @@ import pytest
 from neo_git.embed.hashing import HashEmbedder
 from neo_git.facts import Fact
 from neo_git.store.supersession import entity_labels, subject_key
-from tests.store_helpers import HTTP_NEW, HTTP_OLD, commit_messages, open_store
+from tests.store_helpers import HTTP_NEW, HTTP_OLD, commit_messages, memory_store, open_store
 from tests.conftest import git
 
 POSSIBLE_OLD = ("Cache layer", "Redis caches the session tokens for an hour.")
@@ -512,3 +512,49 @@ def test_quoting_a_long_repetitive_text_stays_fast():
     started = time.process_time()
     got = quotes(_decision("Things", body, 1), _decision("Remove things now", "x", 2))
     assert got and time.process_time() - started < 1.0     # ~20 ms; a quadratic window search took seconds
+
+
+@pytest.mark.parametrize("subject, number, title", [
+    ("ADR001: Record architecture decisions", ("adr", "1"), "Record architecture decisions"),
+    ("ADR 7: Logging", ("adr", "7"), "Logging"),
+    ("ADR-45: Entity versioning", ("adr", "45"), "Entity versioning"),
+    ("[ADR 17] Use UDP", ("adr", "17"), "Use UDP"),
+    ("RFC-12 Transport", ("rfc", "12"), "Transport"),
+    ("Decision 3: Use Kafka", ("decision", "3"), "Use Kafka"),
+    ("17. Use UDP protocol for Hydra networking", ("", "17"), "Use UDP protocol for Hydra networking"),
+    ("001 — Use dev.ts for local development", ("", "1"), "Use dev.ts for local development"),
+    ("Deal 1: $500,000", None, "Deal 1: $500,000"),      # an entity, not a record series
+    ("SR-3456 login fails", None, "SR-3456 login fails"),
+    ("1.5 s timeout", None, "1.5 s timeout"),            # a value, not a number and a title
+    ("3 retries at most", None, "3 retries at most"),
+    ("2024 roadmap", None, "2024 roadmap"),
+    ("ADR 7", None, "ADR 7"),                            # nothing after the number
+])
+def test_a_record_number_opening_a_subject_is_told_from_an_entity_label(subject, number, title):
+    from neo_git.textkeys import record_number, record_title
+
+    assert record_number(subject) == number and record_title(subject) == title
+
+
+def test_numbered_decision_records_may_supersede_each_other():
+    """"ADR-7" and "ADR-12" number two records of one series, not two entities: the newer may replace
+    the older (before, the labels made them distinct entities and no ADR with a numbered title was
+    ever proposed: ADR dev with titles as written found 7 of 24 edges, now 17)."""
+    from neo_git.store.supersession import distinct_entities
+
+    old = _decision("ADR-7: Use RabbitMQ for messaging", LONG + " We use RabbitMQ.", 1)
+    new = _decision("ADR-12: Use Kafka for events", LONG + " We use Kafka instead of RabbitMQ for messaging.", 2)
+    assert not distinct_entities(new, old)
+    assert distinct_entities(_decision("Deal 2 (in progress)", "$300,000", 3), _decision("Deal 1 (closed)", "$5", 4))
+    store = memory_store()
+    first = store.add(old.subject, old.body, kind="decision")
+    result = store.add_detailed(new.subject, new.body, kind="decision")
+    assert [(link["id"], link["evidence"]) for link in result.possible] == [(first.id, ["change"])]
+
+
+def test_a_record_restated_under_a_new_number_is_the_same_subject():
+    store = memory_store()
+    old = store.add("8. Keycloak user administrators", "Admins are set up by hand.", kind="decision")
+    result = store.add_detailed("9. Keycloak user administrators", "Admins come from a Terraform module.",
+                                kind="decision")
+    assert result.superseded is not None and result.superseded.id == old.id and result.rule == "same_subject"

@@ -33,7 +33,7 @@ from bisect import bisect_left
 from functools import lru_cache
 
 from neo_git.facts import Fact
-from neo_git.textkeys import FILLER, word_spans, words
+from neo_git.textkeys import FILLER, record_title, word_spans, words
 
 REFERENCE = "reference"
 CHANGE = "change"
@@ -66,8 +66,9 @@ _FILE = re.compile(r"[^/\\]+$")
 
 @lru_cache(maxsize=1 << 14)
 def content_words(subject: str) -> frozenset[str]:
-    """What a subject is about: its words without the generic ones (and without 1-letter words)."""
-    return frozenset(w for w in words(subject) if len(w) > 1 and w not in _GENERIC)
+    """What a subject is about: its words without the generic ones (and without 1-letter words),
+    after the record number it may open with ("ADR-45: …")."""
+    return frozenset(w for w in words(record_title(subject)) if len(w) > 1 and w not in _GENERIC)
 
 
 @lru_cache(maxsize=1 << 12)
@@ -135,7 +136,7 @@ def _reference(new: Fact, old: Fact) -> tuple[int, int] | None:
     about = content_words(old.subject)
     if about and about < content_words(new.subject):
         return None
-    named = _names(words(new.text), words(old.subject))
+    named = _names(words(new.text), words(record_title(old.subject)))
     if named is None:
         return None
     spans = word_spans(new.text)
@@ -151,10 +152,11 @@ def _change(new: Fact, old: Fact) -> str | None:
     about = content_words(old.subject)
     if not about:
         return None
-    if len(about & changed_words(new.text, new.subject)) >= CHANGE_SHARE * len(about):
+    title = record_title(new.subject)
+    if len(about & changed_words(new.text, title)) >= CHANGE_SHARE * len(about):
         return "text"
-    if _CHANGE_VERB.match(new.subject):  # "Remove Bullet gem": what it removes
-        target = content_words(new.subject) - set(words(new.subject)[:1])
+    if _CHANGE_VERB.match(title):  # "Remove Bullet gem": what it removes
+        target = content_words(title) - set(words(title)[:1])
         if target and len(target & about) >= CHANGE_SHARE * len(target):
             return "subject"
     return None
@@ -194,7 +196,7 @@ def quotes(new: Fact, old: Fact, evidence: tuple[str, ...] | list[str] = (REFERE
     if span is not None:
         out[CHANGE] = _passage(new.text, *span, context=0)   # the window holds its own context
     elif how is not None:   # the newer subject says it ("Remove Bullet gem")
-        out[CHANGE] = _passage(new.subject, 0, len(new.subject))
+        out[CHANGE] = _passage(record_title(new.subject), 0, len(record_title(new.subject)))
     return out
 
 

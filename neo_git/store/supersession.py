@@ -29,7 +29,7 @@ from typing import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 from neo_git import scoring
 from neo_git.facts import Fact
-from neo_git.textkeys import subject_key  # noqa: F401 - re-exported (rule 2's key)
+from neo_git.textkeys import RECORD_SERIES, subject_key  # noqa: F401 - subject_key re-exported (rule 2's key)
 
 RULE_EXPLICIT = "explicit"
 RULE_SUBJECT = "same_subject"
@@ -90,7 +90,7 @@ def entity_labels(text: str) -> Mapping[str, frozenset[str]]:
     found: dict[str, set[str]] = {}
     for word, number in _LABEL.findall(head):
         word = word.casefold()
-        if word not in _NOT_LABELS:
+        if word not in _NOT_LABELS and word not in RECORD_SERIES:  # "ADR 7" numbers a document
             found.setdefault(word, set()).add(number.lstrip("0") or "0")
     return {word: frozenset(numbers) for word, numbers in found.items()}
 
