@@ -558,3 +558,15 @@ def test_a_record_restated_under_a_new_number_is_the_same_subject():
     result = store.add_detailed("9. Keycloak user administrators", "Admins come from a Terraform module.",
                                 kind="decision")
     assert result.superseded is not None and result.superseded.id == old.id and result.rule == "same_subject"
+
+
+def test_linking_an_older_records_file_is_no_reference():
+    """Records link the files of the records they build on ("see [ADR 7](./0007-use-rabbitmq.md)"):
+    on ADR dev with paths as source files that made 2.6 more items per 100 adds and found no edge."""
+    from neo_git.store.evidence import REFERENCE, review_evidence
+
+    old = Fact.from_dict({"id": "1" * 16, "subject": "Use RabbitMQ for messaging", "body": "We use RabbitMQ.",
+                          "kind": "decision", "scope": "project",
+                          "metadata": {"source_file": "docs/adr/0007-use-rabbitmq.md"}})
+    new = _decision("Retry policy", "Retries follow the broker set up in [ADR 7](./0007-use-rabbitmq.md).", 2)
+    assert REFERENCE not in review_evidence(new, old)

@@ -6,11 +6,12 @@ is the record it replaced, so a review item per best match asked about half the 
 is worth a person's time when the newer text also says something *about* the older fact:
 
 * ``reference`` — it names the older fact: the older subject (two words or more besides fillers
-  such as "the") appears in the newer text, its words in order and at most NAME_GAP apart ("one
-  single state in the Hydra node" names "Single state in Hydra.Node."), or the older fact's source
-  file does (its name, e.g. ``ADR002-use-govuk-notify.md``). A newer subject that contains the
-  older one and says more ("Social service authentication" after "Social service") is a part of
-  that topic, not its replacement: naming it there is no reference;
+  such as "the", and without a record number it opens with) appears in the newer text, its words
+  in order and at most NAME_GAP apart ("one single state in the Hydra node" names "Single state in
+  Hydra.Node."). A newer subject that contains the older one and says more ("Social service
+  authentication" after "Social service") is a part of that topic, not its replacement: naming it
+  there is no reference. Nor is the older fact's source file: records link the files of those
+  they build on;
 * ``change`` — it states a change about the older subject: a change word ("instead of",
   "replaces", "no longer", "supersedes", "deprecated", "rather than", "move/migrate/switch from",
   "remove", "previously", "revisit", "reevaluate") within a few words of at least a third of the older
@@ -60,7 +61,6 @@ _CHANGE = re.compile(
     r"revisit\w*|reconsider\w*|re-?evaluat\w*|revert\w*|stop\s+using|drop\w*)\b", re.IGNORECASE)
 _CHANGE_VERB = re.compile(r"^\W*(?:remove|replace|move|switch|migrate|drop|retire|deprecate|stop|revert|"
                           r"revisit|supersede|change|update[sd]?)\b", re.IGNORECASE)
-_FILE = re.compile(r"[^/\\]+$")
 
 
 
@@ -125,14 +125,11 @@ def review_evidence(new: Fact, old: Fact) -> tuple[str, ...]:
 
 
 def _reference(new: Fact, old: Fact) -> tuple[int, int] | None:
-    """Where in `new.text` (character span) it names *old*: its subject (unless the newer subject
-    is a narrower one containing it) or its source file's name; None when it does not, (-1, -1)
-    when it does but the place cannot be told."""
-    source = _FILE.search(old.metadata.source_file or "")
-    if source is not None and len(source.group(0)) >= 6:
-        at = new.text.find(source.group(0))
-        if at >= 0:
-            return at, at + len(source.group(0))
+    """Where in `new.text` (character span) it names *old*'s subject (unless the newer subject is
+    a narrower one containing it); None when it does not, (-1, -1) when it does but the place
+    cannot be told. (Its source file's name is no reference: records link the files of the
+    records they build on — ADR dev with paths as source files: 2.6 more items per 100 adds for
+    no edge found.)"""
     about = content_words(old.subject)
     if about and about < content_words(new.subject):
         return None
