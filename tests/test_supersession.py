@@ -570,3 +570,37 @@ def test_linking_an_older_records_file_is_no_reference():
                           "metadata": {"source_file": "docs/adr/0007-use-rabbitmq.md"}})
     new = _decision("Retry policy", "Retries follow the broker set up in [ADR 7](./0007-use-rabbitmq.md).", 2)
     assert REFERENCE not in review_evidence(new, old)
+
+
+def test_candidates_below_the_long_threshold_cost_an_add_nothing():
+    """Below the long threshold no long candidate is asked about, so none has its evidence weighed,
+    and they count among the few long candidates looked at: an add, of a record or of a short
+    statement, does not read every record of the project down to the possible threshold."""
+    from neo_git.store import evidence
+    from neo_git.store.supersession import LONG_CANDIDATES, Thresholds, decide_ranked
+
+    def ranked(read):
+        for n in range(2, 2002):
+            read.append(n)
+            yield 0.47 - n * 1e-5, Fact.from_dict({"id": f"{n:016x}", "subject": f"Record {n} subject words",
+                                                   "body": LONG + f" Record {n}.", "kind": "decision",
+                                                   "scope": "project"})
+
+    weighed = []
+    original = evidence.review_evidence
+
+    def counting(a, b):
+        weighed.append(b.id)
+        return original(a, b)
+
+    for new in (_decision("Use Kafka for events", LONG + " We use Kafka instead of RabbitMQ.", 1),
+                _decision("Use Kafka", "We use Kafka instead of RabbitMQ.", 1)):
+        read = []
+        try:
+            evidence.review_evidence = counting
+            decision = decide_ranked(new, [], ranked(read), Thresholds(0.68, 0.3, "t", long_possible=0.48),
+                                     None, (), ())
+        finally:
+            evidence.review_evidence = original
+        assert decision.possible == () and decision.target is None
+        assert len(read) <= LONG_CANDIDATES + 1 and weighed == []

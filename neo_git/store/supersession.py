@@ -217,20 +217,22 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
             break
         if old.id in same_subject or distinct_entities(new, old):
             continue  # failed rule 2's guards (or proposed by them), or another entity
-        evidence = review_evidence(new, old)
         if not (short and _words(old.text) <= CALIBRATED_WORDS):
             # Outside the calibrated lengths cosine alone neither retires nor asks: of the few most
-            # similar candidates from the long floor, only those the newer text speaks about
-            # (store/evidence.py).
-            if score < thresholds.long_floor:
-                continue
+            # similar candidates, those from the long floor the newer text speaks about
+            # (store/evidence.py). Those below the floor count too: else a short fact would read
+            # every long record of the project down to the possible threshold.
             uncalibrated += 1
             if uncalibrated > LONG_CANDIDATES:
                 break
+            if score < thresholds.long_floor:
+                continue
+            evidence = review_evidence(new, old)
             if REFERENCE in evidence or (uncalibrated == 1 and (CHANGE in evidence or (
                     LONG_BEST_COSINE is not None and score >= LONG_BEST_COSINE))):
                 possible.append(_link(old, score, thresholds.possible, evidence))
             continue
+        evidence = review_evidence(new, old)
         if cites_other_code(new, old):
             # Statements about different code that read alike: at most a question for a person.
             evidence = (*evidence, DIFFERENT_CODE)
