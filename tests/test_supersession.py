@@ -529,6 +529,9 @@ def test_quoting_a_long_repetitive_text_stays_fast():
     ("3 retries at most", None, "3 retries at most"),
     ("2024 roadmap", None, "2024 roadmap"),
     ("ADR 7", None, "ADR 7"),                            # nothing after the number
+    ("ADR-7:", None, "ADR-7:"),                          # nor any word after it
+    ("ADR-7: ---", None, "ADR-7: ---"),
+    ("12. —", None, "12. —"),
 ])
 def test_a_record_number_opening_a_subject_is_told_from_an_entity_label(subject, number, title):
     from neo_git.textkeys import record_number, record_title
@@ -550,6 +553,13 @@ def test_numbered_decision_records_may_supersede_each_other():
     first = store.add(old.subject, old.body, kind="decision")
     result = store.add_detailed(new.subject, new.body, kind="decision")
     assert [(link["id"], link["evidence"]) for link in result.possible] == [(first.id, ["change"])]
+
+
+def test_a_subject_that_is_only_a_record_number_keeps_it_as_its_key():
+    """"ADR-7:" and "RFC 12: —" say nothing but their numbers: rule 2 must not read both as one
+    empty subject."""
+    assert subject_key("ADR-7:") == "adr 7" and subject_key("RFC 12: —") == "rfc 12"
+    assert subject_key("ADR-7:") != subject_key("ADR-12:")
 
 
 def test_a_record_restated_under_a_new_number_is_the_same_subject():
