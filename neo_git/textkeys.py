@@ -67,11 +67,15 @@ def words(text: str) -> tuple[str, ...]:
 # there the number identifies a document, not an entity the fact is about, and another record of
 # the series may well replace it.
 RECORD_SERIES = frozenset("adr madr rfc rfd pep kep tep decision".split())
-# A record's number opening its title: a series word and a number ("ADR001: ", "ADR 1: ", "RFC-12 "),
+# Of those, the words that number nothing but records: the others also name a standard or a
+# proposal a fact is about ("RFC 3339 timestamps", "PEP 8 compliance"), so there a number is a
+# record's only when a separator follows it ("RFC 12: Transport").
+RECORDS_ONLY = frozenset("adr madr".split())
+# A record's number opening its title: a series word and a number ("ADR001: ", "ADR 1: ", "RFC-12: "),
 # or a bare number and a separator followed by a space ("7. ", "001 — ", "12) "), not "1.5 s timeout";
 # a word must follow ("ADR-7:" alone is all the title there is).
 _RECORD_PREFIX = re.compile(
-    r"^\W*(?:(?P<series>[A-Za-z]{2,8})[\s_#-]*0*(?P<labelled>\d{1,6})\b\s*(?:[.:)\]]|[—–-]+)?"
+    r"^\W*(?:(?P<series>[A-Za-z]{2,8})[\s_#-]*0*(?P<labelled>\d{1,6})\b\s*(?P<separator>[.:)\]]|[—–-]+)?"
     r"|0*(?P<bare>\d{1,6})\s*(?:[.:)\]]|[—–-]+)(?=\s))\s*(?=\S)(?=\W*\w)", re.UNICODE)
 
 
@@ -79,14 +83,16 @@ _RECORD_PREFIX = re.compile(
 def record_number(subject: str) -> tuple[str, str] | None:
     """(series, number) when *subject* opens with a record's number: ("adr", "45") for "ADR-45:
     Entity versioning", ("", "17") for "17. Use UDP"; None otherwise (also for "Deal 1: …",
-    whose word is no record series)."""
+    whose word is no record series, and for "PEP 8 compliance", a standard without a separator)."""
     match = _RECORD_PREFIX.match(subject)
     if match is None:
         return None
     if match.group("bare") is not None:
         return "", match.group("bare").lstrip("0") or "0"
     series = match.group("series").casefold()
-    return (series, match.group("labelled").lstrip("0") or "0") if series in RECORD_SERIES else None
+    if series not in RECORD_SERIES or (match.group("separator") is None and series not in RECORDS_ONLY):
+        return None
+    return series, match.group("labelled").lstrip("0") or "0"
 
 
 def record_title(subject: str) -> str:
@@ -120,7 +126,8 @@ def subject_hash(subject: str) -> int:
 
 
 def _signature() -> str:
-    parts = [_SUFFIX.pattern, _PUNCT.pattern, _RECORD_PREFIX.pattern, " ".join(sorted(RECORD_SERIES))]
+    parts = [_SUFFIX.pattern, _PUNCT.pattern, _RECORD_PREFIX.pattern, " ".join(sorted(RECORD_SERIES)),
+             " ".join(sorted(RECORDS_ONLY))]
     for function in (_normalized, _subject_key, duplicate_hash, subject_hash, key_hash, record_number.__wrapped__,
                      record_title):
         code = function.__code__

@@ -519,7 +519,11 @@ def test_quoting_a_long_repetitive_text_stays_fast():
     ("ADR 7: Logging", ("adr", "7"), "Logging"),
     ("ADR-45: Entity versioning", ("adr", "45"), "Entity versioning"),
     ("[ADR 17] Use UDP", ("adr", "17"), "Use UDP"),
-    ("RFC-12 Transport", ("rfc", "12"), "Transport"),
+    ("RFC-12: Transport", ("rfc", "12"), "Transport"),
+    ("ADR 025 Commit", ("adr", "25"), "Commit"),         # "ADR" numbers nothing but records
+    ("RFC 3339 timestamps", None, "RFC 3339 timestamps"),   # a standard the fact is about
+    ("PEP 8 compliance", None, "PEP 8 compliance"),
+    ("Decision 3 retries are enough", None, "Decision 3 retries are enough"),
     ("Decision 3: Use Kafka", ("decision", "3"), "Use Kafka"),
     ("17. Use UDP protocol for Hydra networking", ("", "17"), "Use UDP protocol for Hydra networking"),
     ("001 — Use dev.ts for local development", ("", "1"), "Use dev.ts for local development"),
@@ -560,6 +564,22 @@ def test_a_subject_that_is_only_a_record_number_keeps_it_as_its_key():
     empty subject."""
     assert subject_key("ADR-7:") == "adr 7" and subject_key("RFC 12: —") == "rfc 12"
     assert subject_key("ADR-7:") != subject_key("ADR-12:")
+
+
+def test_facts_about_two_numbered_standards_are_two_subjects():
+    """"PEP 8" and "PEP 257", "RFC 3339" and "RFC 2822" are what the facts are about, not the numbers
+    of records: neither rule 2 nor similarity retires one for the other."""
+    from neo_git.store.supersession import distinct_entities
+
+    store = memory_store()
+    for first, second in ((("PEP 8 compliance", "Code follows PEP 8, enforced by ruff."),
+                           ("PEP 257 compliance", "Docstrings follow PEP 257, enforced by ruff.")),
+                          (("RFC 3339 timestamps", "API responses carry RFC 3339 timestamps."),
+                           ("RFC 2822 timestamps", "Emails carry RFC 2822 timestamps."))):
+        assert subject_key(first[0]) != subject_key(second[0])
+        assert distinct_entities(_decision(*second, n=2), _decision(*first, n=1))
+        store.add(*first, kind="constraint")
+        assert store.add_detailed(*second, kind="constraint").superseded is None
 
 
 def test_a_record_restated_under_a_new_number_is_the_same_subject():

@@ -29,7 +29,7 @@ from typing import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 from neo_git import scoring
 from neo_git.facts import Fact
-from neo_git.textkeys import RECORD_SERIES, subject_key  # noqa: F401 - subject_key re-exported (rule 2's key)
+from neo_git.textkeys import RECORDS_ONLY, record_title, subject_key  # noqa: F401 - subject_key re-exported (rule 2's key)
 
 RULE_EXPLICIT = "explicit"
 RULE_SUBJECT = "same_subject"
@@ -85,12 +85,15 @@ for and or the a an per every each usd eur gbp us to version tier level step
 def entity_labels(text: str) -> Mapping[str, frozenset[str]]:
     """{label word: the numbers it carries} in the first LABEL_WORDS words of *text*, e.g.
     "Deal 1 (closed): $500,000" → {"deal": {"1"}}. Only the opening words: there a label names
-    what the fact is about; later ("moved to Room 302", "net-60") it is usually the value."""
-    head = " ".join(text.replace("_", " ").split()[:LABEL_WORDS])
+    what the fact is about; later ("moved to Room 302", "net-60") it is usually the value. A record's
+    number opening the text ("RFC 12: …", `textkeys.record_number`) or an ADR's anywhere ("In
+    [ADR003](…) we …") numbers a document: no label ("PEP 8 compliance" has one)."""
+    opening = " ".join(text.split()[:2 * LABEL_WORDS])   # room for "ADR 7 —" before the words
+    head = " ".join(record_title(opening).replace("_", " ").split()[:LABEL_WORDS])
     found: dict[str, set[str]] = {}
     for word, number in _LABEL.findall(head):
         word = word.casefold()
-        if word not in _NOT_LABELS and word not in RECORD_SERIES:  # "ADR 7" numbers a document
+        if word not in _NOT_LABELS and word not in RECORDS_ONLY:
             found.setdefault(word, set()).add(number.lstrip("0") or "0")
     return {word: frozenset(numbers) for word, numbers in found.items()}
 
