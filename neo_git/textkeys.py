@@ -72,11 +72,12 @@ RECORD_SERIES = frozenset("adr madr rfc rfd pep kep tep decision".split())
 # record's only when a separator follows it ("RFC 12: Transport").
 RECORDS_ONLY = frozenset("adr madr".split())
 # A record's number opening its title: a series word and a number ("ADR001: ", "ADR 1: ", "RFC-12: "),
-# or a bare number and a separator followed by a space ("7. ", "001 — ", "12) "), not "1.5 s timeout";
+# or a bare number and a separator followed by a space ("7. ", "001 — ", "12) "), not "1.5 s timeout"
+# nor a range ("3 - 5 retries");
 # a word must follow ("ADR-7:" alone is all the title there is).
 _RECORD_PREFIX = re.compile(
     r"^\W*(?:(?P<series>[A-Za-z]{2,8})[\s_#-]*0*(?P<labelled>\d{1,6})\b\s*(?P<separator>[.:)\]]|[—–-]+)?"
-    r"|0*(?P<bare>\d{1,6})\s*(?:[.:)\]]|[—–-]+)(?=\s))\s*(?=\S)(?=\W*\w)", re.UNICODE)
+    r"|0*(?P<bare>\d{1,6})\s*(?:[.:)\]]|[—–-]+)(?=\s)(?!\s+\d+\b))\s*(?=\S)(?=\W*\w)", re.UNICODE)
 
 
 @lru_cache(maxsize=1 << 14)

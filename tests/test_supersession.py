@@ -532,6 +532,9 @@ def test_quoting_a_long_repetitive_text_stays_fast():
     ("1.5 s timeout", None, "1.5 s timeout"),            # a value, not a number and a title
     ("3 retries at most", None, "3 retries at most"),
     ("2024 roadmap", None, "2024 roadmap"),
+    ("3 - 5 retries per call", None, "3 - 5 retries per call"),    # a range, not a number and a title
+    ("2 — 3 replicas", None, "2 — 3 replicas"),
+    ("12. 3D printing service", ("", "12"), "3D printing service"),
     ("ADR 7", None, "ADR 7"),                            # nothing after the number
     ("ADR-7:", None, "ADR-7:"),                          # nor any word after it
     ("ADR-7: ---", None, "ADR-7: ---"),
