@@ -108,7 +108,12 @@ def record_title(subject: str) -> str:
 def word_spans(text: str) -> list[tuple[str, int, int]]:
     """(word, start, end) for each word of *text*: the words `words` gives (folded), with where
     each stands in *text* (for quoting the passage a comparison found)."""
-    return [(fold(m.group(0).casefold()), m.start(), m.end()) for m in _WORD.finditer(text)]
+    folded = text.casefold()
+    if len(folded) == len(text):  # each character folds to one: the places are the same
+        return [(fold(m.group(0)), m.start(), m.end()) for m in _WORD.finditer(folded)]
+    # "İ" folds to "i" and a combining dot (no word character): map folded places back.
+    owner = [at for at, char in enumerate(text) for _ in char.casefold()]
+    return [(fold(m.group(0)), owner[m.start()], owner[m.end() - 1] + 1) for m in _WORD.finditer(folded)]
 
 
 def key_hash(text: str) -> int:

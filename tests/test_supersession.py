@@ -637,3 +637,18 @@ def test_candidates_below_the_long_threshold_cost_an_add_nothing():
             evidence.review_evidence = original
         assert decision.possible == () and decision.target is None
         assert len(read) <= LONG_CANDIDATES + 1 and weighed == []
+
+
+def test_every_piece_of_evidence_is_quoted_whatever_the_text_casefolds_to():
+    """Casefolding turns "İ" into two characters, "i" and a combining dot that is no word character,
+    and "ͅ" (a combining mark) into a letter: the words compared and the words quoted must still be
+    the same ones, or an item names its evidence without the words it rests on."""
+    from neo_git.store.evidence import REFERENCE, quotes, review_evidence
+    from neo_git.textkeys import word_spans, words
+
+    for text in ("İzmir and Istanbul", "ᾳͅ x", "straße ǰ ﬁle"):
+        assert [word for word, _, _ in word_spans(text)] == list(words(text))
+    new = _decision("Signed cookie sessions", "The İzmir office asked for it. We no longer keep sessions in Redis.", 2)
+    old = _decision("Keep sessions in Redis", "Sessions live in Redis.", 1)
+    assert REFERENCE in review_evidence(new, old)
+    assert "keep sessions in Redis" in quotes(new, old)[REFERENCE]

@@ -126,8 +126,7 @@ def review_evidence(new: Fact, old: Fact) -> tuple[str, ...]:
 
 def _reference(new: Fact, old: Fact) -> tuple[int, int] | None:
     """Where in `new.text` (character span) it names *old*'s subject (unless the newer subject is
-    a narrower one containing it); None when it does not, (-1, -1) when it does but the place
-    cannot be told. (Its source file's name is no reference: records link the files of the
+    a narrower one containing it); None when it does not. (Its source file's name is no reference: records link the files of the
     records they build on — ADR dev with paths as source files: 2.6 more items per 100 adds for
     no edge found.)"""
     about = content_words(old.subject)
@@ -136,9 +135,7 @@ def _reference(new: Fact, old: Fact) -> tuple[int, int] | None:
     named = _names(words(new.text), words(record_title(old.subject)))
     if named is None:
         return None
-    spans = word_spans(new.text)
-    if len(spans) != len(words(new.text)):  # casefolding split a word differently: named, nowhere to quote
-        return -1, -1
+    spans = word_spans(new.text)   # the same words as `words`, with their places
     return spans[named[0]][1], spans[named[1]][2]
 
 
@@ -186,7 +183,7 @@ def quotes(new: Fact, old: Fact, evidence: tuple[str, ...] | list[str] = (REFERE
     out = {}
     if REFERENCE in evidence:
         span = _reference(new, old)
-        if span is not None and span[0] >= 0:
+        if span is not None:
             out[REFERENCE] = _passage(new.text, *span)
     how = _change(new, old) if CHANGE in evidence else None
     span = _change_window(new.text, content_words(old.subject)) if how == "text" else None
