@@ -652,3 +652,37 @@ def test_every_piece_of_evidence_is_quoted_whatever_the_text_casefolds_to():
     old = _decision("Keep sessions in Redis", "Sessions live in Redis.", 1)
     assert REFERENCE in review_evidence(new, old)
     assert "keep sessions in Redis" in quotes(new, old)[REFERENCE]
+
+
+def test_a_quote_never_cuts_a_token_in_two():
+    """A token cut at a quote's edge could hide a secret from the judge's redaction (which matches
+    whole tokens) and reads badly: quotes widen to whole tokens and are cut between them."""
+    from neo_git.store.evidence import QUOTE_CHARS, _passage
+
+    text = "alpha beta sk-proj-" + "x" * 40 + " gamma delta keep sessions in Redis epsilon " + "y" * 30 + "-zz end"
+    at = text.index("keep")
+    quote = _passage(text, at, at + len("keep sessions in Redis"))
+    tokens = quote.strip("…").split()
+    assert all(token in text.split() for token in tokens)          # whole tokens only
+    assert quote.startswith("…") and quote.endswith("…") and len(quote) <= QUOTE_CHARS + 2
+    assert _passage("  keep sessions  ", 2, 6) == "keep sessions"   # nothing but whitespace around: no "…"
+    long = "word " * 100
+    assert len(_passage(long, 200, 204)) <= QUOTE_CHARS + 2 and not _passage(long, 200, 204).rstrip("…").endswith("wor")
+
+
+def test_accepting_or_rejecting_an_item_does_not_quote_the_queue(store, monkeypatch):
+    """Quotes are for the listing: an accept or reject picks its item from the whole queue (twice,
+    once inside the transaction) and must not pay ~6 ms per open item for them."""
+    import neo_git.store.evidence as evidence
+
+    old = store.add("Keep sessions in Redis", LONG + " Sessions live in Redis.", kind="decision")
+    new = store.add_detailed("Signed cookie sessions", LONG + " We no longer keep sessions in Redis.", kind="decision")
+    assert [link["id"] for link in new.possible] == [old.id]
+    assert "quotes" in store.review()[0]
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("quoted while resolving")
+
+    monkeypatch.setattr(evidence, "quotes", refuse)
+    store.resolve_review("reject", new.fact.id, old.id)
+    assert store.review() == []

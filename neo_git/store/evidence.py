@@ -126,9 +126,9 @@ def review_evidence(new: Fact, old: Fact) -> tuple[str, ...]:
 
 def _reference(new: Fact, old: Fact) -> tuple[int, int] | None:
     """Where in `new.text` (character span) it names *old*'s subject (unless the newer subject is
-    a narrower one containing it); None when it does not. (Its source file's name is no reference: records link the files of the
-    records they build on — ADR dev with paths as source files: 2.6 more items per 100 adds for
-    no edge found.)"""
+    a narrower one containing it); None when it does not. (Its source file's name is no
+    reference: records link the files of the records they build on — ADR dev with paths as source
+    files: 2.6 more items per 100 adds for no edge found.)"""
     about = content_words(old.subject)
     if about and about < content_words(new.subject):
         return None
@@ -195,19 +195,24 @@ def quotes(new: Fact, old: Fact, evidence: tuple[str, ...] | list[str] = (REFERE
 
 
 def _passage(text: str, start: int, end: int, context: int = 30) -> str:
-    """The span with up to *context* characters on each side (whole words), whitespace
-    collapsed, at most QUOTE_CHARS characters, with "…" where the text goes on."""
+    """The span with up to *context* characters on each side, widened to whole whitespace-separated
+    tokens (a token cut in two could hide a secret from redaction, and reads badly), whitespace
+    collapsed, at most QUOTE_CHARS characters (cut between tokens where it can be), with "…" where
+    the text goes on."""
     left, right = max(0, start - context), min(len(text), max(end, start + 1) + context)
-    for _ in range(context):   # do not cut a word in two
-        if left > 0 and not text[left - 1].isspace():
-            left -= 1
-        if right < len(text) and not text[right].isspace():
-            right += 1
+    while left > 0 and not text[left - 1].isspace():
+        left -= 1
+    while right < len(text) and not text[right].isspace():
+        right += 1
     quote = " ".join(text[left:right].split())
     cut = len(quote) > QUOTE_CHARS
     if cut:
-        quote = quote[:QUOTE_CHARS - 1].rstrip()
-    return ("…" if left > 0 else "") + quote + ("…" if cut or right < len(text) else "")
+        head = quote[:QUOTE_CHARS - 1]
+        space = head.rfind(" ")
+        quote = (head[:space] if space > 0 else head).rstrip()
+    before = left > 0 and bool(text[:left].strip())
+    after = cut or bool(text[right:].strip())
+    return ("…" if before else "") + quote + ("…" if after else "")
 
 
 def _same_code(a: dict, b: dict) -> bool:

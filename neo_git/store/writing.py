@@ -218,13 +218,15 @@ class WritePaths:
         """Open review items of every type (or of *types*), scope by scope, oldest first
         (`store/review/`: possible supersessions, and every source registered there)."""
         from neo_git.store import review
+        from neo_git.store.review.possible import with_quotes
 
         scopes = SCOPE_ORDER if scope is None else (parse_scope(scope),)
         out: list[dict] = []
         for fact_scope in scopes:
             loaded = self.backends[fact_scope].load()
             local = self._review_dir(fact_scope)
-            out.extend(review.items({i: f for i, f in loaded.facts.items() if f.scope is fact_scope}, types, local))
+            scoped = {i: f for i, f in loaded.facts.items() if f.scope is fact_scope}
+            out.extend(with_quotes(review.items(scoped, types, local), scoped))
         return out
 
     def _review_dir(self: "FactStore", scope: FactScope) -> Path | None:

@@ -25,7 +25,6 @@ ACTIONS = {"accept": "the newer fact supersedes the candidate (`git neo restore`
 
 def proposals(facts: Mapping[str, Fact]) -> list[dict]:
     """Open possible supersessions, oldest proposal first: both facts valid, pair not rejected."""
-    from neo_git.store.evidence import quotes
     from neo_git.store.supersession import blocked
 
     out = []
@@ -42,13 +41,25 @@ def proposals(facts: Mapping[str, Fact]) -> list[dict]:
                     "new": {"subject": new.subject, "body": new.body},
                     "old": {"subject": old.subject, "body": old.body},
                     "why": _why(link)}
-            passages = quotes(new, old, item["evidence"])
-            if passages:  # the newer text's own words each piece of evidence rests on
-                item["quotes"] = passages
             if link.get("judge"):
                 item["judge"] = dict(link["judge"])
             out.append(item)
     return out
+
+
+def with_quotes(items: list[dict], facts: Mapping[str, Fact]) -> list[dict]:
+    """*items* (of any type), each possible supersession with `quotes`: the newer text's own words
+    each piece of its evidence rests on (`store.evidence.quotes`). For the listing only: an accept
+    or reject picks its item without them (~6 ms per item with 16 KB bodies)."""
+    from neo_git.store.evidence import quotes
+
+    for item in items:
+        new, old = facts.get(item.get("id")), facts.get(item.get("candidate"))
+        if item.get("type") == TYPE and new is not None and old is not None and item.get("evidence"):
+            passages = quotes(new, old, item["evidence"])
+            if passages:
+                item["quotes"] = passages
+    return items
 
 
 # What each piece of review evidence (store/evidence.py) means, for the item's `why`.
