@@ -63,7 +63,6 @@ _CHANGE_VERB = re.compile(r"^\W*(?:remove|replace|move|switch|migrate|drop|retir
                           r"revisit|supersede|change|update[sd]?)\b", re.IGNORECASE)
 
 
-
 @lru_cache(maxsize=1 << 14)
 def content_words(subject: str) -> frozenset[str]:
     """What a subject is about: its words without the generic ones (and without 1-letter words),
@@ -190,7 +189,8 @@ def quotes(new: Fact, old: Fact, evidence: tuple[str, ...] | list[str] = (REFERE
     if span is not None:
         out[CHANGE] = _passage(new.text, *span, context=0)   # the window holds its own context
     elif how is not None:   # the newer subject says it ("Remove Bullet gem")
-        out[CHANGE] = _passage(record_title(new.subject), 0, len(record_title(new.subject)))
+        title = record_title(new.subject)
+        out[CHANGE] = _passage(title, 0, len(title))
     return out
 
 

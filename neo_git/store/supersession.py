@@ -29,7 +29,8 @@ from typing import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 from neo_git import scoring
 from neo_git.facts import Fact
-from neo_git.textkeys import RECORDS_ONLY, record_title, subject_key  # noqa: F401 - subject_key re-exported (rule 2's key)
+from neo_git.textkeys import RECORDS_ONLY, record_title
+from neo_git.textkeys import subject_key  # noqa: F401 - re-exported (rule 2's key)
 
 RULE_EXPLICIT = "explicit"
 RULE_SUBJECT = "same_subject"
