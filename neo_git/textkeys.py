@@ -81,28 +81,34 @@ _RECORD_PREFIX = re.compile(
 
 
 @lru_cache(maxsize=1 << 14)
-def record_number(subject: str) -> tuple[str, str] | None:
-    """(series, number) when *subject* opens with a record's number: ("adr", "45") for "ADR-45:
-    Entity versioning", ("", "17") for "17. Use UDP"; None otherwise (also for "Deal 1: …",
-    whose word is no record series, and for "PEP 8 compliance", a standard without a separator)."""
+def _record_prefix(subject: str) -> tuple[str, str, int] | None:
+    """(series, number, where the title starts) when *subject* opens with a record's number."""
     match = _RECORD_PREFIX.match(subject)
     if match is None:
         return None
     if match.group("bare") is not None:
-        return "", match.group("bare").lstrip("0") or "0"
+        return "", match.group("bare").lstrip("0") or "0", match.end()
     series = match.group("series").casefold()
     if series not in RECORD_SERIES or (match.group("separator") is None and series not in RECORDS_ONLY):
         return None
-    return series, match.group("labelled").lstrip("0") or "0"
+    return series, match.group("labelled").lstrip("0") or "0", match.end()
+
+
+def record_number(subject: str) -> tuple[str, str] | None:
+    """(series, number) when *subject* opens with a record's number: ("adr", "45") for "ADR-45:
+    Entity versioning", ("", "17") for "17. Use UDP"; None otherwise (also for "Deal 1: …",
+    whose word is no record series, and for "PEP 8 compliance", a standard without a separator)."""
+    prefix = _record_prefix(subject)
+    return None if prefix is None else prefix[:2]
 
 
 def record_title(subject: str) -> str:
     """*subject* without the record number it opens with ("ADR-45: Entity versioning" → "Entity
     versioning"): what the record is about."""
-    if record_number(subject) is None:
+    prefix = _record_prefix(subject)
+    if prefix is None:
         return subject
-    rest = subject[_RECORD_PREFIX.match(subject).end():]
-    return rest or subject
+    return subject[prefix[2]:] or subject
 
 
 def word_spans(text: str) -> list[tuple[str, int, int]]:
@@ -134,8 +140,8 @@ def subject_hash(subject: str) -> int:
 def _signature() -> str:
     parts = [_SUFFIX.pattern, _PUNCT.pattern, _RECORD_PREFIX.pattern, " ".join(sorted(RECORD_SERIES)),
              " ".join(sorted(RECORDS_ONLY))]
-    for function in (_normalized, _subject_key, duplicate_hash, subject_hash, key_hash, record_number.__wrapped__,
-                     record_title):
+    for function in (_normalized, _subject_key, duplicate_hash, subject_hash, key_hash, _record_prefix.__wrapped__,
+                     record_number, record_title):
         code = function.__code__
         parts.append(repr((code.co_code, code.co_consts, code.co_names)))
     return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:12]

@@ -353,6 +353,20 @@ def test_model_status_json(capsys, monkeypatch):
     assert cached["hash-v1-512"]["rows"] == 2 and cached["hash-v1-512"]["dim"] == 512
 
 
+def test_model_status_shows_the_long_text_threshold_of_a_calibrated_model(monkeypatch):
+    """`model status --json` reports the cosine from which long texts are compared
+    (`long_possible_threshold`): the calibrated value for MiniLM, None for a model without one."""
+    from neo_git.embed.status import fastembed_status
+
+    minilm = "fastembed:sentence-transformers/all-MiniLM-L6-v2:int8"
+    monkeypatch.setattr(fm, "embedder_id", lambda model, cache_dir=None: minilm)
+    status = fastembed_status("sentence-transformers/all-MiniLM-L6-v2")
+    assert status["long_possible_threshold"] == fm.CALIBRATIONS[minilm]["long_possible"]
+    assert status["possible_threshold"] < status["long_possible_threshold"] < status["supersede_threshold"]
+    monkeypatch.setattr(fm, "embedder_id", lambda model, cache_dir=None: "fastembed:BAAI/bge-small-en-v1.5")
+    assert fastembed_status("BAAI/bge-small-en-v1.5")["long_possible_threshold"] is None
+
+
 def test_model_status_text_and_configured(capsys, monkeypatch):
     monkeypatch.setenv("NEO_EMBEDDER", "hash")
     assert main(["model"]) == 0

@@ -10,6 +10,7 @@ import pytest
 from neo_git.facts import Fact, FactKind, FactScope, canonical_json
 from neo_git.store.index import COMPACT_AFTER, FactIndex, IndexedFacts, PeerGroup
 from neo_git.store.policy import plan_add
+from neo_git.store.supersession import Thresholds
 from neo_git.store.refstore import RefStore
 from tests.store_helpers import HTTP_NEW, HTTP_OLD, distinct_text, open_store, plant_blob
 
@@ -162,7 +163,7 @@ def test_supersession_tie_goes_to_the_smallest_id_whatever_the_order():
         facts = {f.id: f for f in order}
         score = {a.id: 0.5, b.id: 0.9, c.id: 0.9}
         result, change = plan_add(facts, new, similarity=lambda group: [score[f.id] for f in group.rows],
-                                  threshold=0.8, embedder_id="test")
+                                  thresholds=Thresholds(0.8, 0.8, "test"))
         assert result.superseded.id == b.id
         assert result.superseded.metadata.invalidation["similarity"] == 0.9
 
@@ -176,11 +177,11 @@ def test_duplicate_and_flag_order_do_not_depend_on_storage_order():
     for order in ([first, second, old, *deps], [*reversed(deps), old, second, first]):
         facts = {f.id: f for f in order}
         result, change = plan_add(facts, new, similarity=lambda group: [0.0] * len(group.rows),
-                                  threshold=0.8, embedder_id="test")
+                                  thresholds=Thresholds(0.8, 0.8, "test"))
         assert result.duplicate and result.fact.id == second.id
         result, change = plan_add(facts, make_fact("4000000000000001", "new"), explicit=old.id,
-                                  similarity=lambda group: [0.0] * len(group.rows), threshold=0.8,
-                                  embedder_id="test")
+                                  similarity=lambda group: [0.0] * len(group.rows),
+                                  thresholds=Thresholds(0.8, 0.8, "test"))
         assert result.flagged == ("3000000000000000", "5000000000000000", "9000000000000000")
         assert [f.id for f in change.facts] == [old.id, *result.flagged, "4000000000000001"]
 
@@ -188,15 +189,15 @@ def test_duplicate_and_flag_order_do_not_depend_on_storage_order():
 def test_nan_scores_never_supersede_and_dead_rows_are_ignored():
     a, b = make_fact("00000000000000aa", "a"), make_fact("00000000000000bb", "b")
     facts = {a.id: a, b.id: b}
-    result, _ = plan_add(facts, make_fact("00000000000000cc", "c"), threshold=0.5, embedder_id="test",
+    result, _ = plan_add(facts, make_fact("00000000000000cc", "c"), thresholds=Thresholds(0.5, 0.5, "test"),
                          similarity=lambda group: [float("nan"), 0.7])
     assert result.superseded.id == b.id
     index = FactIndex.build(facts)
     retired = b.evolve(is_valid=False)
     index.update(b, retired)  # b's row stays in its group, dead
     facts[b.id] = retired
-    result, _ = plan_add(IndexedFacts(facts, index), make_fact("00000000000000cc", "c"), threshold=0.5,
-                         embedder_id="test", similarity=lambda group: [0.1, 0.99])
+    result, _ = plan_add(IndexedFacts(facts, index), make_fact("00000000000000cc", "c"), thresholds=Thresholds(0.5, 0.5, "test"),
+                         similarity=lambda group: [0.1, 0.99])
     assert result.superseded is None
 
 

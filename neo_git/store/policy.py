@@ -67,17 +67,12 @@ class AddResult:
                 "duplicate": self.duplicate, "flagged": list(self.flagged), "evicted": list(self.evicted)}
 
 
-def plan_add(facts: Mapping[str, Fact], new: Fact, *, similarity: Similarity, threshold: float,
-             embedder_id: str, explicit: str | None = None, cap: int | None = None,
-             possible: float | None = None, body_similarity: BodySimilarity | None = None,
-             exclude: Collection[str] = (), long_possible: float | None = None) -> tuple[AddResult, Change | None]:
-    """Decide what adding *new* to *facts* writes (facts may carry their `FactIndex` as `.index`).
-
-    *threshold* is the certain threshold, *possible* the lower review threshold (default: no
-    band), *long_possible* where the band starts between long texts (default: *possible*); ids
-    in *exclude* (the rest of a batch) are never superseded by similarity."""
-    thresholds = Thresholds(threshold, threshold if possible is None else min(possible, threshold), embedder_id,
-                            long_possible)
+def plan_add(facts: Mapping[str, Fact], new: Fact, *, similarity: Similarity, thresholds: Thresholds,
+             explicit: str | None = None, cap: int | None = None, body_similarity: BodySimilarity | None = None,
+             exclude: Collection[str] = ()) -> tuple[AddResult, Change | None]:
+    """Decide what adding *new* to *facts* writes (facts may carry their `FactIndex` as `.index`),
+    with the embedder's *thresholds*; ids in *exclude* (the rest of a batch) are never superseded
+    by similarity."""
     changed, result = _plan_one(facts, index_of(facts), new, similarity, thresholds, explicit, cap,
                                 body_similarity, exclude, now_iso())
     if result.duplicate:
@@ -93,9 +88,8 @@ def plan_many(facts: Mapping[str, Fact], items: Sequence[PlanItem], *,
     if len(items) == 1:  # one add: plan against the backend's own index, no copy
         item = items[0]
         result, change = plan_add(facts, item.fact, similarity=lambda group: similarity(group, item.fact),
-                                  threshold=thresholds.certain, possible=thresholds.possible,
-                                  embedder_id=thresholds.embedder, explicit=item.explicit, cap=cap,
-                                  body_similarity=body_similarity, long_possible=thresholds.long_possible)
+                                  thresholds=thresholds, explicit=item.explicit, cap=cap,
+                                  body_similarity=body_similarity)
         return [result], change
     # A batch plans each fact against the facts before it (and the batch so far), on a copy:
     # the backend's index must not change inside a plan that may be retried.
