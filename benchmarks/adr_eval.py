@@ -24,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import numpy as np  # noqa: E402
 from memory_replay import MemoryReplay, VectorMemo, shared_eval  # noqa: E402
 
 from neo_git.embed import get_embedder  # noqa: E402
@@ -111,6 +112,29 @@ def summary(total) -> dict:
             "found": len(found), "tp": tp, "fp": total["fp"], "added": total["added"], "edges": total["edges"]}
 
 
+def edge_ranks(repos, vectors: VectorMemo) -> Counter:
+    """Where each true edge's older record ranks, by cosine, among all records written before the
+    newer one (1 = the most similar): what a judge shown the top few candidates could find at most.
+    Where ids repeat, the best-ranked pair of records with the edge's ids."""
+    ranks: Counter = Counter()
+    for repo in repos:
+        adrs = sorted(repo["adrs"], key=lambda a: a["seq"])
+        texts = [f"{subject_of(a['title'])}\n{a['text']}" if a["text"] else subject_of(a["title"]) for a in adrs]
+        vectors.prime(texts)
+        for old_id, new_id in {(str(old), str(new)) for old, new in repo.get("edges", [])}:
+            best = None
+            for at, new in enumerate(adrs):
+                if str(new["id"]) != new_id or at == 0:
+                    continue
+                scores = np.stack([vectors(t) for t in texts[:at]]) @ vectors(texts[at])
+                for before, old in enumerate(adrs[:at]):
+                    if str(old["id"]) == old_id:
+                        rank = int((scores > scores[before]).sum()) + 1
+                        best = rank if best is None else min(best, rank)
+            ranks[best] += 1   # None: the older record comes after the newer one
+    return ranks
+
+
 def run(embedder_name: str, data: Path, show: bool, sweep: bool, sources: bool = False) -> int:
     embedder = get_embedder(embedder_name)
     thresholds = Thresholds.of(embedder)
@@ -133,6 +157,11 @@ def run(embedder_name: str, data: Path, show: bool, sweep: bool, sources: bool =
           f"({m['fp']} of {m['added']})\n  review items on {m['items']:.1f} of 100 adds ({m['links']:.1f} items "
           f"per 100 adds)  recall with review {m['R_review']:.3f} ({m['found']} of {m['edges']} edges: certain "
           f"or proposed)  ({time.perf_counter() - started:.1f} s)")
+    ranks = edge_ranks(repos, vectors)
+    top = [sum(n for rank, n in ranks.items() if rank is not None and rank <= k) for k in (1, 2, 3, 5)]
+    print(f"  true edges whose older record is the newer one's most similar earlier record: {top[0]}; in its top "
+          f"2: {top[1]}, top 3: {top[2]}, top 5: {top[3]} of {sum(ranks.values())} (what a judge shown that many "
+          f"candidates could find at most)")
     print("\nwhat each piece of evidence proposed (links; one link may carry several)")
     for name in (*EVIDENCE, "(none)"):
         right, wrong = total["evidence"][name, True], total["evidence"][name, False]
