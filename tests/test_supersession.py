@@ -226,9 +226,9 @@ def test_naming_a_subject_in_a_long_repetitive_text_stays_fast():
     from neo_git.store.evidence import _names, words
 
     text, subject = words(("data " * 4000)[:16384]), words("data data data data data model")
-    started = time.perf_counter()
+    started = time.process_time()   # CPU time: a loaded machine's waits do not count
     assert not _names(text, subject)
-    assert time.perf_counter() - started < 0.1
+    assert time.process_time() - started < 0.15   # ~0.005 s; the quadratic scan took 0.3 s
 
 
 def test_reevaluating_an_older_choice_is_a_change_about_it():
