@@ -10,6 +10,10 @@ link (`metadata.possibly_supersedes[*].judge`); nothing is retired, unless
 `git config neo.reviewJudge auto`: then an `updated` verdict supersedes the older fact through
 the normal supersession path (rule "judge": `git neo restore` undoes it, `git neo why` names the
 model and its reason). A restored pair keeps its verdict and is not judged (or retired) again.
+
+With `--wider` (`judge_candidates`) it also reads pairs no link proposes: each recent fact's most
+similar earlier long facts (`store/review/candidates.py`); `updated` or `contradicts` puts such a
+pair in the queue as a possible supersession with evidence `judge`, `distinct` writes nothing.
 """
 from __future__ import annotations
 
@@ -130,36 +134,72 @@ def judge_open_items(store: "FactStore", provider: "Provider", *, auto: bool = F
     """Ask *provider* about every open possible supersession without a verdict; record each
     verdict (one commit per item, so a failure later keeps the earlier ones); with *auto*, an
     "updated" verdict also supersedes. Provider errors stop the run (NeoError)."""
-    from neo_git.ask.model import ModelRequest
+    model = _model(provider)
+    out: list[Judgement] = []
+    for item in _unjudged(store):
+        out.append(_judge_one(store, provider, model, item, auto))
+        if progress is not None:
+            progress(out[-1])
+    return out
 
+
+def judge_candidates(store: "FactStore", provider: "Provider", *, auto: bool = False, limit: int = 20,
+                     newest: int = 200, progress: Callable[[Judgement], None] | None = None) -> list[Judgement]:
+    """`--wider`: ask about at most *limit* pairs no link proposes (`FactStore.judge_candidates`: the
+    *newest* facts' most similar earlier long facts). An `updated` or `contradicts` verdict is
+    written as a possible supersession with evidence `judge` (or, `updated` with *auto*,
+    supersedes); every verdict is remembered in this clone, so no pair is asked twice."""
+    from neo_git.store.evidence import JUDGE
+
+    model = _model(provider)
+    out: list[Judgement] = []
+    for item in store.judge_candidates(newest):
+        if len(out) >= limit:
+            break
+        proposed = {"similarity": item["similarity"], "threshold": item["threshold"], "evidence": [JUDGE]}
+        result = _judge_one(store, provider, model, item, auto, proposed)
+        if not result.error or result.verdict:   # answered (an unreadable reply is asked again next time)
+            store.remember_judged(item["id"], item["candidate"], {"verdict": result.verdict, "model": model,
+                                                                  "at": now_iso()})
+        out.append(result)
+        if progress is not None:
+            progress(out[-1])
+    return out
+
+
+PROPOSES = ("updated", "contradicts")   # verdicts that put a pair found by the judge in the queue
+
+
+def _model(provider: "Provider") -> str:
     if not provider.calls_model:
         raise NeoError("no model is configured to judge the review queue",
                        "set OPENAI_API_KEY or ANTHROPIC_API_KEY, or `git config neo.provider ollama`")
-    model = f"{provider.name}:{provider.settings.model}"
-    out: list[Judgement] = []
-    for item in _unjudged(store):
-        request = ModelRequest(SYSTEM, quoted(item), effort="low", stage="judge",
-                               max_output_tokens=MAX_REPLY_TOKENS, timeout=provider.settings.timeout,
-                               schema=SCHEMA, schema_name="review_verdict")
-        reply = provider.complete(request)
-        try:
-            verdict, reason = read_verdict(reply.text)
-        except ValueError as exc:
-            result = Judgement(item["id"], item["candidate"], "", "", model, error=f"unreadable reply: {exc}")
-        else:
-            try:
-                done = store.record_verdict(item["id"], item["candidate"],
-                                            {"verdict": verdict, "reason": reason, "model": model, "at": now_iso()},
-                                            accept=auto)
-            except NeoError as exc:  # resolved meanwhile (an earlier verdict of this run retired a fact)
-                result = Judgement(item["id"], item["candidate"], verdict, reason, model,
-                                   error=f"no longer open: {exc.message}")
-            else:
-                result = Judgement(item["id"], item["candidate"], verdict, reason, model, done.get("superseded"))
-        out.append(result)
-        if progress is not None:
-            progress(result)
-    return out
+    return f"{provider.name}:{provider.settings.model}"
+
+
+def _judge_one(store: "FactStore", provider: "Provider", model: str, item: Mapping, auto: bool,
+               proposed: Mapping | None = None) -> Judgement:
+    """One question, its verdict recorded on the item's link (added as *proposed* first, for a pair
+    the judge found, unless the verdict is `distinct`)."""
+    from neo_git.ask.model import ModelRequest
+
+    request = ModelRequest(SYSTEM, quoted(item), effort="low", stage="judge",
+                           max_output_tokens=MAX_REPLY_TOKENS, timeout=provider.settings.timeout,
+                           schema=SCHEMA, schema_name="review_verdict")
+    reply = provider.complete(request)
+    try:
+        verdict, reason = read_verdict(reply.text)
+    except ValueError as exc:
+        return Judgement(item["id"], item["candidate"], "", "", model, error=f"unreadable reply: {exc}")
+    if proposed is not None and verdict not in PROPOSES:
+        return Judgement(item["id"], item["candidate"], verdict, reason, model)   # nothing to ask a person
+    try:
+        done = store.record_verdict(item["id"], item["candidate"],
+                                    {"verdict": verdict, "reason": reason, "model": model, "at": now_iso()},
+                                    accept=auto, proposed=proposed)
+    except NeoError as exc:  # resolved meanwhile (an earlier verdict of this run retired a fact)
+        return Judgement(item["id"], item["candidate"], verdict, reason, model, error=f"no longer open: {exc.message}")
+    return Judgement(item["id"], item["candidate"], verdict, reason, model, done.get("superseded"))
 
 
 def _unjudged(store: "FactStore") -> list[dict]:

@@ -29,6 +29,11 @@ def register(sub) -> dict[str, str]:
     p.add_argument("--provider", "-p", choices=PROVIDERS, metavar="P",
                    help="with --judge: one of " + ", ".join(PROVIDERS) + " (default: as `git neo ask`)")
     p.add_argument("--model", "-m", metavar="M", help="with --judge: the model (default: as `git neo ask`)")
+    p.add_argument("--wider", action="store_true",
+                   help="with --judge: also ask about pairs no rule proposed — each recent fact's most similar "
+                        "earlier long facts; an `updated` or `contradicts` verdict joins the queue")
+    p.add_argument("--limit", type=int, default=20, metavar="N",
+                   help="with --wider: at most N such pairs per run, newest facts first (default 20)")
     json_flag(p)
 
     p = sub.add_parser("invalidate", help="retract a fact that is no longer true, without a successor")
@@ -60,13 +65,16 @@ def cmd_review(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     if args.judge:
+        if args.limit < 0:
+            print("git neo review: error: --limit must be ≥ 0", file=sys.stderr)
+            return 2
         if args.action is not None:
             print("git neo review: error: --judge takes no action (it judges every open possible supersession)",
                   file=sys.stderr)
             return 2
         return _judge(args)
-    if args.provider or args.model:
-        print("git neo review: error: --provider and --model go with --judge", file=sys.stderr)
+    if args.provider or args.model or args.wider:
+        print("git neo review: error: --provider, --model and --wider go with --judge", file=sys.stderr)
         return 2
     store = _store()
     if args.action is None:
@@ -100,7 +108,7 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 def _judge(args: argparse.Namespace) -> int:
     """`git neo review --judge`: a verdict per open possible supersession, printed as it comes."""
-    from neo_git.ask.judge import judge_mode, judge_open_items
+    from neo_git.ask.judge import judge_candidates, judge_mode, judge_open_items
     from neo_git.ask.providers import make_provider
     from neo_git.ask.settings import resolve_settings
 
@@ -119,11 +127,14 @@ def _judge(args: argparse.Namespace) -> int:
         print(visible(f"{result.id[:8]} / {result.candidate[:8]}: {result.verdict} — {result.reason}{done}"))
 
     results = judge_open_items(store, provider, auto=auto, progress=show)
+    if args.wider:
+        results += judge_candidates(store, provider, auto=auto, limit=args.limit, progress=show)
     warn(store.warnings)
     if args.json:
         print_json([r.to_dict() for r in results])
     elif not results:
-        print("nothing to judge: no open possible supersession without a verdict")
+        print("nothing to judge: no open possible supersession without a verdict"
+              + ("; no unjudged pair among the recent facts' most similar earlier ones" if args.wider else ""))
     else:
         retired = sum(1 for r in results if r.superseded)
         print(f"({len(results)} judged by {results[0].model}"

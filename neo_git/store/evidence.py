@@ -42,7 +42,9 @@ SAME_SUBJECT = "same_subject"   # rule 2's own evidence (same normalised subject
 # Not evidence for a supersession but against retiring by similarity alone: both facts cite code
 # and no citation of one overlaps one of the other (`cites_other_code`).
 DIFFERENT_CODE = "different_code"
-EVIDENCE = (REFERENCE, CHANGE, SAME_SUBJECT, DIFFERENT_CODE)
+# Found by the review judge among a fact's most similar earlier facts (store/review/candidates.py).
+JUDGE = "judge"
+EVIDENCE = (REFERENCE, CHANGE, SAME_SUBJECT, DIFFERENT_CODE, JUDGE)
 
 CHANGE_SHARE = 1 / 3     # of the older subject's content words, next to a change word
 WINDOW_AFTER = 8         # words after a change word that it speaks about ("instead of GOV.UK Notify")

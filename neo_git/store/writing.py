@@ -8,7 +8,7 @@ batch never superseding each other. Review accepts or rejects possible supersess
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 from neo_git.errors import FactNotFound, InvalidFact, NeoError
 from neo_git.facts import (
@@ -285,10 +285,11 @@ class WritePaths:
         return self._possible("reject", fact_id, candidate)["distinct_from"]
 
     def record_verdict(self: "FactStore", fact_id: str, candidate: str, verdict: Mapping,
-                       accept: bool = False) -> dict:
+                       accept: bool = False, proposed: Mapping | None = None) -> dict:
         """Record a review judge's *verdict* on the possible supersession of *candidate* by
-        *fact_id*; with *accept* (and verdict "updated") also supersede the candidate through the
-        normal path (rule "judge": `restore` undoes it, `why` names the judge). One commit."""
+        *fact_id* (first proposed as the link *proposed* when the judge found the pair itself,
+        `judge_candidates`); with *accept* (and verdict "updated") also supersede the candidate
+        through the normal path (rule "judge": `restore` undoes it, `why` names the judge). One commit."""
         from neo_git.fact_fields import judge_verdict
         from neo_git.store.review.possible import plan_accept, plan_verdict
 
@@ -301,7 +302,7 @@ class WritePaths:
 
         def plan(facts: Mapping[str, Fact]) -> Change:
             scoped = {i: f for i, f in facts.items() if f.scope is fact.scope}
-            change = plan_verdict(scoped, fact.id, candidate, clean)
+            change = plan_verdict(scoped, fact.id, candidate, clean, proposed)
             out.clear()
             out.update(id=fact.id, candidate=candidate, **clean, superseded=None)
             if not (accept and clean["verdict"] == "updated"):
@@ -313,6 +314,34 @@ class WritePaths:
 
         self.backends[fact.scope].transact(plan)
         return dict(out)
+
+    def judge_candidates(self: "FactStore", newest: int = 200) -> Iterator[dict]:
+        """Pairs of project facts only a judge reads (`review.candidates`): for the *newest* facts,
+        newest first, their most similar earlier long facts that no link proposes and no judge in
+        this clone answered, as items shaped like the review queue's (`similarity`, `new`, `old`,
+        both creation times)."""
+        from neo_git.store.review.candidates import candidate_pairs, judged
+        from neo_git.store.supersession import Thresholds
+
+        scope = FactScope.PROJECT
+        facts = [f for f in self._load((scope,)) if f.is_valid and f.scope is scope]
+        if len(facts) < 2:
+            return
+        vectors = self._vectors_of(facts)
+        answered = judged(self._review_dir(scope))
+        thresholds = Thresholds.of(self.embedder)
+        for new, old, score in candidate_pairs(facts, vectors, thresholds, answered, newest):
+            yield {"type": "possible_supersession", "id": new.id, "candidate": old.id, "similarity": round(score, 4),
+                   "threshold": thresholds.long_floor, "scope": scope.value,
+                   "kind": new.kind.value, "new": {"subject": new.subject, "body": new.body},
+                   "old": {"subject": old.subject, "body": old.body},
+                   "new_created_at": new.metadata.created_at, "old_created_at": old.metadata.created_at}
+
+    def remember_judged(self: "FactStore", fact_id: str, candidate: str, verdict: Mapping) -> None:
+        """Remember in this clone that a judge answered the pair (`judge_candidates` skips it after)."""
+        from neo_git.store.review.candidates import pair_key, remember
+
+        remember(self._review_dir(FactScope.PROJECT), {pair_key(fact_id, candidate): verdict})
 
     def _possible(self: "FactStore", action: str, fact_id: str, candidate: str | None) -> dict:
         from neo_git.store.review.possible import TYPE, pick_link

@@ -66,7 +66,8 @@ def with_quotes(items: list[dict], facts: Mapping[str, Fact]) -> list[dict]:
 EVIDENCE_WORDS = {"reference": "the newer text names the older fact",
                   "change": "the newer text states a change about the older fact",
                   "same_subject": "same subject, bodies only loosely related",
-                  "different_code": "they cite different code, so similarity alone retires neither"}
+                  "different_code": "they cite different code, so similarity alone retires neither",
+                  "judge": "found by the review judge among the newer fact's most similar earlier facts"}
 
 
 def _why(link: Mapping) -> str:
@@ -133,12 +134,20 @@ def plan_accept(facts: Mapping[str, Fact], new_id: str, candidate: str | None,
     return old, Change(tuple(changed.values()), f"supersede {old.id} by {new.id}: {new.subject}"[:120], details)
 
 
-def plan_verdict(facts: Mapping[str, Fact], new_id: str, candidate: str, verdict: Mapping) -> Change:
+def plan_verdict(facts: Mapping[str, Fact], new_id: str, candidate: str, verdict: Mapping,
+                 proposed: Mapping | None = None) -> Change:
     """Record a judge's *verdict* ({"verdict", "reason", "model", "at"}) on the link of *new_id* to
-    *candidate*; nothing is retired."""
+    *candidate* — first added as *proposed* (a link the judge found, `review.candidates`) when the
+    fact has none to it; nothing is retired."""
     new = facts.get(new_id)
     if new is None or not new.is_valid:
         raise NeoError(f"{new_id} is no longer valid", "`git neo review` lists the open items")
+    if proposed is not None and not any(l["id"] == candidate for l in new.metadata.possibly_supersedes):
+        old = facts.get(candidate)
+        if old is None or not old.is_valid:
+            raise NeoError(f"{candidate} is no longer valid: nothing to propose", "`git neo review` lists the open items")
+        links = sorted((*new.metadata.possibly_supersedes, {**proposed, "id": candidate}), key=lambda l: l["id"])
+        new = new.evolve(metadata={"possibly_supersedes": tuple(links)})
     link = pick_link(new, candidate)
     links = tuple({**l, "judge": dict(verdict)} if l["id"] == link["id"] else l
                   for l in new.metadata.possibly_supersedes)

@@ -1,0 +1,104 @@
+"""Candidates only a judge reads: `git neo review --judge --wider`.
+
+Between long texts (decision records, design notes) cosine alone neither retires nor asks, and the
+write policy proposes a long candidate only when the newer text's words say it replaces it
+(`store/evidence.py`). Many true replacements say so in words no rule reads ("We will implement the
+'Creating separate Welsh and English snapshots' pattern" after "Store form text data as
+objects"): on the ADR dev set, text evidence finds 18 of 24 edges, while the older record is among
+the newer one's three most similar earlier records for 21 (`benchmarks/adr_eval.py`). A model can
+read those three; a person should not have to.
+
+So, with a judge configured, `--wider` also asks it about each recent fact's most similar earlier
+facts of the same kind and scope that no link proposes yet (LONG_CANDIDATES of them, from the
+embedder's long threshold, pairs outside the lengths cosine was calibrated on). A verdict
+`updated` or `contradicts` becomes an ordinary `possibly_supersedes` link on the newer fact,
+evidence `judge`, verdict attached: it joins the person's queue (or, with `neo.reviewJudge
+auto`, an `updated` supersedes through the normal, reversible path). A `distinct` verdict writes
+nothing to the shared ref; every verdict is remembered in `.git/neo/judged.json` (local, never
+pushed) so that no pair is asked twice.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Container, Iterator, Mapping, Sequence
+
+from neo_git import safejson
+from neo_git.facts import Fact
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from neo_git.store.supersession import Thresholds
+
+RECORD = "judged.json"
+NEWEST = 200   # the newest facts of a scope whose candidates are looked at
+
+
+def pair_key(new_id: str, old_id: str) -> str:
+    return f"{new_id}:{old_id}"
+
+
+def candidate_pairs(facts: Sequence[Fact], vectors: "np.ndarray", thresholds: "Thresholds",
+                    judged: Container[str] = (), newest: int = NEWEST) -> Iterator[tuple[Fact, Fact, float]]:
+    """(newer, older, cosine) for the newest *newest* of *facts* (valid facts of one scope; row i of
+    *vectors* is facts[i]'s), newest first, each with its most similar earlier facts of the same
+    kind as rule 3 would look at them between long texts: the first LONG_CANDIDATES pairs outside
+    the calibrated lengths, from the long threshold, skipping pairs a link already proposes, a
+    person kept apart, two entities of one template ("Deal 1" / "Deal 2"), and pairs in *judged*.
+    Only facts written in an earlier second count as earlier: an `updated` verdict retires the older."""
+    from neo_git.store.supersession import CALIBRATED_WORDS, LONG_CANDIDATES, _words, blocked, distinct_entities
+
+    order = sorted(range(len(facts)), key=lambda i: (facts[i].metadata.created_at, facts[i].id))
+    for i in reversed(order[-newest:] if newest > 0 else []):
+        new = facts[i]
+        if new.metadata.proposal:
+            continue   # an agent's open proposal is decided first
+        # Written strictly earlier: facts of one second (one batch, one import) have no order to go by.
+        earlier = [j for j in range(len(facts)) if facts[j].kind is new.kind
+                   and facts[j].metadata.created_at < new.metadata.created_at]
+        if not earlier:
+            continue
+        scores = vectors[earlier] @ vectors[i]
+        linked = {link["id"] for link in new.metadata.possibly_supersedes}
+        short = _words(new.text) <= CALIBRATED_WORDS
+        looked = 0
+        for rank in sorted(range(len(earlier)), key=lambda r: (-float(scores[r]), facts[earlier[r]].id)):
+            old, score = facts[earlier[rank]], float(scores[rank])
+            if not score >= thresholds.long_floor:
+                break
+            if short and _words(old.text) <= CALIBRATED_WORDS:
+                continue   # between statements cosine is calibrated: the write policy decided
+            looked += 1
+            if looked > LONG_CANDIDATES:
+                break
+            if old.id in linked or new.supersedes == old.id or blocked(new, old) or distinct_entities(new, old) \
+                    or pair_key(new.id, old.id) in judged:
+                continue
+            yield new, old, score
+
+
+def judged(neo_dir: Path | None) -> dict[str, dict]:
+    """{"new:old": verdict} of every pair a judge answered in this clone ({} when none or unreadable:
+    then pairs are asked again, nothing is lost)."""
+    if neo_dir is None:
+        return {}
+    try:
+        data = safejson.loads((Path(neo_dir) / RECORD).read_bytes())
+        return {str(k): v for k, v in data.get("pairs", {}).items() if isinstance(v, dict)}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def remember(neo_dir: Path | None, new: Mapping[str, Mapping]) -> None:
+    """Add *new* verdicts ("new:old" -> verdict) under the record's lock, keeping the others."""
+    if neo_dir is None or not new:
+        return
+    from neo_git.fileio import atomic_write, locked
+
+    path = Path(neo_dir) / RECORD
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with locked(path.with_suffix(".lock"), timeout=5.0):
+        table = judged(neo_dir)
+        table.update({key: dict(value) for key, value in new.items()})
+        atomic_write(path, json.dumps({"format": 1, "pairs": table}, sort_keys=True).encode("utf-8"))

@@ -1,0 +1,146 @@
+"""`git neo review --judge --wider`: the judge also reads pairs no rule proposed (each recent fact's
+most similar earlier long facts), through the real SDK clients against the loopback servers. Only
+`updated` / `contradicts` reach the shared ref, as ordinary possible supersessions; every answer
+is remembered in the clone, so no pair is asked twice."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from neo_git.cli import main
+from neo_git.facts import Fact, FactKind, FactScope
+from neo_git.store.review.candidates import RECORD, candidate_pairs, judged, pair_key
+from neo_git.store.supersession import LONG_CANDIDATES, Thresholds
+from tests.ask.conftest import FAKE_OPENAI_KEY
+from tests.ask.test_judge import LONG, _configure, _quoted_facts
+from tests.conftest import git
+
+UPDATED = {"verdict": "updated", "reason": "the event pipeline replaces the RabbitMQ decision"}
+
+
+def _unproposed_pair(repo):
+    """Two long decisions that read alike but whose newer text says nothing about replacing the
+    older one: the write policy proposes nothing (no evidence), so only a judge can find it."""
+    from neo_git.store import FactStore
+    from neo_git.store.base import Change
+
+    store = FactStore.open(repo)
+    old = store.add("Use RabbitMQ for messaging", LONG + " We use RabbitMQ.", kind="decision")
+    new = store.add_detailed("Event pipeline design", LONG + " Events go through Kafka topics.", kind="decision")
+    assert not new.possible and new.superseded is None and store.review() == []
+    # Written a day earlier (the two adds share a second, and facts of one second have no order).
+    old = old.evolve(metadata={"created_at": "2026-01-01T00:00:00+00:00"})
+    store.transact("project", lambda facts: Change(facts=(old,), message="older"))
+    return old, new.fact
+
+
+def _tip(repo) -> str:
+    return git(repo, "rev-parse", "refs/neo/facts").strip()
+
+
+def test_an_updated_verdict_puts_the_pair_in_the_queue_and_it_is_not_asked_again(repo, llm, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_OPENAI_KEY)
+    old, new = _unproposed_pair(repo)
+    _configure(repo, llm, "openai")
+    assert main(["review", "--judge"]) == 0                          # without --wider: nothing to ask
+    assert "nothing to judge" in capsys.readouterr().out and llm.requests == []
+    llm.queue(json.dumps(UPDATED))
+    assert main(["review", "--judge", "--wider"]) == 0
+    out = capsys.readouterr().out
+    assert f"{new.id[:8]} / {old.id[:8]}: updated — the event pipeline replaces" in out and "nothing retired" in out
+    [request] = llm.requests
+    quoted = _quoted_facts(request)
+    assert quoted["older"]["subject"] == "Use RabbitMQ for messaging" and quoted["newer"]["subject"] == \
+        "Event pipeline design" and "passages" not in quoted
+    from neo_git.store import FactStore
+
+    store = FactStore.open(repo)
+    [item] = store.review()
+    assert (item["id"], item["candidate"], item["evidence"]) == (new.id, old.id, ["judge"])
+    assert item["judge"]["verdict"] == "updated" and item["judge"]["model"] == "openai:gpt-5-mini"
+    assert "found by the review judge" in item["why"] and store.get(old.id).is_valid
+    tip = _tip(repo)
+    assert main(["review", "--judge", "--wider", "--json"]) == 0   # linked and remembered: not asked again
+    assert json.loads(capsys.readouterr().out) == [] and len(llm.requests) == 1 and _tip(repo) == tip
+    assert store.accept(new.id).id == old.id                         # a person decides as for any item
+    assert FactStore.open(repo).get(new.id).supersedes == old.id
+
+
+def test_a_distinct_verdict_writes_nothing_to_the_ref_and_is_remembered(repo, llm, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_OPENAI_KEY)
+    old, new = _unproposed_pair(repo)
+    _configure(repo, llm, "openai")
+    tip = _tip(repo)
+    llm.queue(json.dumps({"verdict": "distinct", "reason": "messaging and event design are separate"}))
+    assert main(["review", "--judge", "--wider", "--json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)
+    assert (row["id"], row["candidate"], row["verdict"], row["superseded"]) == (new.id, old.id, "distinct", None)
+    assert _tip(repo) == tip                                         # the shared ref did not move
+    neo_dir = repo / ".git" / "neo"
+    assert judged(neo_dir)[pair_key(new.id, old.id)]["verdict"] == "distinct"
+    assert main(["review", "--judge", "--wider"]) == 0 and len(llm.requests) == 1
+    # A damaged record loses nothing but the memory of what was asked: the pair is asked again.
+    (neo_dir / RECORD).write_text("{not json", encoding="utf-8")
+    llm.queue(json.dumps({"verdict": "distinct", "reason": "still separate"}))
+    assert main(["review", "--judge", "--wider"]) == 0 and len(llm.requests) == 2
+    assert pair_key(new.id, old.id) in judged(neo_dir)
+
+
+def test_auto_mode_supersedes_a_pair_the_judge_found_and_restore_undoes_it(repo, llm, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_OPENAI_KEY)
+    old, new = _unproposed_pair(repo)
+    _configure(repo, llm, "openai")
+    git(repo, "config", "neo.reviewJudge", "auto")
+    llm.queue(json.dumps(UPDATED))
+    assert main(["review", "--judge", "--wider", "--json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)
+    assert row["superseded"] == old.id
+    from neo_git.store import FactStore
+
+    store = FactStore.open(repo)
+    assert not store.get(old.id).is_valid and store.why(old.id)["rule"] == "judge"
+    store.restore(old.id)
+    [item] = FactStore.open(repo).review()                           # back as a reviewed proposal
+    assert (item["candidate"], item["evidence"], item["judge"]["verdict"]) == (old.id, ["judge"], "updated")
+    assert main(["review", "--judge", "--wider"]) == 0 and len(llm.requests) == 1
+
+
+def test_limit_and_flags(repo, llm, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_OPENAI_KEY)
+    _unproposed_pair(repo)
+    _configure(repo, llm, "openai")
+    assert main(["review", "--judge", "--wider", "--limit", "0"]) == 0 and llm.requests == []
+    assert main(["review", "--wider"]) == 2
+    assert "--wider go with --judge" in capsys.readouterr().err
+    assert main(["review", "--judge", "--wider", "--limit", "-1"]) == 2
+
+
+def _fact(i: int, words: int, kind: FactKind = FactKind.DECISION, **meta) -> Fact:
+    return Fact.from_dict({"id": f"{i:016x}", "subject": ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot")[i] + " plan", "body": " ".join(["word"] * words),
+                           "kind": kind.value, "scope": FactScope.PROJECT.value,
+                           "metadata": {"created_at": f"2026-01-{i + 1:02d}T00:00:00Z", **meta}})
+
+
+def test_candidates_are_the_few_most_similar_earlier_long_facts_of_the_kind():
+    """Pure: newest first; earlier facts only; the same kind; at most LONG_CANDIDATES looked at
+    per fact (skipped ones count), from the long threshold; short pairs are the write policy's."""
+    thresholds = Thresholds(0.9, 0.3, "test")
+    facts = [_fact(0, 80), _fact(1, 80), _fact(2, 80), _fact(3, 80), _fact(4, 80, FactKind.PATTERN), _fact(5, 80)]
+    # fact 5 against 0..4: cosines 0.8, 0.7, 0.6, 0.5 (another kind: 4)
+    vectors = np.zeros((6, 8), dtype=np.float32)
+    vectors[:, 0] = 1.0
+    for i, cos in enumerate((0.8, 0.7, 0.6, 0.5, 0.95)):
+        vectors[i] = [cos, np.sqrt(1 - cos * cos), 0, 0, 0, 0, 0, 0]
+    vectors[:, 2:] = 0
+    got = [(new.id[-1], old.id[-1]) for new, old, _ in candidate_pairs(facts, vectors, thresholds, newest=1)]
+    assert got == [("5", "0"), ("5", "1"), ("5", "2")][:LONG_CANDIDATES]
+    judged_pairs = {pair_key(facts[5].id, facts[0].id)}
+    got = [(new.id[-1], old.id[-1]) for new, old, _ in candidate_pairs(facts, vectors, thresholds, judged_pairs, 1)]
+    assert got == [("5", "1"), ("5", "2")]                          # a judged pair still counts as looked at
+    short = [_fact(i, 5) for i in range(4)] + [_fact(4, 5, FactKind.PATTERN), _fact(5, 5)]
+    assert list(candidate_pairs(short, vectors, thresholds, newest=1)) == []
+    high = Thresholds(0.9, 0.3, "test", long_possible=0.75)
+    assert [old.id[-1] for _, old, _ in candidate_pairs(facts, vectors, high, newest=1)] == ["0"]
+    kept_apart = [*facts[:5], _fact(5, 80, distinct_from=[facts[0].id])]
+    assert [old.id[-1] for _, old, _ in candidate_pairs(kept_apart, vectors, thresholds, newest=1)] == ["1", "2"]
