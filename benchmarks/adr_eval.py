@@ -20,6 +20,7 @@ import sys
 import time
 from collections import Counter
 from dataclasses import replace
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -30,6 +31,7 @@ from memory_replay import MemoryReplay, VectorMemo, shared_eval  # noqa: E402
 from neo_git.embed import get_embedder  # noqa: E402
 from neo_git.store import supersession  # noqa: E402
 from neo_git.store.evidence import EVIDENCE  # noqa: E402
+from neo_git.store.review.candidates import candidate_pairs  # noqa: E402
 from neo_git.store.supersession import Thresholds  # noqa: E402
 
 DEFAULT_DATA = shared_eval("adr") / "dev.jsonl"
@@ -56,7 +58,8 @@ def replay_repo(repo: dict, vectors: VectorMemo, thresholds: Thresholds, show: b
     truth = {(str(old), str(new)) for old, new in repo.get("edges", [])}
     adr_of: dict[str, str] = {}
     counts = {"added": 0, "fp": 0, "items": 0, "links": 0, "edges": len(truth),
-              "certain": set(), "reviewed": set(), "evidence": Counter()}
+              "certain": set(), "reviewed": set(), "evidence": Counter(), "asked": 0, "judged": set()}
+    seq_of: dict[str, int] = {}
     for adr in sorted(repo["adrs"], key=lambda a: a["seq"]):
         result = store.add(subject_of(adr["title"]), adr["text"], None, adr.get("date") or None,
                            adr.get("path") if sources else None)
@@ -64,6 +67,7 @@ def replay_repo(repo: dict, vectors: VectorMemo, thresholds: Thresholds, show: b
             continue
         counts["added"] += 1
         adr_of[result.fact.id] = str(adr["id"])
+        seq_of[result.fact.id] = adr["seq"]
         if result.superseded is not None:
             edge = (adr_of[result.superseded.id], str(adr["id"]))
             if edge in truth:
@@ -84,19 +88,33 @@ def replay_repo(repo: dict, vectors: VectorMemo, thresholds: Thresholds, show: b
             if show:
                 print(f"  {'ok ' if edge in truth else '-- '} review {repo['repo']} {edge} {link.get('evidence')} "
                       f"{store.facts[link['id']].subject[:40]!r} -> {result.fact.subject[:40]!r}")
+    # `git neo review --judge --wider` over the whole store once every record is in: the pairs it
+    # would ask about, and the true edges among them (a judge right on every pair finds them all).
+    # Records carry their order as their time (a day's records share a date; the command needs order).
+    start = datetime(2000, 1, 1, tzinfo=timezone.utc)
+    live = [fact.evolve(metadata={"created_at": (start + timedelta(seconds=seq_of[fact.id])).isoformat()})
+            for fact in store.facts.values() if fact.is_valid and fact.id in seq_of]
+    if len(live) > 1:
+        matrix = np.stack([vectors(fact.text) for fact in live])
+        for new, old, _ in candidate_pairs(live, matrix, thresholds, newest=len(live)):
+            counts["asked"] += 1
+            edge = (adr_of[old.id], adr_of[new.id])
+            if edge in truth:
+                counts["judged"].add(edge)
     return counts
+
 
 
 def replay_all(repos, vectors, thresholds, show=False, sources=False) -> dict:
     """Every repository replayed; totals, with the edges found as (repository, old, new) sets."""
-    total = {"added": 0, "fp": 0, "items": 0, "links": 0, "edges": 0, "certain": set(), "reviewed": set(),
-             "evidence": Counter(), "rows": []}
+    total = {"added": 0, "fp": 0, "items": 0, "links": 0, "edges": 0, "asked": 0, "certain": set(), "reviewed": set(),
+             "judged": set(), "evidence": Counter(), "rows": []}
     for repo in repos:
         counts = replay_repo(repo, vectors, thresholds, show, sources)
         total["rows"].append((repo["repo"], counts))
-        for key in ("added", "fp", "items", "links", "edges"):
+        for key in ("added", "fp", "items", "links", "edges", "asked"):
             total[key] += counts[key]
-        for key in ("certain", "reviewed"):
+        for key in ("certain", "reviewed", "judged"):
             total[key] |= {(repo["repo"], *edge) for edge in counts[key]}
         total["evidence"].update(counts["evidence"])
     return total
@@ -157,6 +175,10 @@ def run(embedder_name: str, data: Path, show: bool, sweep: bool, sources: bool =
           f"({m['fp']} of {m['added']})\n  review items on {m['items']:.1f} of 100 adds ({m['links']:.1f} items "
           f"per 100 adds)  recall with review {m['R_review']:.3f} ({m['found']} of {m['edges']} edges: certain "
           f"or proposed)  ({time.perf_counter() - started:.1f} s)")
+    wider = total["certain"] | total["reviewed"] | total["judged"]
+    print(f"  review --judge --wider once all are in: {100 * total['asked'] / max(total['added'], 1):.1f} questions "
+          f"per 100 adds, {len(total['judged'])} true edges among them; recall with review if the judge were right "
+          f"on every pair {len(wider) / max(total['edges'], 1):.3f} ({len(wider)} of {total['edges']})")
     ranks = edge_ranks(repos, vectors)
     top = [sum(n for rank, n in ranks.items() if rank is not None and rank <= k) for k in (1, 2, 3, 5)]
     print(f"  true edges whose older record is the newer one's most similar earlier record: {top[0]}; in its top "
@@ -172,9 +194,12 @@ def run(embedder_name: str, data: Path, show: bool, sweep: bool, sources: bool =
         kept = supersession.LONG_CANDIDATES
         for value in (1, 2, 3, 5):
             supersession.LONG_CANDIDATES = value
-            m = summary(replay_all(repos, vectors, thresholds, sources=sources))
+            swept = replay_all(repos, vectors, thresholds, sources=sources)
+            m = summary(swept)
+            wider = len(swept["certain"] | swept["reviewed"] | swept["judged"]) / max(swept["edges"], 1)
             print(f"  {value}: adds with an item {m['items']:5.1f}  items {m['links']:5.1f}  recall with review "
-                  f"{m['R_review']:.3f}")
+                  f"{m['R_review']:.3f}  (--wider: {100 * swept['asked'] / max(swept['added'], 1):5.1f} questions per "
+                  f"100 adds, a perfect judge's recall {wider:.3f})")
         supersession.LONG_CANDIDATES = kept
         print("\nthe best long candidate also proposed at cosine ≥ X without evidence (LONG_BEST_COSINE)")
         for value in (0.6, 0.65, 0.7, 0.75, 0.8, 0.85):

@@ -47,24 +47,29 @@ def candidate_pairs(facts: Sequence[Fact], vectors: "np.ndarray", thresholds: "T
     the calibrated lengths, from the long threshold, skipping pairs a link already proposes, a
     person kept apart, two entities of one template ("Deal 1" / "Deal 2"), and pairs in *judged*.
     Only facts written in an earlier second count as earlier: an `updated` verdict retires the older."""
+    import numpy as np
+
     from neo_git.store.supersession import CALIBRATED_WORDS, LONG_CANDIDATES, _words, blocked, distinct_entities
 
-    order = sorted(range(len(facts)), key=lambda i: (facts[i].metadata.created_at, facts[i].id))
+    created = [fact.metadata.created_at for fact in facts]
+    order = sorted(range(len(facts)), key=lambda i: (created[i], facts[i].id))
+    by_id = np.empty(len(facts), dtype=np.intp)   # ties in cosine go to the smaller id
+    by_id[sorted(range(len(facts)), key=lambda i: facts[i].id)] = np.arange(len(facts))
     for i in reversed(order[-newest:] if newest > 0 else []):
         new = facts[i]
         if new.metadata.proposal:
             continue   # an agent's open proposal is decided first
         # Written strictly earlier: facts of one second (one batch, one import) have no order to go by.
-        earlier = [j for j in range(len(facts)) if facts[j].kind is new.kind
-                   and facts[j].metadata.created_at < new.metadata.created_at]
-        if not earlier:
+        earlier = np.array([j for j in range(len(facts)) if facts[j].kind is new.kind and created[j] < created[i]],
+                           dtype=np.intp)
+        if not len(earlier):
             continue
         scores = vectors[earlier] @ vectors[i]
         linked = {link["id"] for link in new.metadata.possibly_supersedes}
         short = _words(new.text) <= CALIBRATED_WORDS
         looked = 0
-        for rank in sorted(range(len(earlier)), key=lambda r: (-float(scores[r]), facts[earlier[r]].id)):
-            old, score = facts[earlier[rank]], float(scores[rank])
+        for rank in np.lexsort((by_id[earlier], -scores)):
+            old, score = facts[int(earlier[rank])], float(scores[rank])
             if not score >= thresholds.long_floor:
                 break
             if short and _words(old.text) <= CALIBRATED_WORDS:
