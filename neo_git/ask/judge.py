@@ -10,6 +10,8 @@ link (`metadata.possibly_supersedes[*].judge`); nothing is retired, unless
 `git config neo.reviewJudge auto`: then an `updated` verdict supersedes the older fact through
 the normal supersession path (rule "judge": `git neo restore` undoes it, `git neo why` names the
 model and its reason). A restored pair keeps its verdict and is not judged (or retired) again.
+Nor does `auto` let a claim (a newer fact by an author not trusted here) retire a trusted fact:
+its verdict is recorded and a person decides.
 
 With `--wider` (`judge_candidates`) it also reads pairs no link proposes: each recent fact's most
 similar earlier long facts (`store/review/candidates.py`); `updated` or `contradicts` puts such a
@@ -69,11 +71,14 @@ class Judgement:
     model: str
     superseded: str | None = None
     error: str | None = None       # the reply could not be read: nothing was recorded
+    # auto mode, "updated", but the newer fact is a claim (an untrusted author) and the older one
+    # is not: a teammate's push is data, not authority, so a person decides
+    held: bool = False
 
     def to_dict(self) -> dict:
         """The `git neo review --judge --json` row."""
         return {"id": self.id, "candidate": self.candidate, "verdict": self.verdict, "reason": self.reason,
-                "model": self.model, "superseded": self.superseded, "error": self.error}
+                "model": self.model, "superseded": self.superseded, "error": self.error, "held": self.held}
 
 
 def quoted(item: Mapping) -> str:
@@ -135,9 +140,10 @@ def judge_open_items(store: "FactStore", provider: "Provider", *, auto: bool = F
     verdict (one commit per item, so a failure later keeps the earlier ones); with *auto*, an
     "updated" verdict also supersedes. Provider errors stop the run (NeoError)."""
     model = _model(provider)
+    claims = set(store.untrusted()) if auto else set()
     out: list[Judgement] = []
     for item in _unjudged(store):
-        out.append(_judge_one(store, provider, model, item, auto))
+        out.append(_judge_one(store, provider, model, item, auto, claims))
         if progress is not None:
             progress(out[-1])
     return out
@@ -152,12 +158,13 @@ def judge_candidates(store: "FactStore", provider: "Provider", *, auto: bool = F
     from neo_git.store.evidence import JUDGE
 
     model = _model(provider)
+    claims = set(store.untrusted()) if auto else set()
     out: list[Judgement] = []
     for item in store.judge_candidates(newest):
         if len(out) >= limit:
             break
         proposed = {"similarity": item["similarity"], "threshold": item["threshold"], "evidence": [JUDGE]}
-        result = _judge_one(store, provider, model, item, auto, proposed)
+        result = _judge_one(store, provider, model, item, auto, claims, proposed)
         if not result.error or result.verdict:   # answered (an unreadable reply is asked again next time)
             store.remember_judged(item["id"], item["candidate"], {"verdict": result.verdict, "model": model,
                                                                   "at": now_iso()})
@@ -178,9 +185,10 @@ def _model(provider: "Provider") -> str:
 
 
 def _judge_one(store: "FactStore", provider: "Provider", model: str, item: Mapping, auto: bool,
-               proposed: Mapping | None = None) -> Judgement:
+               claims: set[str], proposed: Mapping | None = None) -> Judgement:
     """One question, its verdict recorded on the item's link (added as *proposed* first, for a pair
-    the judge found, unless the verdict is `distinct`)."""
+    the judge found, unless the verdict is `distinct`). With *auto*, an `updated` verdict retires
+    the older fact, except a trusted one for a claim (ids in *claims*): that stays a person's call."""
     from neo_git.ask.model import ModelRequest
 
     request = ModelRequest(SYSTEM, quoted(item), effort="low", stage="judge",
@@ -193,13 +201,14 @@ def _judge_one(store: "FactStore", provider: "Provider", model: str, item: Mappi
         return Judgement(item["id"], item["candidate"], "", "", model, error=f"unreadable reply: {exc}")
     if proposed is not None and verdict not in PROPOSES:
         return Judgement(item["id"], item["candidate"], verdict, reason, model)   # nothing to ask a person
+    held = auto and verdict == "updated" and item["id"] in claims and item["candidate"] not in claims
     try:
         done = store.record_verdict(item["id"], item["candidate"],
                                     {"verdict": verdict, "reason": reason, "model": model, "at": now_iso()},
-                                    accept=auto, proposed=proposed)
+                                    accept=auto and not held, proposed=proposed)
     except NeoError as exc:  # resolved meanwhile (an earlier verdict of this run retired a fact)
         return Judgement(item["id"], item["candidate"], verdict, reason, model, error=f"no longer open: {exc.message}")
-    return Judgement(item["id"], item["candidate"], verdict, reason, model, done.get("superseded"))
+    return Judgement(item["id"], item["candidate"], verdict, reason, model, done.get("superseded"), held=held)
 
 
 def _unjudged(store: "FactStore") -> list[dict]:

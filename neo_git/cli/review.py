@@ -124,6 +124,8 @@ def _judge(args: argparse.Namespace) -> int:
             return
         done = f"; superseded {result.candidate[:8]} (`git neo restore {result.candidate}` undoes it)" \
             if result.superseded else ""
+        if result.held:
+            done = "; kept for you to decide: the newer fact is an unverified claim"
         print(visible(f"{result.id[:8]} / {result.candidate[:8]}: {result.verdict} — {result.reason}{done}"))
 
     results = judge_open_items(store, provider, auto=auto, progress=show)

@@ -144,3 +144,52 @@ def test_candidates_are_the_few_most_similar_earlier_long_facts_of_the_kind():
     assert [old.id[-1] for _, old, _ in candidate_pairs(facts, vectors, high, newest=1)] == ["0"]
     kept_apart = [*facts[:5], _fact(5, 80, distinct_from=[facts[0].id])]
     assert [old.id[-1] for _, old, _ in candidate_pairs(kept_apart, vectors, thresholds, newest=1)] == ["1", "2"]
+
+
+def test_auto_mode_never_lets_a_claim_retire_a_trusted_fact(repo, llm, monkeypatch, capsys):
+    """A newer fact by an author not trusted here (a claim) that the judge finds `updated`: in auto
+    mode the verdict is recorded and a person decides; the trusted older fact stays."""
+    from neo_git.store import FactStore
+    from neo_git.store.base import Change
+
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_OPENAI_KEY)
+    store = FactStore.open(repo)
+    old = store.add("Use RabbitMQ for messaging", LONG + " We use RabbitMQ.", kind="decision")
+    old = old.evolve(metadata={"created_at": "2026-01-01T00:00:00+00:00"})
+    store.transact("project", lambda facts: Change(facts=(old,), message="older"))
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "mallory@example.com")
+    new = FactStore.open(repo).add("Event pipeline design", LONG + " Events go through Kafka topics.",
+                                   kind="decision")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "ada@example.com")
+    assert new.id in FactStore.open(repo).untrusted() and old.id not in FactStore.open(repo).untrusted()
+    _configure(repo, llm, "openai")
+    git(repo, "config", "neo.reviewJudge", "auto")
+    llm.queue(json.dumps(UPDATED))
+    assert main(["review", "--judge", "--wider"]) == 0
+    assert "kept for you to decide: the newer fact is an unverified claim" in capsys.readouterr().out
+    store = FactStore.open(repo)
+    assert store.get(old.id).is_valid and store.get(new.id).supersedes is None
+    [item] = store.review(types=("possible_supersession",))
+    assert item["judge"]["verdict"] == "updated" and item["candidate"] == old.id
+    assert main(["review", "--judge", "--json"]) == 0 and json.loads(capsys.readouterr().out) == []
+
+
+def _remember_many(neo_dir: str, writer: int) -> None:
+    from neo_git.store.review.candidates import remember
+
+    for n in range(15):
+        remember(neo_dir, {pair_key(f"{writer:08x}{n:08x}", "0" * 16): {"verdict": "distinct", "model": "m"}})
+
+
+def test_answers_remembered_by_several_processes_at_once_are_all_kept(tmp_path):
+    """Two terminals judging at once: the record is locked and merged, no answer is lost."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_remember_many, args=(str(tmp_path), w)) for w in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    assert len(judged(tmp_path)) == 4 * 15
