@@ -193,3 +193,11 @@ def test_answers_remembered_by_several_processes_at_once_are_all_kept(tmp_path):
         worker.join(60)
         assert worker.exitcode == 0
     assert len(judged(tmp_path)) == 4 * 15
+
+
+def test_earlier_means_an_earlier_second_whatever_the_stamp_says_it_in():
+    from neo_git.store.review.candidates import _seconds
+
+    assert _seconds("2026-01-01T00:00:00Z") == _seconds("2026-01-01T00:00:00+00:00") \
+        == _seconds("2026-01-01T02:00:00+02:00") < _seconds("2026-01-01T00:00:01Z")
+    assert _seconds("yesterday") == float("-inf")

@@ -20,6 +20,7 @@ pushed) so that no pair is asked twice.
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Container, Iterator, Mapping, Sequence
 
@@ -51,7 +52,7 @@ def candidate_pairs(facts: Sequence[Fact], vectors: "np.ndarray", thresholds: "T
 
     from neo_git.store.supersession import CALIBRATED_WORDS, LONG_CANDIDATES, _words, blocked, distinct_entities
 
-    created = [fact.metadata.created_at for fact in facts]
+    created = [_seconds(fact.metadata.created_at) for fact in facts]
     order = sorted(range(len(facts)), key=lambda i: (created[i], facts[i].id))
     by_id = np.empty(len(facts), dtype=np.intp)   # ties in cosine go to the smaller id
     by_id[sorted(range(len(facts)), key=lambda i: facts[i].id)] = np.arange(len(facts))
@@ -81,6 +82,18 @@ def candidate_pairs(facts: Sequence[Fact], vectors: "np.ndarray", thresholds: "T
                     or pair_key(new.id, old.id) in judged:
                 continue
             yield new, old, score
+
+
+def _seconds(stamp: str) -> float:
+    """A fact's `created_at` as seconds since the epoch ("Z" or any offset); -inf when unreadable
+    (a hand-edited fact): it then counts as older than every other, never as a newer one."""
+    try:
+        moment = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+    except ValueError:
+        return float("-inf")
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
 
 
 def judged(neo_dir: Path | None) -> dict[str, dict]:
