@@ -58,7 +58,8 @@ def replay_repo(repo: dict, vectors: VectorMemo, thresholds: Thresholds, show: b
     truth = {(str(old), str(new)) for old, new in repo.get("edges", [])}
     adr_of: dict[str, str] = {}
     counts = {"added": 0, "fp": 0, "items": 0, "links": 0, "edges": len(truth),
-              "certain": set(), "reviewed": set(), "evidence": Counter(), "asked": 0, "judged": set()}
+              "certain": set(), "reviewed": set(), "evidence": Counter(), "asked": 0, "judged": set(),
+              "store": store, "adr_of": adr_of, "proposed": [], "wider": []}
     seq_of: dict[str, int] = {}
     for adr in sorted(repo["adrs"], key=lambda a: a["seq"]):
         result = store.add(subject_of(adr["title"]), adr["text"], None, adr.get("date") or None,
@@ -81,6 +82,7 @@ def replay_repo(repo: dict, vectors: VectorMemo, thresholds: Thresholds, show: b
         counts["links"] += len(result.possible)
         for link in result.possible:
             edge = (adr_of[link["id"]], str(adr["id"]))
+            counts["proposed"].append((result.fact.id, link["id"], tuple(link.get("evidence") or ())))
             if edge in truth:
                 counts["reviewed"].add(edge)  # a person who accepts the right items finds it
             for name in link.get("evidence") or ("(none)",):
@@ -98,6 +100,7 @@ def replay_repo(repo: dict, vectors: VectorMemo, thresholds: Thresholds, show: b
         matrix = np.stack([vectors(fact.text) for fact in live])
         for new, old, _ in candidate_pairs(live, matrix, thresholds, newest=len(live)):
             counts["asked"] += 1
+            counts["wider"].append((new.id, old.id))
             edge = (adr_of[old.id], adr_of[new.id])
             if edge in truth:
                 counts["judged"].add(edge)

@@ -184,19 +184,24 @@ def _model(provider: "Provider") -> str:
     return f"{provider.name}:{provider.settings.model}"
 
 
-def _judge_one(store: "FactStore", provider: "Provider", model: str, item: Mapping, auto: bool,
-               claims: set[str], proposed: Mapping | None = None) -> Judgement:
-    """One question, its verdict recorded on the item's link (added as *proposed* first, for a pair
-    the judge found, unless the verdict is `distinct`). With *auto*, an `updated` verdict retires
-    the older fact, except a trusted one for a claim (ids in *claims*): that stays a person's call."""
+def ask_verdict(provider: "Provider", item: Mapping) -> tuple[str, str]:
+    """The model's (verdict, one-line reason) on one review item (`quoted`); ValueError when its
+    reply cannot be read, NeoError from the provider."""
     from neo_git.ask.model import ModelRequest
 
     request = ModelRequest(SYSTEM, quoted(item), effort="low", stage="judge",
                            max_output_tokens=MAX_REPLY_TOKENS, timeout=provider.settings.timeout,
                            schema=SCHEMA, schema_name="review_verdict")
-    reply = provider.complete(request)
+    return read_verdict(provider.complete(request).text)
+
+
+def _judge_one(store: "FactStore", provider: "Provider", model: str, item: Mapping, auto: bool,
+               claims: set[str], proposed: Mapping | None = None) -> Judgement:
+    """One question, its verdict recorded on the item's link (added as *proposed* first, for a pair
+    the judge found, unless the verdict is `distinct`). With *auto*, an `updated` verdict retires
+    the older fact, except a trusted one for a claim (ids in *claims*): that stays a person's call."""
     try:
-        verdict, reason = read_verdict(reply.text)
+        verdict, reason = ask_verdict(provider, item)
     except ValueError as exc:
         return Judgement(item["id"], item["candidate"], "", "", model, error=f"unreadable reply: {exc}")
     if proposed is not None and verdict not in PROPOSES:
