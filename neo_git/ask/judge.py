@@ -150,24 +150,35 @@ def judge_open_items(store: "FactStore", provider: "Provider", *, auto: bool = F
 
 
 def judge_candidates(store: "FactStore", provider: "Provider", *, auto: bool = False, limit: int = 20,
-                     newest: int = 200, progress: Callable[[Judgement], None] | None = None) -> list[Judgement]:
+                     newest: int = 200, progress: Callable[[Judgement], None] | None = None,
+                     warnings: list[str] | None = None) -> list[Judgement]:
     """`--wider`: ask about at most *limit* pairs no link proposes (`FactStore.judge_candidates`: the
     *newest* facts' most similar earlier long facts). An `updated` or `contradicts` verdict is
     written as a possible supersession with evidence `judge` (or, `updated` with *auto*,
-    supersedes); every verdict is remembered in this clone, so no pair is asked twice."""
+    supersedes); every verdict is remembered in this clone, so no pair is asked twice. When that
+    record cannot be written, a line goes to *warnings* and the run goes on: the verdicts are on
+    the ref, only the memory of having asked is lost."""
+    from neo_git.fileio import LockTimeout
     from neo_git.store.evidence import JUDGE
 
     model = _model(provider)
     claims = set(store.untrusted()) if auto else set()
     out: list[Judgement] = []
+    remembering = True
     for item in store.judge_candidates(newest):
         if len(out) >= limit:
             break
         proposed = {"similarity": item["similarity"], "threshold": item["threshold"], "evidence": [JUDGE]}
         result = _judge_one(store, provider, model, item, auto, claims, proposed)
-        if not result.error or result.verdict:   # answered (an unreadable reply is asked again next time)
-            store.remember_judged(item["id"], item["candidate"], {"verdict": result.verdict, "model": model,
-                                                                  "at": now_iso()})
+        if remembering and (not result.error or result.verdict):   # answered (an unreadable reply is asked again)
+            try:
+                store.remember_judged(item["id"], item["candidate"], {"verdict": result.verdict, "model": model,
+                                                                      "at": now_iso()})
+            except (OSError, LockTimeout) as exc:   # read-only .git/neo, a folder in the way, a held lock
+                remembering = False                 # once: each later try would fail (or wait) the same way
+                if warnings is not None:
+                    warnings.append(f"the pairs judged from here on are not remembered in this clone "
+                                    f"({getattr(exc, 'message', exc)}): they will be asked again")
         out.append(result)
         if progress is not None:
             progress(out[-1])

@@ -129,9 +129,11 @@ def _judge(args: argparse.Namespace) -> int:
         print(visible(f"{result.id[:8]} / {result.candidate[:8]}: {result.verdict} — {result.reason}{done}"))
 
     results = judge_open_items(store, provider, auto=auto, progress=show)
+    unremembered: list[str] = []
     if args.wider:
-        results += judge_candidates(store, provider, auto=auto, limit=args.limit, progress=show)
-    warn(store.warnings)
+        results += judge_candidates(store, provider, auto=auto, limit=args.limit, progress=show,
+                                    warnings=unremembered)
+    warn([*store.warnings, *unremembered])
     if args.json:
         print_json([r.to_dict() for r in results])
     elif not results:

@@ -201,3 +201,20 @@ def test_earlier_means_an_earlier_second_whatever_the_stamp_says_it_in():
     assert _seconds("2026-01-01T00:00:00Z") == _seconds("2026-01-01T00:00:00+00:00") \
         == _seconds("2026-01-01T02:00:00+02:00") < _seconds("2026-01-01T00:00:01Z")
     assert _seconds("yesterday") == float("-inf")
+
+
+def test_an_unwritable_record_of_answers_warns_and_keeps_the_verdict(repo, llm, monkeypatch, capsys):
+    """The verdict is on the ref before the clone's record of answers is written: a record that
+    cannot be written (a read-only or damaged .git/neo) costs a question next time, not the run."""
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_OPENAI_KEY)
+    old, new = _unproposed_pair(repo)
+    _configure(repo, llm, "openai")
+    (repo / ".git" / "neo" / RECORD).mkdir(parents=True)            # a folder where the file should be
+    llm.queue(json.dumps(UPDATED))
+    assert main(["review", "--judge", "--wider"]) == 0
+    out, err = capsys.readouterr()
+    assert f"{new.id[:8]} / {old.id[:8]}: updated" in out and "warning:" in err and RECORD in err
+    from neo_git.store import FactStore
+
+    [item] = FactStore.open(repo).review()
+    assert (item["id"], item["candidate"], item["judge"]["verdict"]) == (new.id, old.id, "updated")
