@@ -305,7 +305,10 @@ class WritePaths:
             change = plan_verdict(scoped, fact.id, candidate, clean, proposed)
             out.clear()
             out.update(id=fact.id, candidate=candidate, **clean, superseded=None)
-            if not (accept and clean["verdict"] == "updated"):
+            # A fact supersedes one fact: a second "updated" for it (an earlier verdict of this run
+            # retired another) is left to a person, or the first retired fact's successor would no
+            # longer name it and its restore would not undo the supersession.
+            if not (accept and clean["verdict"] == "updated") or change.facts[0].supersedes is not None:
                 return change
             judged = {**scoped, fact.id: change.facts[0]}
             old, accepted = plan_accept(judged, fact.id, candidate, self.embedder.id, judge=clean)

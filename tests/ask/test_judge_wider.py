@@ -218,3 +218,44 @@ def test_an_unwritable_record_of_answers_warns_and_keeps_the_verdict(repo, llm, 
 
     [item] = FactStore.open(repo).review()
     assert (item["id"], item["candidate"], item["judge"]["verdict"]) == (new.id, old.id, "updated")
+
+
+def _chain(repo):
+    """Three long decisions on one subject, a day apart and no rule linking them: the judge may
+    well call the newest an update of both earlier ones."""
+    from neo_git.store import FactStore
+    from neo_git.store.base import Change
+
+    store = FactStore.open(repo)
+    first = store.add("Use RabbitMQ for messaging", LONG + " We use RabbitMQ.", kind="decision")
+    second = store.add("Use NATS for messaging", LONG + " We use NATS streaming.", kind="decision")
+    third = store.add("Event pipeline design", LONG + " Events go through Kafka topics.", kind="decision")
+    first = first.evolve(metadata={"created_at": "2026-01-01T00:00:00+00:00"})
+    second = FactStore.open(repo).get(second.id).evolve(metadata={"created_at": "2026-01-02T00:00:00+00:00"})
+    store.transact("project", lambda facts: Change(facts=(first, second), message="older"))
+    assert FactStore.open(repo).review() == []
+    return first, second, third
+
+
+def test_auto_mode_retires_at_most_one_fact_per_newer_fact(repo, llm, monkeypatch, capsys):
+    """A fact supersedes one fact (`supersedes` is one id): a second `updated` verdict for the same
+    newer fact is recorded for a person, not accepted over the first (which would leave the first
+    retired fact pointing at a successor that no longer names it, and its restore undoing nothing)."""
+    from neo_git.store import FactStore
+
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_OPENAI_KEY)
+    facts = _chain(repo)
+    _configure(repo, llm, "openai")
+    git(repo, "config", "neo.reviewJudge", "auto")
+    llm.queue(*[json.dumps(UPDATED)] * 3)
+    assert main(["review", "--judge", "--wider", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    store = FactStore.open(repo)
+    now = {f.id: store.get(f.id) for f in facts}
+    for fact in now.values():                     # every pointer answered by the other side
+        if fact.superseded_by is not None:
+            assert now[fact.superseded_by].supersedes == fact.id
+    assert sum(1 for r in rows if r["superseded"]) == sum(1 for f in now.values() if not f.is_valid) >= 1
+    assert any(r["verdict"] == "updated" and not r["superseded"] and not r["error"] for r in rows)
+    [item] = store.review()                                           # the second update: a person decides
+    assert item["judge"]["verdict"] == "updated" and now[item["candidate"]].is_valid
