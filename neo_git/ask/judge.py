@@ -170,7 +170,9 @@ def judge_candidates(store: "FactStore", provider: "Provider", *, auto: bool = F
             break
         proposed = {"similarity": item["similarity"], "threshold": item["threshold"], "evidence": [JUDGE]}
         result = _judge_one(store, provider, model, item, auto, claims, proposed)
-        if remembering and (not result.error or result.verdict):   # answered (an unreadable reply is asked again)
+        # Answered and recorded: an unreadable reply is asked again, and so is a pair one of whose
+        # facts an earlier verdict of this run retired (if a person restores it, the question stands).
+        if remembering and not result.error:
             try:
                 store.remember_judged(item["id"], item["candidate"], {"verdict": result.verdict, "model": model,
                                                                       "at": now_iso()})

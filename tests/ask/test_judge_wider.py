@@ -259,3 +259,31 @@ def test_auto_mode_retires_at_most_one_fact_per_newer_fact(repo, llm, monkeypatc
     assert any(r["verdict"] == "updated" and not r["superseded"] and not r["error"] for r in rows)
     [item] = store.review()                                           # the second update: a person decides
     assert item["judge"]["verdict"] == "updated" and now[item["candidate"]].is_valid
+
+
+def test_a_pair_whose_fact_was_retired_during_the_run_is_asked_again_once_it_is_back(repo, llm, monkeypatch,
+                                                                                     capsys):
+    """An answer that could not be recorded (the older fact was retired by an earlier verdict of the
+    run) is not remembered as answered: when a person restores that fact, the pair is asked."""
+    from neo_git.store import FactStore
+
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_OPENAI_KEY)
+    first, second, third = _chain(repo)
+
+    def verdict(seen) -> str:   # the newest replaces the first; the second is about something else
+        quoted = _quoted_facts(seen)
+        apart = {quoted["newer"]["subject"], quoted["older"]["subject"]} == {third.subject, second.subject}
+        return json.dumps({"verdict": "distinct", "reason": "apart"} if apart else UPDATED)
+
+    llm.responder = verdict
+    _configure(repo, llm, "openai")
+    git(repo, "config", "neo.reviewJudge", "auto")
+    assert main(["review", "--judge", "--wider", "--json"]) == 0
+    rows = {(r["id"], r["candidate"]): r for r in json.loads(capsys.readouterr().out)}
+    assert rows[(third.id, first.id)]["superseded"] == first.id
+    assert rows[(second.id, first.id)]["error"].startswith("no longer open")
+    FactStore.open(repo).restore(first.id)                           # the person disagrees with the judge
+    asked = len(llm.requests)
+    assert main(["review", "--judge", "--wider", "--json"]) == 0
+    assert [(r["id"], r["candidate"]) for r in json.loads(capsys.readouterr().out)] == [(second.id, first.id)]
+    assert len(llm.requests) == asked + 1
