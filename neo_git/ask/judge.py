@@ -87,10 +87,10 @@ def quoted(item: Mapping) -> str:
     from neo_git.visible import visible
 
     def side(texts: Mapping, when: str | None) -> dict:
-        body = texts.get("body") or ""
+        body = redact(texts.get("body") or "")   # before the cut: a secret across it would go out half
         cut = len(body) > MAX_QUOTED_BODY
         return {"subject": visible(redact(texts.get("subject") or "")),
-                "body": visible(redact(body[:MAX_QUOTED_BODY]), keep_newlines=True) + (" […]" if cut else ""),
+                "body": visible(body[:MAX_QUOTED_BODY], keep_newlines=True) + (" […]" if cut else ""),
                 **({"written": when} if when else {})}
 
     facts = {"kind": item.get("kind"), "older": side(item["old"], item.get("old_created_at")),

@@ -176,3 +176,16 @@ def test_a_provider_error_stops_the_run_with_fatal(repo, llm, monkeypatch, capsy
     assert main(["review", "--judge"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("fatal: openai (gpt-5-mini) refused the API key (401)") and FAKE_OPENAI_KEY not in err
+
+
+def test_a_secret_where_a_long_body_is_cut_is_redacted_before_the_cut():
+    """Bodies are cut to MAX_QUOTED_BODY characters for the prompt; a secret across the cut must not
+    go out as its first characters (too short for the rule, most of the secret all the same)."""
+    from neo_git.ask.judge import MAX_QUOTED_BODY, quoted
+
+    token = "ghp_" + "Z8kQ2mV7xR4tN9pL3wB6yD1cF5hJ0sG2aE7u"        # a GitHub token shape, 36 after the prefix
+    body = ("word " * ((MAX_QUOTED_BODY - 33) // 5)).ljust(MAX_QUOTED_BODY - 33) + token + " rotated"
+    assert body.index(token) + 33 == MAX_QUOTED_BODY                   # the cut keeps 29 of its 36 characters
+    text = quoted({"kind": "decision", "old": {"subject": "Tokens", "body": "short"},
+                   "new": {"subject": "Tokens rotated", "body": body}})
+    assert token[:20] not in text and "[REDACTED:github-token]" in text
