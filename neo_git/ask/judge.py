@@ -35,6 +35,7 @@ TYPE = "possible_supersession"
 MODES = ("record", "auto")    # git config neo.reviewJudge
 MAX_QUOTED_BODY = 6000        # characters of each body sent (decision records can be long)
 MAX_REPLY_TOKENS = 400
+WIDER_LIMIT = 20              # pairs `--wider` asks about per run, unless `--limit` says
 
 SCHEMA = {
     "type": "object",
@@ -149,7 +150,7 @@ def judge_open_items(store: "FactStore", provider: "Provider", *, auto: bool = F
     return out
 
 
-def judge_candidates(store: "FactStore", provider: "Provider", *, auto: bool = False, limit: int = 20,
+def judge_candidates(store: "FactStore", provider: "Provider", *, auto: bool = False, limit: int = WIDER_LIMIT,
                      newest: int = 200, progress: Callable[[Judgement], None] | None = None,
                      warnings: list[str] | None = None) -> list[Judgement]:
     """`--wider`: ask about at most *limit* pairs no link proposes (`FactStore.judge_candidates`: the

@@ -32,7 +32,7 @@ def register(sub) -> dict[str, str]:
     p.add_argument("--wider", action="store_true",
                    help="with --judge: also ask about pairs no rule proposed — each recent fact's most similar "
                         "earlier long facts; an `updated` or `contradicts` verdict joins the queue")
-    p.add_argument("--limit", type=int, default=20, metavar="N",
+    p.add_argument("--limit", type=int, metavar="N",
                    help="with --wider: at most N such pairs per run, newest facts first (default 20)")
     json_flag(p)
 
@@ -64,8 +64,11 @@ def cmd_review(args: argparse.Namespace) -> int:
         print(f"git neo review: error: unknown type '{args.type}' (choose from {', '.join(SOURCES)})",
               file=sys.stderr)
         return 2
+    if args.limit is not None and not args.wider:
+        print("git neo review: error: --limit goes with --wider", file=sys.stderr)
+        return 2
     if args.judge:
-        if args.limit < 0:
+        if args.limit is not None and args.limit < 0:
             print("git neo review: error: --limit must be ≥ 0", file=sys.stderr)
             return 2
         if args.action is not None:
@@ -108,7 +111,7 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 def _judge(args: argparse.Namespace) -> int:
     """`git neo review --judge`: a verdict per open possible supersession, printed as it comes."""
-    from neo_git.ask.judge import judge_candidates, judge_mode, judge_open_items
+    from neo_git.ask.judge import WIDER_LIMIT, judge_candidates, judge_mode, judge_open_items
     from neo_git.ask.providers import make_provider
     from neo_git.ask.settings import resolve_settings
 
@@ -131,7 +134,8 @@ def _judge(args: argparse.Namespace) -> int:
     results = judge_open_items(store, provider, auto=auto, progress=show)
     unremembered: list[str] = []
     if args.wider:
-        results += judge_candidates(store, provider, auto=auto, limit=args.limit, progress=show,
+        limit = WIDER_LIMIT if args.limit is None else args.limit
+        results += judge_candidates(store, provider, auto=auto, limit=limit, progress=show,
                                     warnings=unremembered)
     warn([*store.warnings, *unremembered])
     if args.json:

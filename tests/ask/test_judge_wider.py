@@ -114,6 +114,8 @@ def test_limit_and_flags(repo, llm, monkeypatch, capsys):
     assert main(["review", "--wider"]) == 2
     assert "--wider go with --judge" in capsys.readouterr().err
     assert main(["review", "--judge", "--wider", "--limit", "-1"]) == 2
+    assert main(["review", "--judge", "--limit", "5"]) == 2 and main(["review", "--limit", "5"]) == 2
+    assert "--limit goes with --wider" in capsys.readouterr().err and llm.requests == []
 
 
 def _fact(i: int, words: int, kind: FactKind = FactKind.DECISION, **meta) -> Fact:
