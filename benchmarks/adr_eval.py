@@ -107,7 +107,6 @@ def replay_repo(repo: dict, vectors: VectorMemo, thresholds: Thresholds, show: b
     return counts
 
 
-
 def replay_all(repos, vectors, thresholds, show=False, sources=False) -> dict:
     """Every repository replayed; totals, with the edges found as (repository, old, new) sets."""
     total = {"added": 0, "fp": 0, "items": 0, "links": 0, "edges": 0, "asked": 0, "certain": set(), "reviewed": set(),

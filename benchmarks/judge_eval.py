@@ -14,7 +14,7 @@ Prints, against the authors' own supersession edges:
 - auto mode (`neo.reviewJudge auto`): right and wrong retirements, the false-supersession rate;
 - the judge's verdicts on true edges and on other pairs.
 
-It needs a model, so it does not run offline (nor in CI); `tests/test_judge_eval.py` drives it
+It needs a model, so it does not run offline (nor in CI); `tests/ask/test_judge_eval.py` drives it
 against the loopback server to check the counting. `--max-questions` bounds the cost (records
 are taken repository by repository, in the file's order).
 """
@@ -56,6 +56,7 @@ def judge_replay(repos, vectors: VectorMemo, thresholds: Thresholds, provider, m
         name = repo["repo"]
         total["certain"] |= {(name, *edge) for edge in counts["certain"]}
         total["accepted"] |= {(name, *edge) for edge in counts["reviewed"]}   # a person reads every evidence item
+        superseding, retired = set(), set()   # auto mode: a fact replaces one fact, is retired once
         pairs = [(new, old, evidence) for new, old, evidence in counts["proposed"]]
         pairs += [(new, old, None) for new, old in counts["wider"]]
         for new_id, old_id, evidence in pairs:
@@ -79,7 +80,9 @@ def judge_replay(repos, vectors: VectorMemo, thresholds: Thresholds, provider, m
                 total["wider_items"] += 1
                 if right:
                     total["accepted"].add((name, *edge))
-            if verdict == "updated":
+            if verdict == "updated" and new.id not in superseding and old.id not in retired:
+                superseding.add(new.id)
+                retired.add(old.id)
                 if right:
                     total["auto_right"].add((name, *edge))
                 else:

@@ -155,6 +155,30 @@ def test_accept_then_restore_leaves_the_store_as_before(store):
     assert [(i["id"], i["candidate"]) for i in store.review()] == [(new.id, old.id)]
 
 
+def test_a_fact_that_already_supersedes_one_cannot_accept_a_second(store):
+    """A fact supersedes one fact (`supersedes` is a single pointer): accepting a second link of it
+    would overwrite the pointer, so the first retired fact's successor would no longer name it
+    and its restore would undo nothing. Refused, with the ways out; nothing written."""
+    from neo_git.errors import NeoError
+    from neo_git.store.base import Change
+
+    first = store.add("Cache layer", "Redis caches the session tokens for an hour.", kind="decision")
+    second = store.add("Queue", "RabbitMQ carries the billing events.", kind="decision")
+    new = store.add("Platform", "Everything moves to the managed platform.", kind="decision")
+    links = tuple({"id": old.id, "similarity": 0.5, "threshold": 0.3} for old in sorted((first, second),
+                                                                                       key=lambda f: f.id))
+    new = new.evolve(metadata={"possibly_supersedes": links})
+    store.transact("project", lambda facts: Change(facts=(new,), message="two proposals"))
+    store.accept(new.id, first.id)
+    before = _all(store)
+    with pytest.raises(NeoError, match="already supersedes") as refused:
+        store.accept(new.id, second.id)
+    assert "invalidate" in refused.value.hint and "restore" in refused.value.hint
+    assert _all(store) == before
+    store.restore(first.id)                                          # once it supersedes nothing, it can
+    assert store.accept(new.id, second.id).id == second.id
+
+
 def test_an_explicit_pointer_wins_and_is_named(store):
     old = store.add("Logging", "structlog everywhere.", kind="decision")
     new = store.add("Tracing", "OpenTelemetry spans on every request.", kind="decision", supersedes=old.id[:8])

@@ -203,6 +203,7 @@ def test_earlier_means_an_earlier_second_whatever_the_stamp_says_it_in():
     assert _seconds("2026-01-01T00:00:00Z") == _seconds("2026-01-01T00:00:00+00:00") \
         == _seconds("2026-01-01T02:00:00+02:00") < _seconds("2026-01-01T00:00:01Z")
     assert _seconds("yesterday") == float("-inf")
+    assert _seconds("2026-01-01T00:00:00.900Z") == _seconds("2026-01-01T00:00:00.100Z")   # one second
 
 
 def test_an_unwritable_record_of_answers_warns_and_keeps_the_verdict(repo, llm, monkeypatch, capsys):

@@ -20,6 +20,7 @@ pushed) so that no pair is asked twice.
 from __future__ import annotations
 
 import json
+import math
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Container, Iterator, Mapping, Sequence
@@ -93,7 +94,7 @@ def _seconds(stamp: str) -> float:
         return float("-inf")
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()
+    return float(math.floor(moment.timestamp()))   # whole seconds: git-neo's own precision
 
 
 def judged(neo_dir: Path | None) -> dict[str, dict]:

@@ -119,6 +119,12 @@ def plan_accept(facts: Mapping[str, Fact], new_id: str, candidate: str | None,
     if old is None or not old.is_valid:
         raise NeoError(f"{link['id']} is no longer valid: nothing to supersede",
                        "`git neo reject` drops the proposal")
+    if new.supersedes is not None:
+        # One pointer: a second supersession would overwrite it, and the first retired fact's
+        # successor would no longer name it (its restore would undo nothing).
+        raise NeoError(f"{new.id} already supersedes {new.supersedes}: a fact replaces one fact",
+                       f"`git neo invalidate {old.id} --reason …` retracts {old.id[:8]} without a successor; "
+                       f"`git neo restore {new.supersedes}` first if {new.id[:8]} should replace it instead")
     changed: dict[str, Fact] = {}
     rule = RULE_REVIEW if judge is None else RULE_JUDGE
     decision = Decision(old.id, rule, link.get("similarity"), link.get("threshold"))
