@@ -127,6 +127,9 @@ def main(argv=None) -> int:
     from neo_git.ask.settings import resolve_settings
     from neo_git.errors import NeoError
 
+    if not args.data.is_file():
+        print(f"judge_eval: no decision records at {args.data} (use --data)", file=sys.stderr)
+        return 1
     repos = [json.loads(line) for line in args.data.read_text(encoding="utf-8").splitlines() if line.strip()]
     embedder = get_embedder(args.embedder)
 

@@ -55,6 +55,10 @@ def test_the_judges_verdicts_are_counted_against_the_authors_edges(llm):
     assert capped["asked"] == 1
 
 
-def test_without_a_model_it_says_so(capsys):
-    assert judge_eval.main(["--provider", "openai"]) == 1
-    assert "judge_eval:" in capsys.readouterr().err
+def test_without_records_or_a_model_it_says_so(tmp_path, capsys):
+    assert judge_eval.main(["--data", str(tmp_path / "missing.jsonl")]) == 1
+    assert "no decision records at" in capsys.readouterr().err
+    data = tmp_path / "adr.jsonl"
+    data.write_text(json.dumps(_records()[0]) + "\n", encoding="utf-8")
+    assert judge_eval.main(["--provider", "openai", "--data", str(data)]) == 1   # no key, no base URL
+    assert "judge_eval: no OpenAI API key is configured" in capsys.readouterr().err
