@@ -20,14 +20,18 @@ pair in the queue as a possible supersession with evidence `judge`, `distinct` w
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Mapping
 
 from neo_git.errors import NeoError
 from neo_git.fact_fields import JUDGE_VERDICTS, MAX_JUDGE_REASON
 from neo_git.facts import now_iso
+from neo_git.fileio import LockTimeout
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
+
     from neo_git.ask.providers import Provider
     from neo_git.store import FactStore
 
@@ -159,7 +163,6 @@ def judge_candidates(store: "FactStore", provider: "Provider", *, auto: bool = F
     supersedes); every verdict is remembered in this clone, so no pair is asked twice. When that
     record cannot be written, a line goes to *warnings* and the run goes on: the verdicts are on
     the ref, only the memory of having asked is lost."""
-    from neo_git.fileio import LockTimeout
     from neo_git.store.evidence import JUDGE
 
     model = _model(provider)
@@ -198,15 +201,27 @@ def _model(provider: "Provider") -> str:
     return f"{provider.name}:{provider.settings.model}"
 
 
-def ask_verdict(provider: "Provider", item: Mapping) -> tuple[str, str]:
+def ask_verdict(provider: "Provider", item: Mapping, neo_dir: "Path | None" = None) -> tuple[str, str]:
     """The model's (verdict, one-line reason) on one review item (`quoted`); ValueError when its
-    reply cannot be read, NeoError from the provider."""
-    from neo_git.ask.model import ModelRequest
+    reply cannot be read, NeoError from the provider. With *neo_dir* the call's tokens go to the
+    repository's usage log (`git neo stats` sums them apart), whatever the reply said."""
+    from neo_git.ask.model import CallRecord, ModelRequest
+    from neo_git.ask.usage import JUDGE_STAGE, log_calls
 
-    request = ModelRequest(SYSTEM, quoted(item), effort="low", stage="judge",
+    request = ModelRequest(SYSTEM, quoted(item), effort="low", stage=JUDGE_STAGE,
                            max_output_tokens=MAX_REPLY_TOKENS, timeout=provider.settings.timeout,
                            schema=SCHEMA, schema_name="review_verdict")
-    return read_verdict(provider.complete(request).text)
+    started = time.monotonic()
+    reply = provider.complete(request)
+    if neo_dir is not None:
+        call = CallRecord(JUDGE_STAGE, "low", reply.tokens_in, reply.tokens_out, reply.reasoning_tokens,
+                          round(time.monotonic() - started, 3))
+        try:
+            log_calls(neo_dir, f"judge:{item['id']}:{item['candidate']}", provider.name,
+                      reply.model or provider.settings.model, [call])
+        except (OSError, LockTimeout):
+            pass   # accounting only: a read-only .git/neo or a held log lock never costs the verdict
+    return read_verdict(reply.text)
 
 
 def _judge_one(store: "FactStore", provider: "Provider", model: str, item: Mapping, auto: bool,
@@ -215,7 +230,7 @@ def _judge_one(store: "FactStore", provider: "Provider", model: str, item: Mappi
     the judge found, unless the verdict is `distinct`). With *auto*, an `updated` verdict retires
     the older fact, except a trusted one for a claim (ids in *claims*): that stays a person's call."""
     try:
-        verdict, reason = ask_verdict(provider, item)
+        verdict, reason = ask_verdict(provider, item, store.paths.neo_dir if store.paths is not None else None)
     except ValueError as exc:
         return Judgement(item["id"], item["candidate"], "", "", model, error=f"unreadable reply: {exc}")
     if proposed is not None and verdict not in PROPOSES:

@@ -13,14 +13,17 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from neo_git import safejson
-from neo_git.ask.model import EFFORTS, AskResult
+from neo_git.ask.model import EFFORTS, AskResult, CallRecord
 from neo_git.facts import now_iso
 from neo_git.fileio import locked
 
 LOG_NAME = "ask_usage.jsonl"
+# The review judge's calls (`git neo review --judge`) are logged too, under this stage: summed
+# apart, since their effort is fixed (low), not chosen from memory, so they save nothing.
+JUDGE_STAGE = "judge"
 REASONING_SCALE = {"low": 1, "medium": 4, "high": 10, "xhigh": 20}
 
 
@@ -31,14 +34,21 @@ def usage_path(neo_dir: Path) -> Path:
 
 def log_result(neo_dir: Path, question_id: str, result: AskResult) -> None:
     """Append one line per call of *result*."""
-    if not result.calls:
+    log_calls(neo_dir, question_id, result.provider, result.model, result.calls,
+              difficulty=result.difficulty, familiar=result.decision.familiar)
+
+
+def log_calls(neo_dir: Path, question_id: str, provider: str, model: str, calls: Sequence[CallRecord], *,
+              difficulty: str | None = None, familiar: bool | None = None) -> None:
+    """Append one line per call (`git neo ask`'s, or the review judge's: stage JUDGE_STAGE)."""
+    if not calls:
         return
     stamp = now_iso()
-    lines = [json.dumps({"ts": stamp, "question": question_id, "provider": result.provider, "model": result.model,
-                         "stage": c.stage, "effort": c.effort, "difficulty": result.difficulty,
-                         "familiar": result.decision.familiar, "tokens_in": c.tokens_in, "tokens_out": c.tokens_out,
+    lines = [json.dumps({"ts": stamp, "question": question_id, "provider": provider, "model": model,
+                         "stage": c.stage, "effort": c.effort, "difficulty": difficulty,
+                         "familiar": familiar, "tokens_in": c.tokens_in, "tokens_out": c.tokens_out,
                          "reasoning_tokens": c.reasoning_tokens, "seconds": c.seconds}, sort_keys=True)
-             for c in result.calls]
+             for c in calls]
     path = usage_path(neo_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     with locked(path.with_name(path.name + ".lock")):
@@ -73,13 +83,20 @@ def estimated_saving(effort: str, tokens_out: int, reasoning_tokens: int | None)
 
 
 def summarize(entries: Iterable[dict]) -> dict:
-    """Totals, per effort and per provider, and the estimated saving (`git neo stats --json`)."""
+    """Totals, per effort and per provider, and the estimated saving (`git neo stats --json`), of
+    `git neo ask`'s calls; the review judge's apart (`judge`)."""
     total = {"calls": 0, "questions": 0, "tokens_in": 0, "tokens_out": 0, "reasoning_tokens": 0,
              "estimated_saving_tokens": 0}
     by_effort: dict[str, dict] = {e: {"calls": 0, "questions": 0, "tokens_in": 0, "tokens_out": 0} for e in EFFORTS}
     by_provider: dict[str, dict] = defaultdict(lambda: {"calls": 0, "tokens_in": 0, "tokens_out": 0})
     questions: dict[str, str] = {}
+    judge = {"calls": 0, "tokens_in": 0, "tokens_out": 0}
     for e in entries:
+        if e.get("stage") == JUDGE_STAGE:
+            judge["calls"] += 1
+            judge["tokens_in"] += e["tokens_in"]
+            judge["tokens_out"] += e["tokens_out"]
+            continue
         effort = e["effort"]
         reasoning = e.get("reasoning_tokens") if isinstance(e.get("reasoning_tokens"), int) else None
         total["calls"] += 1
@@ -99,5 +116,5 @@ def summarize(entries: Iterable[dict]) -> dict:
     for effort in questions.values():
         by_effort[effort]["questions"] += 1
     total["questions"] = len(questions)
-    return {**total, "by_effort": by_effort, "by_provider": dict(by_provider),
+    return {**total, "by_effort": by_effort, "by_provider": dict(by_provider), "judge": judge,
             "saving_model": {"reasoning_scale": REASONING_SCALE}}

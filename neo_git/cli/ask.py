@@ -29,7 +29,7 @@ def register(sub) -> dict[str, str]:
                    help="do not record suggestions, usage or confidence changes")
     json_flag(p)
 
-    p = sub.add_parser("stats", help="calls, tokens and effort levels of `git neo ask`")
+    p = sub.add_parser("stats", help="calls, tokens and effort levels of `git neo ask` (and of the review judge)")
     json_flag(p)
     return {"ask": "cmd_ask", "stats": "cmd_stats"}
 
@@ -98,7 +98,7 @@ def _text(result, dry_run: bool, show_prompt: bool = False) -> str:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    """Sum the usage log: calls, tokens, effort levels, estimated saving."""
+    """Sum the usage log: calls, tokens, effort levels, estimated saving; the review judge's apart."""
     from neo_git.ask.usage import read_usage, summarize
     from neo_git.identity import find_repository_paths
 
@@ -106,8 +106,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
     if args.json:
         print_json(summary)
         return 0
+    judge = summary["judge"]
+    judged = (f"review judge (`git neo review --judge`): {judge['calls']} calls: {judge['tokens_in']:,} tokens in, "
+              f"{judge['tokens_out']:,} out\n") if judge["calls"] else ""
     if not summary["calls"]:
         print("no `git neo ask` calls recorded in this repository yet")
+        sys.stdout.write(judged)
         return 0
     out = sys.stdout
     out.write(f"{summary['questions']} questions, {summary['calls']} calls: {summary['tokens_in']:,} tokens in, "
@@ -119,4 +123,5 @@ def cmd_stats(args: argparse.Namespace) -> int:
                       f"{row['tokens_out']:>12,}\n")
     out.write(f"estimated saving from lower-effort answers: {summary['estimated_saving_tokens']:,} tokens "
               "(vs the same calls at high effort)\n")
+    out.write(judged)
     return 0

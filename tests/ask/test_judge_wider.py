@@ -290,3 +290,23 @@ def test_a_pair_whose_fact_was_retired_during_the_run_is_asked_again_once_it_is_
     assert main(["review", "--judge", "--wider", "--json"]) == 0
     assert [(r["id"], r["candidate"]) for r in json.loads(capsys.readouterr().out)] == [(second.id, first.id)]
     assert len(llm.requests) == asked + 1
+
+
+def test_the_judges_tokens_are_counted_by_stats_apart_from_ask(repo, llm, monkeypatch, capsys):
+    """Each question to the judge is a model call someone pays for: `git neo stats` sums them
+    (even an unreadable reply's), apart from `ask`'s effort table and its estimated saving."""
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_OPENAI_KEY)
+    _unproposed_pair(repo)
+    _configure(repo, llm, "openai")
+    llm.queue("not json at all")
+    assert main(["review", "--judge", "--wider"]) == 0
+    llm.queue(json.dumps(UPDATED))
+    assert main(["review", "--judge", "--wider"]) == 0               # asked again: the reply was unreadable
+    capsys.readouterr()
+    assert main(["stats", "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["judge"]["calls"] == 2 and stats["judge"]["tokens_in"] > 0
+    assert stats["calls"] == 0 and stats["questions"] == 0 and stats["estimated_saving_tokens"] == 0
+    assert main(["stats"]) == 0
+    out = capsys.readouterr().out
+    assert "no `git neo ask` calls" in out and "review judge (`git neo review --judge`): 2 calls" in out
