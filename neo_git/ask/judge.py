@@ -40,6 +40,7 @@ MODES = ("record", "auto")    # git config neo.reviewJudge
 MAX_QUOTED_BODY = 6000        # characters of each body sent (decision records can be long)
 MAX_REPLY_TOKENS = 400
 WIDER_LIMIT = 20              # pairs `--wider` asks about per run, unless `--limit` says
+PROPOSES = ("updated", "contradicts")   # verdicts that put a pair found by `--wider` in the queue
 
 SCHEMA = {
     "type": "object",
@@ -155,10 +156,10 @@ def judge_open_items(store: "FactStore", provider: "Provider", *, auto: bool = F
 
 
 def judge_candidates(store: "FactStore", provider: "Provider", *, auto: bool = False, limit: int = WIDER_LIMIT,
-                     newest: int = 200, progress: Callable[[Judgement], None] | None = None,
+                     newest: int | None = None, progress: Callable[[Judgement], None] | None = None,
                      warnings: list[str] | None = None) -> list[Judgement]:
     """`--wider`: ask about at most *limit* pairs no link proposes (`FactStore.judge_candidates`: the
-    *newest* facts' most similar earlier long facts). An `updated` or `contradicts` verdict is
+    *newest* facts' most similar earlier long facts, default `candidates.NEWEST`). An `updated` or `contradicts` verdict is
     written as a possible supersession with evidence `judge` (or, `updated` with *auto*,
     supersedes); every verdict is remembered in this clone, so no pair is asked twice. When that
     record cannot be written, a line goes to *warnings* and the run goes on: the verdicts are on
@@ -189,9 +190,6 @@ def judge_candidates(store: "FactStore", provider: "Provider", *, auto: bool = F
         if progress is not None:
             progress(out[-1])
     return out
-
-
-PROPOSES = ("updated", "contradicts")   # verdicts that put a pair found by the judge in the queue
 
 
 def _model(provider: "Provider") -> str:

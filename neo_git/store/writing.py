@@ -318,8 +318,9 @@ class WritePaths:
         self.backends[fact.scope].transact(plan)
         return dict(out)
 
-    def judge_candidates(self: "FactStore", newest: int = 200) -> Iterator[dict]:
-        """Pairs of project facts only a judge reads (`review.candidates`): for the *newest* facts,
+    def judge_candidates(self: "FactStore", newest: int | None = None) -> Iterator[dict]:
+        """Pairs of project facts only a judge reads (`review.candidates`): for the *newest* facts
+        (default `candidates.NEWEST`),
         newest first, their most similar earlier long facts that no link proposes and no judge in
         this clone answered, as items shaped like the review queue's (`similarity`, `new`, `old`,
         both creation times)."""
