@@ -163,6 +163,7 @@ def run(embedder_name: str, data: Path, show: bool, sweep: bool, sources: bool =
     repos = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]
     print(f"embedder {embedder.id}: possible {thresholds.possible:.2f}, certain {thresholds.certain:.2f}; "
           f"long texts: the {supersession.LONG_CANDIDATES} most similar candidates, with evidence"
+          + (" (the others as alternatives beside a change)" if supersession.ALTERNATIVES else "")
           + ("; records carry their path as source_file" if sources else "")
           + ("; subjects keep their record numbers" if KEEP_NUMBERS else ""))
     total = replay_all(repos, vectors, thresholds, show, sources)
@@ -203,6 +204,13 @@ def run(embedder_name: str, data: Path, show: bool, sweep: bool, sources: bool =
                   f"{m['R_review']:.3f}  (--wider: {100 * swept['asked'] / max(swept['added'], 1):5.1f} questions per "
                   f"100 adds, a perfect judge's recall {wider:.3f})")
         supersession.LONG_CANDIDATES = kept
+        print("\nthe other long candidates join a change's item as alternatives (ALTERNATIVES)")
+        for value in (True, False):
+            supersession.ALTERNATIVES = value
+            m = summary(replay_all(repos, vectors, thresholds, sources=sources))
+            print(f"  {'on ' if value else 'off'}: adds with an item {m['items']:5.1f}  items {m['links']:5.1f}  recall "
+                  f"with review {m['R_review']:.3f}")
+        supersession.ALTERNATIVES = True
         print("\nthe best long candidate also proposed at cosine ≥ X without evidence (LONG_BEST_COSINE)")
         for value in (0.6, 0.65, 0.7, 0.75, 0.8, 0.85):
             supersession.LONG_BEST_COSINE = value

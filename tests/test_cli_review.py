@@ -109,3 +109,30 @@ def test_a_quoted_passage_reaches_the_terminal_escaped(repo, capsys):
         LONG + " We no longer keep sessions in Redis \x1b]0;pwned\x07\x1b[31m at all.")
     text = run(capsys, "review").out
     assert "says:" in text and "\x1b" not in text and "\x07" not in text
+
+
+def test_a_newer_fact_with_several_candidates_is_one_question(repo, capsys):
+    """A record that states a change brings its other close records as alternatives: the queue
+    asks once about the newer record, lists each candidate with its own command, and after one is
+    accepted the alternatives leave the queue."""
+    from tests.test_supersession import _close_records
+
+    class Adder:   # what _close_records needs of a store, through the CLI
+        def add(self, subject, body, kind):
+            return type("Added", (), run_json(capsys, "add", "-k", kind, "--json", subject, body))
+
+    best, second, third, text = _close_records(Adder())
+    new = run_json(capsys, "add", "-k", "decision", "--json", "Hermetic builds", text)
+    listed = run_json(capsys, "review", "--json")
+    assert sorted((i["candidate"], tuple(i["evidence"])) for i in listed) == sorted(
+        [(best.id, ("change",)), (second.id, ("alternative",)), (third.id, ("alternative",))])
+    out = run(capsys, "review").out
+    assert f"{new['id']} may supersede one of 3 facts" in out
+    assert out.count("new: Hermetic builds") == 1
+    for candidate in (best, second, third):
+        assert f"→ git neo review accept | reject {new['id'][:8]} {candidate.id[:8]}" in out
+    assert "(1 open, 3 items;" in out
+    run(capsys, "review", "accept", new["id"][:8], second.id[:8])
+    assert [i["candidate"] for i in run_json(capsys, "review", "--json")] == [best.id]
+    out = run(capsys, "review").out
+    assert f"{new['id']} may supersede {best.id}" in out and "(1 open;" in out

@@ -308,9 +308,63 @@ def test_of_long_records_only_the_best_match_is_asked_about_for_a_change_the_top
                                       key=lambda pair: -pair[0])]
     assert ranked[0] == best.id
     links = {link["id"]: link.get("evidence") for link in result.possible}
-    assert best.id not in links                      # the most similar, but nothing said about it
-    assert second.id not in links                    # a change about it, but it is not the best match
-    assert "reference" in links[third.id]            # named: asked about wherever it ranks in the three
+    assert links[third.id] == ["reference", "change"]   # named: asked about wherever it ranks in the three
+    # Nothing said about the best match, and a change about the second is not evidence since it is
+    # not the best match: both are only alternatives beside the record the change is about.
+    assert links[best.id] == ["alternative"] and links[second.id] == ["alternative"]
+
+
+def _close_records(store):
+    """Three long records of one project, and a newer one that states a change about the most
+    similar of them (`change`) and says nothing about the other two."""
+    shared = " ".join(["service deploy pipeline build artifact staging"] * 8)
+    best = store.add("Nightly build schedule", shared + " " + shared + " Nightly builds run at midnight.",
+                     kind="decision")
+    second = store.add("Artifact retention", shared + " Artifacts are kept for thirty days.", kind="decision")
+    third = store.add("Staging promotion", shared + " Staging is promoted by hand.", kind="decision")
+    return best, second, third, shared + " " + shared + " We no longer run builds at night on a schedule."
+
+
+def test_a_change_brings_the_other_close_records_as_alternatives(store):
+    """A record that says "we no longer …" replaces something, often another of its closest records
+    than the one its change words sit next to (ADR dev: "Remove protocol buffers" replaced "Use
+    protobufs as the data storage approach", not the serialisation record it names): the other long
+    candidates join the same question as alternatives."""
+    best, second, third, text = _close_records(store)
+    result = store.add_detailed("Hermetic builds", text, kind="decision")
+    links = {link["id"]: link.get("evidence") for link in result.possible}
+    assert links == {best.id: ["change"], second.id: ["alternative"], third.id: ["alternative"]}
+    assert result.superseded is None and all(store.get(f.id).is_valid for f in (best, second, third))
+    why = {item["candidate"]: item["why"] for item in store.review()}
+    assert "states a change about another of them" in why[second.id]
+
+
+def test_without_a_change_a_named_record_brings_no_alternatives(store):
+    best, second, third, text = _close_records(store)
+    named = text.replace("We no longer run builds at night on a schedule", "We keep the nightly build schedule")
+    result = store.add_detailed("Hermetic builds", named, kind="decision")
+    links = {link["id"]: link.get("evidence") for link in result.possible}
+    assert links == {best.id: ["reference"]}
+
+
+def test_alternatives_can_be_turned_off(store, monkeypatch):
+    from neo_git.store import supersession
+
+    monkeypatch.setattr(supersession, "ALTERNATIVES", False)
+    best, _, _, text = _close_records(store)
+    result = store.add_detailed("Hermetic builds", text, kind="decision")
+    assert [(link["id"], link["evidence"]) for link in result.possible] == [(best.id, ["change"])]
+
+
+def test_accepting_one_candidate_answers_the_question_its_alternatives_leave_the_queue(store):
+    best, second, third, text = _close_records(store)
+    new = store.add("Hermetic builds", text, kind="decision")
+    store.resolve_review("accept", new.id, second.id)
+    assert not store.get(second.id).is_valid and store.get(new.id).supersedes == second.id
+    # the alternative is gone; the record the newer text states a change about is still asked about
+    assert [item["candidate"] for item in store.review()] == [best.id]
+    store.restore(second.id)
+    assert sorted(item["candidate"] for item in store.review()) == sorted([best.id, second.id, third.id])
 
 
 def _referencing_pair():

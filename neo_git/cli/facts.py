@@ -110,9 +110,14 @@ def cmd_add(args: argparse.Namespace) -> int:
         print(f"  limited to {visible(', '.join(result.fact.metadata.paths))}")
     if superseded:
         print(f"  supersedes {superseded} (see `git neo why {superseded}`)")
-    for link in result.possible:
-        print(f"  may supersede {link['id']} (similarity {link.get('similarity') or 0:.3f}): "
-              f"`git neo review` to accept or reject")
+    by_similarity = sorted(result.possible, key=lambda link: -(link.get("similarity") or 0))
+    links = [_possible_link(link) for link in by_similarity]
+    if len(links) == 1:
+        print(f"  may supersede {links[0]}: `git neo review` to accept or reject")
+    elif links:
+        print(f"  may supersede one of {len(links)} facts (`git neo review` to accept the one it replaces, or reject):")
+        for line in links:
+            print(f"    {line}")
     for fid in result.flagged:
         print(f"  {fid} depends on it and is flagged for review")
     for fid in result.evicted:
@@ -280,3 +285,9 @@ def cmd_restore(args: argparse.Namespace) -> int:
     else:
         print(f"restored {fact.id}: {visible(fact.subject)}")
     return 0
+
+
+def _possible_link(link: dict) -> str:
+    """`<id> (similarity 0.412, change)`: a possible supersession as `add` reports it."""
+    how = [f"similarity {link.get('similarity') or 0:.3f}", *(link.get("evidence") or ())]
+    return f"{link['id']} ({', '.join(how)})"

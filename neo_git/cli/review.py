@@ -89,14 +89,18 @@ def cmd_review(args: argparse.Namespace) -> int:
         if not pending:
             print("nothing to review: no open items")
             return 0
-        for item in pending:
-            headline, details = SOURCES[item["type"]].describe(item)
+        questions = _questions(pending)
+        for group in questions:
+            item, source = group[0], SOURCES[group[0]["type"]]
+            headline, details = source.describe(item) if len(group) == 1 else source.describe_group(group)
             scope = item.get("scope")
             print(visible(headline) + (f"  [{scope}]" if scope and scope != "project" else ""))
             for line in details:
                 print(f"  {visible(line)}")
-            print(f"  → git neo review {' | '.join(item['actions'])} {item['id'][:8]}")
-        print(f"({len(pending)} open; `git neo review ACTION ID`, ACTION one of: {', '.join(ACTIONS)})")
+            if len(group) == 1:
+                print(f"  → git neo review {' | '.join(item['actions'])} {item['id'][:8]}")
+        asked = f"{len(questions)} open" + (f", {len(pending)} items" if len(questions) < len(pending) else "")
+        print(f"({asked}; `git neo review ACTION ID`, ACTION one of: {', '.join(ACTIONS)})")
         return 0
     if not args.id:
         raise NeoError(f"`git neo review {args.action}` needs the id of the fact the item is about",
@@ -149,6 +153,19 @@ def _judge(args: argparse.Namespace) -> int:
               + (f"; {retired} superseded (neo.reviewJudge auto)" if auto else
                  "; nothing retired: `git neo review accept|reject ID` decides") + ")")
     return 0
+
+
+def _questions(pending: list[dict]) -> list[list[dict]]:
+    """The open items as the questions a person answers: a newer fact's possible supersessions
+    (listed one after another) are one question with several candidates, most similar first."""
+    out: list[list[dict]] = []
+    for item in pending:
+        if out and item["type"] == "possible_supersession" and out[-1][0]["type"] == item["type"] \
+                and out[-1][0]["id"] == item["id"]:
+            out[-1].append(item)
+        else:
+            out.append([item])
+    return [sorted(group, key=lambda i: -(i.get("similarity") or 0)) if len(group) > 1 else group for group in out]
 
 
 def _resolved(result: dict) -> str:

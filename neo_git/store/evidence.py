@@ -19,6 +19,10 @@ is worth a person's time when the newer text also says something *about* the old
   out), or a newer subject that opens with a change verb and whose object the older subject is
   about ("Remove Bullet gem" after "use-bullet-to-catch-nplus1-queries").
 
+The third name says nothing about the pair itself: ``alternative`` — the newer text states a change
+about another of its most similar long records, and this one is among them too
+(`supersession.ALTERNATIVES`): the queue asks once about the newer record, with every candidate.
+
 (Subjects that merely overlap, two thirds of the older one's content words in the newer one, were
 measured and left out: 60 wrong pairs for 2 right ones the other two already find.)
 
@@ -44,7 +48,10 @@ SAME_SUBJECT = "same_subject"   # rule 2's own evidence (same normalised subject
 DIFFERENT_CODE = "different_code"
 # Found by the review judge among a fact's most similar earlier facts (store/review/candidates.py).
 JUDGE = "judge"
-EVIDENCE = (REFERENCE, CHANGE, SAME_SUBJECT, DIFFERENT_CODE, JUDGE)
+# Not about the pair itself: the newer text states a change about another of its most similar
+# long candidates, and this one is among them (`supersession.ALTERNATIVES`).
+ALTERNATIVE = "alternative"
+EVIDENCE = (REFERENCE, CHANGE, SAME_SUBJECT, DIFFERENT_CODE, JUDGE, ALTERNATIVE)
 
 CHANGE_SHARE = 1 / 3     # of the older subject's content words, next to a change word
 WINDOW_AFTER = 8         # words after a change word that it speaks about ("instead of GOV.UK Notify")

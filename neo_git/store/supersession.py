@@ -13,6 +13,9 @@ Which valid fact, if any, a new fact of the same scope and kind replaces:
    *possible* threshold and the certain one the new fact only records a
    ``possibly_supersedes`` link for review, retiring nothing. Two facts that cite different
    code (`evidence.cites_other_code`) never supersede by cosine: at most a review link.
+   Between long texts cosine alone neither retires nor asks: of the LONG_CANDIDATES most
+   similar, a link needs what the newer text says about the older one (`store/evidence.py`),
+   and a change stated about one brings the others as alternatives (ALTERNATIVES).
 
 Never candidates: facts written in the same batch, and pairs a person rejected
 (``metadata.distinct_from`` on either fact). An embedder whose ``supersede_threshold``
@@ -59,16 +62,25 @@ MAX_POSSIBLE = 3  # possible links recorded per new fact, most similar first
 # only the ones the newer text speaks about (store/evidence.py): a candidate it names (a reference),
 # or the most similar one when it states a change about it. A change word near the older subject's
 # words is weak evidence, since records about one system share those words (ADR dev: 78 wrong
-# links for 10 right ones when any of the two best could be asked about on it). ADR dev: 3 gives
-# 14.4% of records a review item and finds 18 of 24 true edges; 2: 13.3%, 17; 1: 12.2%, 15; 5:
-# 14.9%, 18 (the old rule, the best match at or above the certain threshold: 55%, 14).
-# `benchmarks/adr_eval.py --sweep` prints it.
+# links for 10 right ones when any of the two best could be asked about on it). ADR dev, with
+# ALTERNATIVES: 3 gives 14.4% of records a review item and finds 20 of 24 true edges; 2: 13.3%, 17;
+# 1: 12.2%, 15; 5: 14.9%, 19 (the old rule, the best match at or above the certain threshold: 55%,
+# 14). `benchmarks/adr_eval.py --sweep` prints it.
 LONG_CANDIDATES = 3
 # The most similar long candidate is also proposed, without evidence, when its cosine reaches this
 # (None: never). Off: with all-MiniLM-L6-v2 on ADR dev, 0.70 finds 17 of 24 edges for a review
 # item on 26% of adds (evidence alone: 13 for 19%), 0.80 finds 14 for 20%; no value reaches the
 # issue-21 targets (≤ 15% of adds, ≥ 0.8 of the edges). `benchmarks/adr_eval.py --sweep` prints it.
 LONG_BEST_COSINE: float | None = None
+# When the newer long text states a change about one of its long candidates, the others looked at
+# (from the long floor, LONG_CANDIDATES in all) join the item as *alternatives*: a record that says
+# "we no longer …" replaces something, and the thing replaced is often another of its closest
+# records than the one its change words sit next to ("Remove protocol buffers from the
+# application" names the serialisation record, replaces "Use protobufs as the data storage
+# approach"). The queue then asks one question per newer fact, with up to three candidates: ADR
+# dev 14.4% of adds with an item either way, 18 → 20 of 24 edges found, 15.4 → 34.0 links per 100
+# adds (alternatives: 2 right, 103 wrong). False turns it off (`adr_eval.py --sweep` prints both).
+ALTERNATIVES = True
 
 # An entity label: a word and a number ("Deal 1", "fact_0", "SR-3456", "ticket #12").
 _LABEL = re.compile(r"\b([A-Za-z]{2,})[ _#-]?(\d+)\b")
@@ -197,7 +209,8 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
     def usable(score: float, old: Fact) -> bool:
         return score == score and old.id not in exclude and old.id != new.id and not blocked(new, old)
 
-    from neo_git.store.evidence import CHANGE, DIFFERENT_CODE, REFERENCE, SAME_SUBJECT, cites_other_code, review_evidence
+    from neo_git.store.evidence import (ALTERNATIVE, CHANGE, DIFFERENT_CODE, REFERENCE, SAME_SUBJECT, cites_other_code,
+                                        review_evidence)
 
     possible = []
     for score, old in same_pairs:  # rule 2: the most similar same-subject fact that passes the guards
@@ -214,6 +227,7 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
         return Decision(old.id, RULE_SUBJECT, score, BODY_GUARD)
     short = _words(new.text) <= CALIBRATED_WORDS
     uncalibrated = 0  # long candidates looked at
+    unlinked: list[tuple[float, Fact]] = []  # of those from the long floor, the ones not proposed
     for score, old in ranked:  # rule 3: cosine alone, most similar first
         if not usable(score, old):
             continue
@@ -235,6 +249,8 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
             if REFERENCE in evidence or (uncalibrated == 1 and (CHANGE in evidence or (
                     LONG_BEST_COSINE is not None and score >= LONG_BEST_COSINE))):
                 possible.append(_link(old, score, thresholds.possible, evidence))
+            else:
+                unlinked.append((score, old))
             continue
         evidence = review_evidence(new, old)
         if cites_other_code(new, old):
@@ -243,6 +259,11 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
         elif score >= thresholds.certain and not possible and not uncalibrated:
             return Decision(old.id, RULE_SIMILARITY, score, thresholds.certain)
         possible.append(_link(old, score, thresholds.possible, evidence))
+    if unlinked and ALTERNATIVES and any(CHANGE in link.get("evidence", ()) for link in possible):
+        # The newer text says it changes something; what it changes is often another of its most
+        # similar records than the one its words point to: one question, several candidates.
+        room = MAX_POSSIBLE - len(possible)
+        possible += [_link(old, score, thresholds.possible, (ALTERNATIVE,)) for score, old in unlinked[:room]]
     return Decision(possible=tuple(sorted(possible, key=lambda link: link["id"])))
 
 

@@ -35,6 +35,8 @@ def proposals(facts: Mapping[str, Fact]) -> list[dict]:
             old = facts.get(link["id"])
             if old is None or not old.is_valid or blocked(new, old):
                 continue
+            if new.supersedes is not None and _only_alternative(link):
+                continue  # one of the candidates was accepted: the question is answered
             item = {"type": TYPE, "id": new.id, "candidate": old.id, "actions": list(ACTIONS),
                     "similarity": link.get("similarity"), "threshold": link.get("threshold"),
                     "evidence": list(link.get("evidence") or ()), "scope": new.scope.value, "kind": new.kind.value,
@@ -67,7 +69,14 @@ EVIDENCE_WORDS = {"reference": "the newer text names the older fact",
                   "change": "the newer text states a change about the older fact",
                   "same_subject": "same subject, bodies only loosely related",
                   "different_code": "they cite different code, so similarity alone retires neither",
-                  "judge": "found by the review judge among the newer fact's most similar earlier facts"}
+                  "judge": "found by the review judge among the newer fact's most similar earlier facts",
+                  "alternative": "one of the newer fact's most similar earlier facts; it states a change about "
+                                 "another of them"}
+
+
+def _only_alternative(link: Mapping) -> bool:
+    """A link proposed only beside another candidate (evidence `alternative` and nothing else)."""
+    return list(link.get("evidence") or ()) == ["alternative"]
 
 
 def _why(link: Mapping) -> str:
@@ -224,6 +233,19 @@ class PossibleSupersessions:
         said = [f"{QUOTED.get(name, name)}: \"{quote}\"" for name, quote in (item.get("quotes") or {}).items()]
         return (f"{item['id']} may supersede {item['candidate']} ({item['kind']}, {item['scope']}; {item['why']})",
                 [f"new: {one_line(item['new'])}", f"old: {one_line(item['old'])}", *said])
+
+
+    def describe_group(self, items: list[dict]) -> tuple[str, list[str]]:
+        """Several candidates of one newer fact as one question: the newer text once, then each
+        candidate with its evidence, the words it rests on and the command that settles it."""
+        first = items[0]
+        lines = [f"new: {one_line(first['new'])}"]
+        for at, item in enumerate(items, 1):
+            lines += [f"{at}. {item['candidate']} ({item['why']})", f"   old: {one_line(item['old'])}",
+                      *(f"   {QUOTED.get(name, name)}: \"{quote}\"" for name, quote in (item.get("quotes") or {}).items()),
+                      f"   → git neo review {' | '.join(item['actions'])} {item['id'][:8]} {item['candidate'][:8]}"]
+        return (f"{first['id']} may supersede one of {len(items)} facts ({first['kind']}, {first['scope']}): "
+                f"accept the one it replaces, if any", lines)
 
 
 # How `describe` introduces the passage each piece of evidence rests on.
