@@ -13,7 +13,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Mapping
 
 from neo_git import safejson
 from neo_git.errors import NeoError
@@ -202,3 +202,41 @@ def read_json_list(path: Path, key: str, *, have_lock: bool, what: str, hint: st
                 aside = move_aside(path, expected=data)
         raise CorruptStore(f"{path} is not a valid {what} ({str(exc)[:80]}); moved it to {aside}", hint) from None
     return rows
+
+
+def read_record(path: Path, key: str) -> object | None:
+    """The member *key* of a clone-local record `{"format": 1, key: …}` (a cache or a queue under
+    `.git/neo`, never pushed); None when the file is missing or unreadable: such a record only
+    saves work or holds what can be asked again, so a damaged one is read as empty."""
+    try:
+        data = safejson.loads(path.read_bytes())
+        return data.get(key) if isinstance(data, dict) else None
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
+def read_table(path: Path, key: str) -> dict[str, dict]:
+    """A record whose *key* maps names to objects ({} when missing or unreadable; a member that is
+    not an object is dropped)."""
+    value = read_record(path, key)
+    return {str(k): v for k, v in value.items() if isinstance(v, dict)} if isinstance(value, dict) else {}
+
+
+def rewrite_record(path: Path, key: str, change, *, read=read_record, lock: Path | None = None,
+                   indent: int | None = None) -> None:
+    """Under the record's lock (*lock*, default `<path without suffix>.lock`), write
+    `{"format": 1, key: change(current)}`, *current* as *read* reads it: two processes that add to
+    one record at once both keep what they added."""
+    import json
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with locked(lock or path.with_suffix(".lock"), timeout=5.0):
+        value = change(read(path, key))
+        atomic_write(path, json.dumps({"format": 1, key: value}, sort_keys=True, indent=indent).encode("utf-8"))
+
+
+def add_to_table(path: Path, key: str, rows: Mapping[str, Mapping], *, keep_first: bool = False) -> None:
+    """Add *rows* to the table record at *path* (`read_table`), under its lock; a name already
+    there keeps its row when *keep_first*, else takes the new one."""
+    new = {str(k): dict(v) for k, v in rows.items()}
+    rewrite_record(path, key, lambda table: {**new, **table} if keep_first else {**table, **new}, read=read_table)

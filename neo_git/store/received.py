@@ -15,12 +15,10 @@ was made in this clone (or synced before this record existed) and is judged by i
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from types import MappingProxyType
 from typing import Iterable, Mapping
 
-from neo_git import safejson
 
 RECORD = Path("trust") / "received.json"
 GOOD = "G"     # git: "a good (valid) signature"; U (unknown validity) is not enough
@@ -47,11 +45,9 @@ def verdicts(neo_dir: Path) -> dict[str, dict]:
     memo = _MEMO.get(str(path))
     if memo is not None and memo[0] == stamp:
         return memo[1]
-    try:
-        data = safejson.loads(path.read_bytes())
-        table = {str(k): v for k, v in data.get("commits", {}).items() if isinstance(v, dict)}
-    except (OSError, ValueError, AttributeError):
-        table = {}   # unreadable: every received commit counts as unverified (see is_trusted)
+    from neo_git.fileio import read_table
+
+    table = read_table(path, "commits")   # unreadable: every received commit counts as unverified
     _MEMO[str(path)] = (stamp, table)
     return table
 
@@ -61,15 +57,10 @@ def record(neo_dir: Path, new: Mapping[str, dict]) -> None:
     (a commit's first verdict stands: it was judged as it arrived)."""
     if not new:
         return
-    from neo_git.fileio import atomic_write, locked
+    from neo_git.fileio import add_to_table
 
     path = record_path(neo_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with locked(path.with_suffix(".lock"), timeout=5.0):
-        table = dict(verdicts(neo_dir))
-        for commit, verdict in new.items():
-            table.setdefault(commit, dict(verdict))
-        atomic_write(path, json.dumps({"format": 1, "commits": table}, sort_keys=True).encode("utf-8"))
+    add_to_table(path, "commits", new, keep_first=True)
     _MEMO.pop(str(path), None)
 
 

@@ -118,6 +118,17 @@ def test_limit_and_flags(repo, llm, monkeypatch, capsys):
     assert "--limit goes with --wider" in capsys.readouterr().err and llm.requests == []
 
 
+def test_the_help_names_the_default_limit(capsys):
+    """The CLI states the default without importing the judge (`git neo -h` stays light)."""
+    from neo_git.ask.judge import WIDER_LIMIT
+
+    try:
+        main(["review", "-h"])
+    except SystemExit:
+        pass
+    assert f"(default {WIDER_LIMIT})" in " ".join(capsys.readouterr().out.split())
+
+
 def _fact(i: int, words: int, kind: FactKind = FactKind.DECISION, **meta) -> Fact:
     return Fact.from_dict({"id": f"{i:016x}", "subject": ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot")[i] + " plan", "body": " ".join(["word"] * words),
                            "kind": kind.value, "scope": FactScope.PROJECT.value,

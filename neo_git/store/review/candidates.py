@@ -19,13 +19,11 @@ pushed) so that no pair is asked twice.
 """
 from __future__ import annotations
 
-import json
 import math
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Container, Iterator, Mapping, Sequence
 
-from neo_git import safejson
 from neo_git.facts import Fact
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -101,24 +99,14 @@ def _seconds(stamp: str) -> float:
 def judged(neo_dir: Path | None) -> dict[str, dict]:
     """{"new:old": verdict} of every pair a judge answered in this clone ({} when none or unreadable:
     then pairs are asked again, nothing is lost)."""
-    if neo_dir is None:
-        return {}
-    try:
-        data = safejson.loads((Path(neo_dir) / RECORD).read_bytes())
-        return {str(k): v for k, v in data.get("pairs", {}).items() if isinstance(v, dict)}
-    except (OSError, ValueError, AttributeError):
-        return {}
+    from neo_git.fileio import read_table
+
+    return read_table(Path(neo_dir) / RECORD, "pairs") if neo_dir is not None else {}
 
 
 def remember(neo_dir: Path | None, new: Mapping[str, Mapping]) -> None:
     """Add *new* verdicts ("new:old" -> verdict) under the record's lock, keeping the others."""
-    if neo_dir is None or not new:
-        return
-    from neo_git.fileio import atomic_write, locked
+    if neo_dir is not None and new:
+        from neo_git.fileio import add_to_table
 
-    path = Path(neo_dir) / RECORD
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with locked(path.with_suffix(".lock"), timeout=5.0):
-        table = judged(neo_dir)
-        table.update({key: dict(value) for key, value in new.items()})
-        atomic_write(path, json.dumps({"format": 1, "pairs": table}, sort_keys=True).encode("utf-8"))
+        add_to_table(Path(neo_dir) / RECORD, "pairs", new)

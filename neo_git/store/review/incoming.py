@@ -9,11 +9,9 @@ the next sync does not bring it back, because the merge took their tip as a pare
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from neo_git import safejson
 from neo_git.errors import InvalidFact, NeoError
 from neo_git.facts import Fact, now_iso
 from neo_git.store.base import Change
@@ -32,13 +30,10 @@ def store_path(neo_dir: Path) -> Path:
 
 def load(neo_dir: Path | None) -> list[dict]:
     """The held proposals ([] when none, or when the file is unreadable: it is only a queue)."""
-    if neo_dir is None:
-        return []
-    try:
-        data = safejson.loads(store_path(neo_dir).read_bytes())
-        return [p for p in data.get("items", []) if isinstance(p, dict) and isinstance(p.get("id"), str)]
-    except (OSError, ValueError, AttributeError):
-        return []
+    from neo_git.fileio import read_record
+
+    items = read_record(store_path(neo_dir), "items") if neo_dir is not None else None
+    return [p for p in items if isinstance(p, dict) and isinstance(p.get("id"), str)] if isinstance(items, list) else []
 
 
 def file_proposals(neo_dir: Path, proposals: Sequence[Mapping]) -> None:
@@ -50,13 +45,11 @@ def file_proposals(neo_dir: Path, proposals: Sequence[Mapping]) -> None:
 
 
 def _rewrite(neo_dir: Path, change) -> None:
-    from neo_git.fileio import atomic_write, locked
+    from neo_git.fileio import rewrite_record
 
     path = store_path(neo_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with locked(path.with_name(path.name + ".lock"), timeout=5.0):
-        items = change(load(neo_dir))[-MAX_ITEMS:]
-        atomic_write(path, json.dumps({"format": 1, "items": items}, sort_keys=True, indent=1).encode("utf-8"))
+    rewrite_record(path, "items", lambda items: change(items)[-MAX_ITEMS:], read=lambda *_: load(neo_dir),
+                   lock=path.with_name(path.name + ".lock"), indent=1)
 
 
 def _what(proposal: Mapping, current: Fact) -> str:
