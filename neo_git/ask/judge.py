@@ -145,11 +145,18 @@ def judge_open_items(store: "FactStore", provider: "Provider", *, auto: bool = F
     """Ask *provider* about every open possible supersession without a verdict; record each
     verdict (one commit per item, so a failure later keeps the earlier ones); with *auto*, an
     "updated" verdict also supersedes. Provider errors stop the run (NeoError)."""
+    from neo_git.store.evidence import ALTERNATIVE
+
     model = _model(provider)
     claims = set(store.untrusted()) if auto else set()
     out: list[Judgement] = []
+    answered: set[str] = set()   # newer facts an `updated` verdict of this run let supersede
     for item in _unjudged(store):
+        if item["id"] in answered and item.get("evidence") == [ALTERNATIVE]:
+            continue   # one of its candidates was taken: the question is answered, no call is paid for
         out.append(_judge_one(store, provider, model, item, auto, claims))
+        if out[-1].superseded:
+            answered.add(item["id"])
         if progress is not None:
             progress(out[-1])
     return out
@@ -244,9 +251,18 @@ def _judge_one(store: "FactStore", provider: "Provider", model: str, item: Mappi
 
 
 def _unjudged(store: "FactStore") -> list[dict]:
-    """Open possible supersessions with no verdict yet, with both facts' creation times."""
+    """Open possible supersessions with no verdict yet, with both facts' creation times; of one
+    newer fact's, those with evidence of their own first, then the alternatives, most similar first."""
+    from neo_git.store.evidence import ALTERNATIVE
+
     items = []
-    for item in store.review(types=(TYPE,)):
+    pending = store.review(types=(TYPE,))
+    first_of = {}
+    for at, item in enumerate(pending):
+        first_of.setdefault(item["id"], at)
+    pending.sort(key=lambda item: (first_of[item["id"]], item.get("evidence") == [ALTERNATIVE],
+                                   -(item.get("similarity") or 0)))
+    for item in pending:
         if item.get("judge"):
             continue
         for side, key in (("new", "id"), ("old", "candidate")):

@@ -189,3 +189,41 @@ def test_a_secret_where_a_long_body_is_cut_is_redacted_before_the_cut():
     text = quoted({"kind": "decision", "old": {"subject": "Tokens", "body": "short"},
                    "new": {"subject": "Tokens rotated", "body": body}})
     assert token[:20] not in text and "[REDACTED:github-token]" in text
+
+
+def test_a_question_with_alternatives_is_asked_evidence_first_and_stops_once_answered(repo, llm, monkeypatch, capsys):
+    """A newer record that states a change brings its other close records as alternatives. The
+    judge reads the candidate the change is about first; once an `updated` verdict lets the newer
+    fact supersede it (auto), the alternatives are not asked: one call, not three."""
+    from neo_git.store import FactStore
+    from tests.test_supersession import _close_records
+
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_OPENAI_KEY)
+    store = FactStore.open(repo)
+    best, second, third, text = _close_records(store)
+    new = store.add("Hermetic builds", text, kind="decision")
+    assert len(store.review()) == 3
+    _configure(repo, llm, "openai")
+    git(repo, "config", "neo.reviewJudge", "auto")
+    llm.queue(json.dumps(VERDICT))
+    assert main(["review", "--judge", "--json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)
+    assert (row["candidate"], row["superseded"]) == (best.id, best.id) and len(llm.requests) == 1
+    assert FactStore.open(repo).review() == []   # the alternatives left the queue with the answer
+    assert _quoted_facts(llm.requests[0])["older"]["subject"] == "Nightly build schedule"
+
+
+def test_in_record_mode_every_candidate_of_a_question_is_asked(repo, llm, monkeypatch, capsys):
+    from neo_git.store import FactStore
+    from tests.test_supersession import _close_records
+
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_OPENAI_KEY)
+    store = FactStore.open(repo)
+    best, second, third, text = _close_records(store)
+    store.add("Hermetic builds", text, kind="decision")
+    _configure(repo, llm, "openai")
+    llm.queue(*[json.dumps(VERDICT)] * 3)
+    assert main(["review", "--judge", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [row["candidate"] for row in rows][0] == best.id and len(rows) == 3 and len(llm.requests) == 3
+    assert all(item["judge"]["verdict"] == "updated" for item in FactStore.open(repo).review())
