@@ -6,8 +6,9 @@ As `../shared/eval/adr/README.md` says: each repository's records go, in `seq` o
 into a fresh store (subject = title without its number, body = text, kind decision);
 the store decides; its supersession edges are compared with the authors' own
 ("Superseded by …"). Reports precision, recall, the false-supersession rate (wrong
-retirements per record added), review items per 100 adds (records added with a
-`possibly_supersedes` link, and links), recall counting accepted review items (a person
+retirements per record added), review items per 100 adds (records added with
+`possibly_supersedes` links: one question each in `git neo review`; and the candidate pairs
+behind them), recall counting accepted review items (a person
 accepting every right item), and what each piece of review evidence proposed. The
 decisions are `FactStore.add`'s (see memory_replay.py).
 """
@@ -175,8 +176,8 @@ def run(embedder_name: str, data: Path, show: bool, sweep: bool, sources: bool =
               f"{counts['items']:5d} {counts['links']:5d} {found:5d}")
     m = summary(total)
     print(f"\nADR dev: precision {m['P']:.3f}  recall {m['R']:.3f}  false-supersession rate {m['FSR']:.4f} "
-          f"({m['fp']} of {m['added']})\n  review items on {m['items']:.1f} of 100 adds ({m['links']:.1f} items "
-          f"per 100 adds)  recall with review {m['R_review']:.3f} ({m['found']} of {m['edges']} edges: certain "
+          f"({m['fp']} of {m['added']})\n  review items (questions) on {m['items']:.1f} of 100 adds ({m['links']:.1f} "
+          f"candidate pairs per 100 adds, {m['links'] / max(m['items'], 1e-9):.1f} per question)  recall with review {m['R_review']:.3f} ({m['found']} of {m['edges']} edges: certain "
           f"or proposed)  ({time.perf_counter() - started:.1f} s)")
     wider = total["certain"] | total["reviewed"] | total["judged"]
     print(f"  review --judge --wider once all are in: {100 * total['asked'] / max(total['added'], 1):.1f} questions "
