@@ -15,8 +15,9 @@ Prints, against the authors' own supersession edges:
 - the judge's verdicts on true edges and on other pairs.
 
 It needs a model, so it does not run offline (nor in CI); `tests/ask/test_judge_eval.py` drives it
-against the loopback server to check the counting. `--max-questions` bounds the cost (records
-are taken repository by repository, in the file's order).
+against the loopback server to check the counting. `--max-questions` bounds the cost in pairs
+judged (records are taken repository by repository, in the file's order; a newer fact's candidates
+go in one call, as `git neo review --judge` sends them).
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from adr_eval import DEFAULT_DATA, replay_repo  # noqa: E402
 from memory_replay import VectorMemo  # noqa: E402
 
-from neo_git.ask.judge import PROPOSES, ask_verdict  # noqa: E402
+from neo_git.ask.judge import PROPOSES, ask_verdicts, questions  # noqa: E402
 from neo_git.embed import get_embedder  # noqa: E402
 from neo_git.store.evidence import quotes  # noqa: E402
 from neo_git.store.supersession import Thresholds  # noqa: E402
@@ -41,7 +42,7 @@ from neo_git.store.supersession import Thresholds  # noqa: E402
 def judge_replay(repos, vectors: VectorMemo, thresholds: Thresholds, provider, max_questions: int | None = None,
                  progress=None) -> dict:
     """Replay each repository, ask the judge about its review items and `--wider` pairs; totals."""
-    total = {"added": 0, "edges": 0, "asked": 0, "errors": 0, "certain": set(), "items": 0,
+    total = {"added": 0, "edges": 0, "asked": 0, "calls": 0, "errors": 0, "certain": set(), "items": 0,
              "accepted": set(), "wider_items": 0, "auto_right": set(), "auto_wrong": 0,
              "verdicts": Counter(), "repos": 0}
     for repo in repos:
@@ -57,39 +58,49 @@ def judge_replay(repos, vectors: VectorMemo, thresholds: Thresholds, provider, m
         total["certain"] |= {(name, *edge) for edge in counts["certain"]}
         total["accepted"] |= {(name, *edge) for edge in counts["reviewed"]}   # a person reads every evidence item
         superseding, retired = set(), set()   # auto mode: a fact replaces one fact, is retired once
-        pairs = [(new, old, evidence) for new, old, evidence in counts["proposed"]]
-        pairs += [(new, old, None) for new, old in counts["wider"]]
-        for new_id, old_id, evidence in pairs:
-            if max_questions is not None and total["asked"] >= max_questions:
-                break
-            new, old, wider = store.facts[new_id], store.facts[old_id], evidence is None
-            item = {"id": new.id, "candidate": old.id, "kind": new.kind.value,
-                    "new": {"subject": new.subject, "body": new.body},
-                    "old": {"subject": old.subject, "body": old.body},
-                    "quotes": quotes(new, old, evidence) if evidence else {}}   # as the queue listing has them
-            total["asked"] += 1
+        # One question per newer fact, as `git neo review --judge` asks: its evidence items (and
+        # alternatives), then separately the pairs `--wider` adds for it.
+        items = [_item(store, new, old, evidence) for new, old, evidence in counts["proposed"]]
+        items += [_item(store, new, old, None) for new, old in counts["wider"]]
+        bound = None if max_questions is None else max(max_questions - total["asked"], 0)
+        for question in questions(items, bound):
+            total["asked"] += len(question)
+            total["calls"] += 1
             try:
-                verdict, _ = ask_verdict(provider, item)
+                answers = ask_verdicts(provider, question)
             except ValueError:
-                total["errors"] += 1
+                total["errors"] += len(question)
                 continue
-            edge = (adr_of[old.id], adr_of[new.id])
-            right = edge in truth
-            total["verdicts"][verdict, right] += 1
-            if wider and verdict in PROPOSES:
-                total["wider_items"] += 1
-                if right:
-                    total["accepted"].add((name, *edge))
-            if verdict == "updated" and new.id not in superseding and old.id not in retired:
-                superseding.add(new.id)
-                retired.add(old.id)
-                if right:
-                    total["auto_right"].add((name, *edge))
-                else:
-                    total["auto_wrong"] += 1
-            if progress is not None:
-                progress(name, edge, verdict, right, wider)
+            for item, answer in zip(question, answers):
+                if answer is None:
+                    total["errors"] += 1
+                    continue
+                verdict, wider = answer[0], item["wider"]
+                edge = (adr_of[item["candidate"]], adr_of[item["id"]])
+                right = edge in truth
+                total["verdicts"][verdict, right] += 1
+                if wider and verdict in PROPOSES:
+                    total["wider_items"] += 1
+                    if right:
+                        total["accepted"].add((name, *edge))
+                if verdict == "updated" and item["id"] not in superseding and item["candidate"] not in retired:
+                    superseding.add(item["id"])
+                    retired.add(item["candidate"])
+                    if right:
+                        total["auto_right"].add((name, *edge))
+                    else:
+                        total["auto_wrong"] += 1
+                if progress is not None:
+                    progress(name, edge, verdict, right, wider)
     return total
+
+
+def _item(store, new_id: str, old_id: str, evidence) -> dict:
+    """A pair as the review queue lists it (with its quotes), *evidence* None for a `--wider` pair."""
+    new, old = store.facts[new_id], store.facts[old_id]
+    return {"id": new.id, "candidate": old.id, "kind": new.kind.value, "wider": evidence is None,
+            "new": {"subject": new.subject, "body": new.body}, "old": {"subject": old.subject, "body": old.body},
+            "quotes": quotes(new, old, evidence) if evidence else {}}
 
 
 def report(total: dict, model: str, seconds: float) -> None:
@@ -98,7 +109,8 @@ def report(total: dict, model: str, seconds: float) -> None:
     auto = total["certain"] | total["auto_right"]
     print(f"judge {model}: {total['repos']} repositories, {total['added']} records added, {total['edges']} edges "
           f"({seconds:.0f} s)")
-    rows = [("questions to the judge per 100 adds", f"{100 * total['asked'] / n:.1f}"
+    rows = [("pairs judged per 100 adds (calls: one per newer fact)",
+             f"{100 * total['asked'] / n:.1f} ({100 * total['calls'] / n:.1f} calls)"
              + (f" ({total['errors']} unreadable replies)" if total["errors"] else "")),
             ("record mode: queue items per 100 adds (evidence items + --wider pairs judged updated/contradicts)",
              f"{100 * (total['items'] + total['wider_items']) / n:.1f}"),
@@ -120,7 +132,7 @@ def main(argv=None) -> int:
     parser.add_argument("--model", help="the model (default: as `git neo ask`)")
     parser.add_argument("--embedder", default="hash")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--max-questions", type=int, help="stop after this many questions (cost bound)")
+    parser.add_argument("--max-questions", type=int, help="stop after this many pairs judged (cost bound)")
     parser.add_argument("--verbose", "-v", action="store_true", help="print every verdict")
     args = parser.parse_args(argv)
     from neo_git.ask.providers import make_provider

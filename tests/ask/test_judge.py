@@ -191,10 +191,16 @@ def test_a_secret_where_a_long_body_is_cut_is_redacted_before_the_cut():
     assert token[:20] not in text and "[REDACTED:github-token]" in text
 
 
-def test_a_question_with_alternatives_is_asked_evidence_first_and_stops_once_answered(repo, llm, monkeypatch, capsys):
-    """A newer record that states a change brings its other close records as alternatives. The
-    judge reads the candidate the change is about first; once an `updated` verdict lets the newer
-    fact supersede it (auto), the alternatives are not asked: one call, not three."""
+def _question_reply(*verdicts: str) -> str:
+    return json.dumps({"verdicts": [{"older": label, "verdict": verdict, "reason": f"{label} {verdict}"}
+                                    for label, verdict in zip("ABC", verdicts)]})
+
+
+def test_a_question_with_several_candidates_is_one_call_evidence_first(repo, llm, monkeypatch, capsys):
+    """A newer record that states a change brings its other close records as alternatives: one
+    question, so one call quotes the newer fact once and its candidates under labels (the one the
+    change is about first), with a strict schema of one verdict per label. In auto mode the first
+    `updated` supersedes, and the alternatives leave the queue with the answer."""
     from neo_git.store import FactStore
     from tests.test_supersession import _close_records
 
@@ -205,15 +211,26 @@ def test_a_question_with_alternatives_is_asked_evidence_first_and_stops_once_ans
     assert len(store.review()) == 3
     _configure(repo, llm, "openai")
     git(repo, "config", "neo.reviewJudge", "auto")
-    llm.queue(json.dumps(VERDICT))
+    llm.queue(_question_reply("updated", "distinct", "updated"))
     assert main(["review", "--judge", "--json"]) == 0
-    [row] = json.loads(capsys.readouterr().out)
-    assert (row["candidate"], row["superseded"]) == (best.id, best.id) and len(llm.requests) == 1
-    assert FactStore.open(repo).review() == []   # the alternatives left the queue with the answer
-    assert _quoted_facts(llm.requests[0])["older"]["subject"] == "Nightly build schedule"
+    rows = json.loads(capsys.readouterr().out)
+    assert len(llm.requests) == 1
+    facts = _quoted_facts(llm.requests[0])
+    assert facts["newer"]["subject"] == "Hermetic builds" and facts["older"][0]["subject"] == "Nightly build schedule"
+    assert [older["label"] for older in facts["older"]] == ["A", "B", "C"] and "says" not in facts["older"][1]
+    schema = _structured(llm.requests[0])
+    assert schema["properties"]["verdicts"]["items"]["properties"]["older"]["enum"] == ["A", "B", "C"]
+    assert [(row["candidate"], row["verdict"], row["superseded"]) for row in rows][0] == (best.id, "updated", best.id)
+    assert [row["superseded"] for row in rows[1:]] == [None, None]   # a fact replaces one fact
+    after = FactStore.open(repo)
+    assert after.get(new.id).supersedes == best.id and after.review() == []
+    assert {link["id"]: link["judge"]["verdict"] for link in after.get(new.id).metadata.possibly_supersedes} \
+        == {rows[1]["candidate"]: "distinct", rows[2]["candidate"]: "updated"}
 
 
-def test_in_record_mode_every_candidate_of_a_question_is_asked(repo, llm, monkeypatch, capsys):
+def test_a_question_reply_missing_a_candidate_records_the_others(repo, llm, monkeypatch, capsys):
+    """A reply that answers some labels (twice, or with a label not asked) records what it can read;
+    a candidate without a readable verdict stays open and is asked again on the next run."""
     from neo_git.store import FactStore
     from tests.test_supersession import _close_records
 
@@ -222,8 +239,50 @@ def test_in_record_mode_every_candidate_of_a_question_is_asked(repo, llm, monkey
     best, second, third, text = _close_records(store)
     store.add("Hermetic builds", text, kind="decision")
     _configure(repo, llm, "openai")
-    llm.queue(*[json.dumps(VERDICT)] * 3)
+    reply = {"verdicts": [{"older": "a", "verdict": "distinct", "reason": "first answer stands"},
+                          {"older": "A", "verdict": "updated", "reason": "second answer for A"},
+                          {"older": "D", "verdict": "updated", "reason": "not asked"},
+                          {"older": "C", "verdict": "maybe", "reason": "not a verdict"}]}
+    llm.queue(json.dumps(reply), _question_reply("distinct", "distinct", "distinct"))
+    assert main(["review", "--judge", "--json"]) == 0
+    rows = {row["candidate"]: row for row in json.loads(capsys.readouterr().out)}
+    assert rows[best.id]["verdict"] == "distinct" and rows[best.id]["reason"] == "first answer stands"
+    assert all(rows[c.id]["error"] == "unreadable reply: no verdict on this candidate" for c in (second, third))
+    open_items = {item["candidate"]: item.get("judge") for item in FactStore.open(repo).review()}
+    assert open_items[best.id]["verdict"] == "distinct" and open_items[second.id] is None
+    assert main(["review", "--judge", "--json"]) == 0   # the two left are one question now
+    assert len(llm.requests) == 2 and len(_quoted_facts(llm.requests[1])["older"]) == 2
+    assert all(item.get("judge") for item in FactStore.open(repo).review())
+
+
+def test_an_unreadable_question_reply_records_nothing():
+    from neo_git.ask.judge import read_verdicts
+
+    for text in ("", "no json here", json.dumps({"verdicts": "updated"}), json.dumps({"verdicts": [{"older": "Z",
+                 "verdict": "updated", "reason": "x"}]}), json.dumps({"verdict": "updated", "reason": "x"})):
+        with pytest.raises(ValueError):
+            read_verdicts(text, 2)
+
+
+@pytest.mark.parametrize("provider,api", [("openai", "chat"), ("anthropic", "auto"), ("ollama", "auto")])
+def test_a_question_goes_through_every_wire_format_with_its_schema(repo, llm, monkeypatch, capsys, provider, api):
+    from neo_git.store import FactStore
+    from tests.test_supersession import _close_records
+
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_OPENAI_KEY)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_ANTHROPIC_KEY)
+    store = FactStore.open(repo)
+    best, _, _, text = _close_records(store)
+    store.add("Hermetic builds", text + f" Deploy key {SECRET}.", kind="decision")
+    _configure(repo, llm, provider)
+    if api == "chat":
+        git(repo, "config", "neo.openaiModel", "gpt-4.1-mini")
+    llm.queue(_question_reply("updated", "distinct", "distinct"))
     assert main(["review", "--judge", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert [row["candidate"] for row in rows][0] == best.id and len(rows) == 3 and len(llm.requests) == 3
-    assert all(item["judge"]["verdict"] == "updated" for item in FactStore.open(repo).review())
+    [request] = llm.requests
+    entry = _structured(request)["properties"]["verdicts"]["items"]
+    assert entry["required"] == ["older", "verdict", "reason"] and entry["additionalProperties"] is False
+    assert SECRET not in request.text and "one entry per older fact" in request.messages_text
+    assert [row["verdict"] for row in rows] == ["updated", "distinct", "distinct"] and rows[0]["candidate"] == best.id
+    assert all(item["judge"] for item in FactStore.open(repo).review())

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import judge_eval  # noqa: E402
 
-from tests.ask.test_judge import _quoted_facts  # noqa: E402
+from tests.ask.test_judge_wider import _answering  # noqa: E402
 
 
 def _records():
@@ -32,20 +32,18 @@ def test_the_judges_verdicts_are_counted_against_the_authors_edges(llm):
     from neo_git.embed import get_embedder
     from neo_git.store.supersession import Thresholds
 
-    def responder(seen) -> str:
-        facts = _quoted_facts(seen)
-        pair = (facts["older"]["subject"], facts["newer"]["subject"])
-        updated = pair == ("Use RabbitMQ for messaging", "Event pipeline design")
-        wrong = pair == ("Use RabbitMQ for messaging", "Service handler layout")   # a judge's mistake
-        verdict = "updated" if updated or wrong else "distinct"
-        return json.dumps({"verdict": verdict, "reason": "as the test says"})
+    def decide(older: str, newer: str) -> dict:
+        updated = (older, newer) == ("Use RabbitMQ for messaging", "Event pipeline design")
+        wrong = (older, newer) == ("Use RabbitMQ for messaging", "Service handler layout")   # a judge's mistake
+        return {"verdict": "updated" if updated or wrong else "distinct", "reason": "as the test says"}
 
-    llm.responder = responder
+    llm.responder = _answering(lambda newer, older: decide(older, newer))
     embedder = get_embedder("hash")
     provider = make_provider(settings_for(llm, "openai"))
     total = judge_eval.judge_replay(_records(), judge_eval.VectorMemo(embedder), Thresholds.of(embedder), provider)
     asked = {(r.body["input"] if isinstance(r.body.get("input"), str) else "") for r in llm.requests}
-    assert total["asked"] == len(llm.requests) == len(asked) == 3   # 002-001, 003-001, 003-002: each once
+    assert total["asked"] == 3   # 002-001, 003-001, 003-002: each once
+    assert total["calls"] == len(llm.requests) == len(asked) == 2   # 003's two candidates in one call
     assert total["edges"] == 1 and total["accepted"] == {("example/adr", "001", "002")}
     assert total["wider_items"] == 2 and total["auto_wrong"] == 1
     assert total["verdicts"]["updated", True] == 1 and total["verdicts"]["updated", False] == 1

@@ -261,9 +261,10 @@ def test_auto_mode_retires_at_most_one_fact_per_newer_fact(repo, llm, monkeypatc
     facts = _chain(repo)
     _configure(repo, llm, "openai")
     git(repo, "config", "neo.reviewJudge", "auto")
-    llm.queue(*[json.dumps(UPDATED)] * 3)
+    llm.responder = _answering(lambda newer, older: UPDATED)
     assert main(["review", "--judge", "--wider", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
+    assert len(llm.requests) == 2   # the newest fact's two candidates are one question
     store = FactStore.open(repo)
     now = {f.id: store.get(f.id) for f in facts}
     for fact in now.values():                     # every pointer answered by the other side
@@ -284,12 +285,11 @@ def test_a_pair_whose_fact_was_retired_during_the_run_is_asked_again_once_it_is_
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_OPENAI_KEY)
     first, second, third = _chain(repo)
 
-    def verdict(seen) -> str:   # the newest replaces the first; the second is about something else
-        quoted = _quoted_facts(seen)
-        apart = {quoted["newer"]["subject"], quoted["older"]["subject"]} == {third.subject, second.subject}
-        return json.dumps({"verdict": "distinct", "reason": "apart"} if apart else UPDATED)
+    def verdict(newer: str, older: str) -> dict:   # the newest replaces the first; the second is apart
+        return {"verdict": "distinct", "reason": "apart"} if {newer, older} == {third.subject, second.subject} \
+            else UPDATED
 
-    llm.responder = verdict
+    llm.responder = _answering(verdict)
     _configure(repo, llm, "openai")
     git(repo, "config", "neo.reviewJudge", "auto")
     assert main(["review", "--judge", "--wider", "--json"]) == 0
@@ -301,6 +301,18 @@ def test_a_pair_whose_fact_was_retired_during_the_run_is_asked_again_once_it_is_
     assert main(["review", "--judge", "--wider", "--json"]) == 0
     assert [(r["id"], r["candidate"]) for r in json.loads(capsys.readouterr().out)] == [(second.id, first.id)]
     assert len(llm.requests) == asked + 1
+
+
+def _answering(decide):
+    """A loopback responder: *decide(newer subject, older subject)* -> {"verdict", "reason"} for a
+    question about one candidate, or each candidate of a question about several."""
+    def respond(seen) -> str:
+        quoted = _quoted_facts(seen)
+        newer, older = quoted["newer"]["subject"], quoted["older"]
+        if isinstance(older, dict):
+            return json.dumps(decide(newer, older["subject"]))
+        return json.dumps({"verdicts": [{"older": o["label"], **decide(newer, o["subject"])} for o in older]})
+    return respond
 
 
 def test_the_judges_tokens_are_counted_by_stats_apart_from_ask(repo, llm, monkeypatch, capsys):
