@@ -73,10 +73,13 @@ class ContextResult:
 
     def possible_supersessions(self) -> list[dict]:
         """Returned facts that may replace another (not yet decided): {"id", "candidate",
-        "similarity"}, so an agent or a person can accept or reject on the spot."""
+        "similarity"}, so an agent or a person can accept or reject on the spot (the open ones:
+        not the alternatives of a question already answered, `possible.open_links`)."""
+        from neo_git.store.review.possible import open_links
+
         return [{"id": fact.id, "candidate": link["id"], "similarity": link.get("similarity")}
                 for fact in (*self.constraints, *self.valid_facts, *self.known_unknowns)
-                for link in fact.metadata.possibly_supersedes]
+                for link in open_links(fact)]
 
     def to_dict(self) -> dict:
         """The `git neo recall --json` object."""

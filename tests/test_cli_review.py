@@ -136,3 +136,27 @@ def test_a_newer_fact_with_several_candidates_is_one_question(repo, capsys):
     assert [i["candidate"] for i in run_json(capsys, "review", "--json")] == [best.id]
     out = run(capsys, "review").out
     assert f"{new['id']} may supersede {best.id}" in out and "(1 open;" in out
+
+
+def test_once_an_alternative_is_accepted_the_command_the_queue_prints_works_and_nothing_names_the_others(
+        repo, capsys):
+    """After one alternative is accepted the others leave the queue (the question is answered); the
+    one item left prints `→ git neo review accept | reject NEW` without a candidate, so that command
+    must resolve it, and neither `why` nor recall's `possible_supersessions` may still offer the
+    hidden alternatives as open (`git neo review` no longer lists them, accept cannot take them)."""
+    from tests.test_supersession import _close_records
+
+    class Adder:
+        def add(self, subject, body, kind):
+            return type("Added", (), run_json(capsys, "add", "-k", kind, "--json", subject, body))
+
+    best, second, third, text = _close_records(Adder())
+    new = run_json(capsys, "add", "-k", "decision", "--json", "Hermetic builds", text)
+    run(capsys, "review", "accept", new["id"][:8], second.id[:8])
+    out = run(capsys, "review").out
+    assert f"→ git neo review accept | reject {new['id'][:8]}\n" in out
+    why = run_json(capsys, "why", new["id"], "--json")
+    assert [link["id"] for link in why["possibly_supersedes"]] == [best.id] and third.id not in why["explanation"]
+    recalled = run_json(capsys, "recall", "--json", "nightly builds schedule")
+    assert [p["candidate"] for p in recalled["possible_supersessions"] if p["id"] == new["id"]] == [best.id]
+    assert run_json(capsys, "review", "reject", new["id"][:8], "--json") == {"id": new["id"], "distinct_from": best.id}

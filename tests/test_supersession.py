@@ -347,6 +347,26 @@ def test_without_a_change_a_named_record_brings_no_alternatives(store):
     assert links == {best.id: ["reference"]}
 
 
+def test_a_change_about_a_short_statement_brings_no_long_alternatives():
+    """Alternatives join a change stated about one of the newer text's long candidates. A short
+    statement's change about another short one is asked about in the calibrated band; a long record
+    that merely scores next to it (nothing said about it) is not made a candidate of that question."""
+    from neo_git.store.supersession import Thresholds, decide
+
+    def fact(i, subject, body, at):
+        return Fact.from_dict({"id": f"{i:016x}", "subject": subject, "body": body, "kind": "decision",
+                               "scope": "project", "metadata": {"created_at": at}})
+
+    record = " ".join(["continuous integration pipeline build runners jobs workflow"] * 8)
+    jenkins = fact(1, "Use Jenkins for CI", "Jenkins runs our CI builds.", "2024-01-01T00:00:00Z")
+    retention = fact(2, "Artifact retention policy", record + " Artifacts are kept thirty days.", "2024-01-01T00:00:00Z")
+    new = fact(3, "GitHub Actions for CI", "We no longer use Jenkins for CI builds; GitHub Actions runs them.",
+               "2024-02-01T00:00:00Z")
+    links = {link["id"]: link.get("evidence") for link in
+             decide(new, [jenkins, retention], [0.7, 0.6], Thresholds(0.9, 0.5)).possible}
+    assert links == {jenkins.id: ["reference", "change"]}
+
+
 def test_alternatives_can_be_turned_off(store, monkeypatch):
     from neo_git.store import supersession
 

@@ -71,12 +71,14 @@ def explain(fact: Fact, by_id: Mapping[str, Fact]) -> dict:
             lines.append(f"{fact.id} {verb}{when}: {detail.get('detail') or info['state']}." if verb
                          else f"{fact.id} is not valid: {detail.get('detail') or info['state']}.")
         lines.append(f"`git neo restore {fact.id}` brings it back.")
-    possible = fact.metadata.possibly_supersedes
+    from neo_git.store.review.possible import open_links
+
+    possible = open_links(fact)   # not the alternatives of a question already answered
     if possible:
         info["possibly_supersedes"] = [dict(link) for link in possible]
         lines.append("It may supersede " + ", ".join(
             f"{link['id']} (similarity {link.get('similarity', 0):.3f})" for link in possible)
-            + "; nothing was retired: `git neo review` accepts or rejects.")
+            + ("" if fact.supersedes else "; nothing was retired") + ": `git neo review` accepts or rejects.")
     if fact.metadata.distinct_from:
         info["distinct_from"] = list(fact.metadata.distinct_from)
     if fact.supersedes:

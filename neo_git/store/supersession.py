@@ -228,6 +228,7 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
     short = _words(new.text) <= CALIBRATED_WORDS
     uncalibrated = 0  # long candidates looked at
     unlinked: list[tuple[float, Fact]] = []  # of those from the long floor, the ones not proposed
+    long_change = False  # a change stated about one of them (not about a statement in the calibrated band)
     for score, old in ranked:  # rule 3: cosine alone, most similar first
         if not usable(score, old):
             continue
@@ -249,6 +250,7 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
             if REFERENCE in evidence or (uncalibrated == 1 and (CHANGE in evidence or (
                     LONG_BEST_COSINE is not None and score >= LONG_BEST_COSINE))):
                 possible.append(_link(old, score, thresholds.possible, evidence))
+                long_change = long_change or CHANGE in evidence
             else:
                 unlinked.append((score, old))
             continue
@@ -259,7 +261,7 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
         elif score >= thresholds.certain and not possible and not uncalibrated:
             return Decision(old.id, RULE_SIMILARITY, score, thresholds.certain)
         possible.append(_link(old, score, thresholds.possible, evidence))
-    if unlinked and ALTERNATIVES and any(CHANGE in link.get("evidence", ()) for link in possible):
+    if unlinked and ALTERNATIVES and long_change:
         # The newer text says it changes something; what it changes is often another of its most
         # similar records than the one its words point to: one question, several candidates.
         room = MAX_POSSIBLE - len(possible)

@@ -31,12 +31,10 @@ def proposals(facts: Mapping[str, Fact]) -> list[dict]:
     for new in sorted(facts.values(), key=lambda f: (f.metadata.created_at, f.id)):
         if not new.is_valid or new.metadata.proposal:
             continue  # an agent's open proposal is decided first (agent_proposal), its links after
-        for link in new.metadata.possibly_supersedes:
+        for link in open_links(new):
             old = facts.get(link["id"])
             if old is None or not old.is_valid or blocked(new, old):
                 continue
-            if new.supersedes is not None and _only_alternative(link):
-                continue  # one of the candidates was accepted: the question is answered
             item = {"type": TYPE, "id": new.id, "candidate": old.id, "actions": list(ACTIONS),
                     "similarity": link.get("similarity"), "threshold": link.get("threshold"),
                     "evidence": list(link.get("evidence") or ()), "scope": new.scope.value, "kind": new.kind.value,
@@ -79,6 +77,15 @@ def _only_alternative(link: Mapping) -> bool:
     return list(link.get("evidence") or ()) == ["alternative"]
 
 
+def open_links(new: Fact) -> tuple[dict, ...]:
+    """The `possibly_supersedes` links of *new* still asked about: once it supersedes one of its
+    candidates the question is answered, and links with only `alternative` evidence are kept (a
+    restore brings them back) but no longer offered — by the queue, `why`, recall or a bare
+    `review accept|reject NEW`."""
+    links = new.metadata.possibly_supersedes
+    return links if new.supersedes is None else tuple(link for link in links if not _only_alternative(link))
+
+
 def _why(link: Mapping) -> str:
     similarity, threshold = link.get("similarity"), link.get("threshold")
     evidence = [EVIDENCE_WORDS.get(name, name) for name in link.get("evidence") or ()]
@@ -96,7 +103,8 @@ def _why(link: Mapping) -> str:
 
 
 def pick_link(new: Fact, candidate: str | None) -> dict:
-    """The link of *new* to resolve: the one naming *candidate* (a unique id prefix), or the only one."""
+    """The link of *new* to resolve: the one naming *candidate* (a unique id prefix), or the only
+    open one (`open_links`: the queue prints the bare command for it)."""
     links = new.metadata.possibly_supersedes
     if candidate:
         wanted = candidate.strip().lower()
@@ -105,6 +113,7 @@ def pick_link(new: Fact, candidate: str | None) -> dict:
             raise NeoError(f"{new.id} has no possible supersession of '{candidate}'",
                            "`git neo review` lists the open ones")
         return matches[0]
+    links = open_links(new)   # a hidden alternative can still be named, e.g. to reject it
     if len(links) == 1:
         return links[0]
     if not links:
