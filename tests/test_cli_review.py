@@ -154,7 +154,8 @@ def test_once_an_alternative_is_accepted_the_command_the_queue_prints_works_and_
     new = run_json(capsys, "add", "-k", "decision", "--json", "Hermetic builds", text)
     run(capsys, "review", "accept", new["id"][:8], second.id[:8])
     out = run(capsys, "review").out
-    assert f"→ git neo review accept | reject {new['id'][:8]}\n" in out
+    assert f"→ git neo review accept | reject {new['id'][:8]} {best.id[:8]}\n" in out
+    assert run_json(capsys, "why", new["id"], "--json")["supersedes"] == second.id
     why = run_json(capsys, "why", new["id"], "--json")
     assert [link["id"] for link in why["possibly_supersedes"]] == [best.id] and third.id not in why["explanation"]
     recalled = run_json(capsys, "recall", "--json", "nightly builds schedule")

@@ -97,8 +97,9 @@ def cmd_review(args: argparse.Namespace) -> int:
             print(visible(headline) + (f"  [{scope}]" if scope and scope != "project" else ""))
             for line in details:
                 print(f"  {visible(line)}")
-            if len(group) == 1:
-                print(f"  → git neo review {' | '.join(item['actions'])} {item['id'][:8]}")
+            if len(group) == 1:   # a possible supersession names its candidate: the fact may have other links
+                candidate = f" {item['candidate'][:8]}" if item.get("candidate") else ""
+                print(f"  → git neo review {' | '.join(item['actions'])} {item['id'][:8]}{candidate}")
         asked = f"{len(questions)} open" + (f", {len(pending)} items" if len(questions) < len(pending) else "")
         print(f"({asked}; `git neo review ACTION ID`, ACTION one of: {', '.join(ACTIONS)})")
         return 0
