@@ -180,7 +180,7 @@ def run(embedder_name: str, data: Path, show: bool, sweep: bool, sources: bool =
           f"candidate pairs per 100 adds, {m['links'] / max(m['items'], 1e-9):.1f} per question)  recall with review {m['R_review']:.3f} ({m['found']} of {m['edges']} edges: certain "
           f"or proposed)  ({time.perf_counter() - started:.1f} s)")
     wider = total["certain"] | total["reviewed"] | total["judged"]
-    print(f"  review --judge --wider once all are in: {100 * total['asked'] / max(total['added'], 1):.1f} questions "
+    print(f"  review --judge --wider once all are in: {100 * total['asked'] / max(total['added'], 1):.1f} pairs judged "
           f"per 100 adds, {len(total['judged'])} true edges among them; recall with review if the judge were right "
           f"on every pair {len(wider) / max(total['edges'], 1):.3f} ({len(wider)} of {total['edges']})")
     ranks = edge_ranks(repos, vectors)
@@ -202,7 +202,7 @@ def run(embedder_name: str, data: Path, show: bool, sweep: bool, sources: bool =
             m = summary(swept)
             wider = len(swept["certain"] | swept["reviewed"] | swept["judged"]) / max(swept["edges"], 1)
             print(f"  {value}: adds with an item {m['items']:5.1f}  items {m['links']:5.1f}  recall with review "
-                  f"{m['R_review']:.3f}  (--wider: {100 * swept['asked'] / max(swept['added'], 1):5.1f} questions per "
+                  f"{m['R_review']:.3f}  (--wider: {100 * swept['asked'] / max(swept['added'], 1):5.1f} pairs judged per "
                   f"100 adds, a perfect judge's recall {wider:.3f})")
         supersession.LONG_CANDIDATES = kept
         print("\nthe other long candidates join a change's item as alternatives (ALTERNATIVES)")
