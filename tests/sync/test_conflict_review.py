@@ -47,3 +47,34 @@ def test_a_conflict_is_listed_marked_in_recall_and_resolved_by_keep(team, confli
     assert team.store("alice").review() == [] and team.store("alice").recall("which cache layer?").conflicts == {}
     code, out, _ = cli(alice, "list")
     assert "[needs review]" not in out
+
+
+def test_two_clones_accepting_different_candidates_of_one_question(team, cli):
+    """Alice and Bob each answer the same review question with a different candidate. Both
+    decisions hold after the sync (both older facts retired, each naming the successor), though
+    the successor's one `supersedes` pointer names only one; restoring the other brings its link
+    back to the successor, as any restore does, so nothing of the question is lost."""
+    from tests.test_supersession import _close_records
+
+    team.clone("alice"), team.clone("bob")
+    best, second, third, text = _close_records(team.store("alice"))
+    new = team.store("alice").add("Hermetic builds", text, kind="decision")
+    team.sync("alice"), team.sync("bob")
+    team.store("alice").resolve_review("accept", new.id, second.id)
+    team.store("bob").resolve_review("accept", new.id, best.id)
+    team.sync("alice"), team.sync("bob"), team.sync("alice")
+    store = team.store("alice")
+    facts = {f.id: f for f in store.list(include_invalid=True)}
+    assert not facts[best.id].is_valid and not facts[second.id].is_valid
+    assert facts[best.id].superseded_by == facts[second.id].superseded_by == new.id
+    named = facts[new.id].supersedes
+    other = second.id if named == best.id else best.id
+    assert named in (best.id, second.id)
+    store.restore(other)
+    after = team.store("alice").get(new.id)
+    assert team.store("alice").get(other).is_valid and after.supersedes == named   # the kept pointer stays
+    assert other in {link["id"] for link in after.metadata.possibly_supersedes}
+    from neo_git.store.review.possible import open_links
+
+    asked = {item["candidate"] for item in team.store("alice").review()}
+    assert asked == {link["id"] for link in open_links(after)} - {named}

@@ -198,18 +198,25 @@ def undo_supersession(current: Fact, facts: Mapping[str, Fact]) -> list[Fact]:
     detail = current.metadata.invalidation or {}
     undo = detail.get("undo") if isinstance(detail.get("undo"), Mapping) else {}
     successor = facts.get(current.superseded_by or "")
+    link = undo.get("possible")
+    # The successor's link back, as before the supersession (unless it has one: a sync kept it).
+    relink = successor is not None and isinstance(link, Mapping) and link.get("id") == current.id \
+        and not any(l["id"] == current.id for l in successor.metadata.possibly_supersedes)
+    meta: dict = {}
+    if relink:
+        meta["possibly_supersedes"] = tuple(sorted((*successor.metadata.possibly_supersedes, dict(link)),
+                                                   key=lambda l: l["id"]))
     if successor is not None and successor.supersedes == current.id:
-        meta: dict = {}
         before = undo.get("confidence")
         if isinstance(before, (int, float)) and not isinstance(before, bool) and 0 <= before <= 1 \
                 and successor.metadata.confidence == undo.get("carried"):
             # the carried-over confidence goes with the supersession (unless outcomes changed it since)
             meta["confidence"] = float(before)
-        link = undo.get("possible")
-        if isinstance(link, Mapping) and link.get("id") == current.id:
-            meta["possibly_supersedes"] = tuple(sorted((*successor.metadata.possibly_supersedes, dict(link)),
-                                                       key=lambda l: l["id"]))
         changed.append(successor.evolve(supersedes=None, metadata=meta))
+    elif relink:
+        # Two clones let the successor replace different facts, and a sync kept its one pointer to
+        # the other: the pointer stays, but this pair is back in the queue, as after any restore.
+        changed.append(successor.evolve(metadata=meta))
     for fact_id in undo.get("flagged") or ():
         dependent = facts.get(fact_id) if isinstance(fact_id, str) else None
         if dependent is not None and dependent.needs_review and current.id in dependent.depends_on:
