@@ -33,9 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from adr_eval import DEFAULT_DATA, replay_repo  # noqa: E402
 from memory_replay import VectorMemo  # noqa: E402
 
-from neo_git.ask.judge import PROPOSES, ask_verdicts, questions  # noqa: E402
+from neo_git.ask.judge import LABELS, PROPOSES, TYPE, ask_verdicts  # noqa: E402
 from neo_git.embed import get_embedder  # noqa: E402
 from neo_git.store.evidence import quotes  # noqa: E402
+from neo_git.store.review.possible import questions  # noqa: E402
 from neo_git.store.supersession import Thresholds  # noqa: E402
 
 
@@ -63,7 +64,7 @@ def judge_replay(repos, vectors: VectorMemo, thresholds: Thresholds, provider, m
         items = [_item(store, new, old, evidence) for new, old, evidence in counts["proposed"]]
         items += [_item(store, new, old, None) for new, old in counts["wider"]]
         bound = None if max_questions is None else max(max_questions - total["asked"], 0)
-        for question in questions(items, bound):
+        for question in questions(items, bound, most=len(LABELS)):
             total["asked"] += len(question)
             total["calls"] += 1
             try:
@@ -98,7 +99,7 @@ def judge_replay(repos, vectors: VectorMemo, thresholds: Thresholds, provider, m
 def _item(store, new_id: str, old_id: str, evidence) -> dict:
     """A pair as the review queue lists it (with its quotes), *evidence* None for a `--wider` pair."""
     new, old = store.facts[new_id], store.facts[old_id]
-    return {"id": new.id, "candidate": old.id, "kind": new.kind.value, "wider": evidence is None,
+    return {"type": TYPE, "id": new.id, "candidate": old.id, "kind": new.kind.value, "wider": evidence is None,
             "new": {"subject": new.subject, "body": new.body}, "old": {"subject": old.subject, "body": old.body},
             "quotes": quotes(new, old, evidence) if evidence else {}}
 

@@ -10,7 +10,9 @@ Not every stored fact is something to hand an agent as true:
   successors are valid and one is flagged `needs_review`; each is marked with the other
   until a person keeps one (`git neo review keep ID`);
 * **what changed** — a superseded fact is shown only with its current successor ("was X,
-  now Y"), and to agents only when the question asks what changed.
+  now Y"), and to agents only when the question asks what changed;
+* **open questions** — a fact's possible supersessions still asked about (`open_links`): once it
+  supersedes one of its candidates, the candidates listed only beside another are answered.
 """
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ from typing import Mapping, Sequence
 from neo_git.facts import Fact, FactKind
 
 PROPOSAL_OPEN = "open"
+# The review evidence of a candidate listed only beside another one (store/evidence.py re-exports it).
+ALTERNATIVE = "alternative"
 MAX_CHAIN = 64   # successor chains longer than this are forged or broken: stop following
 
 # Questions about change: history words, comparisons with the past, migrations. Matched on
@@ -82,3 +86,18 @@ def conflict_partners(facts: Sequence[Fact] | Mapping[str, Fact]) -> dict[str, s
         out[fact.id] = other.id
         out.setdefault(other.id, fact.id)
     return out
+
+
+def only_alternative(link: Mapping) -> bool:
+    """A `possibly_supersedes` link proposed only beside another candidate (evidence `alternative`
+    and nothing else)."""
+    return list(link.get("evidence") or ()) == [ALTERNATIVE]
+
+
+def open_links(new: Fact) -> tuple[dict, ...]:
+    """The `possibly_supersedes` links of *new* still asked about: once it supersedes one of its
+    candidates the question is answered, and links with only `alternative` evidence are kept (a
+    restore brings them back) but no longer offered — by the review queue, `why`, recall or a bare
+    `review accept|reject NEW`."""
+    links = new.metadata.possibly_supersedes
+    return links if new.supersedes is None else tuple(link for link in links if not only_alternative(link))

@@ -19,7 +19,7 @@ from neo_git.citations.pathglob import any_matches
 from neo_git import ranking
 from neo_git.citations.states import stale_note
 from neo_git.facts import SCOPE_ORDER, Fact, FactKind
-from neo_git.knowledge import current_successor, is_open_proposal
+from neo_git.knowledge import current_successor, is_open_proposal, open_links
 from neo_git.ranking import (CLAIM_WEIGHT, SCOPE_WEIGHT, STALE_WEIGHT, cached_bonus, demote_echoes, echo_positions,
                              newest_in_family, rank, rank_score)
 
@@ -74,9 +74,7 @@ class ContextResult:
     def possible_supersessions(self) -> list[dict]:
         """Returned facts that may replace another (not yet decided): {"id", "candidate",
         "similarity"}, so an agent or a person can accept or reject on the spot (the open ones:
-        not the alternatives of a question already answered, `possible.open_links`)."""
-        from neo_git.store.review.possible import open_links
-
+        not the alternatives of a question already answered, `knowledge.open_links`)."""
         return [{"id": fact.id, "candidate": link["id"], "similarity": link.get("similarity")}
                 for fact in (*self.constraints, *self.valid_facts, *self.known_unknowns)
                 for link in open_links(fact)]

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from neo_git.errors import NeoError
 from neo_git.fact_fields import JUDGE_VERDICTS, MAX_JUDGE_REASON
@@ -218,13 +218,15 @@ def judge_mode(repo=None) -> str:
 def judge_open_items(store: "FactStore", provider: "Provider", *, auto: bool = False,
                      progress: Callable[[Judgement], None] | None = None) -> list[Judgement]:
     """Ask *provider* about every open possible supersession without a verdict, one call per newer
-    fact (its candidates together, `questions`); record each verdict (one commit per item, so a
+    fact (its candidates together, `possible.questions`); record each verdict (one commit per item, so a
     failure later keeps the earlier ones); with *auto*, an "updated" verdict also supersedes (the
     first in the question's order: a fact replaces one fact). Provider errors stop the run (NeoError)."""
+    from neo_git.store.review.possible import questions
+
     model = _model(provider)
     claims = set(store.untrusted()) if auto else set()
     out: list[Judgement] = []
-    for question in questions(_unjudged(store)):
+    for question in questions(_unjudged(store), most=len(LABELS)):
         for result in _judge_question(store, provider, model, question, auto, claims):
             out.append(result)
             if progress is not None:
@@ -242,12 +244,13 @@ def judge_candidates(store: "FactStore", provider: "Provider", *, auto: bool = F
     pair is asked twice. When that record cannot be written, a line goes to *warnings* and the run
     goes on: the verdicts are on the ref, only the memory of having asked is lost."""
     from neo_git.store.evidence import JUDGE
+    from neo_git.store.review.possible import questions
 
     model = _model(provider)
     claims = set(store.untrusted()) if auto else set()
     out: list[Judgement] = []
     remembering = True
-    for question in questions(store.judge_candidates(newest), limit):
+    for question in questions(store.judge_candidates(newest), limit, most=len(LABELS)):
         proposed = [{"similarity": item["similarity"], "threshold": item["threshold"], "evidence": [JUDGE]}
                     for item in question]
         for item, result in zip(question, _judge_question(store, provider, model, question, auto, claims, proposed)):
@@ -266,23 +269,6 @@ def judge_candidates(store: "FactStore", provider: "Provider", *, auto: bool = F
             if progress is not None:
                 progress(result)
     return out
-
-
-def questions(items: Iterable[dict], limit: int | None = None) -> Iterator[list[dict]]:
-    """*items* (pairs, a newer fact's listed one after another) as the questions one call asks: the
-    candidates of one newer fact, at most len(LABELS) a call, at most *limit* pairs in all."""
-    question: list[dict] = []
-    taken = 0
-    for item in items:
-        if limit is not None and taken >= limit:
-            break
-        if question and (item["id"] != question[0]["id"] or len(question) == len(LABELS)):
-            yield question
-            question = []
-        question.append(item)
-        taken += 1
-    if question:
-        yield question
 
 
 def _model(provider: "Provider") -> str:
@@ -371,17 +357,9 @@ def _record(store: "FactStore", model: str, item: Mapping, verdict: str, reason:
 
 def _unjudged(store: "FactStore") -> list[dict]:
     """Open possible supersessions with no verdict yet, with both facts' creation times; of one
-    newer fact's, those with evidence of their own first, then the alternatives, most similar first."""
-    from neo_git.store.evidence import ALTERNATIVE
-
+    newer fact's in the order `possible.proposals` lists them (evidence of their own first)."""
     items = []
-    pending = store.review(types=(TYPE,))
-    first_of: dict[str, int] = {}
-    for at, item in enumerate(pending):
-        first_of.setdefault(item["id"], at)
-    pending.sort(key=lambda item: (first_of[item["id"]], item.get("evidence") == [ALTERNATIVE],
-                                   -(item.get("similarity") or 0)))
-    for item in pending:
+    for item in store.review(types=(TYPE,)):
         if item.get("judge"):
             continue
         for side, key in (("new", "id"), ("old", "candidate")):

@@ -55,6 +55,7 @@ def _store():
 def cmd_review(args: argparse.Namespace) -> int:
     """List the open review items, or resolve one."""
     from neo_git.store.review import ACTIONS, SOURCES
+    from neo_git.store.review.possible import questions
 
     if args.action is not None and args.action not in ACTIONS:
         print(f"git neo review: error: unknown action '{args.action}' (choose from {', '.join(ACTIONS)})",
@@ -89,8 +90,8 @@ def cmd_review(args: argparse.Namespace) -> int:
         if not pending:
             print("nothing to review: no open items")
             return 0
-        questions = _questions(pending)
-        for group in questions:
+        asked = list(questions(pending))
+        for group in asked:
             item, source = group[0], SOURCES[group[0]["type"]]
             headline, details = source.describe(item) if len(group) == 1 else source.describe_group(group)
             scope = item.get("scope")
@@ -100,8 +101,8 @@ def cmd_review(args: argparse.Namespace) -> int:
             if len(group) == 1:   # a possible supersession names its candidate: the fact may have other links
                 candidate = f" {item['candidate'][:8]}" if item.get("candidate") else ""
                 print(f"  → git neo review {' | '.join(item['actions'])} {item['id'][:8]}{candidate}")
-        asked = f"{len(questions)} open" + (f", {len(pending)} items" if len(questions) < len(pending) else "")
-        print(f"({asked}; `git neo review ACTION ID`, ACTION one of: {', '.join(ACTIONS)})")
+        count = f"{len(asked)} open" + (f", {len(pending)} items" if len(asked) < len(pending) else "")
+        print(f"({count}; `git neo review ACTION ID`, ACTION one of: {', '.join(ACTIONS)})")
         return 0
     if not args.id:
         raise NeoError(f"`git neo review {args.action}` needs the id of the fact the item is about",
@@ -154,19 +155,6 @@ def _judge(args: argparse.Namespace) -> int:
               + (f"; {retired} superseded (neo.reviewJudge auto)" if auto else
                  "; nothing retired: `git neo review accept|reject ID` decides") + ")")
     return 0
-
-
-def _questions(pending: list[dict]) -> list[list[dict]]:
-    """The open items as the questions a person answers: a newer fact's possible supersessions
-    (listed one after another) are one question with several candidates, most similar first."""
-    out: list[list[dict]] = []
-    for item in pending:
-        if out and item["type"] == "possible_supersession" and out[-1][0]["type"] == item["type"] \
-                and out[-1][0]["id"] == item["id"]:
-            out[-1].append(item)
-        else:
-            out.append([item])
-    return [sorted(group, key=lambda i: -(i.get("similarity") or 0)) if len(group) > 1 else group for group in out]
 
 
 def _resolved(result: dict) -> str:

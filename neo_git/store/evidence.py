@@ -38,6 +38,7 @@ from bisect import bisect_left
 from functools import lru_cache
 
 from neo_git.facts import Fact
+from neo_git.knowledge import ALTERNATIVE
 from neo_git.textkeys import FILLER, record_title, word_spans, words
 
 REFERENCE = "reference"
@@ -48,9 +49,9 @@ SAME_SUBJECT = "same_subject"   # rule 2's own evidence (same normalised subject
 DIFFERENT_CODE = "different_code"
 # Found by the review judge among a fact's most similar earlier facts (store/review/candidates.py).
 JUDGE = "judge"
-# Not about the pair itself: the newer text states a change about another of its most similar
-# long candidates, and this one is among them (`supersession.ALTERNATIVES`).
-ALTERNATIVE = "alternative"
+# ALTERNATIVE (imported): not about the pair itself — the newer text states a change about another
+# of its most similar long candidates, and this one is among them (`supersession.ALTERNATIVES`);
+# defined in `knowledge`, below the store, where `open_links` reads it.
 EVIDENCE = (REFERENCE, CHANGE, SAME_SUBJECT, DIFFERENT_CODE, JUDGE, ALTERNATIVE)
 
 CHANGE_SHARE = 1 / 3     # of the older subject's content words, next to a change word

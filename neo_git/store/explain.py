@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from neo_git.facts import Fact
+from neo_git.knowledge import open_links
 
 
 # How `why` words the reasons a fact left without a successor (metadata.invalidation.reason).
@@ -71,8 +72,6 @@ def explain(fact: Fact, by_id: Mapping[str, Fact]) -> dict:
             lines.append(f"{fact.id} {verb}{when}: {detail.get('detail') or info['state']}." if verb
                          else f"{fact.id} is not valid: {detail.get('detail') or info['state']}.")
         lines.append(f"`git neo restore {fact.id}` brings it back.")
-    from neo_git.store.review.possible import open_links
-
     possible = open_links(fact)   # not the alternatives of a question already answered
     if possible:
         info["possibly_supersedes"] = [dict(link) for link in possible]

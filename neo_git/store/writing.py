@@ -320,10 +320,9 @@ class WritePaths:
 
     def judge_candidates(self: "FactStore", newest: int | None = None) -> Iterator[dict]:
         """Pairs of project facts only a judge reads (`review.candidates`): for the *newest* facts
-        (default `candidates.NEWEST`),
-        newest first, their most similar earlier long facts that no link proposes and no judge in
-        this clone answered, as items shaped like the review queue's (`similarity`, `new`, `old`,
-        both creation times)."""
+        (default `candidates.NEWEST`), newest first, their most similar earlier long facts that no
+        link proposes and no judge in this clone answered, as items shaped like the review queue's
+        (`similarity`, `new`, `old`, both creation times)."""
         from neo_git.store.review.candidates import candidate_pairs, judged
         from neo_git.store.supersession import Thresholds
 

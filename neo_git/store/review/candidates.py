@@ -42,11 +42,12 @@ def pair_key(new_id: str, old_id: str) -> str:
 def candidate_pairs(facts: Sequence[Fact], vectors: "np.ndarray", thresholds: "Thresholds",
                     judged: Container[str] = (), newest: int | None = None) -> Iterator[tuple[Fact, Fact, float]]:
     """(newer, older, cosine) for the *newest* (default NEWEST) latest of *facts* (valid facts of
-    one scope; row i of *vectors* is facts[i]'s), newest first, each with its most similar earlier facts of the same
-    kind as rule 3 would look at them between long texts: the first LONG_CANDIDATES pairs outside
-    the calibrated lengths, from the long threshold, skipping pairs a link already proposes, a
-    person kept apart, two entities of one template ("Deal 1" / "Deal 2"), and pairs in *judged*.
-    Only facts written in an earlier second count as earlier: an `updated` verdict retires the older."""
+    one scope; row i of *vectors* is facts[i]'s), newest first, each with its most similar earlier
+    facts of the same kind as rule 3 would look at them between long texts: the first
+    LONG_CANDIDATES pairs outside the calibrated lengths, from the long threshold, skipping pairs a
+    link already proposes, a person kept apart, two entities of one template ("Deal 1" / "Deal 2"),
+    and pairs in *judged*. Only facts written in an earlier second count as earlier: an `updated`
+    verdict retires the older."""
     import numpy as np
 
     from neo_git.store.supersession import CALIBRATED_WORDS, LONG_CANDIDATES, _words, blocked, distinct_entities

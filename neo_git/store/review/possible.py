@@ -9,10 +9,11 @@ Pure functions over one scope's facts; `FactStore` runs them in the scope's tran
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Iterable, Iterator, Mapping
 
 from neo_git.errors import NeoError
 from neo_git.facts import Fact, now_iso
+from neo_git.knowledge import only_alternative, open_links
 from neo_git.store.base import Change
 
 # The write policy (policy, supersession) loads inside the functions that need it: `git neo -h`
@@ -24,14 +25,16 @@ ACTIONS = {"accept": "the newer fact supersedes the candidate (`git neo restore`
 
 
 def proposals(facts: Mapping[str, Fact]) -> list[dict]:
-    """Open possible supersessions, oldest proposal first: both facts valid, pair not rejected."""
+    """Open possible supersessions, oldest proposal first: both facts valid, pair not rejected. A
+    newer fact's candidates come one after another (one question, `questions`), in the order they
+    are read: those with evidence of their own first, then the alternatives, most similar first."""
     from neo_git.store.supersession import blocked
 
     out = []
     for new in sorted(facts.values(), key=lambda f: (f.metadata.created_at, f.id)):
         if not new.is_valid or new.metadata.proposal:
             continue  # an agent's open proposal is decided first (agent_proposal), its links after
-        for link in open_links(new):
+        for link in sorted(open_links(new), key=lambda l: (only_alternative(l), -(l.get("similarity") or 0))):
             old = facts.get(link["id"])
             if old is None or not old.is_valid or blocked(new, old):
                 continue
@@ -45,6 +48,24 @@ def proposals(facts: Mapping[str, Fact]) -> list[dict]:
                 item["judge"] = dict(link["judge"])
             out.append(item)
     return out
+
+
+def questions(items: Iterable[dict], limit: int | None = None, most: int | None = None) -> Iterator[list[dict]]:
+    """*items* as the questions a person (or the review judge) answers: the possible supersessions
+    of one newer fact, listed one after another (`proposals`), are one question with several
+    candidates (at most *most* a question); any other item is a question of its own. At most
+    *limit* items in all."""
+    question: list[dict] = []
+    for taken, item in enumerate(items):
+        if limit is not None and taken >= limit:
+            break
+        if question and not (item.get("type") == TYPE == question[0].get("type") and item["id"] == question[0]["id"]
+                             and (most is None or len(question) < most)):
+            yield question
+            question = []
+        question.append(item)
+    if question:
+        yield question
 
 
 def with_quotes(items: list[dict], facts: Mapping[str, Fact]) -> list[dict]:
@@ -70,20 +91,6 @@ EVIDENCE_WORDS = {"reference": "the newer text names the older fact",
                   "judge": "found by the review judge among the newer fact's most similar earlier facts",
                   "alternative": "one of the newer fact's most similar earlier facts; it states a change about "
                                  "another of them"}
-
-
-def _only_alternative(link: Mapping) -> bool:
-    """A link proposed only beside another candidate (evidence `alternative` and nothing else)."""
-    return list(link.get("evidence") or ()) == ["alternative"]
-
-
-def open_links(new: Fact) -> tuple[dict, ...]:
-    """The `possibly_supersedes` links of *new* still asked about: once it supersedes one of its
-    candidates the question is answered, and links with only `alternative` evidence are kept (a
-    restore brings them back) but no longer offered — by the queue, `why`, recall or a bare
-    `review accept|reject NEW`."""
-    links = new.metadata.possibly_supersedes
-    return links if new.supersedes is None else tuple(link for link in links if not _only_alternative(link))
 
 
 def _why(link: Mapping) -> str:
@@ -246,10 +253,8 @@ class PossibleSupersessions:
     def describe(self, item: dict) -> tuple[str, list[str]]:
         """`<new> may supersede <old> (…)`, both texts, then the newer text's words the evidence
         rests on."""
-        said = [f"{QUOTED.get(name, name)}: \"{quote}\"" for name, quote in (item.get("quotes") or {}).items()]
         return (f"{item['id']} may supersede {item['candidate']} ({item['kind']}, {item['scope']}; {item['why']})",
-                [f"new: {one_line(item['new'])}", f"old: {one_line(item['old'])}", *said])
-
+                [f"new: {one_line(item['new'])}", f"old: {one_line(item['old'])}", *_said(item)])
 
     def describe_group(self, items: list[dict]) -> tuple[str, list[str]]:
         """Several candidates of one newer fact as one question: the newer text once, then each
@@ -258,7 +263,7 @@ class PossibleSupersessions:
         lines = [f"new: {one_line(first['new'])}"]
         for at, item in enumerate(items, 1):
             lines += [f"{at}. {item['candidate']} ({item['why']})", f"   old: {one_line(item['old'])}",
-                      *(f"   {QUOTED.get(name, name)}: \"{quote}\"" for name, quote in (item.get("quotes") or {}).items()),
+                      *(f"   {line}" for line in _said(item)),
                       f"   → git neo review {' | '.join(item['actions'])} {item['id'][:8]} {item['candidate'][:8]}"]
         return (f"{first['id']} may supersede one of {len(items)} facts ({first['kind']}, {first['scope']}): "
                 f"accept the one it replaces, if any", lines)
@@ -266,6 +271,11 @@ class PossibleSupersessions:
 
 # How `describe` introduces the passage each piece of evidence rests on.
 QUOTED = {"reference": "names it", "change": "says"}
+
+
+def _said(item: Mapping) -> list[str]:
+    """`says: "…"`: the newer text's words each piece of the item's evidence rests on."""
+    return [f"{QUOTED.get(name, name)}: \"{quote}\"" for name, quote in (item.get("quotes") or {}).items()]
 
 
 def one_line(texts: Mapping) -> str:
