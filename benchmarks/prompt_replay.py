@@ -130,6 +130,8 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=0, help="at most N prompts of each kind (0: all)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
     parser.add_argument("--embedder", default="hash", help="hash (default) or fastembed[:MODEL]")
+    parser.add_argument("--json", action="store_true",
+                        help="only the default configuration; print {on_topic, off_topic, per_prompt} as JSON")
     args = parser.parse_args()
     wanted = [name.strip() for name in args.repos.split(",") if name.strip()]
     records = {r["repo"]: r for r in map(json.loads, (shared_eval("adr") / "dev.jsonl").read_text().splitlines())}
@@ -156,6 +158,11 @@ def main() -> int:
 
         floor = FactStore.open(site.repo).relevance_floor
         rows = []
+        if args.json:  # the product as shipped: no relevance setting at all
+            result = replay(site, on_topic, off_topic, args.process)
+            print(json.dumps({"on_topic": result["right"], "off_topic": result["any"],
+                              "per_prompt": result["per_prompt"], "on": len(on_topic), "off": len(off_topic)}))
+            return 0
         for arm, setting in (("floor off (every fact relevant)", "-1"), (f"floor on ({floor:.2f}, calibrated)", None)):
             if setting is None:
                 subprocess.run(["git", "config", "--unset", "neo.relevanceFloor"], cwd=site.repo, check=False)

@@ -187,7 +187,7 @@ class StoreReplay:
         self.store.invalidate(fact_id)
 
     def recall(self, query, k, floor=None):
-        self.store._relevance_floor = -1.0 if floor is None else floor   # None: rank every fact
+        self.store.relevance_override = -1.0 if floor is None else floor   # None: rank every fact
         return self.store.recall(query, k=k, max_tokens=10**6).valid_facts
 
 

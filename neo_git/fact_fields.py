@@ -113,6 +113,8 @@ def check_links(value: Any) -> tuple[dict, ...]:
         judge = link.get("judge")
         if judge:     # a model's verdict on the pair (`git neo review --judge`)
             clean["judge"] = judge_verdict(judge)
+        if link.get("restored") is True:   # a person restored the older fact this link had retired
+            clean["restored"] = True
         links[fact_id] = clean
     return tuple(links[i] for i in sorted(links))
 

@@ -272,7 +272,11 @@ def newest_in_family(ranked: Sequence[tuple[int, float]], pool: Sequence[Fact], 
             a = parent[a]
         return a
 
+    facts = [pool[ranked[n][0]] for n in members]
     for a, b in zip(*np.nonzero(np.triu(related, 1))):
+        if kept_apart(facts[int(a)], facts[int(b)]):
+            related[a, b] = related[b, a] = False   # a person kept these two apart
+            continue
         parent[root(int(b))] = root(int(a))
     index_of = {n: a for a, n in enumerate(members)}
     families: dict[int, list[int]] = {}
@@ -291,6 +295,16 @@ def newest_in_family(ranked: Sequence[tuple[int, float]], pool: Sequence[Fact], 
         for place, n in zip(places, order):
             out[place] = ranked[n]
     return out
+
+
+def kept_apart(a: Fact, b: Fact) -> bool:
+    """Did a person keep *a* and *b* apart: rejected one as the other's replacement (`distinct_from`)
+    or restored one after the other had replaced it (a `restored` link)? Then neither takes the
+    other's place in recall."""
+    if a.id in b.metadata.distinct_from or b.id in a.metadata.distinct_from:
+        return True
+    return any(link.get("restored") and link["id"] == other.id
+               for one, other in ((a, b), (b, a)) for link in one.metadata.possibly_supersedes)
 
 
 def _created_desc(fact: Fact) -> float:

@@ -27,6 +27,9 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     import pygit2
 
+    from neo_git.relevance import Decision, Explanation, Noise
+    from neo_git.store.term_index import Words
+
     from neo_git.identity import RepositoryPaths
 
 LAYERS = ("constraints", "valid_facts", "invalidated", "known_unknowns")
@@ -60,6 +63,12 @@ class ContextResult:
     successors: dict[str, Fact] = field(default_factory=dict)
     conflicts: dict[str, str] = field(default_factory=dict)
     proposals: tuple[str, ...] = ()
+    decision: "Decision | None" = field(default=None, compare=False, repr=False)  # relevance.decide's, for --explain
+    # Valid facts held back because a returned, trusted fact may replace them (an open review
+    # question): {id: the asking fact's id}. Not current knowledge until `git neo review` says so.
+    questioned: list[Fact] = field(default_factory=list)
+    questioned_by: dict[str, str] = field(default_factory=dict)
+    explanation: "Explanation | None" = field(default=None, compare=False)   # with explain=True
 
     @property
     def returned_ids(self) -> list[str]:
@@ -69,7 +78,8 @@ class ContextResult:
     def with_facts(self, transform: Callable[[Fact], Fact]) -> "ContextResult":
         """The same result with every fact passed through *transform*."""
         return replace(self, **{layer: [transform(f) for f in getattr(self, layer)] for layer in LAYERS},
-                       successors={old: transform(new) for old, new in self.successors.items()})
+                       successors={old: transform(new) for old, new in self.successors.items()},
+                       questioned=[transform(f) for f in self.questioned])
 
     def possible_supersessions(self) -> list[dict]:
         """Returned facts that may replace another (not yet decided): {"id", "candidate",
@@ -101,6 +111,9 @@ class ContextResult:
             "successors": {old: new.to_dict() for old, new in self.successors.items()},
             "conflicts": dict(self.conflicts),
             "proposals": list(self.proposals),
+            "questioned": [f.to_dict() for f in self.questioned],
+            "questioned_by": dict(self.questioned_by),
+            **({"explain": self.explanation.to_dict()} if self.explanation is not None else {}),
         }
 
 
@@ -178,6 +191,7 @@ class _Layout:
                        * np.where(stale, STALE_WEIGHT, 1.0))
         self.retraction = (((pool_flags & ft.RETRACTION) != 0) & ranking.RETRACTIONS_LAST).tolist()
         self.stale = stale.tolist()
+        self.claim = claim[ranked].tolist()
         self.statement = ((pool_flags & ft.STATEMENT) != 0).tolist()  # may join a family (newest_in_family)
         # Pool positions of trusted path-scoped constraints (a constraint for its files), and of
         # every fact that may be about a file (citing code or scoped to paths).
@@ -190,6 +204,11 @@ class _Layout:
         id_rank[np.argsort(ids, kind="stable")] = np.arange(len(ids))  # 16 hex digits: numeric order is text order
         self._constraint_keys = (positions, rows["scope"][positions].astype(np.int64), id_rank,
                                  rows["tokens"][positions].astype(np.int64))
+
+    def unpromotable(self, ranked: Sequence[tuple[int, float]]) -> frozenset[int]:
+        """The pool positions among *ranked* that may not take another fact's place: claims and
+        stale facts."""
+        return frozenset(i for i, _ in ranked if self.claim[i] or self.stale[i])
 
     _NOT_PER_POOL = frozenset({"constraints", "unknowns", "retired", "scoped_constraints", "about_files", "source",
                                "_constraint_keys", "table"})
@@ -313,7 +332,8 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
              last_accessed: Mapping[str, str | None] | None = None,
              untrusted: frozenset = frozenset(), vectors: "np.ndarray | None" = None,
              family_threshold: float | None = None, file: str | None = None,
-             floor: float | None = None) -> ContextResult:
+             floor: float | None = None, noise: "Noise | None" = None,
+             lexical: "Callable[[Sequence[int]], Words] | None" = None, explain: bool = False) -> ContextResult:
     """Pack *facts* (with their cosine to the query, same order) into layers.
 
     *last_accessed* holds access times kept outside the facts (the local access log);
@@ -323,8 +343,12 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     the newest of related facts comes first (`newest_in_family`);
     *file* the file being worked on (its cited and path-scoped facts first, whatever the
     question's wording; its path-scoped constraints always);
-    *floor* the relevance floor: ranked facts, known unknowns and retired facts below it are
-    not relevant to the question and are left out (constraints always apply).
+    *noise* the embedder's `relevance.Noise` and *lexical* a function giving the words the query
+    shares with the facts at some table positions (`store.term_index.Words`): with *noise*, recall
+    returns ranked facts only when memory knows the question (`relevance.decide`), ranked by
+    cosine fused with BM25; *floor* an absolute cosine floor instead (`neo.relevanceFloor`; with
+    neither, every fact is relevant). Known unknowns and retired facts follow the same decision;
+    constraints always apply.
     """
     if not facts:  # nothing to rank: keep numpy unloaded
         return ContextResult(query=query, environment=environment or {}, max_tokens=max_tokens, file=file,
@@ -371,21 +395,33 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     skip.update(j for j, _ in first)
     skip_ids = {layout.pool[j].id for j in skip}
     first = [(layout.pool[j], v, float(all_cos[j])) for j, v in first]
-    relevant, pool_cos = above_floor(layout, all_cos, floor)
+    decision = _decide(layout, all_cos, floor, noise, lexical, vectors, family_threshold)
+    if decision is None:   # every fact relevant (no decision asked for)
+        relevant, pool_cos, pool_rel = layout, all_cos, all_cos
+    else:
+        relevant, pool_cos = layout.subset(decision.keep), all_cos[decision.keep]
+        pool_rel = decision.relevance[decision.keep]
     pool = relevant.pool
     valid_facts = []
     window = max(4 * k, 32)
     family = vectors is not None and family_threshold is not None and ranking.NEWEST_IN_FAMILY
+    # A fact a returned, trusted fact may replace (an open review question) is held back: it is
+    # listed apart as possibly replaced, and the next fact takes its place.
+    asking = {link["id"]: f.id for f in constraints if f.id not in untrusted for link in _holding_links(f)}
+    held: dict[str, Fact] = {}
     for limit in (window, None):
         valid_facts, taken_cosines, taken, exhausted = [], [], used, True
-        ranked = rank(pool_cos, relevant, now, accessed, limit)
+        ranked = rank(pool_rel, relevant, now, accessed, limit)
         echoed = echo_positions(ranked[:window], pool, query)
         ranked[:window] = demote_echoes(ranked[:window], pool, query, echoed)
         if family:  # only the head of the ranking can reach the answer; pairs cost O(window²)
-            statement = ranking.Except(relevant.statement, echoed) if echoed else relevant.statement
+            # Echoes, claims and stale facts join no family: none takes a trusted, current fact's place.
+            cleared = echoed | relevant.unpromotable(ranked[:window])
+            statement = ranking.Except(relevant.statement, cleared) if cleared else relevant.statement
             ranked[:window] = newest_in_family(ranked[:window], pool, vectors, family_threshold,
                                                relevant.retraction, rows=relevant.ranked, statement=statement)
         entries = [*first, *((pool[j], v, float(pool_cos[j])) for j, v in ranked if pool[j].id not in skip_ids)]
+        entries = _hold_questioned(entries, asking, untrusted, held)
         for fact, score, cosine_to_query in entries:
             if len(valid_facts) >= k:
                 exhausted = False
@@ -401,11 +437,20 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
         scores[fact.id] = score
     relevance_of = {f.id: value for (f, _), value in zip(valid_facts, taken_cosines)}
     valid_facts = [fact for fact, _ in valid_facts]
+    shown_ids = {f.id for f in (*constraints, *valid_facts)}
+    questioned = [f for f in held.values() if f.id not in shown_ids]
+    asked_by = {}
+    for f in (*constraints, *valid_facts):
+        if f.id not in untrusted:
+            for link in _holding_links(f):
+                asked_by.setdefault(link["id"], f.id)
+    questioned = [f for f in questioned if f.id in asked_by][:k]
     used = taken
 
-    # 3. known unknowns that bear on the question.
+    # 3. known unknowns that bear on the question (none when memory does not know it).
+    bar = _layer_floor(decision, floor)
     taken_unknowns, used = _take_relevant(facts, layout.unknowns, cos_all[layout.unknowns],
-                                          max(KNOWN_UNKNOWN_MIN_COSINE, floor or 0.0), k, used, max_tokens)
+                                          max(KNOWN_UNKNOWN_MIN_COSINE, bar), k, used, max_tokens)
     known_unknowns = [facts[i] for i in taken_unknowns]
     scores.update((facts[i].id, cosine(i)) for i in taken_unknowns)
 
@@ -420,8 +465,22 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     # A superseded predecessor of what we return comes first: its relevance is cosine + 1.
     predecessor = ((rows["flags"] & SUPERSEDED_BY) != 0) & member(rows["superseded_by"], successors)
     taken_retired, used = _take_relevant(facts, retired, cos_all[retired] + np.where(predecessor, 1.0, 0.0),
-                                         max(INVALIDATED_MIN_COSINE, floor or 0.0), k, used, max_tokens)
+                                         max(INVALIDATED_MIN_COSINE, bar), k, used, max_tokens)
     invalidated = [facts[i] for i in taken_retired]
+    explanation = None
+    if explain:
+        from neo_git.relevance import explain as explain_decision
+
+        from neo_git.fact_table import hex_id
+
+        ids = [hex_id(int(v)) for v in facts.rows["id"][layout.ranked].tolist()]   # no fact decoded
+        at = {fid: j for j, fid in enumerate(ids)}
+        positions = [at[f.id] for f in valid_facts if f.id in at]
+        if decision is not None and decision.best is not None:
+            positions.append(decision.best)
+        pool_view = layout.pool
+        explanation = explain_decision(decision, all_cos, ids, {j: pool_view[j].text for j in positions}, query,
+                                       [f.id for f in valid_facts], {j: pool_view[j].subject for j in positions})
     claims = tuple(f.id for f in (*valid_facts, *known_unknowns, *invalidated) if f.id in untrusted)
     shown = (*constraints, *valid_facts, *known_unknowns)
     stale = {f.id: note for f in shown for note in (stale_note(f),) if note}
@@ -430,9 +489,79 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     relevance_of.update((facts[i].id, cosine(i)) for i in (*taken_unknowns, *taken_retired))
     return ContextResult(query=query, constraints=constraints, valid_facts=valid_facts,
                          invalidated=invalidated, known_unknowns=known_unknowns,
+                         questioned=questioned, questioned_by={f.id: asked_by[f.id] for f in questioned},
                          environment=environment or {}, scores=scores, tokens=used, max_tokens=max_tokens,
-                         untrusted=claims, stale=stale, file=file, file_facts=on_file, floor=floor,
-                         relevance=relevance_of, **marks)
+                         untrusted=claims, stale=stale, file=file, file_facts=on_file,
+                         floor=floor if decision is None or decision.override is not None else decision.threshold,
+                         relevance=relevance_of, decision=decision, explanation=explanation, **marks)
+
+
+def _decide(layout: _Layout, cos: "np.ndarray", floor: float | None, noise: "Noise | None",
+            lexical: "Callable[[Sequence[int]], Words] | None", vectors: "np.ndarray | None",
+            family_threshold: float | None) -> "Decision | None":
+    """The relevance decision over the ranked pool (None: neither a floor nor a noise model, so
+    every fact is relevant). A fact of the best fact's thread (its cosine to the best fact reaches
+    *family_threshold*) bears on the question too: a thread's latest word may share none of its
+    words ("Let's discuss this with the team next week" after "We could use AWS or Google
+    Cloud")."""
+    if floor is None and noise is None:
+        return None
+    import numpy as np
+
+    from neo_git.relevance import Noise, decide
+
+    ranked = layout.ranked
+    bm25: dict[int, float] = {}
+    rare: dict[int, tuple[str, ...]] = {}
+    if lexical is not None and ranked and floor is None:
+        at = {row: j for j, row in enumerate(ranked)}
+        words = lexical(ranked)
+        bm25 = {at[row]: value for row, value in words.bm25.items() if row in at}
+        rare = {at[row]: value for row, value in words.rare.items() if row in at}
+    decision = decide(cos, bm25, noise or Noise(0.0, 0.0), len(ranked), override=floor, rare=rare)
+    if (decision.known and decision.override is None and vectors is not None and family_threshold is not None
+            and decision.best is not None):
+        matrix = np.asarray(vectors[list(ranked)], dtype=np.float32)   # a RowView takes a list of rows
+        related = np.flatnonzero((matrix @ matrix[decision.best]) >= family_threshold)
+        if len(related):
+            keep = np.union1d(decision.keep, related)
+            decision = replace(decision, keep=keep)
+    return decision
+
+
+def _hold_questioned(entries: list, asking: Mapping[str, str], untrusted: frozenset,
+                     held: dict[str, Fact]) -> list:
+    """*entries* ((fact, score, cosine), best first) without the facts a better-placed entry (or a
+    constraint, *asking*: {asked id: asker id}) may replace by an open review question; those go to
+    *held*. Only trusted facts ask: a claim never pushes a fact out."""
+    asked = dict(asking)
+    out = []
+    for entry in entries:
+        fact = entry[0]
+        if fact.id in asked:
+            held.setdefault(fact.id, fact)
+            continue
+        out.append(entry)
+        if fact.id not in untrusted:
+            for link in _holding_links(fact):
+                asked.setdefault(link["id"], fact.id)
+    return out
+
+
+def _holding_links(fact: Fact) -> list[dict]:
+    """The open review questions of *fact* that hold their candidate back: not one a person
+    answered already by restoring the candidate (`restored`)."""
+    return [link for link in open_links(fact) if not link.get("restored")]
+
+
+def _layer_floor(decision: "Decision | None", floor: float | None) -> float:
+    """The cosine known unknowns and retired facts need: nothing without a decision, the user's
+    floor, the known threshold when memory knows the question, and above any cosine when not."""
+    if decision is None:
+        return floor if floor is not None else 0.0
+    if decision.override is not None:
+        return decision.override
+    return decision.threshold if decision.known else 2.0
 
 
 def _marks(facts, *layers: Sequence[Fact]) -> dict:

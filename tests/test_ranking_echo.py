@@ -42,9 +42,10 @@ def test_a_short_statement_the_question_repeats_is_an_echo():
 
 def test_the_fact_a_wh_question_names_ranks_after_the_one_that_answers_it():
     store = memory_store()
-    customer = store.add("global_customer", "TechCorp")
-    quote = store.add("global_current_quote", "Pricing offered: $50 per unit")
-    store.add("global_office", "Berlin")
+    # one batch: the three hold together (no review question between them to hold one back)
+    customer, quote, _ = store.add_many([{"subject": "global_customer", "body": "TechCorp"},
+                                         {"subject": "global_current_quote", "body": "Pricing offered: $50 per unit"},
+                                         {"subject": "global_office", "body": "Berlin"}])
     asked = store.recall("What pricing have we offered to TechCorp?", k=3)
     ids = [f.id for f in asked.valid_facts]
     assert quote.id in ids and customer.id in ids

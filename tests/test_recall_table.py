@@ -90,18 +90,24 @@ def _in_memory(repo, query: str, k: int, max_tokens: int, file: str | None, acce
     """Recall over every fact decoded in memory and every vector held (the path a store took
     before the rows: `_load` and the whole matrix), as *access* (default: a fresh read of the
     access log) sees the access times; nothing counted, no counts laid over the facts."""
-    from neo_git.embed import related_threshold
+    from neo_git.embed import noise, related_threshold
     from neo_git.embed.rows import cosines
+    from neo_git.fact_table import FactTable
     from neo_git.recall import assemble
+    from neo_git.store.term_index import TermIndex, pool_words
 
     store = open_store(repo)
     facts = store._load()
+    table = FactTable.of(facts)
     matrix = store._vectors_of(facts)
     access = access or store.access
+    words = TermIndex(None)   # its own index, in memory: the same words as the store's on disk
     result = assemble(query, facts, cosines(matrix, store._embed_one(query)), k=k, max_tokens=max_tokens,
                       environment=store.environment(), last_accessed=access.last_accessed(),
                       untrusted=frozenset(store.untrusted()), vectors=matrix,
-                      family_threshold=related_threshold(store.embedder), file=file, floor=store.relevance_floor)
+                      family_threshold=related_threshold(store.embedder), file=file,
+                      floor=store.relevance_override, noise=noise(store.embedder),
+                      lexical=lambda rows: pool_words(words, query, table, rows))
     return result, store.warnings
 
 

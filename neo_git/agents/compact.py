@@ -64,6 +64,9 @@ def compact_recall(result: "ContextResult", version: str = "") -> str:
     if result.known_unknowns:
         lines.append("Known unknowns:")
         lines += [fact_row(f, result) for f in result.known_unknowns]
+    if result.questioned:
+        lines.append("Possibly replaced (a newer fact above may replace it; not current until a person decides):")
+        lines += [f"{fact_row(f, result)} → maybe now {result.questioned_by[f.id]}" for f in result.questioned]
     changes = [(old, result.successors[old.id]) for old in result.invalidated if old.id in result.successors]
     if changes and asks_about_change(result.query):
         lines.append("What changed (the old text is no longer true):")

@@ -21,7 +21,10 @@ def facts_for_files(store: "FactStore", files: Sequence[str], given: Iterable[st
     """Sections to render (constraints first, then other facts, each best-kept first) for the valid
     facts about *files* not in *given*, and the ids of the claims among them."""
     seen = set(given)
-    facts = [f for f in store.list() if f.id not in seen and any(about_file(f, path) for path in files)]
+    # Outcome records (kind review) cite the files a suggestion touched, but they are evidence about
+    # other facts, never knowledge to act on: as in recall, they are not handed out.
+    facts = [f for f in store.list() if f.id not in seen and f.kind is not FactKind.REVIEW
+             and any(about_file(f, path) for path in files)]
     if not facts:
         return [], set()
     claims = set(store.untrusted())

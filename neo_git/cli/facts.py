@@ -54,6 +54,8 @@ def register(sub) -> dict[str, str]:
     p.add_argument("--max-tokens", type=int, default=12000, help="token budget (default 12000)")
     p.add_argument("--file", metavar="PATH",
                    help="the file being worked on: facts citing it or scoped to it come first")
+    p.add_argument("--explain", action="store_true",
+                   help="why each fact is relevant (cosine, shared words, rank fusion), or why nothing is")
     json_flag(p)
     return {name: f"cmd_{name}" for name in ("init", "add", "list", "show", "recall", "why", "history",
                                              "restore")}
@@ -218,13 +220,19 @@ def cmd_recall(args: argparse.Namespace) -> int:
         raise NeoError("the query is empty", 'ask a question, e.g. `git neo recall "how do we call services?"`')
     store = _store()
     file = _from_cwd(store, [args.file])[0] if args.file else None
-    result = store.recall(args.query, k=args.k, max_tokens=args.max_tokens, file=file)
+    result = store.recall(args.query, k=args.k, max_tokens=args.max_tokens, file=file,
+                          explain=getattr(args, "explain", False))
     warn(store.warnings)
     if args.json:
         print_json(result.to_dict())
         return 0
+    explanation = result.explanation
+    if explanation is not None:
+        print(visible(explanation.reason))
     sections = (("Constraints", result.constraints), ("Relevant facts", result.valid_facts),
-                ("Known unknowns", result.known_unknowns), ("Changed (no longer true)", result.invalidated))
+                ("Known unknowns", result.known_unknowns),
+                ("Possibly replaced (a newer fact above may replace it: `git neo review`)", result.questioned),
+                ("Changed (no longer true)", result.invalidated))
     for title, facts in sections:
         if not facts:
             continue
@@ -243,8 +251,16 @@ def cmd_recall(args: argparse.Namespace) -> int:
             print(f"{prefix}{visible(fact.subject)} ({fact.kind.value}, {fact.scope.value}, {fact.id[:8]}){marks}")
             if fact.body:
                 print(f"      {visible(fact.body.splitlines()[0][:200])}")
+            why = explanation.facts.get(fact.id) if explanation is not None else None
+            if why is not None:
+                print(f"      why: {_evidence_line(why)}")
             if fact.superseded_by:
                 print(f"      → now: {fact.superseded_by[:8]}")
+            elif fact.id in result.questioned_by:
+                print(f"      → maybe now: {result.questioned_by[fact.id][:8]}")
+    if explanation is not None and explanation.held_back is not None:
+        held = explanation.held_back
+        print(visible(f"held back: {held['subject']} ({str(held['id'])[:8]}), cosine {held['cosine']:.3f}: {held['why']}"))
     if not any(facts for _, facts in sections):
         print("no facts match this question" if store.list(include_invalid=True) else
               'no facts yet: git neo add "Subject" "What is true and why"')
@@ -252,6 +268,20 @@ def cmd_recall(args: argparse.Namespace) -> int:
     where = env.get("branch") or ("detached " + (env.get("head") or "")) if env else ""
     print(f"({result.tokens} of {result.max_tokens} tokens; {visible(where)})")
     return 0
+
+
+def _evidence_line(why) -> str:
+    """`cosine 0.412 (1st by cosine); words: http, client (bm25 3.20, 1st by words); fused 0.38`."""
+    def place(n):
+        return f"{n}{'st' if n % 10 == 1 and n != 11 else 'nd' if n % 10 == 2 and n != 12 else 'rd' if n % 10 == 3 and n != 13 else 'th'}"
+    parts = [f"cosine {why.cosine:.3f}" + (f" ({place(why.rank_cosine)} by cosine)" if why.rank_cosine else "")]
+    if why.terms:
+        parts.append(f"words: {', '.join(why.terms[:8])} (bm25 {why.bm25:.2f}"
+                     + (f", {place(why.rank_words)} by words)" if why.rank_words else ")"))
+    else:
+        parts.append("no shared words")
+    parts.append(f"fused {why.fused:.3f}")
+    return "; ".join(parts)
 
 
 def cmd_why(args: argparse.Namespace) -> int:

@@ -19,6 +19,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     import pygit2
 
+    from neo_git.relevance import Noise
+
 __all__ = [
     "EMBEDDERS",
     "Embedder",
@@ -28,6 +30,7 @@ __all__ = [
     "configured_name",
     "family_threshold",
     "get_embedder",
+    "noise",
     "relevance_floor",
 ]
 
@@ -55,6 +58,19 @@ def relevance_floor(embedder: "Embedder") -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
         return DEFAULT_RELEVANCE_FLOOR
     return float(value)
+
+
+def noise(embedder: "Embedder") -> "Noise":
+    """How *embedder*'s cosines between a question and facts it is not about scatter (its own
+    calibrated `noise_cosine` (mean, sd, spread)); for an embedder that has none, a spread whose bound
+    for a few hundred facts lands on its relevance floor (`relevance.Noise`)."""
+    from neo_git.relevance import SPREAD, Noise
+
+    value = getattr(embedder, "noise_cosine", None)
+    if (isinstance(value, tuple) and len(value) == 3
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) and v == v for v in value)):
+        return Noise(float(value[0]), max(float(value[1]), 0.0), float(value[2]))
+    return Noise(0.0, relevance_floor(embedder) / (SPREAD * 3.4))   # √(2 ln 300) ≈ 3.4
 
 
 def related_threshold(embedder: Embedder) -> float:

@@ -59,8 +59,12 @@ CALIBRATIONS: dict[str, dict] = {
     # item (the issue-21 budget) — 14.9%, 17 of 24 edges still proposed, as at 0.30 with 17.0%;
     # 0.52 the same at 14.4%, 0.54 loses an edge (re-measured after session 30's numbered titles).
     # The built-in embedder needs none (14.4% at 0.30, 18 of 24).
+    # noise (mean, sd, spread): recall's relevance decision (neo_git.relevance), `python
+    # benchmarks/relevance_eval.py --calibrate --embedders minilm` (StateBench train questions
+    # against three groups of ADR dev records; the lowest spread within 4% off-topic in each group).
     "fastembed:sentence-transformers/all-MiniLM-L6-v2:int8": {
         "certain": 0.68, "possible": 0.30, "long_possible": 0.48, "floor": 0.42, "family": 0.40,
+        "noise": (0.064, 0.073, 1.45),
         "source": "calibrated: benchmarks/statebench_eval.py (StateBench train) and "
                   "benchmarks/relevance_calibration.py (ADR dev stores, StateBench train questions)",
     },
@@ -243,6 +247,8 @@ class FastEmbedEmbedder:
                 self.family_threshold = calibrated["family"]
             if "long_possible" in calibrated:
                 self.long_possible_threshold = calibrated["long_possible"]
+            if "noise" in calibrated:
+                self.noise_cosine = calibrated["noise"]
         else:
             self.supersede_threshold = SUPERSEDE_THRESHOLD
             self.relevance_floor = RELEVANCE_FLOORS.get(self.model, DEFAULT_RELEVANCE_FLOOR)

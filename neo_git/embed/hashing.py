@@ -60,6 +60,11 @@ FAMILY_THRESHOLD = 0.27
 # questions (mean 2.9%), while 99.2% of problem statements still find their own record in
 # the top 5. Checked on StateBench dev's questions: worst store 7.4%, mean 4.0%.
 RELEVANCE_FLOOR = 0.28
+# (mean, sd) of the cosine between a question and facts it is not about, and the spread past
+# their expected maximum a best fact must reach (neo_git.relevance): StateBench train's business
+# questions against the decision records of ADR dev, `python benchmarks/relevance_eval.py
+# --calibrate` (the lowest spread keeping every store group within 4% off-topic).
+NOISE_COSINE = (0.050, 0.054, 1.35)
 
 WORD_WEIGHT = 1.0
 IDENT_WEIGHT = 0.8      # the whole multi-part identifier, on top of its parts
@@ -162,6 +167,7 @@ class HashEmbedder:
         self.supersede_threshold = supersede_threshold
         self.possible_threshold = min(possible_threshold, supersede_threshold)  # the review band below it
         self.relevance_floor = relevance_floor
+        self.noise_cosine = NOISE_COSINE   # recall's relevance decision (neo_git.relevance)
         self.family_threshold = min(FAMILY_THRESHOLD, self.possible_threshold)
         self.relevance_source = ("calibrated: benchmarks/relevance_calibration.py (ADR dev stores, "
                                  "StateBench train questions)") if relevance_floor == RELEVANCE_FLOOR else "given"

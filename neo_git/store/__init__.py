@@ -126,6 +126,8 @@ class FactStore(WritePaths, StoreEmbedding):
         self._claims: tuple[dict, frozenset] = ({}, frozenset())
         self._fixed_project_id: str | None = None
         self._relevance_floor: float | None = None
+        self._term_index = None
+        self._relevance_floor_set: float | None = None
         self.caps = dict(SCOPE_CAPS)
         self.backends = backends
         self.project_store = backends[FactScope.PROJECT]
@@ -357,16 +359,19 @@ class FactStore(WritePaths, StoreEmbedding):
 
     # --- recall --------------------------------------------------------------------
 
-    def recall(self, query: str, k: int = 5, max_tokens: int = 12000, file: str | None = None) -> "ContextResult":
+    def recall(self, query: str, k: int = 5, max_tokens: int = 12000, file: str | None = None,
+               explain: bool = False) -> "ContextResult":
         """Constraints, ranked facts, what changed and known unknowns for *query*; with *file* (a path
         relative to the repository root) the facts citing it or scoped to it come first and its
-        path-scoped constraints apply."""
+        path-scoped constraints apply; with *explain* the result carries why each ranked fact is
+        relevant (`relevance.Explanation`)."""
         from neo_git.recall import assemble
 
         check_text("query", query, 100_000, required=True)
         if k < 0 or max_tokens <= 0:
             raise NeoError("k must be ≥ 0 and max-tokens > 0")
-        from neo_git.embed import family_threshold
+        from neo_git.embed import family_threshold, noise
+        from neo_git.store.term_index import pool_words
 
         table = self._table()
         cosines, matrix = self._table_cosines(table, self._embed_one(query)) if len(table) else ([], None)
@@ -377,7 +382,8 @@ class FactStore(WritePaths, StoreEmbedding):
                           environment=self.environment(), last_accessed=self.access.last_accessed(),
                           untrusted=self._claims[1], vectors=matrix,
                           family_threshold=family_threshold(self.embedder), file=file,
-                          floor=self.relevance_floor)
+                          floor=self.relevance_override, noise=noise(self.embedder),
+                          lexical=lambda rows: pool_words(self.term_index, query, table, rows), explain=explain)
         self.access.record(result.returned_ids)
         apply = self.access.apply
         return result.with_facts(apply)

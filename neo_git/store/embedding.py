@@ -55,6 +55,35 @@ class StoreEmbedding:
                 return configured
         return self._relevance_floor
 
+    @property
+    def relevance_override(self) -> float | None:
+        """`git config neo.relevanceFloor` when set (a cosine in [-1, 1]; read on every call, so a
+        long-lived server follows it), or what was assigned to this property (an in-memory store
+        has no config): an absolute floor in place of recall's relevance decision
+        (`neo_git.relevance`). None when neither: the decision holds."""
+        if self._relevance_floor_set is not None:
+            return self._relevance_floor_set
+        if self.repo is None:
+            return None
+        from neo_git.config import neo_config
+
+        configured = neo_config("relevanceFloor", None, repo=self.repo, cast=float)
+        return configured if configured is not None and -1.0 <= configured <= 1.0 else None
+
+    @relevance_override.setter
+    def relevance_override(self, value: float | None) -> None:
+        self._relevance_floor_set = None if value is None else float(value)
+
+    @property
+    def term_index(self):
+        """The BM25 index of recall's facts (`store/term_index.py`): `.git/neo/terms.sqlite` in a
+        repository, in memory otherwise."""
+        if self._term_index is None:
+            from neo_git.store.term_index import TermIndex
+
+            self._term_index = TermIndex(self.paths.neo_dir / "terms.sqlite" if self.paths is not None else None)
+        return self._term_index
+
     def _vectors(self, texts: Sequence[str]) -> "np.ndarray":
         cache = self.vector_cache
         if cache is None:  # in memory: FactVectors already keeps each fact's row for the process

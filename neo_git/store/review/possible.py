@@ -211,8 +211,10 @@ def undo_supersession(current: Fact, facts: Mapping[str, Fact]) -> list[Fact]:
         and not any(l["id"] == current.id for l in successor.metadata.possibly_supersedes)
     meta: dict = {}
     if relink:
-        meta["possibly_supersedes"] = tuple(sorted((*successor.metadata.possibly_supersedes, dict(link)),
-                                                   key=lambda l: l["id"]))
+        # Back in the queue, marked: a person restored the older fact, so recall never lets the
+        # successor hold it back or take its place until the question is answered again.
+        meta["possibly_supersedes"] = tuple(sorted((*successor.metadata.possibly_supersedes,
+                                                    {**dict(link), "restored": True}), key=lambda l: l["id"]))
     if successor is not None and successor.supersedes == current.id:
         before = undo.get("confidence")
         if isinstance(before, (int, float)) and not isinstance(before, bool) and 0 <= before <= 1 \
