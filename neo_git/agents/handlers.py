@@ -253,7 +253,11 @@ class HookContext:
             state.given.extend(i for i in ids if i not in state.given)
             state.turn_facts.extend(i for i in ids if i not in state.turn_facts)
 
-        return Answer(self._output(event, text), lambda: update_state(path, remember))
+        def record() -> None:
+            update_state(path, remember)
+            store.access.record(ids)   # consulted: upkeep never prunes what agents are given
+
+        return Answer(self._output(event, text), record)
 
     def post_tool_use(self) -> None:
         """A file edit becomes a pending suggestion (what the agent wrote); the turn progresses."""
