@@ -19,6 +19,7 @@ MAX_PROMPT_CHARS = 20_000
 # `neo.agentContextTokens`, so recall must not drop a relevant fact for the size of its
 # whole body (a 4,000-character decision record is ~1,000 tokens, one line ~60).
 RECALL_TOKENS = 12_000
+MAX_EDITED_BYTES = 2 << 20   # a larger edited file is not read to find an edit's whole lines
 
 
 @dataclass(frozen=True)
@@ -259,6 +260,23 @@ class HookContext:
 
         return Answer(self._output(event, text), record)
 
+    def _file_now(self, path: str) -> str | None:
+        """A file of the work tree as the agent left it (None: outside it, missing, over
+        `MAX_EDITED_BYTES`, or not UTF-8): where an edit's fragment is found in its whole lines."""
+        from pathlib import Path
+
+        base = self.paths.workdir
+        if base is None:
+            return None
+        target = Path(path) if os.path.isabs(path) else Path(text_field(self.payload, "cwd") or base) / path
+        try:
+            target.resolve().relative_to(Path(base).resolve())
+            if target.stat().st_size > MAX_EDITED_BYTES:
+                return None
+            return target.read_bytes().decode("utf-8")
+        except (OSError, ValueError, UnicodeDecodeError):
+            return None
+
     def post_tool_use(self) -> None:
         """A file edit becomes a pending suggestion (what the agent wrote); the turn progresses."""
         tool = text_field(self.payload, "tool_name", 200)
@@ -266,7 +284,8 @@ class HookContext:
             from neo_git.outcomes.suggestions import normalise_path, record_suggestion
 
             state = load_state(state_path(self.paths, self.agent, self.session_id))
-            for edit in file_edits(tool, self.payload.get("tool_input")):
+            for edit in file_edits(tool, self.payload.get("tool_input"), self.payload.get("tool_response"),
+                                   self._file_now):
                 try:
                     normalise_path(edit.path, self.paths.workdir)
                 except Exception:  # noqa: BLE001 - an edit outside the repository is not ours to track
