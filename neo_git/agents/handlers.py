@@ -250,9 +250,18 @@ class HookContext:
         if not ids:
             return Answer()
 
+        from neo_git.recall import about_file
+
+        by_id = {f.id: f for _, group in sections for f in group}
+        for_file = {name: [i for i in ids if i in by_id and about_file(by_id[i], name)] for name in files}
+
         def remember(state) -> None:
             state.given.extend(i for i in ids if i not in state.given)
             state.turn_facts.extend(i for i in ids if i not in state.turn_facts)
+            for name, given_for in for_file.items():
+                if given_for:
+                    kept = state.file_facts.pop(name, [])   # re-inserted: the newest paths are kept
+                    state.file_facts[name] = kept + [i for i in given_for if i not in kept]
 
         def record() -> None:
             update_state(path, remember)
@@ -287,11 +296,23 @@ class HookContext:
             for edit in file_edits(tool, self.payload.get("tool_input"), self.payload.get("tool_response"),
                                    self._file_now):
                 try:
-                    normalise_path(edit.path, self.paths.workdir)
+                    file = normalise_path(edit.path, self.paths.workdir)
                 except Exception:  # noqa: BLE001 - an edit outside the repository is not ours to track
                     continue
+                relied = relied_by_edit(edit, state.file_facts.get(file, ()), state.turn_facts)
                 record_suggestion(self.repo, self.paths, file=edit.path, code=edit.written, diff=edit.diff,
-                                  description=f"{self.agent} {tool} edit", fact_ids=state.turn_facts,
+                                  description=f"{self.agent} {tool} edit", fact_ids=relied,
+                                  context_ids=[i for i in state.turn_facts if i not in relied],
                                   origin="agent", agent=self.agent, session_id=self.session_id,
                                   turn_id=text_field(self.payload, "turn_id", 200) or state.turn_id)
         turns.progress_turn(self.paths, self.agent, self.session_id, settings=self.settings())
+
+
+def relied_by_edit(edit, given_for_file, turn_facts) -> list[str]:
+    """The facts an agent's edit relies on: those given to it for the edited file, and those of
+    its turn that the edit names (a fact id, or a prefix of 8 or more hex digits, in what it
+    wrote). The turn's other facts were only present: an outcome moves them only when they
+    turn out to cite, or be scoped to, the file (`outcomes.confidence.relied_on`)."""
+    text = f"{edit.written or ''}\n{edit.diff or ''}".lower()
+    named = [i for i in turn_facts if i[:8] in text]
+    return list(dict.fromkeys([*given_for_file, *named]))
