@@ -54,8 +54,8 @@ class Suggestion:
     status: str = "pending"
     outcome: dict | None = field(default=None)   # filled by outcome processing
     # Facts that were in the agent's context when it made the edit, not tied to it: an outcome
-    # moves one only if it cites, or is scoped to, the file (None: recorded before this was
-    # kept apart, when an agent's fact_ids were all of its turn's facts).
+    # moves one only if it cites, or is scoped to, the file (None: recorded by a version that
+    # did not keep them apart, when an agent's fact_ids were all of its turn's facts).
     context_ids: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict:
@@ -215,7 +215,7 @@ def record_suggestion(repo, paths: RepositoryPaths, *, file: str, code: str | No
         description=description[:MAX_DESCRIPTION_CHARS], fact_ids=tuple(dict.fromkeys(ids)),
         origin=origin, agent=agent, session_id=session_id, turn_id=turn_id,
         author=author or author_identity(repo), created_at=now_iso(), head=_head(repo),
-        context_ids=None if context_ids is None else tuple(i for i in dict.fromkeys(context_ids) if i not in ids))
+        context_ids=tuple(i for i in dict.fromkeys(context_ids or ()) if i not in ids))
     _validate(suggestion)
     update_suggestions(paths, lambda current: current + [suggestion])
     return suggestion

@@ -4,10 +4,13 @@ Real agent hooks record the edits, real `git commit` / `git revert` ship them, t
 worker classifies them."""
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
 from neo_git.agents.handlers import relied_by_edit
 from neo_git.agents.payload import FileEdit
 from neo_git.identity import open_repository, repository_paths
-from neo_git.outcomes.suggestions import load_suggestions
+from neo_git.outcomes.suggestions import load_suggestions, suggestions_path, update_suggestions
 from neo_git.store import FactStore
 from tests.agents.helpers import payload, run_hook
 from tests.conftest import commit_files, git
@@ -92,13 +95,28 @@ def test_an_agent_suggestion_recorded_before_reliance_was_kept_apart_credits_onl
     store = FactStore.open(repo)
     about_db = store.add("Database access", "Everything in src/db.py goes through one connection pool.",
                          kind="decision", paths=["src/db.py"]).id
-    suggest(repo, RETRY, [unrelated, about_db], origin="agent", agent="claude", session_id="old-session")
+    made = suggest(repo, RETRY, [unrelated, about_db], origin="agent", agent="claude", session_id="old-session")
+    paths = repository_paths(open_repository(repo))
+    update_suggestions(paths, lambda current: [replace(x, context_ids=None) for x in current])   # as written then
+    stored = json.loads(suggestions_path(paths).read_text())["suggestions"]
+    assert [x["id"] for x in stored] == [made.id] and "context_ids" not in stored[0]
     commit_files(repo, {"src/db.py": BASE + "\n\n" + RETRY}, "retry helper")
     process_head(repo)
     assert fact(repo, unrelated).metadata.confidence == 0.5
     [record] = [r for r in note(repo) if r["type"] == "outcome"]
     assert record["verdict"] == "accepted" and [m["id"] for m in record["facts"]] == [about_db]
     assert fact(repo, about_db).metadata.confidence > 0.5
+
+
+def test_named_facts_of_an_agent_suggestion_through_mcp_are_relied_on(repo_with_commit):
+    """MCP `suggest` with an agent name: the facts it names are relied on (not context)."""
+    repo = repo_with_commit
+    fact_id = setup_repo(repo)
+    s = suggest(repo, RETRY, [fact_id], origin="agent", agent="claude")
+    assert s.context_ids == ()
+    commit_files(repo, {"src/db.py": BASE + "\n\n" + RETRY}, "retry helper")
+    process_head(repo)
+    assert fact(repo, fact_id).metadata.success_count == 1
 
 
 def test_an_edit_names_the_facts_it_relies_on():
