@@ -63,7 +63,7 @@ class Suggestion:
         data = asdict(self)
         data["fact_ids"] = list(self.fact_ids)
         if self.context_ids is None:
-            del data["context_ids"]   # an older reader keeps reading the file
+            del data["context_ids"]   # absent, as an older version wrote it (not "none in context")
         else:
             data["context_ids"] = list(self.context_ids)
         return data
