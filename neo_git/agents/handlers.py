@@ -155,6 +155,7 @@ class HookContext:
 
         def record() -> None:
             update_state(path, remember)
+            store.access.record(ids)   # consulted: upkeep never prunes what agents are given
             # Put on record now if a turn is open (a resumed session); else on the first turn.
             if turns.record_injection(self.paths, self.agent, self.session_id, "session-start", ids):
                 update_state(path, lambda state: state.unrecorded.clear())
