@@ -81,3 +81,22 @@ def test_fact_written_minutes_ago_is_not_demoted_after_12_lookups(repo_with_comm
     assert gc.returncode == 0 and gc.stdout.decode().strip() == "gc: nothing to do", gc.stdout
     fact = open_store(repo).get(fact_id)
     assert fact.is_valid and fact.metadata.confidence == 0.5
+
+
+def test_facts_an_agent_is_given_count_as_consulted(repo_with_commit):
+    """The agent hooks' session start and file context hand facts out without a recall: those
+    are consulted too, so gc keeps them through the window."""
+    from tests.agents.helpers import payload, run_hook
+    from tests.upkeep.helpers import days_ago, make, put
+
+    repo = repo_with_commit
+    store = open_store(repo)
+    store.init()
+    scoped = make(store, "Migrations run in one transaction", "Each migration runs inside one transaction.",
+                  confidence=0.3, created=days_ago(40)).evolve(metadata={"paths": ["migrations/**"]})
+    put(store, scoped)
+    _, out, _ = run_hook("pre-tool-use", "claude", payload("claude_pre_tool_use_edit", repo))
+    assert scoped.id in out["hookSpecificOutput"]["additionalContext"]
+    assert open_store(repo).access.counts()[scoped.id][0] == 1
+    report = maybe_run_daily(open_store(repo), now=utc_now() + timedelta(days=13))
+    assert report.actions == [] and open_store(repo).get(scoped.id).is_valid
