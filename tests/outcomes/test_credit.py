@@ -155,6 +155,9 @@ def test_a_draft_its_own_author_revised_costs_nothing(repo_with_commit):
     assert statuses[draft.id].status == "abandoned" and statuses[final.id].status == "accepted"
     [record] = [r for r in note(repo) if r.get("suggestion") == draft.id]
     assert record["revised_by"] == final.id and record["facts"] == []
+    from neo_git.cli.outcomes import format_outcome
+
+    assert f"revised by its author's later suggestion {final.id[:8]}" in format_outcome(record)
     [shipped] = [r for r in note(repo) if r.get("suggestion") == final.id]
     gained = shipped["facts"][0]["confidence"]   # the final's gain, and nothing else
     assert gained[0] == 0.5 and fact(repo, fact_id).metadata.confidence == gained[1] > 0.5
