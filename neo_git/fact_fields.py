@@ -149,7 +149,7 @@ def _optional(citation: Mapping, key: str, pattern: "re.Pattern[str]") -> str | 
 
 def check_citations(value: Any) -> tuple[dict, ...]:
     """Validated `citations`: each {"cited", "path", "symbol" | "span", "size", "blob", "fingerprint",
-    "state", "since", "since_date", "commit", "moved_from"} with what is set."""
+    "state", "since", "since_date", "commit", "moved_from", "weighed"} with what is set."""
     if value is None:
         return ()
     if not isinstance(value, list) or len(value) > MAX_CITATIONS:
@@ -172,7 +172,9 @@ def check_citations(value: Any) -> tuple[dict, ...]:
                 raise InvalidFact(f"metadata.citations: invalid span {span!r}",
                                   "a span is [first line, last line], 1-based, on a citation without a symbol")
             clean["span"] = list(span)
-        for key, pattern in (("blob", _HEX), ("commit", _HEX), ("since", _HEX), ("fingerprint", _FINGERPRINT)):
+        # weighed: the `since` of a gone citation upkeep already lowered the fact for (once per loss)
+        for key, pattern in (("blob", _HEX), ("commit", _HEX), ("since", _HEX), ("weighed", _HEX),
+                             ("fingerprint", _FINGERPRINT)):
             checked = _optional(citation, key, pattern)
             if checked is not None:
                 clean[key] = checked

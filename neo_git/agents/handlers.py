@@ -19,6 +19,7 @@ MAX_PROMPT_CHARS = 20_000
 # `neo.agentContextTokens`, so recall must not drop a relevant fact for the size of its
 # whole body (a 4,000-character decision record is ~1,000 tokens, one line ~60).
 RECALL_TOKENS = 12_000
+MAX_EDITED_BYTES = 2 << 20   # a larger edited file is not read to find an edit's whole lines
 
 
 @dataclass(frozen=True)
@@ -154,6 +155,7 @@ class HookContext:
 
         def record() -> None:
             update_state(path, remember)
+            store.access.record(ids)   # consulted: upkeep never prunes what agents are given
             # Put on record now if a turn is open (a resumed session); else on the first turn.
             if turns.record_injection(self.paths, self.agent, self.session_id, "session-start", ids):
                 update_state(path, lambda state: state.unrecorded.clear())
@@ -249,11 +251,41 @@ class HookContext:
         if not ids:
             return Answer()
 
+        from neo_git.recall import about_file
+
+        by_id = {f.id: f for _, group in sections for f in group}
+        for_file = {name: [i for i in ids if i in by_id and about_file(by_id[i], name)] for name in files}
+
         def remember(state) -> None:
             state.given.extend(i for i in ids if i not in state.given)
             state.turn_facts.extend(i for i in ids if i not in state.turn_facts)
+            for name, given_for in for_file.items():
+                if given_for:
+                    kept = state.file_facts.pop(name, [])   # re-inserted: the newest paths are kept
+                    state.file_facts[name] = kept + [i for i in given_for if i not in kept]
 
-        return Answer(self._output(event, text), lambda: update_state(path, remember))
+        def record() -> None:
+            update_state(path, remember)
+            store.access.record(ids)   # consulted: upkeep never prunes what agents are given
+
+        return Answer(self._output(event, text), record)
+
+    def _file_now(self, path: str) -> str | None:
+        """A file of the work tree as the agent left it (None: outside it, missing, over
+        `MAX_EDITED_BYTES`, or not UTF-8): where an edit's fragment is found in its whole lines."""
+        from pathlib import Path
+
+        base = self.paths.workdir
+        if base is None:
+            return None
+        target = Path(path) if os.path.isabs(path) else Path(text_field(self.payload, "cwd") or base) / path
+        try:
+            target.resolve().relative_to(Path(base).resolve())
+            if target.stat().st_size > MAX_EDITED_BYTES:
+                return None
+            return target.read_bytes().decode("utf-8")
+        except (OSError, ValueError, UnicodeDecodeError):
+            return None
 
     def post_tool_use(self) -> None:
         """A file edit becomes a pending suggestion (what the agent wrote); the turn progresses."""
@@ -262,13 +294,26 @@ class HookContext:
             from neo_git.outcomes.suggestions import normalise_path, record_suggestion
 
             state = load_state(state_path(self.paths, self.agent, self.session_id))
-            for edit in file_edits(tool, self.payload.get("tool_input")):
+            for edit in file_edits(tool, self.payload.get("tool_input"), self.payload.get("tool_response"),
+                                   self._file_now):
                 try:
-                    normalise_path(edit.path, self.paths.workdir)
+                    file = normalise_path(edit.path, self.paths.workdir)
                 except Exception:  # noqa: BLE001 - an edit outside the repository is not ours to track
                     continue
+                relied = relied_by_edit(edit, state.file_facts.get(file, ()), state.turn_facts)
                 record_suggestion(self.repo, self.paths, file=edit.path, code=edit.written, diff=edit.diff,
-                                  description=f"{self.agent} {tool} edit", fact_ids=state.turn_facts,
+                                  description=f"{self.agent} {tool} edit", fact_ids=relied,
+                                  context_ids=[i for i in state.turn_facts if i not in relied],
                                   origin="agent", agent=self.agent, session_id=self.session_id,
                                   turn_id=text_field(self.payload, "turn_id", 200) or state.turn_id)
         turns.progress_turn(self.paths, self.agent, self.session_id, settings=self.settings())
+
+
+def relied_by_edit(edit, given_for_file, turn_facts) -> list[str]:
+    """The facts an agent's edit relies on: those given to it for the edited file, and those of
+    its turn that the edit names (a fact id, or a prefix of 8 or more hex digits, in what it
+    wrote). The turn's other facts were only present: an outcome moves them only when they
+    turn out to cite, or be scoped to, the file (`outcomes.confidence.relied_on`)."""
+    text = f"{edit.written or ''}\n{edit.diff or ''}".lower()
+    named = [i for i in turn_facts if i[:8] in text]
+    return list(dict.fromkeys([*given_for_file, *named]))

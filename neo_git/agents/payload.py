@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from neo_git import safejson
+from neo_git.agents.edit_lines import ReadNow, edit_as_lines
 from neo_git.agents.wire import MAX_PAYLOAD_BYTES
 
 # Our event names <- the agents' `hook_event_name` values.
@@ -73,22 +74,23 @@ class FileEdit:
     diff: str | None = None
 
 
-def file_edits(tool_name: str, tool_input: Any) -> list[FileEdit]:
-    """The edits a PostToolUse payload describes (empty for other tools)."""
+def file_edits(tool_name: str, tool_input: Any, tool_response: Any = None,
+               read_now: "ReadNow | None" = None) -> list[FileEdit]:
+    """The edits a PostToolUse payload describes (empty for other tools). An Edit or MultiEdit
+    is the whole lines it changed (`edit_lines`: from *tool_response*'s patch, else the
+    original file, else the file as it is now, read with *read_now*), never a fragment of one."""
     if not isinstance(tool_input, dict):
         return []
     path = tool_input.get("file_path")
     if tool_name == "Write" and isinstance(path, str):
         content = tool_input.get("content")
         return [FileEdit(path, content)] if isinstance(content, str) and content.strip() else []
-    if tool_name == "Edit" and isinstance(path, str):
-        new = tool_input.get("new_string")
-        return [FileEdit(path, new)] if isinstance(new, str) and new.strip() else []
-    if tool_name == "MultiEdit" and isinstance(path, str):
-        edits = tool_input.get("edits")
-        parts = [e.get("new_string") for e in edits if isinstance(e, dict)] if isinstance(edits, list) else []
-        written = "\n".join(p for p in parts if isinstance(p, str) and p.strip())
-        return [FileEdit(path, written)] if written else []
+    if tool_name in ("Edit", "MultiEdit") and isinstance(path, str):
+        if tool_name == "MultiEdit" and not isinstance(tool_input.get("edits"), list):
+            return []
+        lines = edit_as_lines(tool_input if tool_name == "MultiEdit" else {**tool_input, "edits": None},
+                              tool_response, read_now)
+        return [FileEdit(path, lines[0], lines[1])] if lines is not None else []
     if tool_name == "apply_patch":
         command = tool_input.get("command") or tool_input.get("input") or tool_input.get("patch")
         if isinstance(command, list):  # ["apply_patch", "<patch>"] in some Codex versions

@@ -1,9 +1,10 @@
 """What one agent session has already been given, so hooks never repeat a fact.
 
 `.git/neo/agents/<agent>-<session>.json`: fact ids injected in this session, the current
-turn's id and the facts given during that turn (recorded with the agent's edits as the
-facts a suggestion relied on), and the facts the session start gave before any turn existed
-(put on record on the session's first turn). Local and disposable: a lost file only means a fact may be
+turn's id and the facts given during that turn (recorded with the agent's edits as the facts
+in its context), the facts given for each file it edits (what an edit of that file relies
+on), and the facts the session start gave before any turn existed (put on record on the
+session's first turn). Local and disposable: a lost file only means a fact may be
 shown twice.
 """
 from __future__ import annotations
@@ -19,6 +20,7 @@ from neo_git.fileio import atomic_write, locked
 from neo_git.identity import RepositoryPaths
 
 MAX_GIVEN = 2000
+MAX_FILES = 200
 
 
 @dataclass
@@ -29,6 +31,9 @@ class SessionState:
     turn_id: str | None = None
     turn_facts: list[str] = field(default_factory=list)
     unrecorded: list[str] = field(default_factory=list)   # session-start ids no turn lists yet
+    # {repository path: ids given to the agent for that file} (the pre/post-tool-use hooks): an
+    # edit of the file relies on them, whichever turn gave them.
+    file_facts: dict[str, list[str]] = field(default_factory=dict)
 
 
 def state_path(paths: RepositoryPaths, agent: str, session_id: str) -> Path:
@@ -46,9 +51,18 @@ def load_state(path: Path) -> SessionState:
         return SessionState(given=[str(i) for i in data.get("given", [])][-MAX_GIVEN:],
                             turn_id=data.get("turn_id") if isinstance(data.get("turn_id"), str) else None,
                             turn_facts=[str(i) for i in data.get("turn_facts", [])],
-                            unrecorded=[str(i) for i in data.get("unrecorded", [])][-MAX_GIVEN:])
+                            unrecorded=[str(i) for i in data.get("unrecorded", [])][-MAX_GIVEN:],
+                            file_facts=_file_facts(data.get("file_facts")))
     except (OSError, ValueError, AttributeError, TypeError, RecursionError):
         return SessionState()
+
+
+def _file_facts(raw) -> dict[str, list[str]]:
+    """The stored {path: [fact id, ...]} map, the newest MAX_FILES paths (junk dropped)."""
+    if not isinstance(raw, dict):
+        return {}
+    out = {str(k): [str(i) for i in v][-MAX_GIVEN:] for k, v in raw.items() if isinstance(v, list)}
+    return dict(list(out.items())[-MAX_FILES:])
 
 
 def update_state(path: Path, change) -> SessionState:
@@ -57,5 +71,6 @@ def update_state(path: Path, change) -> SessionState:
         state = load_state(path)
         change(state)
         state.given = state.given[-MAX_GIVEN:]
+        state.file_facts = dict(list(state.file_facts.items())[-MAX_FILES:])
         atomic_write(path, (json.dumps(asdict(state), sort_keys=True) + "\n").encode(), durable=False)
         return state

@@ -133,6 +133,9 @@ def format_outcome(r: dict) -> str:
     if r.get("suggestion"):
         desc = f" — {r['description']}" if r.get("description") else ""
         lines.append(f"    suggestion {str(r['suggestion'])[:8]} by {_who(r)}{desc}")
+    if r.get("revised_by"):
+        lines.append(f"    revised by its author's later suggestion {str(r['revised_by'])[:8]}, which shipped: "
+                     "no fact moved")
     for moved in r.get("facts") or ():
         before, after = (moved.get("confidence") or [0, 0])[:2]
         lines.append(f"    fact {str(moved.get('id'))[:8]}: confidence {before:.2f} -> {after:.2f}, "

@@ -48,6 +48,8 @@ def cmd_gc(args: argparse.Namespace) -> int:
         target = f" into {action.result_id}" if action.result_id else ""
         print(f"{_VERB[action.step]:<12} {action.fact_id} ({action.scope}) {action.subject}{target}")
         print(f"{'':<12} why: {action.why}")
+        if action.evidence:
+            print(f"{'':<12} evidence: {action.evidence}")
     counts = ", ".join(f"{n} {would}{_VERB[step]}" for step, n in report.counts().items())
     tail = "" if args.dry_run else f" in {report.commits} commit{'s' if report.commits != 1 else ''}"
     print(f"gc: {counts}{tail} ({report.seconds:.2f} s)" if report.actions else "gc: nothing to do")

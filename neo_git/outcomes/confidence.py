@@ -2,12 +2,26 @@
 
 Only valid facts move: a superseded or retracted fact never gains confidence or a success
 (and never loses any) from advice that relied on it; what it said is no longer the claim.
+And only the facts the advice relied on move (`relied_on`): the ones it named, plus the facts
+that were merely in the agent's context when they cite, or are scoped to, the file it changed.
+A fact that was only present says nothing about the outcome, and is left as it was.
 
-ACCEPTED advice: +0.2 confidence (+0.3 when the touched files got healthier, +0.1 when
-they regressed) and +1 success for each fact it relied on. MODIFIED advice: -0.2, never
-below 0.1. Each accepted or modified suggestion becomes a REVIEW fact in the project
-scope that `depends_on` the suggestion's project facts; at most 50 such outcome facts
-are kept (the oldest are removed from the tip; `git log refs/neo/facts` keeps them).
+Per relied-on fact (`confidence_change`; the design notes say why these sizes):
+
+    verdict     health        confidence  success
+    accepted    improvement   +0.3        +1
+    accepted    neutral/none  +0.2        +1
+    accepted    regression    +0.1        +1    (shipping it made its files worse: half the gain)
+    modified    any           +0.05        0    (used, restyled: weak support, never a loss; the
+                                                 shipped code is the person's, so health is theirs)
+    abandoned   -             -0.1         0    (its file shipped without it)
+    reverted    -             -0.2        -1    (a later `git revert` took the shipped advice out)
+
+Losses stop at 0.1 (a fact already below 0.1 is left alone). Each accepted or modified
+suggestion becomes a REVIEW fact in the project scope that `depends_on` the suggestion's
+project facts, and so does an abandoned or reverted one that moved a fact (its id is what makes
+a repeat a no-op); at most 50 such outcome facts are kept (the oldest are removed from the tip;
+`git log refs/neo/facts` keeps them).
 
 Everything here plans from the facts it is given and has no side effects, because
 `FactStore.transact` may run a plan several times (compare-and-swap retries).
@@ -18,26 +32,56 @@ import hashlib
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from neo_git.citations.pathglob import any_matches
 from neo_git.facts import Fact, FactMetadata, now_iso
 from neo_git.redact import redact
 from neo_git.store import Change
 
 ACCEPT_GAIN = 0.2
 HEALTH_BONUS = 0.1           # added when health improved, taken off when it regressed
-MODIFY_LOSS = 0.2
+MODIFY_GAIN = 0.05           # a restyled suggestion: used, so weak support; never a loss by itself
+ABANDON_LOSS = 0.1
+REVERT_LOSS = 0.2
 FLOOR = 0.1
 MAX_OUTCOME_FACTS = 50
 OUTCOME_TAG = "outcome"
+ABANDONED, REVERTED = "abandoned", "reverted"
+SHIPPED = ("accepted", "modified")
+MOVING = SHIPPED + (ABANDONED, REVERTED)   # the verdicts that move the facts relied on
 
 
 def confidence_change(verdict: str, health: str | None) -> tuple[float, int]:
-    """(confidence delta, success delta) for one outcome of a fact's advice."""
+    """(confidence delta, success delta) for one outcome of a fact's advice (table above)."""
     if verdict == "accepted":
         bonus = HEALTH_BONUS if health == "improvement" else -HEALTH_BONUS if health == "regression" else 0.0
         return ACCEPT_GAIN + bonus, 1
     if verdict == "modified":
-        return -MODIFY_LOSS, 0
+        return MODIFY_GAIN, 0
+    if verdict == ABANDONED:
+        return -ABANDON_LOSS, 0
+    if verdict == REVERTED:
+        return -REVERT_LOSS, -1
     return 0.0, 0
+
+
+def about_files(fact: Fact, files: Sequence[str]) -> bool:
+    """Does *fact* cite one of *files*, or is it scoped (`metadata.paths`) to one?"""
+    meta = fact.metadata
+    cited = {c.get("path") for c in meta.citations}
+    return any(f in cited for f in files if f) or (
+        bool(meta.paths) and any(any_matches(meta.paths, f) for f in files if f))
+
+
+def relied_on(fact_ids: Sequence[str], context_ids: Sequence[str], files: Sequence[str],
+              facts: Mapping[str, Fact]) -> tuple[str, ...]:
+    """The facts an outcome moves: *fact_ids* (named by the advice, or given to the agent for its
+    file), and those of *context_ids* (merely in the agent's context) that are about *files*."""
+    out = list(dict.fromkeys(fact_ids))
+    for fact_id in context_ids:
+        fact = facts.get(fact_id)
+        if fact is not None and fact_id not in out and about_files(fact, files):
+            out.append(fact_id)
+    return tuple(out)
 
 
 def review_fact_id(commit: str, suggestion_id: str) -> str:
@@ -52,13 +96,15 @@ class Outcome:
     commit: str
     suggestion_id: str
     file: str
-    verdict: str                 # accepted | modified
+    verdict: str                 # accepted | modified | abandoned | reverted
     health: str | None           # regression | neutral | improvement | None (not measured)
     fact_ids: tuple[str, ...]
     description: str = ""
     commit_subject: str = ""
     health_reasons: tuple[str, ...] = ()
     citations: tuple[dict, ...] = ()   # the code that shipped (accepted outcomes), re-checked like any citation
+    context_ids: tuple[str, ...] = ()  # in the agent's context, not relied on: never moved
+    suggested_file: str = ""          # where the suggestion said it was (the file may have moved since)
 
 
 @dataclass(frozen=True)
@@ -101,8 +147,9 @@ def plan_fact_updates(facts: Mapping[str, Fact], outcomes: Sequence[Outcome],
         if gain < 0 and before < FLOOR:
             after = before  # never raise a fact by "lowering" it to the floor
         count = fact.metadata.success_count
-        updated.append(fact.evolve(metadata={"confidence": after, "success_count": count + success}))
-        moved.append(Moved(fact_id, (before, after), (count, count + success), "; ".join(reasons)))
+        successes = max(0, count + success)
+        updated.append(fact.evolve(metadata={"confidence": after, "success_count": successes}))
+        moved.append(Moved(fact_id, (before, after), (count, successes), "; ".join(reasons)))
     return updated, moved
 
 
@@ -122,6 +169,9 @@ def review_fact(outcome: Outcome, *, org_id: str | None, project_id: str | None,
                      + (f" ({'; '.join(outcome.health_reasons[:3])})" if outcome.health_reasons else "") + ".")
     if outcome.fact_ids:
         lines.append("Relied on: " + ", ".join(outcome.fact_ids) + ".")
+    if outcome.context_ids:
+        lines.append("In the agent's context, not relied on (left as they were): "
+                     + ", ".join(outcome.context_ids[:20]) + ".")
     raw = {
         "id": review_fact_id(outcome.commit, outcome.suggestion_id),
         "subject": subject, "body": redact("\n".join(lines)), "kind": "review", "scope": "project",

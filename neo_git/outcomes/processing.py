@@ -12,6 +12,7 @@ suggestion), so a repeat after a crash changes nothing.
 from __future__ import annotations
 
 import logging
+import re
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Sequence
@@ -22,10 +23,14 @@ from neo_git.facts import FactScope, now_iso
 from neo_git.fileio import locked
 from neo_git.identity import RepositoryPaths, repository_paths
 from neo_git.outcomes import notes
-from neo_git.outcomes.confidence import Outcome, project_plan, review_fact, scope_plan
+from neo_git.outcomes.confidence import (
+    MOVING, REVERTED, Outcome, project_plan, relied_on, review_fact, scope_plan,
+)
 from neo_git.outcomes.ledger import Ledger, author_key
 from neo_git.outcomes.matching import ACCEPTED, MODIFIED, PENDING, match_suggestion, unshipped_verdict
-from neo_git.outcomes.records import commit_record, health_deltas, outcome_record, record_id, set_statuses
+from neo_git.outcomes.records import (
+    commit_record, health_deltas, outcome_record, record_id, revert_record, set_statuses,
+)
 from neo_git.outcomes.suggestions import Suggestion, update_suggestions
 
 log = logging.getLogger("neo_git.outcomes")
@@ -257,13 +262,19 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
     # Health is measured whenever code changed: an amended copy records no new work, but its
     # note still says whether the commit as it stands made the code healthier.
     health = health_deltas(repo, commit, shipped, independent) if (shipped or _code_changed(changes)) else {}
-    # Only advice that shipped (as written or changed) is evidence about the facts it relied on.
+    # Advice that shipped (as written or changed) is evidence about the facts it relied on, and
+    # so is advice the commit left out (abandoned), unless its own author revised it: a later
+    # edit of the same file, by the same agent session or person, shipped in its place.
+    revised = revised_drafts(classified)
+    subject = commit.message.splitlines()[0] if commit.message else ""
     outcomes = [Outcome(commit=hexid, suggestion_id=s.id, file=c.path, verdict=m["verdict"],
-                        health=health.get(s.id, {}).get("verdict"), fact_ids=s.fact_ids,
-                        description=s.description, commit_subject=commit.message.splitlines()[0] if commit.message else "",
+                        health=health.get(s.id, {}).get("verdict"), fact_ids=reliance(s)[0],
+                        description=s.description, commit_subject=subject,
                         health_reasons=tuple(health.get(s.id, {}).get("reasons", ())),
-                        citations=_shipped_code(repo, commit, s, c) if m["verdict"] == ACCEPTED else ())
-                for s, c, m in shipped]
+                        citations=_shipped_code(repo, commit, s, c) if m["verdict"] == ACCEPTED else (),
+                        context_ids=reliance(s)[1], suggested_file=s.file)
+                for s, c, m in classified if m["verdict"] in MOVING and s.id not in revised]
+    outcomes += reverted_outcomes(repo, hexid, commit, subject)
     moved = _apply(repo, paths, outcomes, result)
     if result.errors:
         reason = "; ".join(result.errors)
@@ -274,7 +285,10 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
     records = [commit_record(hexid, trigger, ts, health.get("", {}), rewrite_of)]
     for suggestion, change, match in classified:
         records.append(outcome_record(hexid, ts, suggestion, change, match, health.get(suggestion.id),
-                                       moved.get(suggestion.id, [])))
+                                       moved.get(suggestion.id, []), revised.get(suggestion.id)))
+    for outcome in outcomes:
+        if outcome.verdict == REVERTED:
+            records.append(revert_record(hexid, ts, outcome, moved.get(outcome.suggestion_id, [])))
     for path in independent:
         records.append({"v": notes.NOTE_VERSION, "id": record_id(hexid, "independent", path), "ts": ts,
                         "type": "outcome", "verdict": "independent", "commit": hexid, "file": path,
@@ -411,6 +425,9 @@ def _apply(repo: pygit2.Repository, paths: RepositoryPaths, outcomes: list[Outco
     try:
         store = FactStore(repo)
         project_id, org_id, author = store.project_id, store.org_id, store.author
+        outcomes = resolve_reliance(outcomes, {f.id: f for f in store.list()})
+        if not outcomes:
+            return {}
 
         def make_review(outcome: Outcome, project_fact_ids: set[str]):
             return review_fact(outcome, org_id=org_id, project_id=project_id, author=author,
@@ -442,6 +459,73 @@ def _apply(repo: pygit2.Repository, paths: RepositoryPaths, outcomes: list[Outco
     for outcome in outcomes:
         moved_by[outcome.suggestion_id] = [m.to_dict() for m in moved if m.id in outcome.fact_ids]
     return moved_by
+
+
+def reliance(suggestion: Suggestion) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(facts the suggestion relied on, facts merely in the agent's context). An agent's
+    suggestion recorded before the two were kept apart listed all its turn's facts: context."""
+    if suggestion.context_ids is None and suggestion.origin == "agent":
+        return (), suggestion.fact_ids
+    return suggestion.fact_ids, suggestion.context_ids or ()
+
+
+def resolve_reliance(outcomes: list[Outcome], facts) -> list[Outcome]:
+    """Each outcome with the facts it moves (`confidence.relied_on`: the context facts about its
+    file join the ones it relied on); an abandoned or reverted one that moves nothing is dropped."""
+    out = []
+    for outcome in outcomes:
+        relied = relied_on(outcome.fact_ids, outcome.context_ids, (outcome.file, outcome.suggested_file), facts)
+        if not relied and outcome.verdict not in (ACCEPTED, MODIFIED):
+            continue
+        out.append(replace(outcome, fact_ids=relied,
+                           context_ids=tuple(i for i in outcome.context_ids if i not in relied)))
+    return out
+
+
+def revised_drafts(classified) -> dict[str, str]:
+    """{abandoned suggestion id: the later suggestion that replaced it}: an agent (same session)
+    or a person that edited the same file again, the later edit shipping in this commit. Its
+    own author's second thought is not evidence against the facts the first draft relied on."""
+    shipped = [(s, c) for s, c, m in classified if m["verdict"] in (ACCEPTED, MODIFIED)]
+    out = {}
+    for draft, change, match in classified:
+        if match["verdict"] in (ACCEPTED, MODIFIED):
+            continue
+        for later, later_change in shipped:
+            if (later_change.path == change.path and later.created_at >= draft.created_at
+                    and later.origin == draft.origin and later.session_id == draft.session_id
+                    and later.author == draft.author):
+                out[draft.id] = later.id
+                break
+    return out
+
+
+_REVERTS = re.compile(r"^This reverts commit ([0-9a-f]{40})\b", re.MULTILINE)
+
+
+def reverted_outcomes(repo: pygit2.Repository, hexid: str, commit: pygit2.Commit, subject: str) -> list[Outcome]:
+    """For a `git revert` commit ("This reverts commit <id>." in its message, as git writes it):
+    a REVERTED outcome for each suggestion the reverted commit shipped as written, moving the
+    facts that gained from it. (A modified suggestion gained little and is left alone.)"""
+    out = []
+    for reverted in dict.fromkeys(_REVERTS.findall(commit.message or "")):
+        for record in _note(repo, reverted):
+            if record.get("type") != "outcome" or record.get("verdict") != ACCEPTED or not record.get("suggestion"):
+                continue
+            gained = tuple(m["id"] for m in record.get("facts") or () if isinstance(m, dict)
+                           and isinstance(m.get("id"), str) and _rose(m.get("confidence")))
+            if gained:
+                out.append(Outcome(commit=hexid, suggestion_id=str(record["suggestion"]),
+                                   file=str(record.get("file", "")), verdict=REVERTED, health=None,
+                                   fact_ids=gained, description=str(record.get("description", "")),
+                                   commit_subject=subject, suggested_file=str(record.get("suggested_file", ""))))
+    return out
+
+
+def _rose(confidence) -> bool:
+    """Did a recorded move ([before, after]) raise the fact?"""
+    return (isinstance(confidence, list) and len(confidence) == 2
+            and all(isinstance(v, (int, float)) for v in confidence) and confidence[1] > confidence[0])
 
 
 def _after_processing(repo: pygit2.Repository, results: list[CommitResult]) -> None:

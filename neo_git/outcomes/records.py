@@ -60,8 +60,8 @@ def commit_record(hexid: str, trigger: str, ts: str, health: dict, rewrite_of: s
 
 
 def outcome_record(hexid: str, ts: str, suggestion: Suggestion, change: FileChange, match: dict,
-                    health: dict | None, moved: list[dict]) -> dict:
-    return {
+                    health: dict | None, moved: list[dict], revised_by: str | None = None) -> dict:
+    record = {
         "v": notes.NOTE_VERSION, "id": record_id(hexid, "suggestion", suggestion.id), "ts": ts,
         "type": "outcome", "verdict": match["verdict"], "commit": hexid, "suggestion": suggestion.id,
         "file": change.path, "suggested_file": suggestion.file, "description": suggestion.description[:200],
@@ -70,6 +70,17 @@ def outcome_record(hexid: str, ts: str, suggestion: Suggestion, change: FileChan
         "match": match, "health": (health or {}).get("verdict"), "health_reasons": (health or {}).get("reasons", []),
         "facts": moved,
     }
+    if revised_by:
+        record["revised_by"] = revised_by   # its author's later edit shipped instead: nothing moved
+    return record
+
+
+def revert_record(hexid: str, ts: str, outcome, moved: list[dict]) -> dict:
+    """The note line of a suggestion a revert commit took back out."""
+    return {"v": notes.NOTE_VERSION, "id": record_id(hexid, "reverted", outcome.suggestion_id), "ts": ts,
+            "type": "outcome", "verdict": "reverted", "commit": hexid, "suggestion": outcome.suggestion_id,
+            "file": outcome.file, "suggested_file": outcome.suggested_file,
+            "description": outcome.description[:200], "facts": moved}
 
 
 def set_statuses(paths: RepositoryPaths, classified, records: list[dict]) -> None:

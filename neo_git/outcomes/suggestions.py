@@ -43,7 +43,7 @@ class Suggestion:
     code: str | None = None            # the code block suggested (or written by an agent)
     diff: str | None = None            # a unified diff, when the advice came as one
     description: str = ""
-    fact_ids: tuple[str, ...] = ()     # facts the advice relied on
+    fact_ids: tuple[str, ...] = ()     # facts the advice relied on (named, or given for its file)
     origin: str = "person"             # person | ask | agent
     agent: str | None = None           # e.g. "claude", "codex" (origin agent)
     session_id: str | None = None
@@ -53,11 +53,19 @@ class Suggestion:
     head: str | None = None            # HEAD when it was made (full hex), None when unborn
     status: str = "pending"
     outcome: dict | None = field(default=None)   # filled by outcome processing
+    # Facts that were in the agent's context when it made the edit, not tied to it: an outcome
+    # moves one only if it cites, or is scoped to, the file (None: recorded by a version that
+    # did not keep them apart, when an agent's fact_ids were all of its turn's facts).
+    context_ids: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict:
         """The JSON form stored in the file."""
         data = asdict(self)
         data["fact_ids"] = list(self.fact_ids)
+        if self.context_ids is None:
+            del data["context_ids"]   # absent, as an older version wrote it (not "none in context")
+        else:
+            data["context_ids"] = list(self.context_ids)
         return data
 
     @classmethod
@@ -67,6 +75,10 @@ class Suggestion:
             raise ValueError("not an object")
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
         known["fact_ids"] = tuple(known.get("fact_ids") or ())
+        if known.get("context_ids") is not None:
+            if not isinstance(known["context_ids"], list):
+                raise ValueError("bad context_ids")
+            known["context_ids"] = tuple(known["context_ids"])
         suggestion = cls(**known)
         _validate(suggestion)
         return suggestion
@@ -107,7 +119,9 @@ def _validate(s: Suggestion) -> None:
             raise ValueError(f"bad {name}")
     if not isinstance(s.description, str) or len(s.description) > MAX_DESCRIPTION_CHARS:
         raise ValueError("bad description")
-    for fact_id in s.fact_ids:
+    for fact_id in s.fact_ids + (s.context_ids or ()):
+        if not isinstance(fact_id, str):
+            raise ValueError("bad fact id")
         check_id(fact_id, "fact id")
     if s.origin not in ORIGINS:
         raise ValueError(f"bad origin {s.origin!r}")
@@ -172,8 +186,11 @@ def _head(repo) -> str | None:
 def record_suggestion(repo, paths: RepositoryPaths, *, file: str, code: str | None = None,
                       diff: str | None = None, description: str = "", fact_ids: Sequence[str] = (),
                       origin: str = "person", agent: str | None = None, session_id: str | None = None,
-                      turn_id: str | None = None, author: str | None = None) -> Suggestion:
-    """Record one pending suggestion about *file*; returns it. Needs a code block or a diff."""
+                      turn_id: str | None = None, author: str | None = None,
+                      context_ids: Sequence[str] | None = None) -> Suggestion:
+    """Record one pending suggestion about *file*; returns it. Needs a code block or a diff.
+    *fact_ids*: the facts it relies on; *context_ids*: facts that were merely in the agent's
+    context (moved by an outcome only when they are about *file*)."""
     from neo_git.identity import author_identity
 
     if not (code and code.strip()) and not (diff and diff.strip()):
@@ -197,7 +214,8 @@ def record_suggestion(repo, paths: RepositoryPaths, *, file: str, code: str | No
         id=new_fact_id(), file=normalise_path(file, paths.workdir), code=code, diff=diff,
         description=description[:MAX_DESCRIPTION_CHARS], fact_ids=tuple(dict.fromkeys(ids)),
         origin=origin, agent=agent, session_id=session_id, turn_id=turn_id,
-        author=author or author_identity(repo), created_at=now_iso(), head=_head(repo))
+        author=author or author_identity(repo), created_at=now_iso(), head=_head(repo),
+        context_ids=tuple(i for i in dict.fromkeys(context_ids or ()) if i not in ids))
     _validate(suggestion)
     update_suggestions(paths, lambda current: current + [suggestion])
     return suggestion

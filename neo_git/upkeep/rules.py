@@ -8,24 +8,21 @@ another writer is simply planned again against the newer facts.
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
-from typing import NamedTuple
+from typing import Mapping, NamedTuple
 
-from neo_git.facts import Fact, FactKind
+from neo_git.facts import Fact
 from neo_git.store.base import Change
 
 STALE_AFTER = timedelta(days=14)   # unproven facts older than this ...
-STALE_CONFIDENCE = 0.4             # ... and below this confidence are pruned
-DEMOTE_AFTER_ACCESSES = 10         # retrievals without a success that cost confidence
-DEMOTE_STEP = 0.1
+STALE_CONFIDENCE = 0.4             # ... and below this confidence are pruned ...
+CONSULTED_WINDOW = STALE_AFTER     # ... unless someone consulted them this recently (never evicted either)
+DEMOTE_STEP = 0.1                  # what a fact whose cited code is all gone loses, once per loss
 DEMOTE_FLOOR = 0.1
 SYNTHESIS_SIMILARITY = 0.80        # pairwise cosine a cluster must exceed
 SYNTHESIS_MIN_CLUSTER = 3
 PURGE_AFTER = timedelta(days=30)   # retired facts older than this leave the tip
 SYNTHESIZED_TAG = "synthesized"
 
-# Recall hands these out whatever the question (constraints are always included, known
-# unknowns are their own layer), so their access counts say nothing about usefulness.
-ALWAYS_RECALLED = frozenset({FactKind.CONSTRAINT, FactKind.KNOWN_UNKNOWN})
 
 
 class Action(NamedTuple):
@@ -37,7 +34,7 @@ class Action(NamedTuple):
     subject: str
     why: str
     result_id: str | None = None  # synthesize: the archetype that replaces the fact
-    evidence: int | None = None   # demote: the access count acted on (recorded as used)
+    evidence: str = ""            # what the step acted on, in a line (`git neo gc --dry-run` prints it)
 
     def to_dict(self) -> dict:
         """Plain JSON form (for `git neo gc --json`)."""
@@ -85,6 +82,19 @@ def retired_for(fact: Fact, now: datetime) -> timedelta | None:
     """How long *fact* has been invalid: since its invalidation, else since its creation."""
     when = parse_time((fact.metadata.invalidation or {}).get("at")) or parse_time(fact.metadata.created_at)
     return None if when is None else now - when
+
+
+def last_consulted(fact: Fact, local: Mapping[str, str | None]) -> datetime | None:
+    """When *fact* was last returned to someone (recall, an agent hook, `ask`): the later of the
+    time stored with it and this clone's access log (*local*: fact id -> last access)."""
+    times = [parse_time(fact.metadata.last_accessed), parse_time(local.get(fact.id))]
+    return max((t for t in times if t is not None), default=None)
+
+
+def consulted_since(fact: Fact, local: Mapping[str, str | None], now: datetime) -> datetime | None:
+    """The last time *fact* was consulted when that was within `CONSULTED_WINDOW` of *now*, else None."""
+    last = last_consulted(fact, local)
+    return last if last is not None and now - last <= CONSULTED_WINDOW else None
 
 
 def short(subject: str, width: int = 60) -> str:

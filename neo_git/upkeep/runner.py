@@ -96,13 +96,11 @@ def maybe_run_daily(store: "FactStore", now: datetime | None = None) -> UpkeepRe
 
 def _run_locked(store: "FactStore", now: datetime, dry_run: bool, scopes: tuple[FactScope, ...]) -> UpkeepReport:
     neo_dir = store.paths.neo_dir
-    state = UpkeepState.read(neo_dir)
     if not dry_run:
         # Recorded first: a gc that fails every time must not be retried on every hook.
-        state.last_run = now
-        state.write(neo_dir)
-    # Fresh counts (a long-lived process's AccessLog caches them).
-    local = {fact_id: entry[0] for fact_id, entry in AccessLog(store.access.path).counts().items()}
+        UpkeepState(last_run=now).write(neo_dir)
+    # When each fact was last consulted here, fresh (a long-lived process's AccessLog caches it).
+    local = AccessLog(store.access.path).last_accessed() if store.access.path else dict(store.access.last_accessed())
     report = UpkeepReport(dry_run=dry_run, at=stamp(now))
     vectors_of = store._vectors_of  # the store's per-process vector memo over the shared cache
 
@@ -113,12 +111,12 @@ def _run_locked(store: "FactStore", now: datetime, dry_run: bool, scopes: tuple[
         overlay = dict(store.backends[scope].load().facts) if dry_run else None
         clustering: dict = {}  # synthesis clusters once per scope, then one archetype per round
         planners: dict[str, Callable[[Mapping[str, Fact]], StepPlan]] = {
-            "prune": lambda f, s=scope: plan_prune(f, s, now),
-            "demote": lambda f, s=scope: plan_demotions(f, s, local, state.demotion_evidence),
+            "prune": lambda f, s=scope: plan_prune(f, s, now, local),
+            "demote": lambda f, s=scope: plan_demotions(f, s),
             "synthesize": lambda f, s=scope: plan_synthesis(f, s, vectors_of, now, author=store.author,
                                                             embedder_id=embedder_id, max_clusters=1,
                                                             memo=clustering),
-            "evict": lambda f, s=scope: plan_cap(f, s, store.caps.get(s), now),
+            "evict": lambda f, s=scope: plan_cap(f, s, store.caps.get(s), now, local),
             "purge": lambda f, s=scope: plan_purge(f, s, now),
         }
         for step in STEPS:
@@ -128,13 +126,8 @@ def _run_locked(store: "FactStore", now: datetime, dry_run: bool, scopes: tuple[
                     break
                 report.actions.extend(plan.actions)
                 report.commits += 1
-                if step == "demote" and not dry_run:
-                    state.demotion_evidence.update((a.fact_id, a.evidence) for a in plan.actions)
                 if step != "synthesize":
                     break
-    if not dry_run:
-        known = {fact_id for scope in SCOPE_ORDER for fact_id in store.backends[scope].load().facts}
-        state.write(neo_dir, known_ids=known)
     return report
 
 

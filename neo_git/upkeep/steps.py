@@ -4,13 +4,15 @@ stale pruning, demotion, the scope cap, and the purge of long-retired facts.
 from __future__ import annotations
 
 from datetime import datetime
+from types import MappingProxyType
 from typing import Mapping
 
+from neo_git.citations.states import GONE, label
 from neo_git.facts import Fact, FactScope
 from neo_git.store.policy import plan_evictions
 from neo_git.upkeep.rules import (
-    ALWAYS_RECALLED, DEMOTE_AFTER_ACCESSES, DEMOTE_FLOOR, DEMOTE_STEP, NOTHING, PURGE_AFTER, STALE_AFTER,
-    STALE_CONFIDENCE, Action, StepPlan, age, change_for, retired_for, stamp,
+    DEMOTE_FLOOR, DEMOTE_STEP, NOTHING, PURGE_AFTER, STALE_AFTER, STALE_CONFIDENCE, Action, StepPlan, age,
+    change_for, consulted_since, last_consulted, retired_for, stamp,
 )
 
 
@@ -19,63 +21,85 @@ def _in_scope(facts: Mapping[str, Fact], scope: FactScope) -> list[Fact]:
     return sorted((f for f in facts.values() if f.scope is scope), key=lambda f: f.id)
 
 
-def plan_prune(facts: Mapping[str, Fact], scope: FactScope, now: datetime) -> StepPlan:
-    """Invalidate unproven facts: no success, older than 14 days, confidence below 0.4.
-    Constraints and seed/community/synthesized facts are never pruned."""
+def plan_prune(facts: Mapping[str, Fact], scope: FactScope, now: datetime,
+               last_access: Mapping[str, str | None] = MappingProxyType({})) -> StepPlan:
+    """Invalidate unproven facts: no success, older than 14 days, confidence below 0.4, and
+    nobody consulted them in the last 14 days (*last_access*: this clone's access log, fact
+    id -> last access; the time stored with the fact counts too). Being looked up is not
+    evidence against a fact, and a fact someone still reads is not stale. Constraints and
+    seed/community/synthesized facts are never pruned."""
     actions, changed = [], []
     for fact in _in_scope(facts, scope):
         meta = fact.metadata
         if not fact.is_valid or fact.is_protected or meta.success_count > 0 or meta.confidence >= STALE_CONFIDENCE:
             continue
         old = age(fact, now)
-        if old is None or old <= STALE_AFTER:
+        if old is None or old <= STALE_AFTER or consulted_since(fact, last_access, now) is not None:
             continue
+        last = last_consulted(fact, last_access)
+        seen = f"last consulted {last.date().isoformat()}" if last else "never consulted"
+        evidence = (f"confidence {meta.confidence:.2f} < {STALE_CONFIDENCE}, no success, {seen}, "
+                    f"created {old.days} days ago")
         why = (f"unproven after {old.days} days (no success, confidence {meta.confidence:.2f} < "
-               f"{STALE_CONFIDENCE}; stale after {STALE_AFTER.days} days)")
+               f"{STALE_CONFIDENCE}; stale after {STALE_AFTER.days} days; {seen})")
         changed.append(fact.evolve(is_valid=False, metadata={"invalidation": {
             "reason": "pruned", "at": stamp(now), "detail": why}}))
-        actions.append(Action("prune", scope.value, fact.id, fact.subject, why))
+        actions.append(Action("prune", scope.value, fact.id, fact.subject, why, evidence=evidence))
     if not actions:
         return NOTHING
     return StepPlan(actions, change_for("prune", scope.value, actions, tuple(changed)))
 
 
-def plan_demotions(facts: Mapping[str, Fact], scope: FactScope, local_accesses: Mapping[str, int],
-                   evidence_used: Mapping[str, int]) -> StepPlan:
-    """Lower by 0.1 (floor 0.1) the confidence of facts retrieved 10 or more times since the
-    evidence last used (`evidence_used`: fact id -> access count already acted on) that never
-    helped (no success). Total accesses = the count stored with the fact + the local count."""
+def plan_demotions(facts: Mapping[str, Fact], scope: FactScope) -> StepPlan:
+    """Lower by 0.1 (floor 0.1) the confidence of facts whose cited code is all gone (every
+    citation's file or symbol absent, as the commit worker or `git neo verify` recorded it):
+    what they say is about code that no longer exists. Each loss counts once, in every clone:
+    the gone citations are marked `weighed` with the commit that removed their code (`since`),
+    and only a citation gone in a commit not yet weighed is new evidence. Retrievals never
+    demote: being looked up says nothing against a fact. Protected facts are left to a person
+    (the `stale` review item asks about every fact whose cited code changed or went)."""
     actions, changed = [], []
     for fact in _in_scope(facts, scope):
         meta = fact.metadata
-        if not fact.is_valid or fact.kind in ALWAYS_RECALLED or meta.success_count > 0:
+        citations = meta.citations
+        if not fact.is_valid or fact.is_protected or not citations or meta.confidence <= DEMOTE_FLOOR:
             continue
-        if meta.confidence <= DEMOTE_FLOOR:
+        if not all(c.get("state") == GONE and c.get("since") for c in citations):
             continue
-        total = meta.access_count + local_accesses.get(fact.id, 0)
-        fresh = total - evidence_used.get(fact.id, 0)
-        if fresh < DEMOTE_AFTER_ACCESSES:
+        fresh = [c for c in citations if c.get("weighed") != c.get("since")]
+        if not fresh:
             continue
+        weighed = tuple({**c, "weighed": c["since"]} for c in citations)
         confidence = round(max(DEMOTE_FLOOR, meta.confidence - DEMOTE_STEP), 4)
-        why = (f"retrieved {fresh} times since it was last weighed ({total} in all) and never helped: "
-               f"confidence {meta.confidence:.2f} -> {confidence:.2f}")
-        changed.append(fact.evolve(metadata={"confidence": confidence}))
-        actions.append(Action("demote", scope.value, fact.id, fact.subject, why, evidence=total))
+        gone = ", ".join(f"{label(c)} gone in {c['since'][:12]}" for c in fresh[:3])
+        more = f" and {len(fresh) - 3} more" if len(fresh) > 3 else ""
+        evidence = f"cited code gone: {gone}{more}"
+        why = f"{evidence}: confidence {meta.confidence:.2f} -> {confidence:.2f}"
+        changed.append(fact.evolve(metadata={"confidence": confidence, "citations": weighed}))
+        actions.append(Action("demote", scope.value, fact.id, fact.subject, why, evidence=evidence))
     if not actions:
         return NOTHING
     return StepPlan(actions, change_for("demote", scope.value, actions, tuple(changed)))
 
 
-def plan_cap(facts: Mapping[str, Fact], scope: FactScope, cap: int | None, now: datetime) -> StepPlan:
+def plan_cap(facts: Mapping[str, Fact], scope: FactScope, cap: int | None, now: datetime,
+             last_access: Mapping[str, str | None] = MappingProxyType({})) -> StepPlan:
     """Evict the lowest-scoring unprotected facts of a scope over its cap (the write policy's
-    own ranking, `store.policy.plan_evictions`)."""
+    own ranking, `store.policy.plan_evictions`), never one consulted in the last 14 days: the
+    scope then stays over its cap until those facts go unread."""
     if cap is None:
         return NOTHING
     valid = [f for f in _in_scope(facts, scope) if f.is_valid]
-    evicted = plan_evictions(valid, scope, cap, stamp(now))
+    consulted = [f.id for f in valid if consulted_since(f, last_access, now) is not None]
+    evicted = plan_evictions(valid, scope, cap, stamp(now), keep=consulted)
     if not evicted:
         return NOTHING
-    actions = [Action("evict", scope.value, f.id, f.subject, f.metadata.invalidation["detail"]) for f in evicted]
+    actions = []
+    for fact in evicted:
+        last = last_consulted(fact, last_access)
+        seen = f"last consulted {last.date().isoformat()}" if last else "never consulted"
+        actions.append(Action("evict", scope.value, fact.id, fact.subject, fact.metadata.invalidation["detail"],
+                              evidence=f"{scope.value} scope over its cap of {cap}, lowest retention score, {seen}"))
     return StepPlan(actions, change_for("evict", scope.value, actions, tuple(evicted)))
 
 
@@ -96,7 +120,8 @@ def plan_purge(facts: Mapping[str, Fact], scope: FactScope, now: datetime) -> St
         why = f"{reason} {retired.days} days ago and nothing valid depends on it"
         if fact.superseded_by:
             why += f" (superseded by {fact.superseded_by})"
-        actions.append(Action("purge", scope.value, fact.id, fact.subject, why))
+        actions.append(Action("purge", scope.value, fact.id, fact.subject, why,
+                              evidence=f"{reason} {retired.days} days ago, no valid dependant"))
     if not actions:
         return NOTHING
     removed = tuple(a.fact_id for a in actions)

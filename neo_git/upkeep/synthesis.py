@@ -136,7 +136,9 @@ def plan_synthesis(facts: Mapping[str, Fact], scope: FactScope, vectors_of: Vect
             changed.append(member.evolve(is_valid=False, superseded_by=new_id, metadata={"invalidation": {
                 "reason": "synthesized", "rule": "synthesized", "at": stamp(now), "by": new_id, "similarity": round(cluster.lowest, 4),
                 "threshold": threshold, "embedder": embedder_id or None, "detail": detail}}))
-            actions.append(Action("synthesize", scope.value, member.id, member.subject, detail, result_id=new_id))
+            actions.append(Action("synthesize", scope.value, member.id, member.subject, detail, result_id=new_id,
+                                  evidence=f"{len(members)} review facts, pairwise similarity "
+                                           f"{cluster.lowest:.3f}-{cluster.highest:.3f} > {threshold:.2f}"))
         changed.append(archetype)
         written += 1
         if max_clusters is not None and written >= max_clusters:

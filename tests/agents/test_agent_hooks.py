@@ -53,7 +53,7 @@ def test_claude_session_flow_injects_each_fact_once_and_records_the_turn_and_edi
     assert suggestion.file == "src/importer.py" and suggestion.origin == "agent"
     assert suggestion.agent == "claude" and suggestion.turn_id == turn.turn_id
     assert "httpx.Client(timeout=30)" in suggestion.code
-    assert suggestion.fact_ids  # the facts given in that turn
+    assert suggestion.context_ids and not suggestion.fact_ids  # the turn's facts; none about this file
     (after_edit,) = load_turns(paths_of(repo))
     assert after_edit.started_at == turn.started_at and after_edit.last_progress_at >= turn.last_progress_at
 

@@ -121,7 +121,7 @@ def test_a_session_through_the_server_keeps_turns_edits_and_de_duplication(repo)
         assert code == 0 and out == ""
     (suggestion,) = load_suggestions(paths_of(repo))
     (turn,) = [t for t in load_turns(paths_of(repo)) if t.agent == "claude"]
-    assert suggestion.origin == "agent" and suggestion.turn_id == turn.turn_id and suggestion.fact_ids
+    assert suggestion.origin == "agent" and suggestion.turn_id == turn.turn_id and suggestion.context_ids
     assert turn.terminal_state == "completed"
     assert [entry["hook"] for entry in turn.injected] == ["session-start", "prompt-submit"]
 

@@ -45,7 +45,7 @@ def test_verbatim_commit_is_accepted_and_its_fact_gains(repo_with_commit):
     assert len(reviews) == 1 and reviews[0].depends_on == (fact_id,)
 
 
-def test_a_different_edit_is_modified_and_lowers_confidence(repo_with_commit):
+def test_a_different_edit_is_modified_and_moves_confidence_a_little(repo_with_commit):
     repo = repo_with_commit
     fact_id = setup_repo(repo)
     s = suggest(repo, RETRY, [fact_id])
@@ -54,7 +54,8 @@ def test_a_different_edit_is_modified_and_lowers_confidence(repo_with_commit):
     commit_files(repo, {"src/db.py": BASE + "\n\n" + mine}, "my own retry")
     process_head(repo)
     assert _load(repo)[s.id].status == "modified"
-    assert abs(fact(repo, fact_id).metadata.confidence - 0.3) < 1e-9
+    # Issue 32: a restyled suggestion was used; it is no evidence against its fact (+0.05, no success).
+    assert abs(fact(repo, fact_id).metadata.confidence - 0.55) < 1e-9
     assert fact(repo, fact_id).metadata.success_count == 0
 
 
@@ -131,18 +132,27 @@ def test_confidence_rule():
     assert abs(confidence_change("accepted", "improvement")[0] - 0.3) < 1e-9
     assert abs(confidence_change("accepted", "regression")[0] - 0.1) < 1e-9
     assert confidence_change("accepted", "neutral") == (0.2, 1)
-    assert confidence_change("modified", "improvement") == (-0.2, 0)
+    # Issue 32: MODIFIED moves less than ACCEPTED or ABANDONED, whatever the health.
+    for health in ("improvement", "neutral", "regression", None):
+        assert confidence_change("modified", health) == (0.05, 0)
+    assert confidence_change("abandoned", None) == (-0.1, 0)
+    assert confidence_change("reverted", None) == (-0.2, -1)
+    assert confidence_change("superseded", None) == (0.0, 0)
+    modified = abs(confidence_change("modified", None)[0])
+    assert all(modified < abs(confidence_change(v, h)[0])
+               for v, h in (("accepted", None), ("accepted", "regression"), ("abandoned", None)))
 
 
-def test_modified_never_goes_below_the_floor(repo_with_commit):
+def test_losses_never_go_below_the_floor(repo_with_commit):
     from neo_git.outcomes.confidence import plan_fact_updates, Outcome
     from neo_git.store import FactStore
 
     repo = repo_with_commit
     fact_id = setup_repo(repo)
     facts = {f.id: f.evolve(metadata={"confidence": 0.15}) for f in FactStore.open(repo).list()}
-    updated, moved = plan_fact_updates(facts, [Outcome("c" * 40, "s" * 16, "a.py", "modified", None, (fact_id,))])
-    assert updated[0].metadata.confidence == 0.1
+    updated, moved = plan_fact_updates(facts, [Outcome("c" * 40, "s" * 16, "a.py", "abandoned", None, (fact_id,)),
+                                               Outcome("d" * 40, "t" * 16, "a.py", "reverted", None, (fact_id,))])
+    assert updated[0].metadata.confidence == 0.1 and updated[0].metadata.success_count == 0
 
 
 def test_amend_moves_the_note_and_counts_once(repo_with_commit):

@@ -82,12 +82,12 @@ def test_a_step_that_loses_the_race_is_planned_again(repo_with_commit, monkeypat
     calls = []
     real_prune = upkeep_runner.plan_prune
 
-    def racing_prune(facts, scope, now):
+    def racing_prune(facts, scope, now, last_access):
         calls.append(len(facts))
         if len(calls) == 1:  # another process writes between our read and our compare-and-swap
             subprocess.run([PYTHON, "-c", "from neo_git.cli import run; run()", "add", "written meanwhile",
                             "by another process"], cwd=repo_with_commit, check=True, timeout=60)
-        return real_prune(facts, scope, now)
+        return real_prune(facts, scope, now, last_access)
 
     monkeypatch.setattr(upkeep_runner, "plan_prune", racing_prune)
     run_gc(store, now=NOW, scopes=[FactScope.PROJECT])
