@@ -8,10 +8,9 @@ matches "endpoint"). Points:
     (tokens ≈ characters / 4).
     easy: ≤ 1 point · medium: 2–3 · hard: ≥ 4. Time budget: 30 / 60 / 120 s.
 
-Effort from memory. A fact is *relevant* ("memory knows this") by the same notion recall
-uses for its ranked layer: its cosine to the question reaches the active embedder's
-calibrated relevance floor (`FactStore.relevance_floor`: 0.28 for the built-in embedder,
-`git config neo.relevanceFloor` overrides it). Constraints are always sent and do not count;
+Effort from memory. A fact is *relevant* ("memory knows this") when recall returned it in its
+ranked layer: recall's relevance decision (`neo_git.relevance`, the same for MCP and the agent
+hooks; `git config neo.relevanceFloor` replaces it by a fixed cosine). Constraints are always sent and do not count;
 confidence plays no part in relevance (a relevant fact of low confidence is still known).
     no relevant fact                                   → high (xhigh when hard)
     ≥ 3 relevant facts, mean confidence ≥ 0.8          → low (the question is *familiar*)

@@ -55,9 +55,10 @@ class NeoEngine:
         return check_effort(neo_config("maxEffort", None, repo=self.store.repo), "neo.maxEffort")
 
     def relevant_score(self) -> float:
-        """The cosine from which a fact counts as relevant: the store's relevance floor (the
-        embedder's calibrated one, or `neo.relevanceFloor`), as for recall and the agent hooks."""
-        return self.store.relevance_floor
+        """The cosine from which a ranked fact recall returned counts as relevant: any, since recall
+        already decided (`neo_git.relevance`, the one decision recall, MCP and the agent hooks
+        share; `neo.relevanceFloor` when set)."""
+        return -1.0
 
     def ask(self, question: str, files: Sequence[str] = (), *, effort: str | None = None, dry_run: bool = False,
             record: bool = True, force_effort: str | None = None, cwd: str | os.PathLike | None = None) -> AskResult:
