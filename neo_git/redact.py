@@ -19,6 +19,7 @@ from pathlib import Path
 
 RULES_FILE = Path(__file__).with_name("redact_rules.json")
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9_+/=-]*")   # what still belongs to a token after a rule's match
+_NEWLINE = re.compile(r"\n")
 _MARK = re.compile(r"\[REDACTED:[\w.-]*\]")
 _WORD = re.compile(r"[A-Za-z]?[a-z]+(?:[-_.][a-z]+)*\.?")   # a word (or words-joined), never a secret
 
@@ -28,13 +29,15 @@ class Rule:
     match; -1: the first group that took part). Compiled on first use: most texts hold none of a
     rule's keywords, so most of the few hundred patterns are never compiled in a process."""
 
-    __slots__ = ("id", "regex", "keywords", "group", "entropy", "shape", "allow", "allow_match", "_pattern")
+    __slots__ = ("id", "regex", "keywords", "group", "entropy", "shape", "allow", "allow_match", "whole", "_pattern")
 
     def __init__(self, id: str, regex: str, keywords: tuple[str, ...], group: int, entropy: float = 0.0,
-                 shape: str = "", allow: tuple[str, ...] = (), allow_match: tuple[str, ...] = ()):
+                 shape: str = "", allow: tuple[str, ...] = (), allow_match: tuple[str, ...] = (),
+                 whole: bool = False):
         self.id, self.regex, self.keywords, self.group = id, regex, keywords, group
         self.entropy, self.shape = entropy, shape            # least bits per character; digit/mixed/notword
         self.allow, self.allow_match = allow, allow_match    # gitleaks' allowlists: on the secret, on the match
+        self.whole = whole   # its matches span many lines (a key block): never scanned in windows
         self._pattern: re.Pattern[str] | None = None
 
     @property
@@ -60,7 +63,7 @@ def rules() -> tuple[Rule, ...]:
         group = r.get("group", 0)
         out.append(Rule(r["id"], r["regex"], tuple(k.lower() for k in r.get("keywords") or ()),
                         -1 if group == "first" else int(group), float(r.get("entropy", 0.0)), str(r.get("shape", "")),
-                        tuple(r.get("allow") or ()), tuple(r.get("allow_match") or ())))
+                        tuple(r.get("allow") or ()), tuple(r.get("allow_match") or ()), r.get("scope") == "text"))
     return tuple(out)
 
 
@@ -112,13 +115,22 @@ def _span(match: re.Match[str], group: int) -> tuple[int, int]:
     return match.span(0)
 
 
-def _redact_rule(text: str, rule: Rule) -> str:
-    """*text* with every secret *rule* finds replaced, and the rest of a token a bounded pattern
-    stopped inside of (a longer token than the rule's shape is still that token)."""
+def _matches(rule: Rule, text: str, spans):
+    if spans is None:
+        yield from rule.pattern.finditer(text)
+        return
+    for lo, hi in spans:
+        yield from rule.pattern.finditer(text, lo, hi)
+
+
+def _redact_rule(text: str, rule: Rule, spans=None) -> str:
+    """*text* with every secret *rule* finds (in *spans* of it, when given) replaced, and the rest
+    of a token a bounded pattern stopped inside of (a longer token than the rule's shape is still
+    that token)."""
     pieces: list[str] = []
     last = 0
     marks = [m.span() for m in _MARK.finditer(text)] if "[REDACTED:" in text else []
-    for match in rule.pattern.finditer(text):
+    for match in _matches(rule, text, spans):
         start, end = _span(match, rule.group)
         if start < 0 or start == end or start < last:
             continue
@@ -136,18 +148,63 @@ def _redact_rule(text: str, rule: Rule) -> str:
     return "".join(pieces)
 
 
+WINDOW_MIN_CHARS = 4096   # shorter texts are scanned whole by every rule whose keyword they hold
+WINDOW_LINES = 6          # lines around a keyword's line that a rule scans in a longer text
+
+
+def _line_starts(text: str) -> list[int]:
+    return [0] + [m.end() for m in _NEWLINE.finditer(text)]
+
+
+def _windows(text: str, lowered: str, keywords: tuple[str, ...], starts: list[int]) -> list[tuple[int, int]] | None:
+    """The character spans of a long *text* a rule needs to scan: the lines holding one of its
+    keywords, with WINDOW_LINES lines either side (a secret sits next to its keyword, and the
+    multi-line forms — YAML blocks, XML elements, a curl command — are shorter than that). None
+    when they would cover most of the text anyway."""
+    import bisect
+
+    hits = sum(lowered.count(k) for k in keywords)
+    if hits * (2 * WINDOW_LINES + 1) > len(starts) * 0.6:
+        return None   # the windows would cover most lines: scan it whole
+    wanted: set[int] = set()
+    for keyword in keywords:
+        at = lowered.find(keyword)
+        while at >= 0:
+            line = bisect.bisect_right(starts, at) - 1
+            last = bisect.bisect_right(starts, at + len(keyword) - 1) - 1
+            wanted.update(range(max(0, line - WINDOW_LINES), min(len(starts), last + WINDOW_LINES + 1)))
+            at = lowered.find(keyword, at + 1)
+    spans: list[tuple[int, int]] = []
+    for line in sorted(wanted):
+        lo, hi = starts[line], starts[line + 1] if line + 1 < len(starts) else len(text)
+        if spans and spans[-1][1] == lo:
+            spans[-1] = (spans[-1][0], hi)
+        else:
+            spans.append((lo, hi))
+    if sum(hi - lo for lo, hi in spans) > len(text) * 0.6:
+        return None
+    return spans
+
+
 def redact(text: str) -> str:
     """Replace anything that looks like a credential with `[REDACTED:<rule id>]`. Redact whole
-    texts, before any cut: a token cut in two may no longer look like one."""
+    texts, before any cut: a token cut in two may no longer look like one. A rule runs only on
+    a text holding one of its keywords (gitleaks' prefilter) and, in a long text, only near them."""
     if not text:
         return text
     lowered = text.lower()
+    long = len(text) >= WINDOW_MIN_CHARS
+    starts: list[int] | None = None
     for rule in rules():
         if rule.keywords and not any(k in lowered for k in rule.keywords):
             continue
-        changed = _redact_rule(text, rule)
+        spans = None
+        if long and rule.keywords and not rule.whole:
+            starts = starts if starts is not None else _line_starts(text)
+            spans = _windows(text, lowered, rule.keywords, starts)
+        changed = _redact_rule(text, rule, spans)
         if changed != text:
-            text, lowered = changed, changed.lower()
+            text, lowered, starts = changed, changed.lower(), None
     return text
 
 

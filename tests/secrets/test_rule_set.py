@@ -120,3 +120,20 @@ def test_patterns_are_compiled_only_when_their_keywords_appear():
     compiled, total = map(int, subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                               check=True).stdout.split())
     assert total > 250 and compiled < 20
+
+
+def test_long_texts_are_scanned_near_keywords_without_missing_anything():
+    """Past WINDOW_MIN_CHARS a rule scans only the lines around its keywords: the whole corpus in
+    one text, and each secret alone among pages of ordinary lines, leak nothing."""
+    from neo_git.redact import WINDOW_MIN_CHARS
+
+    joined = "\n".join(line for _k, line, _s in KINDS)
+    assert len(joined) > WINDOW_MIN_CHARS
+    assert leaks(redact(joined)) == []
+    filler = "\n".join(ORDINARY[40:60])
+    # (a key block with no END line is redacted to the end of the text: left out here)
+    kinds = [k for k in KINDS[::5] if "-----BEGIN" not in k[1] or "-----END" in k[1]]
+    sparse = "\n".join(f"{filler}\n{line}\n{filler}" for _k, line, _s in kinds)
+    out = redact(sparse)
+    assert leaks(out, kinds) == []
+    assert out.count(ORDINARY[45]) == sparse.count(ORDINARY[45])   # the ordinary lines untouched
