@@ -1,12 +1,16 @@
 """Secrets never leave the machine: redact keys and tokens from text.
 
-Applied to every fact before it is written (the project ref is pushed to
-teammates; ~/.neo is exported), to crash reports, and, later, to every prompt
-before it is sent. The patterns are data, `redact_rules.json` beside this file,
-adapted from gitleaks' and detect-secrets' published rule sets (each rule names
-the one it follows), so the list grows by reviewing those projects, not by
-guessing. Values that only say where a secret lives (`os.environ[...]`,
-`$DB_PASSWORD`, `process.env.X`) are kept: that is advice, not a secret.
+Applied to every fact before it is written (the project ref is pushed to teammates; ~/.neo
+is exported), to suggestions, notes, logs and crash reports, and to every prompt before it
+is sent. The patterns are data, `redact_rules.json` beside this file: gitleaks' default rule
+set and detect-secrets' plugins converted rule by rule (each rule names the one it follows,
+its `about` says how they were converted), so the list grows by reviewing those projects, not
+by guessing. Values that only say where a secret lives (`os.environ[...]`, `$DB_PASSWORD`,
+`process.env.X`) are kept: that is advice, not a secret.
+
+Cost: a rule runs only on text holding one of its keywords, is compiled the first time it
+runs, and in a text past WINDOW_MIN_CHARS scans only the lines around its keywords; an
+ordinary fact costs well under a millisecond (benchmarks/redact_bench.py).
 """
 from __future__ import annotations
 
