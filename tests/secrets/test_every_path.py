@@ -326,3 +326,16 @@ def test_mcp_add_suggest_and_paths(here):
     replies = json.dumps([r.structured_content for r in results] + [str(refused.content)])
     assert leaks(replies) == []
     assert leaks(_artifacts(here)) == []
+
+
+def test_ask_include_redacts_before_the_file_is_cut(here, capsys):
+    """An included file is cut to its share of the prompt: a token across the cut is redacted
+    whole, not left with the part before it."""
+    token = "ghp_" + "Rk2Vn8Lq4Zt7Wm1Xc5Hb9Jd3Fs6Pg0Ay2Ue8"
+    for before in (15_990, 15_975, 15_966):
+        commit_files(here, {"src/big.py": "#" * before + " " + token + "\nDEBUG = True\n"}, f"big {before}")
+        code, out, err = _run(capsys, "ask", "what is in big.py?", "--include", "src/big.py", "--provider", "none",
+                              "--show-prompt")
+        assert code == 0, err
+        assert "src/big.py truncated" in out
+        assert token[:10] not in out and token[-8:] not in out, out[-200:]
