@@ -104,6 +104,7 @@ def test_cli_add_every_scope_invalidate_list_and_report(here, capsys, tmp_path):
     code, out, err = _run(capsys, "list", "--all")
     assert code == 0 and "chunk 1" in out
     assert leaks(out + err) == []
+    commit_files(here, {"deploy.sh": "#!/bin/sh\n"}, "deploy with " + KINDS[9][1].splitlines()[0])   # shown on the page
     page = tmp_path / "report.html"
     code, out, err = _run(capsys, "report", "--out", str(page))
     assert code == 0, err
