@@ -137,3 +137,15 @@ def test_long_texts_are_scanned_near_keywords_without_missing_anything():
     out = redact(sparse)
     assert leaks(out, kinds) == []
     assert out.count(ORDINARY[45]) == sparse.count(ORDINARY[45])   # the ordinary lines untouched
+
+
+@pytest.mark.parametrize("name", [
+    "migrations/**", "src/auth/token_store.py", "config/secrets.example.yaml", "docs/password-policy.md",
+    "**/*.pem", "src/api_key/**", "tests/test_token_refresh.py:TestRefresh.test_expiry", "src/keys/aws_kms.py:10-40",
+    "src/ApiKeyValidator.java", "vendor/github.com/aws/aws-sdk-go/**", "src/settings/pw_reset.py",
+])
+def test_ordinary_globs_and_citations_are_not_secrets(name):
+    """Path globs and citations are refused when they hold a secret: file names about secrets are fine."""
+    from neo_git.redact import contains_secret
+
+    assert not contains_secret(name)
