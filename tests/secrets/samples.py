@@ -138,7 +138,7 @@ NAMED = {"sourcegraph-access-token"}
 # gitleaks' GenerateSampleSecrets forms ({i}: identifier, {s}: secret), and prose
 FORMS = [
     '{i}Token="{s}"', '{i}Token = "{s}"', "{i}Token={s}", "{i}Token = {s}",
-    '{{\n    "{i}_token": "{s}"\n}}', "<{i}Token>{s}</{i}Token>", "<{i}Token>\n    {s}\n</{i}Token>",
+    '{{\n    "{i}_token": "{s}"\n}}', '\\{{\n    \\"{i}_token\\": \\"{s}\\"\n\\}}', "<{i}Token>{s}</{i}Token>", "<{i}Token>\n    {s}\n</{i}Token>",
     "{i}_token: {s}", "{i}_token: '{s}'", '{i}_token: "{s}"', "{i}_token: |\n  {s}", "{i}_token: >\n  {s}",
     'string {i}Token = "{s}";', 'var {i}Token string = "{s}"', '{i}Token := "{s}"', "{i}Token := `{s}`",
     'String {i}Token = "{s}";', 'var {i}Token = "{s}"', '${i}Token .= "{s}"', "{i}Token = '{s}'",
