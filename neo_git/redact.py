@@ -22,7 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 
 RULES_FILE = Path(__file__).with_name("redact_rules.json")
-_TOKEN_TAIL = re.compile(r"[A-Za-z0-9_+/=-]*")   # what still belongs to a token after a rule's match
+_TOKEN_TAIL = re.compile(r"[A-Za-z0-9_+=-]*")   # what still belongs to a token after a rule's match (a slash starts a path)
 _NEWLINE = re.compile(r"\n")
 _MARK = re.compile(r"\[REDACTED:[\w.-]*\]")
 _WORD = re.compile(r"[A-Za-z]?[a-z]+(?:[-_.][a-z]+)*\.?")   # a word (or words-joined), never a secret
