@@ -143,8 +143,10 @@ class FactMetadata:
         if provenance not in PROVENANCES:
             raise InvalidFact(f"invalid provenance {provenance!r}", f"use one of: {', '.join(PROVENANCES)}")
         prompt = data.get("source_prompt")
-        if isinstance(prompt, str):
-            prompt = prompt[:MAX_SOURCE_PROMPT_CHARS]
+        if isinstance(prompt, str) and len(prompt) > MAX_SOURCE_PROMPT_CHARS:
+            from neo_git.redact import redact   # before the cut: a token across it would keep most of itself
+
+            prompt = redact(prompt)[:MAX_SOURCE_PROMPT_CHARS]
         invalidation = data.get("invalidation")
         if invalidation is not None and not isinstance(invalidation, Mapping):
             raise InvalidFact("metadata.invalidation must be an object or null")

@@ -22,7 +22,7 @@ from neo_git import safejson
 from neo_git.errors import InvalidFact, NeoError
 from neo_git.facts import SCOPE_ORDER, Fact, FactScope, now_iso, parse_scope
 from neo_git.scoring import retention_score
-from neo_git.redact import redact_fact, refuse_secrets
+from neo_git.redact import citation_names, redact, redact_fact, refuse_secrets
 from neo_git.store.base import Change
 from neo_git.store.filestore import ENVELOPE_VERSION
 
@@ -62,7 +62,8 @@ def _normalise(raw: Any, scope: FactScope | None) -> tuple[Fact, list | None]:
     entry = dict(raw)
     embedding = entry.pop("embedding", None)
     if not entry.get("subject") and isinstance(entry.get("body"), str):
-        entry["subject"] = entry["body"].strip().splitlines()[0][:120] if entry["body"].strip() else ""
+        first = redact(entry["body"].strip().splitlines()[0]) if entry["body"].strip() else ""
+        entry["subject"] = first[:120]   # redacted before the cut, as every text is
     meta = entry.get("metadata") if isinstance(entry.get("metadata"), dict) else {}
     for key in ("created_at", "last_accessed", "access_count", "source_file", "source_prompt",
                 "confidence", "success_count", "provenance", "author"):
@@ -76,7 +77,8 @@ def _normalise(raw: Any, scope: FactScope | None) -> tuple[Fact, list | None]:
         canonical = json.dumps(entry, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")
         entry["id"] = hashlib.sha256(canonical).hexdigest()[:16]
     fact = Fact.from_dict(entry)
-    refuse_secrets(tags=fact.tags, source_file=fact.metadata.source_file)
+    refuse_secrets(tags=fact.tags, source_file=fact.metadata.source_file, paths=fact.metadata.paths,
+                   citations=citation_names(fact.metadata.citations))
     fact = redact_fact(fact)   # metadata too: source_prompt, author, invalidation.detail reach the ref
     return fact, embedding if isinstance(embedding, list) else None
 

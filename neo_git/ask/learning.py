@@ -97,9 +97,12 @@ def judge_previous(store: "FactStore", question: str, now: datetime | None = Non
 
 def remember_question(store: "FactStore", question: str, cited: Sequence[str]) -> None:
     """Keep the answered question and the facts its answer cited for the next comparison."""
+    from neo_git.redact import redact
+
     path = _state_path(store)
+    question = redact(question)[:2000]   # kept under .git/neo: redacted like everything written, before the cut
     with locked(path.with_name(path.name + ".lock")):
-        atomic_write(path, (json.dumps({"last": {"question": question[:2000], "at": now_iso(),
+        atomic_write(path, (json.dumps({"last": {"question": question, "at": now_iso(),
                                                  "cited": list(cited), "judged": None}}, sort_keys=True)
                             + "\n").encode(), durable=False)
 

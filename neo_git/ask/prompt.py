@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from neo_git.knowledge import asks_about_change
 from neo_git.redact import redact
+
+_REDACT_MARGIN = 65_536   # characters past a cut that are redacted with what is kept
 from neo_git.visible import visible
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -238,6 +240,10 @@ def read_included(paths: Sequence[str], workdir: Path | None, cwd: Path | None =
             continue
         text = data.decode("utf-8", errors="replace")
         cap = min(per_file, left)
+        # Redacted before the cut (and again with the whole message): a token across the cut
+        # would otherwise keep its first part. Past the cap by a margin no secret is longer than.
+        text = redact(text if len(text) <= cap + _REDACT_MARGIN else text[:cap + _REDACT_MARGIN]) + (
+            "" if len(text) <= cap + _REDACT_MARGIN else text[cap + _REDACT_MARGIN:])
         if cap <= 0:
             notes.append(f"{rel} left out: the included files reached {total:,} characters")
             continue

@@ -15,7 +15,7 @@ from neo_git.facts import (
     MAX_BODY_CHARS, MAX_SOURCE_PROMPT_CHARS, MAX_SUBJECT_CHARS, SCOPE_ORDER, Fact, FactMetadata,
     FactScope, check_text, new_fact_id, parse_kind, parse_scope,
 )
-from neo_git.redact import redact, refuse_secrets
+from neo_git.redact import citation_names, redact, refuse_secrets
 from neo_git.store.base import Change
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -175,6 +175,7 @@ class WritePaths:
                                      proposal=proposal).to_dict(),
         }
         citations = self._resolve_cites(cites, fact_scope)
+        refuse_secrets(paths=[paths] if isinstance(paths, str) else paths, citations=citation_names(citations))
         if citations:
             raw["metadata"]["citations"] = citations
         if paths:
