@@ -16,7 +16,7 @@ Two questions, answered in order:
    (off-topic questions share such a pair with 0.5% of the ADR stores' records, problem statements
    with their own record 76% of the time, built-in embedder).
 2. **Which facts, in which order?** When the question is known, a fact bears on it when its
-   cosine is above the noise mean, or it shares a word with the question (BM25 > 0), or it is
+   cosine is ALONE noise spreads above the noise mean, or it shares a word with the question (BM25 > 0), or it is
    the best fact's thread (`ranking.newest_in_family` reorders those); facts are ranked by a
    fused relevance: the cosine, with the BM25 score (IDF-weighted shared words,
    `neo_git.lexical`) mixed in at LEXICAL_SHARE of its weight, both scaled to the best of the
@@ -40,6 +40,9 @@ if TYPE_CHECKING:  # pragma: no cover
 SPREAD = 1.2
 # The share of a fact's fused relevance that comes from its words (the rest from its cosine).
 LEXICAL_SHARE = 0.4
+# Once a question is known, a fact sharing none of its words bears on it when its cosine alone is
+# this many noise spreads above the noise mean (about one unrelated fact in forty gets there).
+ALONE = 2.0
 
 
 @dataclass(frozen=True)
@@ -138,7 +141,7 @@ def decide(cosines: "np.ndarray", bm25: Mapping[int, float], noise: Noise, facts
     if not known:
         return Decision(False, threshold, best, best_cosine, relevance, np.zeros(0, dtype=np.int64), bm25,
                         rare=rare)
-    bears = cos >= noise.mean
+    bears = cos >= noise.mean + ALONE * noise.sd
     if bm25:
         bears[np.fromiter(bm25.keys(), dtype=np.int64, count=len(bm25))] = True
     return Decision(True, threshold, best, best_cosine, relevance, np.flatnonzero(bears), bm25, rare=rare)

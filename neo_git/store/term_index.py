@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 FORMAT = "terms-v2"
 BUSY_MS = 500          # wait this long for another process's write, then build in memory
-MAX_QUERY_TERMS = 64   # a long question (a decision's context) is matched by its rarest words
+MAX_QUERY_TERMS = 256   # a long question (a decision's context) is matched by its rarest words
 _UNSAFE = re.compile(r"[^0-9a-z_]")
 
 
