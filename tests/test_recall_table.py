@@ -79,11 +79,13 @@ def _populate(repo, seed: int, monkeypatch) -> list[str]:
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "mallory@example.com")
     teammate = open_store(repo)
     teammate.caps[FactScope.PROJECT] = 10**6
-    for _ in range(6):
-        teammate.add(_text(rng).capitalize(), _text(rng, 4, 20), kind=rng.choice(["constraint", "pattern"]))
+    claims = [teammate.add(_text(rng).capitalize(), _text(rng, 4, 20), kind=rng.choice(["constraint", "pattern"]))
+              for _ in range(6)]
+    # and one in words of its own: the question aimed at it finds it first
+    claims.append(teammate.add(f"{random_word(rng)} {random_word(rng)}", random_word(rng), kind="pattern"))
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "ada@example.com")
     proposal = next(f for f in facts if f.metadata.proposal)
-    return [second.text, proposal.text]
+    return [second.text, proposal.text, claims[-1].text]
 
 
 def _in_memory(repo, query: str, k: int, max_tokens: int, file: str | None, access=None):

@@ -13,7 +13,7 @@ from neo_git.ask.verify import rules_from_constraints
 from neo_git.errors import NeoError
 from tests.ask.conftest import answer, engine_for, settings_for, suggestion
 
-HARD = "fix the race condition in the distributed importer lock"
+HARD = "fix the race condition in the distributed scheduler lock"   # memory holds nothing on it
 
 
 def plan(*steps, files=("src/importer.py",), facts=(), confidence=0.6):
@@ -26,8 +26,8 @@ def critic(verdict, *problems, confidence=0.7):
 
 def test_novel_hard_question_runs_plan_code_critic_and_one_repair(repo, llm, importer_facts):
     facts, constraint = importer_facts
-    # memory knows nothing relevant about locks (the importer facts are below the relevance
-    # floor): the model can cite what it was given, the constraint
+    # memory knows nothing about the scheduler (the importer facts are not relevant to it): the
+    # model can cite what it was given, the constraint
     llm.queue(plan("take a lease first", facts=[constraint.id]),
               answer(suggestion(code="import requests\n\ndef lock():\n    return requests.post('x')\n"), confidence=0.9),
               critic("repair", "uses requests"),
