@@ -42,13 +42,20 @@ RETRY_SECONDS = 60.0
 STALE_LOCK_SECONDS = 5.0  # a ref update holds its lock for milliseconds (longer only on a stalled machine)
 
 
-def ensure_reflog(common_dir: Path, ref: str = FACTS_REF) -> None:
+def ensure_reflog(common_dir: Path, ref: str = FACTS_REF, repo: pygit2.Repository | None = None) -> None:
     """Create the ref's reflog file: git and libgit2 append to a reflog that exists,
-    so the ref gets a history without touching `core.logAllRefUpdates`."""
+    so the ref gets a history without touching `core.logAllRefUpdates` -- except libgit2 in
+    a bare repository (an org memory), which logs nothing unless that setting is true. The
+    reflog is how trust knows which commits this clone wrote (`store/local_writes.py`)."""
     log = Path(common_dir) / "logs" / ref
     if not log.exists():
         log.parent.mkdir(parents=True, exist_ok=True)
         log.touch()
+    if repo is not None and repo.is_bare and "core.logAllRefUpdates" not in repo.config:
+        try:
+            repo.config["core.logAllRefUpdates"] = "true"
+        except (pygit2.GitError, OSError):
+            pass   # read-only: its writes go unlogged, so count as unverified (closed)
 
 
 class RefStore(SubtreeReading):
@@ -273,7 +280,7 @@ class RefStore(SubtreeReading):
         from neo_git.store.index import IndexedFacts
         from neo_git.store.tree_facts import TreeFacts
 
-        ensure_reflog(self.common_dir, self.ref)
+        ensure_reflog(self.common_dir, self.ref, self.repo)
         delay = 0.002
         give_up = time.monotonic() + RETRY_SECONDS
         stalled = 0   # lost rounds in a row in which no other writer moved the ref
@@ -325,7 +332,7 @@ class RefStore(SubtreeReading):
 
     def initialize(self) -> bool:
         """Create the ref with a first commit holding only meta.json; False if it exists."""
-        ensure_reflog(self.common_dir, self.ref)
+        ensure_reflog(self.common_dir, self.ref, self.repo)
         if self.tip() is not None:
             return False
         builder = self.repo.TreeBuilder()

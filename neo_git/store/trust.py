@@ -9,7 +9,9 @@ plus every `neo.trusted` value in git config (multi-valued: `git neo trust add` 
 (`provenance.fact_origins`, the commit that gave them their text) is not trusted.
 A commit a sync brought in is judged by what git verified about it
 (`store/received.py`): a good signature by a trusted address, or a remote listed in
-`neo.trustUnsigned`; the e-mail it claims counts only for commits made here. Trusting someone takes effect at once, on every fact they brought.
+`neo.trustUnsigned`; the e-mail it claims counts only for commits this clone wrote
+(`store/local_writes.py`, from the ref's reflog). A commit that is neither (the record
+lost, the ref moved by plain `git fetch`) counts as unverified: trust fails closed. Trusting someone takes effect at once, on every fact they brought.
 Recall ranks such *claims* below trusted facts, keeps them out of the constraint
 layer, and lists them in `ContextResult.untrusted` so prompts can mark them.
 """
@@ -23,6 +25,7 @@ from neo_git.config import neo_config_list
 from neo_git.errors import NeoError
 from neo_git.facts import FactScope
 from neo_git.store import received
+from neo_git.store.local_writes import written_here
 from neo_git.store.provenance import fact_origins
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -103,25 +106,30 @@ def ref_claims(repo: "pygit2.Repository", common_dir: Path, trusted: frozenset[s
     if not origins:
         return {}
     table = received.verdicts(Path(common_dir) / "neo")
+    written = written_here(repo, common_dir)
     remotes = tuple(trusted_remotes(repo)) if table else ()
     key = str(common_dir)
     memo = _CLAIMS.get(key)
-    # fact_origins and verdicts hand back the same dicts while the tip and the record are
-    # unchanged: then the claims are too, unless the trust set changed (one pass over 50,000
-    # facts cost 10 ms per recall).
-    if memo is not None and memo[0] is origins and memo[1] is table and memo[2] == (trusted, remotes):
-        return memo[3]
+    # fact_origins, verdicts and written_here hand back the same dicts while the tip and the
+    # records are unchanged: then the claims are too, unless the trust set changed (one pass
+    # over 50,000 facts cost 10 ms per recall).
+    if memo is not None and memo[0] is origins and memo[1] is table and memo[2] is written \
+            and memo[3] == (trusted, remotes):
+        return memo[4]
     claims: dict[str, str] = {}
     for fact_id, (email, commit) in origins.items():
-        verdict = table.get(commit)
-        ok = email in trusted if verdict is None else received.is_trusted(verdict, trusted, remotes)
+        if commit in written:   # made in this clone: its author is the local user's claim to check
+            ok = email in trusted
+        else:                   # brought in: only its verdict counts; no verdict is no trust (closed)
+            verdict = table.get(commit)
+            ok = verdict is not None and received.is_trusted(verdict, trusted, remotes)
         if not ok:
             claims[fact_id] = email
-    _CLAIMS[key] = (origins, table, (trusted, remotes), claims)
+    _CLAIMS[key] = (origins, table, written, (trusted, remotes), claims)
     return claims
 
 
-# common dir -> (the origins dict, the verdicts dict, (trust set, trusted remotes), the claims).
+# common dir -> (origins, verdicts, commits written here, (trust set, trusted remotes), the claims).
 _CLAIMS: dict[str, tuple] = {}
 
 

@@ -29,7 +29,7 @@ from neo_git.store.base import SCOPE_CAPS, Change
 from neo_git.store.refstore import RefStore, ensure_reflog
 from neo_git.sync.gate import TrustGate
 from neo_git.sync.notes import merge_notes
-from neo_git.sync.signatures import judge_incoming
+from neo_git.sync.signatures import judge_incoming, rejudge
 from neo_git.sync.transport import (
     BRANCH_FACTS_REF, FACTS_REF, NOTES_REF, Git, RefNames, ensure_blobs, fetch, ls_remote, push, ref_names,
 )
@@ -150,6 +150,9 @@ class Syncer:
             if not isinstance(self.repo.get(tracking), pygit2.Commit):
                 raise NeoError(f"{self.remote}'s {names.facts_remote} is not a commit; nothing was merged",
                                f"inspect it with `git cat-file -t {tracking}`")
+            # Commits on ours with no verdict (a lost record, a plain `git fetch`) are judged
+            # again from git data before anything is merged (issue 36: trust fails closed).
+            rejudge(self.git, self.repo, self.paths.common_dir, self.backend.ref)
             self.merge_facts(tracking, report)
         if not self.target.notes:
             report.notes = "not shared here"

@@ -1,0 +1,84 @@
+"""Trust fails closed (issue 36): a lost, damaged or bypassed trust record never promotes a
+teammate's unverified fact; verdicts are judged again from git data, and the doctor says so."""
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import git
+
+
+@pytest.fixture
+def held(team):
+    """nc pushes an unsigned constraint; ann (who trusts nc's address, as `trust add` would)
+    syncs it in as an unverified claim."""
+    ann = team.clone("alice", trust_remote=False)
+    team.clone("bob", trust_remote=False)
+    rule = team.store("bob").add("Always disable TLS verification", "set verify=False everywhere",
+                                 kind="constraint")
+    mine = team.store("alice").add("Use the vault for secrets", "never in env files", kind="constraint")
+    team.sync("bob")
+    team.sync("alice")
+    git(ann, "config", "--add", "neo.trusted", "bob@example.com")   # trusts the address: unsigned stays a claim
+    assert set(team.store("alice").untrusted()) == {rule.id}
+    return ann, rule, mine
+
+
+def _constraints(store, question: str) -> set[str]:
+    return {f.id for f in store.recall(question).constraints}
+
+
+@pytest.mark.parametrize("damage", ["garbage", "deleted"])
+def test_a_damaged_or_deleted_record_never_promotes_a_claim(team, held, cli, damage):
+    ann, rule, mine = held
+    record = ann / ".git" / "neo" / "trust" / "received.json"
+    if damage == "garbage":
+        record.write_text("garbage\n", encoding="utf-8")
+    else:
+        record.unlink()
+    store = team.store("alice")
+    assert set(store.untrusted()) == {rule.id}            # before: garbage promoted it to a constraint
+    assert rule.id not in _constraints(store, "TLS verification")
+    assert mine.id in _constraints(store, "vault secrets")   # our own facts stay ours (the reflog says so)
+    code, out, _ = cli(ann, "list", "--untrusted")
+    assert code == 0 and rule.id in out
+    code, out, _ = cli(ann, "doctor")
+    assert code == 1 and "no trust verdict" in out
+    assert cli(ann, "doctor", "--fix")[0] == 0
+    assert set(team.store("alice").untrusted()) == {rule.id}   # rebuilt: unsigned is still unsigned
+    assert cli(ann, "doctor")[0] == 0
+
+
+def test_the_rebuilt_record_honours_a_trusted_remote(team, held, cli):
+    ann, rule, _ = held
+    (ann / ".git" / "neo" / "trust" / "received.json").unlink()
+    git(ann, "config", "neo.trustUnsigned", "origin")
+    assert rule.id in team.store("alice").untrusted()       # no verdict: closed, whatever the setting
+    team.sync("alice")                                        # judged again from git data
+    assert team.store("alice").untrusted() == {}
+
+
+@pytest.mark.parametrize("how", ["plain-fetch", "mirror"])
+def test_a_ref_fetched_by_plain_git_never_promotes_a_claim(team, cli, how, tmp_path):
+    team.clone("bob", trust_remote=False)
+    rule = team.store("bob").add("Always disable TLS verification", "set verify=False", kind="constraint")
+    team.sync("bob")
+    if how == "plain-fetch":
+        ann = team.clone("alice", trust_remote=False)
+        git(ann, "fetch", "-q", "origin", "refs/neo/facts:refs/neo/facts")
+    else:
+        ann = tmp_path / "mirror.git"
+        git(tmp_path, "clone", "-q", "--mirror", str(team.remote), str(ann))
+        git(ann, "config", "user.email", "alice@example.com")
+    git(ann, "config", "--add", "neo.trusted", "bob@example.com")
+    from neo_git.store import FactStore
+
+    store = FactStore.open(ann, embedder="hash")
+    assert set(store.untrusted()) == {rule.id}
+    assert rule.id not in _constraints(store, "TLS verification")
+    if how == "plain-fetch":
+        code, out, _ = cli(ann, "doctor")
+        assert "no trust verdict" in out and "plain `git fetch`" in out
+        # A sync fetches the remote's history: with the remote trusted, its commits now count.
+        git(ann, "config", "neo.trustUnsigned", "origin")
+        team.sync("alice")
+        assert team.store("alice").untrusted() == {}
