@@ -71,6 +71,9 @@ class RefStore(SubtreeReading):
         self._meta = meta           # what meta.json records instead of the project id (org memory)
         self.common_dir = Path(common_dir)
         self.signature = signature
+        # Who the writes are made for when not the person (the MCP server sets its agent): named
+        # in every commit's message as `Agent: …`, so the log says an agent made the change.
+        self.on_behalf_of: str | None = None
         # What meta.json records on the first write: a fixed id or a function asked only then
         # (the FactStore passes its own lookup, so nobody sets it from outside).
         self._project_id = project_id
@@ -371,7 +374,8 @@ class RefStore(SubtreeReading):
         root_builder.insert("facts", facts_builder.write(), _TREE)
         if root is None or "meta.json" not in root:
             root_builder.insert("meta.json", self._meta_blob(), _BLOB)
-        message = change.message + ("\n\n" + "\n".join(change.details) if change.details else "") + "\n"
+        details = (*change.details, *((f"Agent: {self.on_behalf_of}",) if self.on_behalf_of else ()))
+        message = change.message + ("\n\n" + "\n".join(details) if details else "") + "\n"
         parents = [tip] if tip is not None else []
         for extra in change.parents:
             oid = pygit2.Oid(hex=extra) if isinstance(extra, str) else extra
