@@ -228,7 +228,7 @@ class Syncer:
 
         if all(commit_trusted(c) for c in brought):
             return None   # every change theirs brings is trusted: nothing for the gate to hold or clip
-        claims = frozenset(ref_claims(self.repo, self.paths.common_dir, trusted)) if ours is not None else frozenset()
+        claims = dict(ref_claims(self.repo, self.paths.common_dir, trusted)) if ours is not None else {}
         return TrustGate(self.repo, theirs, ours, claims, commit_trusted, claimed, self._cap(), self.remote,
                          self.backend.scope)
 
@@ -247,8 +247,8 @@ class Syncer:
                 f"held {len(plan.held)} change(s) to trusted facts from unverified commits of {self.label} "
                 f"(your facts are unchanged): `git neo review` lists them")
         if plan.ignored:
-            report.warnings.append(f"ignored {len(plan.ignored)} counter update(s) to trusted facts from "
-                                   f"unverified commits of {self.label}")
+            report.warnings.append(f"kept {len(plan.ignored)} of your facts as they are: unverified commits of "
+                                   f"{self.label} only moved their counters, or left them out of a merge")
         if plan.clipped:
             report.warnings.append(f"took {len(plan.added)} new fact(s) from {self.label}, not {len(plan.clipped)} "
                                    f"more: the cap of {self._cap()} valid facts is applied to claims that arrive, "

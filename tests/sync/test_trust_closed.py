@@ -2,6 +2,8 @@
 teammate's unverified fact; verdicts are judged again from git data, and the doctor says so."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.conftest import git
@@ -82,3 +84,47 @@ def test_a_ref_fetched_by_plain_git_never_promotes_a_claim(team, cli, how, tmp_p
         git(ann, "config", "neo.trustUnsigned", "origin")
         team.sync("alice")
         assert team.store("alice").untrusted() == {}
+
+
+def _sync_capped(team, who: str, cap: int):
+    from neo_git.facts import FactScope
+    from neo_git.sync import Syncer
+
+    store = team.store(who)
+    store.caps[FactScope.PROJECT] = cap
+    return Syncer(store, "origin").sync()
+
+
+def test_facts_a_teammates_merge_left_out_are_kept_without_a_review_item_on_every_sync(team, cli):
+    alice = team.clone("alice", trust_remote=False)
+    team.clone("bob", trust_remote=False)
+    for who in ("alice", "bob"):
+        store = team.store(who)
+        for n in range(5):
+            store.add(f"{who} decision {n} on topic {n * 13}", f"{who} chose option {n}", kind="decision")
+    _sync_capped(team, "alice", 5)
+    _sync_capped(team, "bob", 5)          # bob's cap leaves alice's five out of his merge
+    for _ in range(2):
+        report = _sync_capped(team, "alice", 5)
+        assert not report.plan or not report.plan.held     # before: "held 5 change(s)" on every sync
+        assert not any("held" in w for w in report.warnings)
+        _sync_capped(team, "bob", 5)
+    assert not [i for i in json.loads(cli(alice, "review", "--json")[1]) if i["type"] == "incoming"]
+    assert all(f.is_valid for f in team.store("alice").list(scope="project"))
+
+
+def test_someone_elses_unverified_change_to_a_claim_is_held(team, cli):
+    alice = team.clone("alice", trust_remote=False)
+    team.clone("bob", trust_remote=False)
+    team.clone("carol", trust_remote=False)
+    claim = team.store("bob").add("cache layer", "use redis for caching", kind="decision")
+    team.sync("bob")
+    team.sync("alice")
+    team.sync("carol")
+    team.store("carol").invalidate(claim.id, "not true")
+    team.sync("carol")
+    report = team.sync("alice")
+    assert [h["id"] for h in report.plan.held] == [claim.id]
+    assert team.store("alice").get(claim.id).is_valid
+    items = [i for i in json.loads(cli(alice, "review", "--json")[1]) if i["type"] == "incoming"]
+    assert [i["id"] for i in items] == [claim.id] and "carol@example.com" in items[0]["why"]
