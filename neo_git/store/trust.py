@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from neo_git.config import neo_config_list
 from neo_git.errors import NeoError
 from neo_git.facts import FactScope
-from neo_git.store import received
+from neo_git.store import accepted, received
 from neo_git.store.local_writes import written_here
 from neo_git.store.provenance import fact_origins
 
@@ -107,15 +107,16 @@ def ref_claims(repo: "pygit2.Repository", common_dir: Path, trusted: frozenset[s
         return {}
     table = received.verdicts(Path(common_dir) / "neo")
     written = written_here(repo, common_dir)
+    decided = accepted.decisions(Path(common_dir) / "neo")
     remotes = tuple(trusted_remotes(repo)) if table else ()
     key = str(common_dir)
     memo = _CLAIMS.get(key)
-    # fact_origins, verdicts and written_here hand back the same dicts while the tip and the
-    # records are unchanged: then the claims are too, unless the trust set changed (one pass
-    # over 50,000 facts cost 10 ms per recall).
+    # fact_origins, verdicts, written_here and decisions hand back the same dicts while the tip
+    # and the records are unchanged: then the claims are too, unless the trust set changed (one
+    # pass over 50,000 facts cost 10 ms per recall).
     if memo is not None and memo[0] is origins and memo[1] is table and memo[2] is written \
-            and memo[3] == (trusted, remotes):
-        return memo[4]
+            and memo[3] is decided and memo[4] == (trusted, remotes):
+        return memo[5]
     claims: dict[str, str] = {}
     for fact_id, (email, commit) in origins.items():
         if commit in written:   # made in this clone: its author is the local user's claim to check
@@ -123,13 +124,27 @@ def ref_claims(repo: "pygit2.Repository", common_dir: Path, trusted: frozenset[s
         else:                   # brought in: only its verdict counts; no verdict is no trust (closed)
             verdict = table.get(commit)
             ok = verdict is not None and received.is_trusted(verdict, trusted, remotes)
-        if not ok:
+        if not ok and not (decided and accepted.is_accepted(decided, fact_id, commit)):
             claims[fact_id] = email
-    _CLAIMS[key] = (origins, table, written, (trusted, remotes), claims)
+    _CLAIMS[key] = (origins, table, written, decided, (trusted, remotes), claims)
     return claims
 
 
-# common dir -> (origins, verdicts, commits written here, (trust set, trusted remotes), the claims).
+def claim_origins(repo: "pygit2.Repository", common_dir: Path, trusted: frozenset[str]) -> dict[str, tuple[str, str]]:
+    """{fact id: (claimed e-mail, the commit that gave it its text)} of the claims on one ref."""
+    origins = fact_origins(repo, common_dir)
+    return {fact_id: origins[fact_id] for fact_id in ref_claims(repo, common_dir, trusted) if fact_id in origins}
+
+
+def trusted_here(repo: "pygit2.Repository") -> frozenset[str]:
+    """The trust set of a repository without a FactStore: its git identity and the configured list."""
+    from neo_git.identity import author_identity
+
+    match = re.search(r"<([^<>]*)>\s*$", author_identity(repo))
+    return frozenset([(match.group(1) if match else "").strip().lower(), *configured_trust(repo)])
+
+
+# common dir -> (origins, verdicts, written here, decisions, (trust set, trusted remotes), the claims).
 _CLAIMS: dict[str, tuple] = {}
 
 
