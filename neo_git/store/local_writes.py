@@ -31,6 +31,7 @@ _LINE = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64}) ([0-9a-f]{40}|[0-9a-f]{64}) [^
 _REFLOG: dict[str, tuple[int, int, dict[str, str]]] = {}
 _RECORD: dict[str, tuple[tuple[int, int], Mapping[str, dict]]] = {}
 _NONE: Mapping[str, dict] = MappingProxyType({})
+_ANSWER: dict[str, tuple[Mapping[str, dict], dict[str, str]]] = {}   # common dir -> (record, moves) seen
 
 
 def record_path(common_dir: Path) -> Path:
@@ -44,9 +45,14 @@ def written_here(repo: pygit2.Repository, common_dir: Path, ref: str = "refs/neo
     object while nothing changed (trust memoizes on it)."""
     record = _read_record(record_path(common_dir))
     moves = _reflog_moves(Path(common_dir) / "logs" / ref)
+    key = str(common_dir)
+    memo = _ANSWER.get(key)
+    if memo is not None and memo[0] is record and memo[1] is moves:
+        return record   # nothing new in the record or the reflog since the last look (per recall)
     new = {commit: {"parent": old} for commit, old in moves.items()
            if commit not in record and _is_own_move(repo, commit, old)}
     if not new:
+        _ANSWER[key] = (record, moves)
         return record
     try:
         from neo_git.fileio import add_to_table
@@ -63,6 +69,7 @@ def forget(common_dir: Path) -> None:
     """Forget what this process read (tests that rewrite the files within one mtime tick)."""
     _REFLOG.pop(str(Path(common_dir) / "logs" / "refs/neo/facts"), None)
     _RECORD.pop(str(record_path(common_dir)), None)
+    _ANSWER.pop(str(common_dir), None)
 
 
 def _is_own_move(repo: pygit2.Repository, commit: str, old: str) -> bool:

@@ -74,6 +74,37 @@ def rejudge(git: "Git", repo: "pygit2.Repository", common_dir, ref: str = "refs/
     left by `git neo sync`) holds it is named as where it came from ("" when none does). Records
     the verdicts (the record is written even when there were none); returns how many."""
     neo_dir = Path(common_dir) / "neo"
+    marker = neo_dir / JUDGED_TIP
+    tip = _tip(repo, ref)
+    if tip is not None and received.state(neo_dir) == "ok" \
+            and not any(v.get("remote") == "" for v in received.verdicts(neo_dir).values()):
+        try:
+            if marker.read_text(encoding="utf-8").strip() == tip:
+                return 0   # nothing moved since every commit was judged (an up-to-date sync stays cheap)
+        except OSError:
+            pass
+    judged = _rejudge(git, repo, common_dir, ref, neo_dir)
+    if tip is not None and tip == _tip(repo, ref):
+        try:
+            from neo_git.fileio import atomic_write
+
+            atomic_write(marker, (tip + "\n").encode("ascii"))
+        except Exception:  # noqa: BLE001 - only saves work: the next sync judges again
+            pass
+    return judged
+
+
+JUDGED_TIP = Path("trust") / "judged-tip"   # under .git/neo: the facts tip every commit of which was judged
+
+
+def _tip(repo: "pygit2.Repository", ref: str) -> str | None:
+    try:
+        return str(repo.references[ref].resolve().target)
+    except Exception:  # noqa: BLE001 - no ref, or a broken one
+        return None
+
+
+def _rejudge(git: "Git", repo: "pygit2.Repository", common_dir, ref: str, neo_dir: Path) -> int:
     todo = unjudged(git, repo, common_dir, ref)
     # Commits judged while no remote's history held them (a plain `git fetch`): once `git neo
     # sync` has fetched that history, the remote is known.
