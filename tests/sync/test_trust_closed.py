@@ -128,3 +128,26 @@ def test_someone_elses_unverified_change_to_a_claim_is_held(team, cli):
     assert team.store("alice").get(claim.id).is_valid
     items = [i for i in json.loads(cli(alice, "review", "--json")[1]) if i["type"] == "incoming"]
     assert [i["id"] for i in items] == [claim.id] and "carol@example.com" in items[0]["why"]
+
+
+def test_own_writes_outlive_the_reflog(team):
+    import re
+    import time
+
+    from neo_git.store import local_writes
+
+    alice = team.clone("alice", trust_remote=False)
+    mine = team.store("alice").add("No network in hooks", "hooks never touch the network", kind="constraint")
+    log = alice / ".git" / "logs" / "refs" / "neo" / "facts"
+    old = int(time.time()) - 40 * 86400     # a month and more ago: kept in trust/written.json
+    log.write_text(re.sub(r"> \d+ ", f"> {old} ", log.read_text(encoding="utf-8")), encoding="utf-8")
+    local_writes.forget(alice / ".git")
+    assert team.store("alice").untrusted() == {}
+    assert (alice / ".git" / "neo" / "trust" / "written.json").exists()
+    git(alice, "reflog", "expire", "--expire=now", "--all")   # what `git gc` does after 90 days
+    local_writes.forget(alice / ".git")
+    assert team.store("alice").untrusted() == {}
+    assert mine.id in {f.id for f in team.store("alice").recall("network in hooks").constraints}
+    (alice / ".git" / "neo" / "trust" / "written.json").unlink()   # both lost: closed, never open
+    local_writes.forget(alice / ".git")
+    assert mine.id in team.store("alice").untrusted()
