@@ -62,6 +62,8 @@ def state(neo_dir: Path) -> str:
     path = record_path(neo_dir)
     if not path.exists():
         return "missing"
+    if verdicts(neo_dir):
+        return "ok"   # parsed (and memoized) already; only an empty table needs a second look
     return "ok" if isinstance(read_record(path, "commits"), dict) else "unreadable"
 
 
