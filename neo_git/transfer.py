@@ -83,10 +83,14 @@ def _normalise(raw: Any, scope: FactScope | None) -> tuple[Fact, list | None]:
     return fact, embedding if isinstance(embedding, list) else None
 
 
-def import_file(store: "FactStore", path: str | Path, scope: str | None = None) -> dict:
-    """Import every fact of a Neo v2.0 file; returns counts per scope."""
+def import_file(store: "FactStore", path: str | Path, scope: str | None = None,
+                skip_other_orgs: bool = False) -> dict:
+    """Import every fact of a Neo v2.0 file; returns counts per scope. Org facts go only to
+    their own org (`org_id`, else the file's `org`): another org's are refused (NeoError, nothing
+    imported) or, with *skip_other_orgs*, left out and listed in `other_org`."""
     path = Path(path)
     entries = read_envelope(path)
+    file_org = _file_org(path)
     target = parse_scope(scope) if scope else None
     parsed: list[tuple[Fact, list | None]] = []
     for index, raw in enumerate(entries):
@@ -94,8 +98,10 @@ def import_file(store: "FactStore", path: str | Path, scope: str | None = None) 
             parsed.append(_normalise(raw, target))
         except InvalidFact as exc:
             raise NeoError(f"{path}: fact #{index}: {exc.message}; nothing was imported", exc.hint) from None
-    summary: dict[str, Any] = {"file": str(path), "read": len(parsed), "added": {}, "skipped_existing": 0,
-                               "evicted": {}, "embeddings": "none", "cut_pointers": []}
+    parsed, other_org = _own_org_only(store, parsed, file_org, path, skip_other_orgs)
+    summary: dict[str, Any] = {"file": str(path), "read": len(parsed) + len(other_org), "added": {},
+                               "skipped_existing": 0, "evicted": {}, "embeddings": "none", "cut_pointers": [],
+                               "other_org": other_org}
     # Ids are unique across scopes: an id already stored anywhere is skipped.
     elsewhere = {f.id for f in store.list(include_invalid=True)}
     parsed, summary["cut_pointers"] = cut_dangling(parsed, elsewhere)
@@ -131,6 +137,39 @@ def import_file(store: "FactStore", path: str | Path, scope: str | None = None) 
         summary["skipped_existing"] += len(batch) - len(added)
     summary["embeddings"] = _use_embeddings(store, parsed)
     return summary
+
+
+def _file_org(path: Path) -> str | None:
+    """The org a file says its org facts belong to (`"org"` in the envelope), if any."""
+    try:
+        data = safejson.loads(path.read_bytes())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    org = data.get("org") if isinstance(data, dict) else None
+    return org.strip().lower() if isinstance(org, str) and org.strip() else None
+
+
+def _own_org_only(store: "FactStore", parsed: list, file_org: str | None, path: Path,
+                  skip: bool) -> tuple[list, list[dict]]:
+    """*parsed* without org facts of another org (issue 36: an org's facts apply only in its
+    repositories; a repository without an org has no org to give them). NeoError unless *skip*."""
+    from neo_git.identity import UNKNOWN_ORG
+
+    mine = store.org_id or UNKNOWN_ORG
+    kept, other = [], []
+    for fact, embedding in parsed:
+        org = (fact.org_id or file_org or UNKNOWN_ORG) if fact.scope is FactScope.ORG else mine
+        if org == mine:
+            kept.append((fact, embedding))
+        else:
+            other.append({"id": fact.id, "org": org, "subject": fact.subject})
+    if other and not skip:
+        orgs = ", ".join(sorted({o["org"] for o in other}))
+        here = f"this repository's org is '{mine}'" if mine != UNKNOWN_ORG else "this repository has no org"
+        raise NeoError(f"{path} holds {len(other)} org fact(s) of {orgs}, and {here}; nothing was imported",
+                       f"import the file in a repository of {orgs}; or `git neo import --skip-other-orgs {path}` "
+                       "imports the rest without them; or `--scope project` makes every fact this project's")
+    return kept, other
 
 
 def cut_dangling(parsed: list[tuple[Fact, list | None]], stored: set[str]) -> tuple[list, list[dict]]:
@@ -208,4 +247,6 @@ def export_envelope(store: "FactStore", scope: str | None = None, include_invali
                     todo.append(every[target])
         facts = sorted(facts + carried, key=lambda f: (f.metadata.created_at, f.id))
     # Redacted again on the way out: a file written by an older version, or by hand, may hold one.
-    return {"version": ENVELOPE_VERSION, "facts": [redact_fact(f).to_dict() for f in facts], "carried": len(carried)}
+    # "org": whose org facts these are (each also carries its `org_id`); import writes them only there.
+    return {"version": ENVELOPE_VERSION, "org": store.org_id, "facts": [redact_fact(f).to_dict() for f in facts],
+            "carried": len(carried)}

@@ -55,14 +55,18 @@ def stale_flag(fact: Fact) -> str:
     return f" STALE ({note}):" if note else ""
 
 
-def fact_line(fact: Fact, max_body: int = 240, claim: bool = False, proposal: bool = False,
+def fact_line(fact: Fact, max_body: int = 240, claim: "bool | str" = False, proposal: bool = False,
               conflict: str | None = None) -> str:
     """`- [fact:<id>] (kind, scope) "subject": "first line of body"` with control characters shown;
-    a *claim* (a teammate's fact whose author is not trusted) is marked UNVERIFIED, an agent's
-    *proposal* PROPOSED, a fact in an open supersession *conflict* names the other side."""
+    a *claim* (a teammate's fact whose author is not trusted; a string: the author it claims) is
+    team knowledge marked with that author as unverified (a constraint: not a rule until a person
+    accepts it), an agent's *proposal* PROPOSED, a fact in an open supersession *conflict* names
+    the other side."""
     marks = ""
     if claim:
-        marks += " UNVERIFIED claim by an untrusted author:"
+        who = visible(claim) if isinstance(claim, str) and claim else "a teammate"
+        marks += (f" PROPOSED constraint from {who} (author unverified; not a rule until a person accepts it):"
+                  if fact.kind is FactKind.CONSTRAINT else f" from {who} (author unverified):")
     if proposal:
         marks += " PROPOSED by an agent, not accepted by a person (not a rule):"
     if conflict:
@@ -82,7 +86,9 @@ def render(sections: Sequence[tuple[str, Iterable[Entry]]], budget_tokens: int,
     """The context text and the ids of the facts it shows, filled section by section within
     the budget ('' and [] when nothing fits or nothing is given). An entry is a fact, or an
     (old, new) pair rendered as a change (both ids are listed, the old one first)."""
-    claims, proposed, conflicting = set(untrusted), set(proposals), dict(conflicts or {})
+    # *untrusted*: claim ids, or {id: the author each claims} to name them
+    claims = dict(untrusted) if isinstance(untrusted, Mapping) else dict.fromkeys(untrusted, "")
+    proposed, conflicting = set(proposals), dict(conflicts or {})
     lines = [HEADER]
     used = tokens(HEADER)
     ids: list[str] = []
@@ -93,7 +99,8 @@ def render(sections: Sequence[tuple[str, Iterable[Entry]]], budget_tokens: int,
             if isinstance(entry, tuple):
                 line, shown = change_line(*entry), [entry[0].id, entry[1].id]
             else:
-                line, shown = fact_line(entry, claim=entry.id in claims, proposal=entry.id in proposed,
+                line, shown = fact_line(entry, claim=claims[entry.id] or True if entry.id in claims else False,
+                                        proposal=entry.id in proposed,
                                         conflict=conflicting.get(entry.id)), [entry.id]
             cost = tokens(line) + 1
             extra = 0 if block else tokens(title_line) + 1

@@ -142,7 +142,7 @@ class HookContext:
             return Answer()
         path = state_path(self.paths, self.agent, self.session_id)
         given = set(load_state(path).given)
-        claims = set(store.untrusted())
+        claims = dict(store.untrusted())   # {id: the author each claims}: named in the text
         sections = [(title, [f for f in group if f.id not in given])
                     for title, group in session_start_sections(facts, untrusted=claims, agent=self.agent)]
         text, ids = render(sections, self.budget(), untrusted=claims, conflicts=conflict_partners(facts))

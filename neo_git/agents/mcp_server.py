@@ -64,6 +64,7 @@ def build_server(store=None, agent: str = "mcp"):
 
     store = _store_here() if store is None else store
     paths = store.paths
+    act_for_agent(store, agent)
 
     def repository(what: str):
         """The repository, or NeoError: outside one only global and org facts are served."""
@@ -118,8 +119,9 @@ def build_server(store=None, agent: str = "mcp"):
                  supersedes: str | None = None, confidence: float = 0.5,
                  agent_name: str | None = None, session_id: str | None = None,
                  cites: list[str] | None = None, paths: list[str] | None = None) -> Any:
-        """Add a fact (recorded as written by an agent). A constraint is a proposal until a person
-        accepts it (`git neo review`): it retires nothing and is not always applied before that.
+        """Add a fact (recorded as written by an agent). A constraint, or a fact that would replace
+        one a person wrote, is a proposal until a person accepts it (`git neo review`): it retires
+        nothing and is not always applied before that.
         Returns the fact, the fact it superseded (if any), and the closest existing facts of the
         same scope and kind, so you can pass `supersedes` explicitly next time.
         `cites`: the code the fact is about, as `PATH`, `PATH:function`, `PATH:Class.method` or
@@ -147,8 +149,8 @@ def build_server(store=None, agent: str = "mcp"):
             if possible:
                 out["possibly_supersedes"] = [p if isinstance(p, (str, dict)) else str(p) for p in possible]
             if result.fact.metadata.proposal:
-                out["proposal"] = ("open: a person must accept this constraint (`git neo review accept "
-                                   f"{result.fact.id[:8]}`) before it always applies")
+                out["proposal"] = (f"open: a person must accept this {result.fact.kind.value} (`git neo review accept "
+                                   f"{result.fact.id[:8]}`) before it applies or replaces a person's fact")
             return out
 
         return reply(guarded(add))
@@ -164,9 +166,10 @@ def build_server(store=None, agent: str = "mcp"):
         return reply({"result": guarded(lambda: [f.to_dict() for f in store.history(fact_id)])})
 
     @server.tool(structured_output=False)
-    def restore(fact_id: str) -> Any:
-        """Undo a wrong supersession or eviction: the fact becomes valid again."""
-        return reply(guarded(lambda: store.restore(fact_id).to_dict()))
+    def restore(fact_id: str, reason: str = "", agent_name: str | None = None) -> Any:
+        """Undo a wrong supersession or eviction: the fact becomes valid again. Restoring a fact
+        a person wrote or retired is a request a person must accept (`git neo review`)."""
+        return reply(guarded(lambda: restore_as_agent(store, fact_id, agent_name or agent, reason)))
 
     @server.tool(structured_output=False)
     def health(rev: str = "HEAD", staged: bool = False) -> Any:
@@ -235,6 +238,33 @@ def build_server(store=None, agent: str = "mcp"):
     server.neo_hooks = ServedStore(store, store_lock)  # the agent hooks, answered by serve() next to stdio
     server.neo_paths = paths
     return server
+
+
+def act_for_agent(store, agent: str) -> None:
+    """Name *agent* in every commit this store writes (`Agent: …` in the message)."""
+    for backend in getattr(store, "backends", {}).values():
+        if hasattr(backend, "on_behalf_of"):
+            backend.on_behalf_of = f"{agent} (MCP server, on behalf of {store.author})"
+
+
+def restore_as_agent(store, fact_id: str, agent: str, reason: str = "") -> dict[str, Any]:
+    """An agent's restore: done when only agents' work is undone, else queued for a person
+    (`agent_request` review item) and nothing is written."""
+    from neo_git.store.review import agent_request
+
+    fact = store.get(fact_id)
+    if fact.is_valid:
+        raise NeoError(f"fact {fact.id} is already valid", "nothing to restore")
+    facts = {f.id: f for f in store.list(scope=fact.scope.value, include_invalid=True)}
+    if not agent_request.restore_touches_a_person(fact, facts):
+        return store.restore(fact.id).to_dict()
+    if store.paths is None:
+        raise NeoError(f"{fact.id} was written or retired by a person: an agent cannot restore it",
+                       "ask the person to run `git neo restore`")
+    agent_request.file_request(store.paths.neo_dir, fact.id, "restore", agent, reason)
+    return {"id": fact.id, "restored": False,
+            "proposal": f"open: {fact.id[:8]} was written or retired by a person, so restoring it is their call; "
+                        f"queued for `git neo review` (accept {fact.id[:8]} / reject {fact.id[:8]})"}
 
 
 def agent_proposal_state(store, kind: str) -> str | None:

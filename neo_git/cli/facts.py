@@ -166,6 +166,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     else:
         for fact in facts:
             print(fact_line(fact) + (f"  (unverified claim by {visible(claims[fact.id])})" if fact.id in claims else ""))
+        if args.untrusted:
+            print(f"({len(facts)} unverified: from commits nobody here trusted, or whose trust record is lost. They "
+                  "are team knowledge; a constraint among them applies once accepted in `git neo review`. A signed "
+                  "commit counts once you `git neo trust add` its signer; unsigned ones only with "
+                  "`neo.trustUnsigned <remote>`)")
     return 0
 
 

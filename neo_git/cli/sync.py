@@ -75,6 +75,38 @@ def _print_report(report, args: argparse.Namespace) -> None:
         print(f"pushed to {report.remote}: {', '.join(report.pushed)}")
 
 
+TRUST_NOTE = "trust/announced"   # under .git/neo: the note below was shown once in this clone
+
+
+def _announce_trust(syncer, report, args: argparse.Namespace) -> None:
+    """The first time a sync brings others' facts in, say which trust setting is in effect."""
+    plan = report.plan
+    if args.json or plan is None or not plan.added or syncer.store is None:
+        return
+    marker = syncer.paths.neo_dir / TRUST_NOTE
+    if marker.exists():
+        return
+    from neo_git.store.trust import trusted_remotes
+
+    remotes = trusted_remotes(syncer.repo)
+    claims = syncer.store.untrusted()
+    arrived = [i for i in plan.added if i in claims]
+    if remotes:
+        setting = (f"neo.trustUnsigned = {', '.join(remotes)}: every commit from "
+                   f"{'any remote' if '*' in remotes else ', '.join(remotes)} counts as its author's, signed or not")
+    else:
+        setting = ("signatures: a commit counts as its author's only when git verifies a signature by someone you "
+                   "trust (`git neo trust add EMAIL`); unsigned ones are shown with the author they claim")
+    print(f"trust: {setting}. Of {len(plan.added)} fact(s) from others, {len(arrived)} are unverified: they reach "
+          "recall and agents as team knowledge; their constraints and changes to your facts wait for "
+          "`git neo review` (`git neo trust list` shows who counts)")
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text("shown\n", encoding="utf-8")
+    except OSError:
+        pass
+
+
 def cmd_sync(args: argparse.Namespace) -> int:
     """Pull then push, retrying a bounded number of times when the remote moves."""
     if args.configure_fetch:
@@ -88,13 +120,19 @@ def cmd_sync(args: argparse.Namespace) -> int:
             raise NeoError("`git neo sync --org` syncs the org memory with its own remote",
                            "leave out the remote name (`git neo org status` shows the org's remote)")
         return cmd_sync_org(args)
-    _print_report(_sharing_syncer(args).sync(), args)
+    syncer = _sharing_syncer(args)
+    report = syncer.sync()
+    _print_report(report, args)
+    _announce_trust(syncer, report, args)
     return 0
 
 
 def cmd_pull(args: argparse.Namespace) -> int:
     """Fetch and merge only."""
-    _print_report(_syncer(args).pull(), args)
+    syncer = _syncer(args)
+    report = syncer.pull()
+    _print_report(report, args)
+    _announce_trust(syncer, report, args)
     return 0
 
 
@@ -153,19 +191,28 @@ def cmd_trust(args: argparse.Namespace) -> int:
         if args.json:
             print_json({"local_user": me, "trusted": listed, "trusted_remotes": remotes})
         else:
-            print(visible(f"{me} (you)"))
+            print(visible(f"{me} (you): commits this clone wrote"))
             for email in listed:
                 if email != me:
-                    print(visible(email))
+                    print(visible(f"{email}: commits git verifies as signed by this address"))
             for remote in remotes:
-                print(visible(f"every commit from remote {remote} (neo.trustUnsigned)"))
+                print(visible(f"every commit from remote {remote}, signed or not (neo.trustUnsigned)"))
+            if not remotes:
+                print("unsigned commits from others count as nobody's: their facts are team knowledge shown with "
+                      "the author they claim; their constraints wait for `git neo review` "
+                      "(`git config neo.trustUnsigned <remote>` trusts a remote's write access instead)")
         return 0
     if not args.who:
         raise NeoError(f"`git neo trust {args.action}` needs an e-mail address",
                        f"e.g. `git neo trust {args.action} alice@example.com`")
     if args.action == "add":
         email = trust.add_trusted(store, args.who)
-        message = f"trusted {email}"
+        message = (f"trusted {email}: commits git verifies as signed by {email} now count as theirs "
+                   f"(gpg, or ssh with gpg.ssh.allowedSignersFile naming the key)")
+        if not trust.trusted_remotes(store.repo):
+            message += (f"\nunsigned commits claiming {email} stay unverified (anyone can type an address); "
+                        "`git config neo.trustUnsigned <remote>` counts every commit from a remote whose "
+                        "write access you trust")
     else:
         email = trust.remove_trusted(store, args.who)
         message = f"no longer trusted: {email}"

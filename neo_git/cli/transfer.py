@@ -16,6 +16,9 @@ def register(sub) -> dict[str, str]:
     p.add_argument("file")
     p.add_argument("--scope", "-s", choices=SCOPES, metavar="SCOPE",
                    help="put every fact in this scope (default: the scope in the file)")
+    p.add_argument("--skip-other-orgs", action="store_true",
+                   help="leave out org facts of another org (default: refuse the file); they never enter "
+                        "this repository's org scope")
     json_flag(p)
 
     p = sub.add_parser("export", help="write facts as a Neo v2.0 facts file")
@@ -30,13 +33,17 @@ def cmd_import(args: argparse.Namespace) -> int:
     from neo_git.store import FactStore
     from neo_git.transfer import import_file
 
-    summary = import_file(FactStore.open(), args.file, scope=args.scope)
+    summary = import_file(FactStore.open(), args.file, scope=args.scope, skip_other_orgs=args.skip_other_orgs)
     if args.json:
         print_json(summary)
         return 0
     added = ", ".join(f"{n} {scope}" for scope, n in summary["added"].items() if n) or "nothing new"
     print(f"imported {summary['read']} facts from {summary['file']}: {added}"
           f" ({summary['skipped_existing']} already present; embeddings: {summary['embeddings']})")
+    other = summary.get("other_org") or []
+    if other:
+        orgs = ", ".join(sorted({o["org"] for o in other}))
+        print(f"left out {len(other)} org fact(s) of {orgs}: they belong to that org's repositories")
     cut = summary.get("cut_pointers") or []
     if cut:
         print(f"cut {len(cut)} pointer(s) at facts that are neither in the file nor in this store:")

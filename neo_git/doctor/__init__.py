@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from neo_git.doctor import agents, caches, githooks, leftovers, pointers, reachability, ref, refdamage, remotes
+from neo_git.doctor import agents, caches, githooks, leftovers, pointers, reachability, ref, refdamage, remotes, trustrecord
 from neo_git.doctor.findings import STALE_SECONDS, Context, Finding
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -37,6 +37,7 @@ CHECKS: dict[str, Callable[[Context], list[Finding]]] = {
     "path": reachability.check_reachable,
     "agents": agents.check_agents,
     "remote": remotes.check_remote,
+    "trust": trustrecord.check_trust_record,
 }
 
 # A finding's `action` -> the repair: (finding, context or None, paths some process has open or
@@ -47,6 +48,7 @@ REPAIRS: dict[str, Callable[[Finding, "Context | None", "set[str] | None"], bool
     "reinstall-hooks": githooks.reinstall_hooks,
     "catch-up": reachability.catch_up,
     refdamage.ACTION: refdamage.restore_ref,
+    trustrecord.ACTION: trustrecord.rejudge_commits,
 }
 
 

@@ -154,6 +154,10 @@ def _plan_one(facts: Mapping[str, Fact], index: FactIndex, new: Fact, similarity
     old = facts[decision.target] if decision.target is not None else None
     if decision.possible:
         new = new.evolve(metadata={"possibly_supersedes": decision.possible})
+    if old is not None and not new.metadata.proposal and new.metadata.provenance == "agent" \
+            and old.metadata.provenance != "agent" and not old.metadata.proposal:
+        # An agent replacing a person's fact (explicitly or by similarity) proposes it (issue 36).
+        new = new.evolve(metadata={"proposal": "open"})
     if old is not None and new.metadata.proposal and not old.metadata.proposal:
         # An agent's open proposal never retires what people accepted: it may only propose to
         # (a review item once a person has accepted the proposal itself).

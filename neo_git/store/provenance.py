@@ -7,8 +7,12 @@ author. It is derived from git, never written to the ref, so nobody can claim it
 a fact's JSON; `metadata.author` (what the fact says about itself) is not used.
 
 Merge commits are transparent: a path whose blob (or text) equals one parent's came
-from that parent, whose commits were walked first; only text that is in no parent
-(an "evil merge") is the merge author's.
+from that parent and keeps the author it has there; only text that is in no parent
+(an "evil merge") is the merge author's. The walk goes through both sides before the
+merge, so when the author on record is a commit of the *other* side (a rewrite a sync
+held back, where the merge kept ours) it is looked up again along the source parent's
+history: otherwise a held rewrite would make the rewriter the author of the text it
+failed to change.
 
 Each fact also records *which* commit that was (`fact_origins`): whether that commit's
 author is believed is `store/trust.py`'s question (a commit a sync brought in is judged by
@@ -33,7 +37,7 @@ from neo_git.store.ref_facts import fact_id_of
 # 3: {"origins": [[email, commit], ...], "facts": {id: index into origins}}: a few hundred
 # distinct (author, commit) pairs stand for 50,000 facts, so the file is a fifth of format 2's
 # {id: [email, commit]} and reads in a third of the time (1 held the e-mail alone).
-CACHE_FORMAT = 3
+CACHE_FORMAT = 4   # 4: a merge's paths take the author from the parent they came from
 _TEXT_KEYS = ("subject", "body", "kind")
 # (common dir, ref) -> (tip, authors): recall asks on every question; this process
 # answers from memory while the tip is unchanged, without reading the cache file.
@@ -78,6 +82,9 @@ def fact_origins(repo: pygit2.Repository, common_dir: Path,
 def _attribute(repo: pygit2.Repository, commit: pygit2.Commit, authors: dict[str, tuple[str, str]]) -> None:
     origin = ((commit.author.email or "").strip().lower(), str(commit.id))
     parents = [repo[p] for p in commit.parent_ids if p in repo]   # a shallow boundary has none here
+    if len(parents) > 1:
+        _attribute_merge(repo, commit, parents, origin, authors)
+        return
     if not parents:
         for path, _ in _blob_paths(repo, commit.tree):
             fact_id = _id_of(path)
@@ -100,6 +107,85 @@ def _attribute(repo: pygit2.Repository, commit: pygit2.Commit, authors: dict[str
         if any(old is not None and _text(repo, old) == text for old in olds):
             continue   # same text as a parent's: a metadata edit or a merge, the author stays
         authors[fact_id] = origin
+
+
+def _attribute_merge(repo: pygit2.Repository, commit: pygit2.Commit, parents: list, origin: tuple[str, str],
+                     authors: dict[str, tuple[str, str]]) -> None:
+    """A merge: each path that differs between the merge and one of its parents came from the
+    parent holding the same blob (or text), and keeps the author it has *there*; text that is in
+    no parent is the merge author's. The walk has gone through both sides, so the author on
+    record may be the other side's change (a rewrite a sync held back, where the merge kept
+    ours): that is checked, and looked up again along the parent's history when it is wrong."""
+    # One diff per parent gives every blob needed (looking paths up in trees costs ~50 µs each).
+    new_ids: dict[str, pygit2.Oid] = {}
+    olds: list[dict[str, pygit2.Oid | None]] = []   # per parent: {path: its blob there} where it differs
+    for parent in parents:
+        differs: dict[str, pygit2.Oid | None] = {}
+        for delta in commit.tree.diff_to_tree(parent.tree, swap=True).deltas:
+            if delta.status in (pygit2.enums.DeltaStatus.ADDED, pygit2.enums.DeltaStatus.MODIFIED):
+                path = delta.new_file.path
+                new_ids[path] = delta.new_file.id
+                differs[path] = None if delta.status == pygit2.enums.DeltaStatus.ADDED else delta.old_file.id
+        olds.append(differs)
+    elsewhere: dict[int, set[str]] = {}   # parent index -> commits of the other parents that it lacks
+    for path in sorted(new_ids):
+        fact_id = _id_of(path)
+        if fact_id is None:
+            continue
+        index = next((i for i, differs in enumerate(olds) if path not in differs), None)
+        if index is None:   # in no parent as it is: the same text, else the merge's own
+            text = _text(repo, new_ids[path])
+            index = next((i for i, differs in enumerate(olds)
+                          if differs[path] is not None and _text(repo, differs[path]) == text), None)
+        if index is None:
+            authors[fact_id] = origin   # an "evil merge": text that is in no parent
+            continue
+        if index not in elsewhere:
+            elsewhere[index] = _only_in_others(repo, parents[index], parents)
+        current = authors.get(fact_id)
+        if current is not None and current[1] and current[1] not in elsewhere[index]:
+            continue   # the author on record is in the source parent's history
+        authors[fact_id] = _origin_along(repo, parents[index], path) or UNKNOWN_ORIGIN
+
+
+UNKNOWN_ORIGIN = ("unknown", "")   # no commit found: judged unverified (trust fails closed)
+MAX_LOOKBACK = 5000                # commits followed to find where a merged text came from
+
+
+def _source_parent(repo: pygit2.Repository, parents: list, path: str, blob: pygit2.Oid):
+    """The parent holding *blob* at *path* (else the same text), or None."""
+    for parent in parents:
+        if _blob_at(parent.tree, path) == blob:
+            return parent
+    text = _text(repo, blob)
+    for parent in parents:
+        old = _blob_at(parent.tree, path)
+        if old is not None and _text(repo, old) == text:
+            return parent
+    return None
+
+
+def _origin_along(repo: pygit2.Repository, commit: pygit2.Commit, path: str) -> tuple[str, str] | None:
+    """(e-mail, commit) of the commit that gave *path* its text as *commit* has it, following at
+    each step a parent with the same blob (or text); None past MAX_LOOKBACK commits."""
+    for _ in range(MAX_LOOKBACK):
+        blob = _blob_at(commit.tree, path)
+        parents = [repo[p] for p in commit.parent_ids if p in repo]
+        source = _source_parent(repo, parents, path, blob) if blob is not None else None
+        if source is None:
+            return ((commit.author.email or "").strip().lower(), str(commit.id))
+        commit = source
+    return None
+
+
+def _only_in_others(repo: pygit2.Repository, source: pygit2.Commit, parents: list) -> set[str]:
+    """Ids of the commits the other *parents* have and *source* does not (their side of the merge)."""
+    walker = repo.walk(None)
+    for parent in parents:
+        if parent.id != source.id:
+            walker.push(parent.id)
+    walker.hide(source.id)
+    return {str(c.id) for c in walker}
 
 
 def _blob_paths(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = ""):

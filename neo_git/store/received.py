@@ -11,7 +11,10 @@ records, per commit, in `.git/neo/trust/received.json` (local, never pushed):
 `signer` the principal git names for a good signature. Whether such a commit is trusted is
 decided when asked (`is_trusted`), with the configuration of that moment: a good signature
 by a trusted address, or a remote listed in `neo.trustUnsigned`. A commit with no record
-was made in this clone (or synced before this record existed) and is judged by its author.
+counts by its author only when this clone wrote it (`store/local_writes.py`); any other is
+unverified until judged: a lost or damaged record fails closed, and the next sync (or
+`git neo doctor --fix`) judges again from git data (`sync/signatures.rejudge`). `remote` is
+"" for a commit no remote's history holds (it came by plain git from somewhere).
 """
 from __future__ import annotations
 
@@ -52,15 +55,29 @@ def verdicts(neo_dir: Path) -> dict[str, dict]:
     return table
 
 
-def record(neo_dir: Path, new: Mapping[str, dict]) -> None:
+def state(neo_dir: Path) -> str:
+    """"missing", "unreadable" or "ok": whether the record can be read as a record."""
+    from neo_git.fileio import read_record
+
+    path = record_path(neo_dir)
+    if not path.exists():
+        return "missing"
+    if verdicts(neo_dir):
+        return "ok"   # parsed (and memoized) already; only an empty table needs a second look
+    return "ok" if isinstance(read_record(path, "commits"), dict) else "unreadable"
+
+
+def record(neo_dir: Path, new: Mapping[str, dict], *, always: bool = False, replace: bool = False) -> None:
     """Add *new* verdicts (commit id -> verdict) under the record's lock; earlier ones are kept
-    (a commit's first verdict stands: it was judged as it arrived)."""
-    if not new:
+    (a commit's first verdict stands: it was judged as it arrived) unless *replace* (a commit
+    first seen by plain git, whose remote is now known). *always*: write the record even with
+    nothing new (a rebuilt record that found nothing to judge)."""
+    if not new and not always:
         return
     from neo_git.fileio import add_to_table
 
     path = record_path(neo_dir)
-    add_to_table(path, "commits", new, keep_first=True)
+    add_to_table(path, "commits", new, keep_first=not replace)
     _MEMO.pop(str(path), None)
 
 
@@ -68,7 +85,8 @@ def is_trusted(verdict: Mapping, trusted: Iterable[str], trusted_remotes: Iterab
     """Whether a received commit counts: a good signature by a trusted address, or a remote
     whose write access is trusted (`neo.trustUnsigned`; `*` is every remote)."""
     remotes = set(trusted_remotes)
-    if verdict.get("remote") in remotes or "*" in remotes:
+    remote = verdict.get("remote")
+    if remote and (remote in remotes or "*" in remotes):
         return True
     return verdict.get("sig") == GOOD and signer_email(verdict.get("signer", "")) in set(trusted)
 

@@ -42,13 +42,20 @@ RETRY_SECONDS = 60.0
 STALE_LOCK_SECONDS = 5.0  # a ref update holds its lock for milliseconds (longer only on a stalled machine)
 
 
-def ensure_reflog(common_dir: Path, ref: str = FACTS_REF) -> None:
+def ensure_reflog(common_dir: Path, ref: str = FACTS_REF, repo: pygit2.Repository | None = None) -> None:
     """Create the ref's reflog file: git and libgit2 append to a reflog that exists,
-    so the ref gets a history without touching `core.logAllRefUpdates`."""
+    so the ref gets a history without touching `core.logAllRefUpdates` -- except libgit2 in
+    a bare repository (an org memory), which logs nothing unless that setting is true. The
+    reflog is how trust knows which commits this clone wrote (`store/local_writes.py`)."""
     log = Path(common_dir) / "logs" / ref
     if not log.exists():
         log.parent.mkdir(parents=True, exist_ok=True)
         log.touch()
+    if repo is not None and repo.is_bare and "core.logAllRefUpdates" not in repo.config:
+        try:
+            repo.config["core.logAllRefUpdates"] = "true"
+        except (pygit2.GitError, OSError):
+            pass   # read-only: its writes go unlogged, so count as unverified (closed)
 
 
 class RefStore(SubtreeReading):
@@ -64,6 +71,9 @@ class RefStore(SubtreeReading):
         self._meta = meta           # what meta.json records instead of the project id (org memory)
         self.common_dir = Path(common_dir)
         self.signature = signature
+        # Who the writes are made for when not the person (the MCP server sets its agent): named
+        # in every commit's message as `Agent: …`, so the log says an agent made the change.
+        self.on_behalf_of: str | None = None
         # What meta.json records on the first write: a fixed id or a function asked only then
         # (the FactStore passes its own lookup, so nobody sets it from outside).
         self._project_id = project_id
@@ -273,7 +283,7 @@ class RefStore(SubtreeReading):
         from neo_git.store.index import IndexedFacts
         from neo_git.store.tree_facts import TreeFacts
 
-        ensure_reflog(self.common_dir, self.ref)
+        ensure_reflog(self.common_dir, self.ref, self.repo)
         delay = 0.002
         give_up = time.monotonic() + RETRY_SECONDS
         stalled = 0   # lost rounds in a row in which no other writer moved the ref
@@ -325,7 +335,7 @@ class RefStore(SubtreeReading):
 
     def initialize(self) -> bool:
         """Create the ref with a first commit holding only meta.json; False if it exists."""
-        ensure_reflog(self.common_dir, self.ref)
+        ensure_reflog(self.common_dir, self.ref, self.repo)
         if self.tip() is not None:
             return False
         builder = self.repo.TreeBuilder()
@@ -364,7 +374,8 @@ class RefStore(SubtreeReading):
         root_builder.insert("facts", facts_builder.write(), _TREE)
         if root is None or "meta.json" not in root:
             root_builder.insert("meta.json", self._meta_blob(), _BLOB)
-        message = change.message + ("\n\n" + "\n".join(change.details) if change.details else "") + "\n"
+        details = (*change.details, *((f"Agent: {self.on_behalf_of}",) if self.on_behalf_of else ()))
+        message = change.message + ("\n\n" + "\n".join(details) if details else "") + "\n"
         parents = [tip] if tip is not None else []
         for extra in change.parents:
             oid = pygit2.Oid(hex=extra) if isinstance(extra, str) else extra

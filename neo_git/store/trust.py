@@ -9,7 +9,9 @@ plus every `neo.trusted` value in git config (multi-valued: `git neo trust add` 
 (`provenance.fact_origins`, the commit that gave them their text) is not trusted.
 A commit a sync brought in is judged by what git verified about it
 (`store/received.py`): a good signature by a trusted address, or a remote listed in
-`neo.trustUnsigned`; the e-mail it claims counts only for commits made here. Trusting someone takes effect at once, on every fact they brought.
+`neo.trustUnsigned`; the e-mail it claims counts only for commits this clone wrote
+(`store/local_writes.py`, from the ref's reflog). A commit that is neither (the record
+lost, the ref moved by plain `git fetch`) counts as unverified: trust fails closed. Trusting someone takes effect at once, on every fact they brought.
 Recall ranks such *claims* below trusted facts, keeps them out of the constraint
 layer, and lists them in `ContextResult.untrusted` so prompts can mark them.
 """
@@ -22,7 +24,8 @@ from typing import TYPE_CHECKING
 from neo_git.config import neo_config_list
 from neo_git.errors import NeoError
 from neo_git.facts import FactScope
-from neo_git.store import received
+from neo_git.store import accepted, received
+from neo_git.store.local_writes import written_here
 from neo_git.store.provenance import fact_origins
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -103,25 +106,45 @@ def ref_claims(repo: "pygit2.Repository", common_dir: Path, trusted: frozenset[s
     if not origins:
         return {}
     table = received.verdicts(Path(common_dir) / "neo")
+    written = written_here(repo, common_dir)
+    decided = accepted.decisions(Path(common_dir) / "neo")
     remotes = tuple(trusted_remotes(repo)) if table else ()
     key = str(common_dir)
     memo = _CLAIMS.get(key)
-    # fact_origins and verdicts hand back the same dicts while the tip and the record are
-    # unchanged: then the claims are too, unless the trust set changed (one pass over 50,000
-    # facts cost 10 ms per recall).
-    if memo is not None and memo[0] is origins and memo[1] is table and memo[2] == (trusted, remotes):
-        return memo[3]
+    # fact_origins, verdicts, written_here and decisions hand back the same dicts while the tip
+    # and the records are unchanged: then the claims are too, unless the trust set changed (one
+    # pass over 50,000 facts cost 10 ms per recall).
+    if memo is not None and memo[0] is origins and memo[1] is table and memo[2] is written \
+            and memo[3] is decided and memo[4] == (trusted, remotes):
+        return memo[5]
     claims: dict[str, str] = {}
     for fact_id, (email, commit) in origins.items():
-        verdict = table.get(commit)
-        ok = email in trusted if verdict is None else received.is_trusted(verdict, trusted, remotes)
-        if not ok:
+        if commit in written:   # made in this clone: its author is the local user's claim to check
+            ok = email in trusted
+        else:                   # brought in: only its verdict counts; no verdict is no trust (closed)
+            verdict = table.get(commit)
+            ok = verdict is not None and received.is_trusted(verdict, trusted, remotes)
+        if not ok and not (decided and accepted.is_accepted(decided, fact_id, commit)):
             claims[fact_id] = email
-    _CLAIMS[key] = (origins, table, (trusted, remotes), claims)
+    _CLAIMS[key] = (origins, table, written, decided, (trusted, remotes), claims)
     return claims
 
 
-# common dir -> (the origins dict, the verdicts dict, (trust set, trusted remotes), the claims).
+def claim_origins(repo: "pygit2.Repository", common_dir: Path, trusted: frozenset[str]) -> dict[str, tuple[str, str]]:
+    """{fact id: (claimed e-mail, the commit that gave it its text)} of the claims on one ref."""
+    origins = fact_origins(repo, common_dir)
+    return {fact_id: origins[fact_id] for fact_id in ref_claims(repo, common_dir, trusted) if fact_id in origins}
+
+
+def trusted_here(repo: "pygit2.Repository") -> frozenset[str]:
+    """The trust set of a repository without a FactStore: its git identity and the configured list."""
+    from neo_git.identity import author_identity
+
+    match = re.search(r"<([^<>]*)>\s*$", author_identity(repo))
+    return frozenset([(match.group(1) if match else "").strip().lower(), *configured_trust(repo)])
+
+
+# common dir -> (origins, verdicts, written here, decisions, (trust set, trusted remotes), the claims).
 _CLAIMS: dict[str, tuple] = {}
 
 

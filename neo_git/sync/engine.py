@@ -29,7 +29,7 @@ from neo_git.store.base import SCOPE_CAPS, Change
 from neo_git.store.refstore import RefStore, ensure_reflog
 from neo_git.sync.gate import TrustGate
 from neo_git.sync.notes import merge_notes
-from neo_git.sync.signatures import judge_incoming
+from neo_git.sync.signatures import judge_incoming, rejudge
 from neo_git.sync.transport import (
     BRANCH_FACTS_REF, FACTS_REF, NOTES_REF, Git, RefNames, ensure_blobs, fetch, ls_remote, push, ref_names,
 )
@@ -150,6 +150,9 @@ class Syncer:
             if not isinstance(self.repo.get(tracking), pygit2.Commit):
                 raise NeoError(f"{self.remote}'s {names.facts_remote} is not a commit; nothing was merged",
                                f"inspect it with `git cat-file -t {tracking}`")
+            # Commits on ours with no verdict (a lost record, a plain `git fetch`) are judged
+            # again from git data before anything is merged (issue 36: trust fails closed).
+            rejudge(self.git, self.repo, self.paths.common_dir, self.backend.ref)
             self.merge_facts(tracking, report)
         if not self.target.notes:
             report.notes = "not shared here"
@@ -225,7 +228,7 @@ class Syncer:
 
         if all(commit_trusted(c) for c in brought):
             return None   # every change theirs brings is trusted: nothing for the gate to hold or clip
-        claims = frozenset(ref_claims(self.repo, self.paths.common_dir, trusted)) if ours is not None else frozenset()
+        claims = dict(ref_claims(self.repo, self.paths.common_dir, trusted)) if ours is not None else {}
         return TrustGate(self.repo, theirs, ours, claims, commit_trusted, claimed, self._cap(), self.remote,
                          self.backend.scope)
 
@@ -244,8 +247,8 @@ class Syncer:
                 f"held {len(plan.held)} change(s) to trusted facts from unverified commits of {self.label} "
                 f"(your facts are unchanged): `git neo review` lists them")
         if plan.ignored:
-            report.warnings.append(f"ignored {len(plan.ignored)} counter update(s) to trusted facts from "
-                                   f"unverified commits of {self.label}")
+            report.warnings.append(f"kept {len(plan.ignored)} of your facts as they are: unverified commits of "
+                                   f"{self.label} only moved their counters, or left them out of a merge")
         if plan.clipped:
             report.warnings.append(f"took {len(plan.added)} new fact(s) from {self.label}, not {len(plan.clipped)} "
                                    f"more: the cap of {self._cap()} valid facts is applied to claims that arrive, "

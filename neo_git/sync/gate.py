@@ -9,8 +9,12 @@ written, every change that nobody trusted could have made:
   the proposal becomes an `incoming` review item (accept applies it as our own change,
   reject drops it). A change that only moves counters (access and success counts,
   confidence) is dropped without an item;
-- a change to a claim (a fact whose author is not trusted) goes through: claims are
-  anyone's to edit and stay claims;
+- a change to a claim (a fact whose author is not trusted) goes through when every commit
+  that made it claims the same author (it stays a claim); someone else's change to it is held
+  like a change to a trusted fact (issue 36: a change to someone else's fact needs a person's
+  acceptance or a verified signature);
+- a fact of ours that no commit of theirs changed, but their merge left out (claims over
+  their cap), is *kept* as it is, with no review item;
 - new facts never push ours out: claims arriving beyond the project cap are *clipped*
   (the oldest are kept) and reported; facts from trusted commits always arrive (the write
   policy evicts claims first when the scope is over its cap).
@@ -40,24 +44,26 @@ class GateResult:
     held: list[dict] = field(default_factory=list)       # proposals for the `incoming` review source
     ignored: list[str] = field(default_factory=list)     # counter-only changes to trusted facts, dropped
     clipped: list[str] = field(default_factory=list)     # new facts over the cap, not taken
+    kept: list[str] = field(default_factory=list)        # ours, left out by a merge of theirs: kept
 
     @property
     def is_empty(self) -> bool:
         """True when the gate changed nothing."""
-        return not (self.held or self.ignored or self.clipped)
+        return not (self.held or self.ignored or self.clipped or self.kept)
 
 
 @dataclass
 class TrustGate:
     """Everything the gate needs, decided before the merge is planned.
 
-    *claims*: our facts that are claims (every other fact of ours is knowledge); *commit_trusted(commit id)*:
+    *claims*: our facts that are claims, with the author each claims (every other fact of ours is
+    trusted); *commit_trusted(commit id)*:
     the verdict of one incoming commit; *cap*: the project scope's cap of valid facts."""
 
     repo: pygit2.Repository
     theirs: pygit2.Oid
     ours: pygit2.Oid | None
-    claims: frozenset[str]
+    claims: "Mapping[str, str] | frozenset[str]"   # our claims: {id: claimed author}
     commit_trusted: Callable[[str], bool]
     claimed: Callable[[str], str]
     cap: int | None
@@ -67,17 +73,37 @@ class TrustGate:
     def apply(self, plan, ours_facts: Mapping[str, Fact]) -> GateResult:
         """Take held and clipped changes out of *plan* (a `MergePlan`), in place."""
         result = GateResult()
-        # Updated, merged and removed facts are all ours already: each is knowledge unless a claim.
-        touched = [i for i in dict.fromkeys([*plan.updated, *plan.merged, *plan.removed]) if i not in self.claims]
+        # Updated, merged and removed facts are all ours already: trusted facts, or claims (whose
+        # claimed author may change them; anyone else needs a signature or a person's acceptance).
+        touched = list(dict.fromkeys([*plan.updated, *plan.merged, *plan.removed]))
         if touched:
             authors = changes_by_path(self.repo, self.theirs, self.ours, {fact_path(i) for i in touched})
             for fact_id in touched:
                 commits = authors.get(fact_path(fact_id), [])
-                if commits and all(self.commit_trusted(c) for c in commits):
+                if not commits:
+                    # No commit of theirs changed it: a merge of theirs left our version out (claims
+                    # over their cap). Ours stays; there is nothing for a person to decide.
+                    self._keep(plan, fact_id, result)
+                    continue
+                if isinstance(self.claims, Mapping):
+                    owner = self.claims.get(fact_id)    # None: a trusted fact
+                elif fact_id in self.claims:
+                    continue                            # a claim whose author was not given: anyone's
+                else:
+                    owner = None
+                if all(self.commit_trusted(c) or (owner is not None and self.claimed(c) == owner) for c in commits):
                     continue
                 self._hold(plan, fact_id, ours_facts.get(fact_id), commits, result)
         self._clip(plan, ours_facts, result)
         return result
+
+    def _keep(self, plan, fact_id: str, result: GateResult) -> None:
+        for name in ("updated", "merged", "removed"):
+            values = getattr(plan, name)
+            if fact_id in values:
+                values.remove(fact_id)
+        plan.puts.pop(fact_id, None)
+        result.kept.append(fact_id)
 
     def _hold(self, plan, fact_id: str, mine: Fact | None, commits: list[str], result: GateResult) -> None:
         proposed = None if fact_id in plan.removed else self._theirs_version(fact_id)

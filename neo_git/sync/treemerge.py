@@ -128,7 +128,7 @@ def plan_merge(repo: pygit2.Repository, base: pygit2.Oid | None, ours: pygit2.Oi
                          ours_facts, describe, scope)
     if gate is not None:
         result = gate.apply(plan, ours_facts)
-        plan.held, plan.ignored, plan.clipped = result.held, result.ignored, result.clipped
+        plan.held, plan.ignored, plan.clipped = result.held, result.ignored + result.kept, result.clipped
     plan.repaired = repair_chains(plan, ours_facts)
     return plan
 

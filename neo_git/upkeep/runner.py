@@ -107,6 +107,9 @@ def _run_locked(store: "FactStore", now: datetime, dry_run: bool, scopes: tuple[
     def embedder_id() -> str:
         return store.embedder.id
 
+    # Claims (unverified authors) are never synthesized: an archetype is committed here, so it
+    # would count as this clone's own and launder them (issue 36: derived facts inherit the weakest trust).
+    claims = frozenset(store.untrusted())
     for scope in scopes:
         overlay = dict(store.backends[scope].load().facts) if dry_run else None
         clustering: dict = {}  # synthesis clusters once per scope, then one archetype per round
@@ -115,7 +118,7 @@ def _run_locked(store: "FactStore", now: datetime, dry_run: bool, scopes: tuple[
             "demote": lambda f, s=scope: plan_demotions(f, s),
             "synthesize": lambda f, s=scope: plan_synthesis(f, s, vectors_of, now, author=store.author,
                                                             embedder_id=embedder_id, max_clusters=1,
-                                                            memo=clustering),
+                                                            memo=clustering, exclude=claims),
             "evict": lambda f, s=scope: plan_cap(f, s, store.caps.get(s), now, local),
             "purge": lambda f, s=scope: plan_purge(f, s, now),
         }

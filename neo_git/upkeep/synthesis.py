@@ -7,7 +7,9 @@ it keeps the text of the most central member, the union of their links (depends_
 and tags, the sum of their successes and the highest confidence, and supersedes
 every member. Synthesized (and other protected) facts never enter a cluster, and
 the archetype's id is derived from its members, so a cluster synthesized once is
-never synthesized again, even after its members were restored.
+never synthesized again, even after its members were restored. Claims (facts whose author
+is not trusted) never enter a cluster: the archetype is this clone's commit, so it would
+count as trusted and launder them.
 """
 from __future__ import annotations
 
@@ -99,14 +101,16 @@ def find_clusters(candidates: Sequence[Fact], vectors_of: VectorsOf, threshold: 
 def plan_synthesis(facts: Mapping[str, Fact], scope: FactScope, vectors_of: VectorsOf, now: datetime, *,
                    author: str = "git-neo upkeep", embedder_id: "str | Callable[[], str]" = "",
                    max_clusters: int | None = None, memo: dict | None = None,
-                   threshold: float = SYNTHESIS_SIMILARITY, min_size: int = SYNTHESIS_MIN_CLUSTER) -> StepPlan:
+                   threshold: float = SYNTHESIS_SIMILARITY, min_size: int = SYNTHESIS_MIN_CLUSTER,
+                   exclude: "frozenset[str]" = frozenset()) -> StepPlan:
     """Replace each cluster of near-identical REVIEW facts by one archetype (at most
     *max_clusters* of them, the oldest first: the runner writes one commit per archetype).
     *memo* (a dict kept across the runner's rounds) keeps the clustering: taking out a
     synthesized cluster leaves the greedy clustering of the rest unchanged, so it is
-    computed once per scope, not once per archetype."""
+    computed once per scope, not once per archetype. *exclude*: ids never taken (claims: the
+    archetype is committed as the local user's, so it would count as trusted)."""
     candidates = sorted((f for f in facts.values() if f.scope is scope and f.is_valid
-                         and f.kind is FactKind.REVIEW and not f.is_protected),
+                         and f.kind is FactKind.REVIEW and not f.is_protected and f.id not in exclude),
                         key=lambda f: (f.metadata.created_at, f.id))
     if len(candidates) < min_size:
         return NOTHING

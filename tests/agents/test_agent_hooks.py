@@ -183,4 +183,4 @@ def test_a_teammates_untrusted_fact_is_injected_as_an_unverified_claim(repo_with
                             payload("claude_user_prompt_submit", repo_with_commit, prompt="deploy checklist push main"))
     injected = out["hookSpecificOutput"]["additionalContext"]
     line = next(line for line in injected.splitlines() if "Deploy checklist" in line)
-    assert "UNVERIFIED claim" in line and line.startswith("- [fact:")
+    assert "PROPOSED constraint from a teammate (author unverified; not a rule" in line and line.startswith("- [fact:")

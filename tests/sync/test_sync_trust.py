@@ -210,3 +210,41 @@ def test_only_claims_are_clipped_to_the_cap(team, trusting):
     bobs = [f for f in team.store("alice").list(scope="project") if f.subject.startswith("bob")]
     assert len(bobs) == (5 if trusting else 1)
     assert len(report.plan.clipped if report.plan else []) == (0 if trusting else 4)
+
+
+def test_a_signed_constraint_is_trusted_again_after_its_lost_record_is_rebuilt(team, keys, cli):
+    alice = team.clone("alice", trust_remote=False)
+    bob = team.clone("bob", trust_remote=False)
+    _verify_with(alice, keys)
+    git(alice, "config", "--add", "neo.trusted", "bob@example.com")
+    _sign_with(bob, keys, "bob")
+    rule = team.store("bob").add("No network in hooks", "hooks never touch the network", kind="constraint")
+    team.sync("bob")
+    team.sync("alice")
+    assert rule.id in {f.id for f in team.store("alice").recall("network in hooks").constraints}
+    (alice / ".git" / "neo" / "trust" / "received.json").unlink()
+    assert rule.id in team.store("alice").untrusted()               # closed while the verdict is missing
+    assert "no trust verdict" in cli(alice, "doctor")[1]
+    assert cli(alice, "doctor", "--fix")[0] == 0                    # git verifies the signature again
+    store = team.store("alice")
+    assert store.untrusted() == {}
+    assert rule.id in {f.id for f in store.recall("network in hooks").constraints}
+
+
+def test_trust_commands_say_what_they_do_for_signed_and_unsigned_commits(team, cli):
+    alice = team.clone("alice", trust_remote=False)
+    team.clone("bob", trust_remote=False)
+    team.store("bob").add("cache layer", "use redis for caching", kind="decision")
+    team.sync("bob")
+    code, out, _ = cli(alice, "trust", "add", "bob@example.com")
+    assert code == 0 and "signed by bob@example.com now count" in out
+    assert "unsigned commits claiming bob@example.com stay unverified" in out and "neo.trustUnsigned" in out
+    out = cli(alice, "trust", "list")[1]
+    assert "bob@example.com: commits git verifies as signed" in out and "neo.trustUnsigned <remote>" in out
+    out = cli(alice, "sync")[1]
+    assert "trust: signatures:" in out and "1 are unverified" in out
+    assert "trust:" not in cli(alice, "sync")[1]                     # said once per clone
+    out = cli(alice, "list", "--untrusted")[1]
+    assert "1 unverified" in out and "git neo review" in out and "neo.trustUnsigned" in out
+    git(alice, "config", "neo.trustUnsigned", "origin")
+    assert "every commit from remote origin, signed or not" in cli(alice, "trust", "list")[1]

@@ -25,7 +25,7 @@ from typing import Any, Mapping, Protocol
 from neo_git.errors import NeoError
 from neo_git.facts import Fact
 from neo_git.store.base import Change
-from neo_git.store.review import agent_proposal, conflict, incoming, possible, stale
+from neo_git.store.review import agent_proposal, agent_request, conflict, incoming, possible, stale, unverified
 from neo_git.store.review.possible import undo_supersession
 
 __all__ = ["ReviewSource", "SOURCES", "ACTIONS", "items", "source_for", "undo_supersession"]
@@ -60,6 +60,8 @@ SOURCES: dict[str, ReviewSource] = {
     agent_proposal.SOURCE.type: agent_proposal.SOURCE,
     conflict.SOURCE.type: conflict.SOURCE,
     incoming.SOURCE.type: incoming.SOURCE,
+    agent_request.SOURCE.type: agent_request.SOURCE,
+    unverified.SOURCE.type: unverified.SOURCE,
 }
 
 ACTIONS: tuple[str, ...] = tuple(dict.fromkeys(a for s in SOURCES.values() for a in s.actions))

@@ -31,9 +31,17 @@ def open_proposals(facts: Mapping[str, Fact]) -> list[dict]:
         out.append({"type": TYPE, "id": fact.id, "scope": fact.scope.value, "kind": fact.kind.value,
                     "actions": list(ACTIONS), "subject": fact.subject, "body": fact.body,
                     "author": fact.metadata.author, "created_at": fact.metadata.created_at,
-                    "why": f"written by an agent ({fact.metadata.provenance}); a {fact.kind.value} applies "
-                           "to every later session only once a person accepts it"})
+                    "why": _why(fact)})
     return out
+
+
+def _why(fact: Fact) -> str:
+    replaces = [link["id"] for link in fact.metadata.possibly_supersedes if isinstance(link, Mapping) and "id" in link]
+    if replaces:   # an agent's replacement of a person's fact (issue 36)
+        return (f"written by an agent ({fact.metadata.provenance}) to replace {', '.join(replaces)}, which a person "
+                "wrote; it retires nothing unless a person accepts it (then the replacement is reviewed too)")
+    return (f"written by an agent ({fact.metadata.provenance}); a {fact.kind.value} applies "
+            "to every later session only once a person accepts it")
 
 
 class AgentProposals:
