@@ -54,7 +54,7 @@ def check_ref_file(ctx: Context) -> list[Finding]:
     if problem is None:
         return findings
     path = str(Path(ctx.paths.common_dir) / REF)
-    found = last_good_tip(ctx.repo, ctx.paths.common_dir, REF)
+    found = _local_tip(ctx)
     if found is not None:
         tip, where = found
         return [Finding(CHECK, problem, fix=f"restore {REF} to {tip[:12]}, its last good tip in {where}",
@@ -67,6 +67,50 @@ def check_ref_file(ctx: Context) -> list[Finding]:
         f"no reflog entry, remote copy or remote names a good tip; `git fsck --lost-found` lists unreachable "
         f"commits (a facts commit's message starts with add/merge/supersede/init): "
         f"`git update-ref {REF} <commit>` after moving the damaged ref aside"), path=path), *findings]
+
+
+def _local_tip(ctx: Context) -> tuple[str, str] | None:
+    """The last good tip found without the network: the reflog, a remote's tracking ref, else
+    the lost commit the parse cache remembers."""
+    found = last_good_tip(ctx.repo, ctx.paths.common_dir, REF)
+    if found is None:
+        lost = _unreachable_tip(ctx)
+        if lost is not None:
+            found = (lost, "the unreachable commits (`git fsck`): its facts folders are the ones the parse cache holds")
+    return found
+
+
+def _unreachable_tip(ctx: Context) -> str | None:
+    """The lost tip the parse cache remembers (a ref deleted with its reflog): the newest
+    unreachable facts commit whose `facts/` folders are exactly those the cache holds."""
+    import pygit2
+
+    from neo_git.gitrun import git_dir_args, run_git
+    from neo_git.store.parse_cache import parse_cache_path, read_parse_cache
+    from neo_git.store.ref_damage import tip_problem
+
+    cached = {name: sub.oid for name, sub in read_parse_cache(parse_cache_path(ctx.paths.common_dir, REF), REF).items()}
+    if not cached:
+        return None
+    try:
+        proc = run_git([*git_dir_args(ctx.paths.common_dir), "fsck", "--unreachable", "--no-reflogs", "--no-progress"],
+                       check=False, timeout=600.0)
+    except NeoError:
+        return None
+    best: tuple[int, str] | None = None
+    for line in proc.stdout.splitlines():
+        parts = line.split()
+        if len(parts) != 3 or parts[:2] != ["unreachable", "commit"]:
+            continue
+        commit = ctx.repo.get(parts[2])
+        if not isinstance(commit, pygit2.Commit) or tip_problem(ctx.repo, commit.id, strict=True) is not None:
+            continue
+        tree = commit.tree
+        facts = ctx.repo.get(tree["facts"].id) if "facts" in tree else None
+        folders = {entry.name: entry.id for entry in facts} if isinstance(facts, pygit2.Tree) else {}
+        if folders == cached and (best is None or commit.commit_time > best[0]):
+            best = (commit.commit_time, parts[2])
+    return best[1] if best else None
 
 
 def _other_packed_lines(ctx: Context) -> list[Finding]:
@@ -137,7 +181,7 @@ def restore_ref(finding: Finding, ctx: "Context | None", held: "set[str] | None"
     try:
         # First the packed line: while it holds no id, git (a fetch below included) fails outright.
         _drop_packed_line(common)
-        found = last_good_tip(ctx.repo, common, REF)
+        found = _local_tip(ctx)
         if found is None:
             remote = _remote(ctx)
             if remote is None:

@@ -269,3 +269,18 @@ def test_a_local_facts_file_replaced_by_a_folder_or_a_link_loop_is_moved_aside_a
     assert neo(capsys, "add", "--scope", which, "after the repair", "body").code == 0
     listed = neo(capsys, "list")
     assert listed.code == 0 and "after the repair" in listed.out and all(i in listed.out for i in ids)
+
+
+def test_doctor_fix_finds_a_ref_deleted_with_its_reflog_through_the_parse_cache(team_repo, capsys):
+    """Nothing names the lost tip but the parse cache's folders: the unreachable facts commit
+    whose `facts/` folders are exactly those is put back (an older one is not)."""
+    repo, ids = team_repo
+    good = git(repo, "rev-parse", REF).strip()
+    assert neo(capsys, "list").code == 0          # reads the ref, writes the parse cache
+    git(repo, "update-ref", "-d", REF)
+    doctor = neo(capsys, "doctor")
+    assert doctor.code == 1 and good[:12] in doctor.out, doctor.out
+    fixed = neo(capsys, "doctor", "--fix")
+    assert fixed.code == 0, (fixed.out, fixed.err)
+    assert git(repo, "rev-parse", REF).strip() == good
+    assert all(i in neo(capsys, "list").out for i in ids)
