@@ -57,7 +57,7 @@ def check_ref_file(ctx: Context) -> list[Finding]:
     found = _local_tip(ctx)
     if found is not None:
         tip, where = found
-        return [Finding(CHECK, problem, fix=f"restore {REF} to {tip[:12]}, its last good tip in {where}",
+        return [Finding(CHECK, problem, fix=f"restore {REF} to {tip[:12]}, its last good tip, from {where}",
                         path=path, action=ACTION), *findings]
     remote = _remote(ctx)
     if remote is not None:
@@ -76,7 +76,7 @@ def _local_tip(ctx: Context) -> tuple[str, str] | None:
     if found is None:
         lost = _unreachable_tip(ctx)
         if lost is not None:
-            found = (lost, "the unreachable commits (`git fsck`): its facts folders are the ones the parse cache holds")
+            found = (lost, "an unreachable commit (`git fsck`) whose facts folders the parse cache holds")
     return found
 
 

@@ -20,7 +20,7 @@ from tests.conftest import git
 from tests.hostile.plumbing import REF, neo
 
 COMMANDS = (["list"], ["recall", "HTTP"], ["add", "new rule", "body"], ["init"], ["why", "0000"],
-            ["export", "out.json"], ["review"], ["sync"], ["push"])
+            ["export", "out.json"], ["review"], ["sync"], ["push"], ["verify"], ["report"], ["gc"])
 
 
 def _loose(repo: Path) -> Path:
@@ -96,7 +96,10 @@ def test_a_damaged_ref_is_a_fatal_nothing_writes_and_doctor_fix_restores_the_las
     for args in COMMANDS:
         result = neo(capsys, *args)
         assert result.code == 1, (kind, args, result.out, result.err)
-        assert "fatal:" in result.err and "hint:" in result.err and "doctor --fix" in result.err, (kind, args, result.err)
+        assert "fatal:" in result.err and "hint:" in result.err, (kind, args, result.err)
+        # With every packed line broken, HEAD (a branch) is gone too: commands reading code say that first.
+        if not (kind == "packed-every-line" and args[0] in ("report", "verify")):
+            assert "doctor --fix" in result.err, (kind, args, result.err)
         assert "no facts yet" not in result.out, (kind, args)
         assert _snapshot(repo) == before, (kind, args)      # nothing wrote: no new history over the real one
     doctor = neo(capsys, "doctor")
@@ -176,6 +179,8 @@ def test_doctor_fix_fetches_the_remotes_ref_when_nothing_here_is_good(team_repo,
     git(repo, "push", "-q", str(bare), f"{REF}:{REF}")
     git(repo, "remote", "add", "origin", str(bare))
     _damage(repo, "deleted-with-reflog")
+    for cache in (repo / ".git" / "neo" / "cache").glob("facts-*"):
+        cache.unlink()    # nothing local remembers the lost tip: only the remote has it
     _reflog(repo).write_text("1234567890" * 4 + " " + "abcdef0123" * 4 + " x <x> 1 +0000\tjunk\n", encoding="utf-8")
     assert neo(capsys, "list").code == 1
     doctor = neo(capsys, "doctor")
