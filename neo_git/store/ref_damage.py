@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
 
@@ -51,7 +52,8 @@ def is_oid(text: str) -> bool:
 def packed_line(common_dir: Path, ref: str) -> str | None:
     """The id field of *ref*'s line in `packed-refs` as written (None: no such line)."""
     try:
-        data = (Path(common_dir) / "packed-refs").read_bytes()
+        with open(os.path.join(common_dir, "packed-refs"), "rb") as handle:
+            data = handle.read()
     except FileNotFoundError:
         return None
     except OSError:
@@ -72,7 +74,8 @@ def packed_line(common_dir: Path, ref: str) -> str | None:
 def reflog_tips(common_dir: Path, ref: str) -> list[str]:
     """The tips *ref*'s reflog names, newest first (ids only: whether they are here is not checked)."""
     try:
-        text = (Path(common_dir) / "logs" / ref).read_text(encoding="utf-8", errors="replace")
+        with open(os.path.join(common_dir, "logs", ref), encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
     except OSError:
         return []
     tips = []
@@ -83,14 +86,20 @@ def reflog_tips(common_dir: Path, ref: str) -> list[str]:
     return tips
 
 
-def parse_cache_remembers(common_dir: Path, ref: str) -> bool:
-    """Whether a parse cache of *ref* exists (written only after facts were read from it)."""
+@lru_cache(maxsize=8)
+def _cache_prefix(ref: str) -> str:
+    """The start of the parse cache's file name for *ref* (`parse_cache.parse_cache_path`)."""
     from neo_git.store.parse_cache import cache_file
 
-    folder = Path(common_dir) / "neo" / "cache"
-    prefix = cache_file(common_dir, "facts", ref, "").name
+    return cache_file(Path("."), "facts", ref, "").name + "."
+
+
+def parse_cache_remembers(common_dir: Path, ref: str) -> bool:
+    """Whether a parse cache of *ref* exists (written only after facts were read from it)."""
+    prefix = _cache_prefix(ref)
     try:
-        return any(name.startswith(prefix + ".") and name.endswith(".bin") for name in os.listdir(folder))
+        return any(name.startswith(prefix) and name.endswith(".bin")
+                   for name in os.listdir(os.path.join(common_dir, "neo", "cache")))
     except OSError:
         return False
 
@@ -121,10 +130,10 @@ def packed_problem(common_dir: Path, ref: str) -> str | None:
 
 def absent_problem(common_dir: Path, ref: str) -> str | None:
     """Why a ref libgit2 cannot find is lost rather than new (None: it never existed)."""
+    # Plain os.path (not pathlib) on this path: it runs on every read of a repository without facts.
+    if os.path.isdir(os.path.join(common_dir, ref)):
+        return f"a folder is in the place of its file ({os.path.join(common_dir, ref)})"
     common_dir = Path(common_dir)
-    loose = common_dir / ref
-    if loose.is_dir():
-        return f"a folder is in the place of its file ({loose})"
     packed = packed_line(common_dir, ref)
     if packed is not None:
         # Not an id; or an id libgit2 missed (it bisects a packed-refs marked `sorted` that is not).
@@ -172,12 +181,11 @@ def checked_tip(repo: pygit2.Repository, common_dir: Path, ref: str,
                 good: "set[pygit2.Oid] | None" = None) -> pygit2.Oid | None:
     """The commit *ref* points at, None when it never existed, `CorruptStore` (pointing at `git neo
     doctor --fix`) for any damage. *good* remembers the tips already checked (one check each)."""
-    common_dir = Path(common_dir)
     try:
         reference = repo.references[ref]
     except KeyError:
         problem = absent_problem(common_dir, ref)
-        if problem is not None and (common_dir / f"{ref}.lock").exists():
+        if problem is not None and os.path.exists(os.path.join(common_dir, ref + ".lock")):
             wait_for_writer(common_dir, ref)   # a first write between its reflog and its ref
             if ref in repo.references:
                 return checked_tip(repo, common_dir, ref, good)
@@ -196,8 +204,8 @@ def checked_tip(repo: pygit2.Repository, common_dir: Path, ref: str,
     target = reference.target
     if good is not None and target in good:
         return target
-    if (common_dir / ref).is_dir():   # found packed, but no write could ever replace the folder
-        raise damaged(ref, f"a folder is in the place of its file ({common_dir / ref})")
+    if os.path.isdir(os.path.join(common_dir, ref)):   # found packed, but no write could replace the folder
+        raise damaged(ref, f"a folder is in the place of its file ({os.path.join(common_dir, ref)})")
     problem = tip_problem(repo, target)
     if problem is not None and repo.get(target) is None:
         from neo_git.store.objects import fetch_missing
