@@ -54,6 +54,9 @@ def check_ref_file(ctx: Context) -> list[Finding]:
     if problem is None:
         return findings
     path = str(Path(ctx.paths.common_dir) / REF)
+    if _sound_tip(ctx) is not None:
+        return [Finding(CHECK, problem, fix=f"drop its line from packed-refs (the loose ref, which git-neo reads, "
+                                             "is kept)", path=path, action=ACTION), *findings]
     found = _local_tip(ctx)
     if found is not None:
         tip, where = found
@@ -67,6 +70,14 @@ def check_ref_file(ctx: Context) -> list[Finding]:
         f"no reflog entry, remote copy or remote names a good tip; `git fsck --lost-found` lists unreachable "
         f"commits (a facts commit's message starts with add/merge/supersede/init): "
         f"`git update-ref {REF} <commit>` after moving the damaged ref aside"), path=path), *findings]
+
+
+def _sound_tip(ctx: Context) -> object | None:
+    """The ref's tip when the ref itself reads fine (None: it is damaged or absent)."""
+    try:
+        return checked_tip(ctx.repo, ctx.paths.common_dir, REF)
+    except CorruptStore:
+        return None
 
 
 def _local_tip(ctx: Context) -> tuple[str, str] | None:
@@ -170,6 +181,9 @@ def restore_ref(finding: Finding, ctx: "Context | None", held: "set[str] | None"
     if ctx is None or ref_problem(ctx) is None:
         return False
     common = Path(ctx.paths.common_dir)
+    if _sound_tip(ctx) is not None:   # only the packed line is bad: the loose ref stays as it is
+        _drop_packed_line(common)
+        return True
     path = common / REF
     lock = path.with_name(path.name + ".lock")
     try:

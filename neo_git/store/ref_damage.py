@@ -144,7 +144,7 @@ def absent_problem(common_dir: Path, ref: str) -> str | None:
         return f"it is gone, but its reflog ({common_dir / 'logs' / ref}) names its last tip {tips[0][:12]}"
     if parse_cache_remembers(common_dir, ref):
         return (f"it is gone and its reflog too, but the parse cache in {common_dir / 'neo' / 'cache'} "
-                "holds facts read from it")
+                "holds facts read from it (deleted on purpose? delete `.git/neo/cache/facts-*` too)")
     return None
 
 

@@ -289,3 +289,23 @@ def test_doctor_fix_finds_a_ref_deleted_with_its_reflog_through_the_parse_cache(
     assert fixed.code == 0, (fixed.out, fixed.err)
     assert git(repo, "rev-parse", REF).strip() == good
     assert all(i in neo(capsys, "list").out for i in ids)
+
+
+def test_a_bad_packed_line_under_a_good_loose_ref_is_dropped_and_the_loose_ref_kept(team_repo, capsys):
+    """git reads the loose ref first, and so does git-neo; but git fails on every command that
+    reads packed-refs while the line is there. The repair drops the line and keeps the loose
+    ref, even when the reflog's newest entry is older than it."""
+    repo, ids = team_repo
+    git(repo, "pack-refs", "--all")
+    older = git(repo, "rev-parse", REF).strip()
+    assert neo(capsys, "add", "Logging", "Structured logs only.").code == 0     # a loose ref, newer
+    tip = git(repo, "rev-parse", REF).strip()
+    _pack_line = _packed(repo).read_text(encoding="utf-8").replace(f"{older} {REF}", f"zzzz {REF}")
+    _packed(repo).write_text(_pack_line, encoding="utf-8")
+    _reflog(repo).write_text(f"{'0' * 40} {older} x <x> 1 +0000\tolder\n", encoding="utf-8")
+    assert neo(capsys, "list").code == 0                      # the loose ref reads fine
+    doctor = neo(capsys, "doctor")
+    assert doctor.code == 1 and "zzzz" in doctor.out and "loose ref" in doctor.out, doctor.out
+    assert neo(capsys, "doctor", "--fix").code == 0
+    assert "zzzz" not in _packed(repo).read_text(encoding="utf-8")
+    assert git(repo, "rev-parse", REF).strip() == tip        # git reads packed-refs again, and the newer tip
