@@ -187,9 +187,12 @@ def checked_tip(repo: pygit2.Repository, common_dir: Path, ref: str,
         problem = absent_problem(common_dir, ref)
         if problem is not None and os.path.exists(os.path.join(common_dir, ref + ".lock")):
             wait_for_writer(common_dir, ref)   # a first write between its reflog and its ref
-            if ref in repo.references:
-                return checked_tip(repo, common_dir, ref, good)
-            problem = absent_problem(common_dir, ref)
+            try:
+                if ref in repo.references:
+                    return checked_tip(repo, common_dir, ref, good)
+            except pygit2.GitError:
+                pass   # unreadable now: judged below like any other damage
+            problem = absent_problem(common_dir, ref) or loose_problem(common_dir, ref)
         if problem is not None:
             raise damaged(ref, problem) from None
         return None
