@@ -196,9 +196,10 @@ def checked_tip(repo: pygit2.Repository, common_dir: Path, ref: str,
         if problem is not None:
             raise damaged(ref, problem) from None
         return None
-    except pygit2.GitError as exc:
+    except (pygit2.GitError, OSError) as exc:
         # A loose ref file that holds no id ("corrupted loose reference file"), a packed-refs
-        # line libgit2 cannot parse ("corrupted packed references file").
+        # line libgit2 cannot parse ("corrupted packed references file"); OSError: a link loop
+        # in the ref's place ("could not stat").
         raise damaged(ref, loose_problem(common_dir, ref) or packed_problem(common_dir, ref)
                       or str(exc).split(": ", 1)[-1]) from None
     if reference.type == pygit2.enums.ReferenceType.SYMBOLIC:

@@ -38,7 +38,8 @@ def _packed(repo: Path) -> Path:
 def _snapshot(repo: Path) -> tuple:
     """Everything a write to the ref would change: the loose file (or folder), packed-refs, the reflog."""
     loose = _loose(repo)
-    state = ("dir" if loose.is_dir() else loose.read_bytes() if loose.exists() or loose.is_symlink() else None)
+    state = ("link:" + os.readlink(loose) if loose.is_symlink() else "dir" if loose.is_dir()
+             else loose.read_bytes() if loose.exists() else None)
     packed = _packed(repo).read_bytes() if _packed(repo).exists() else None
     return state, packed, _reflog(repo).read_bytes() if _reflog(repo).is_file() else None
 
@@ -66,6 +67,10 @@ def _damage(repo: Path, kind: str) -> None:
     elif kind == "folder":
         loose.unlink()
         (loose / "stray").mkdir(parents=True)
+    elif kind == "link-loop":
+        loose.unlink()
+        os.symlink("facts.loop", loose)
+        os.symlink("facts", loose.with_name("facts.loop"))
     elif kind == "symbolic":
         git(repo, "symbolic-ref", REF, "refs/heads/main")
     elif kind == "blob":
@@ -82,7 +87,7 @@ def _damage(repo: Path, kind: str) -> None:
 
 
 KINDS = ("packed-garbage", "packed-every-line", "packed-missing-commit", "loose-garbage", "deleted-with-reflog",
-         "folder", "symbolic", "blob", "tree", "missing-commit", "source-commit")
+         "folder", "link-loop", "symbolic", "blob", "tree", "missing-commit", "source-commit")
 
 
 @pytest.mark.parametrize("kind", KINDS)
