@@ -14,7 +14,9 @@ def register(sub) -> dict[str, str]:
                                       "(--fix repairs local state)")
     p.add_argument("--fix", action="store_true",
                    help="delete caches that do not verify, stale locks and orphaned temp files; reinstall "
-                        "stale hooks; process commits the hooks missed; cut pointers to missing facts in local scopes")
+                        "stale hooks; process commits the hooks missed; cut pointers to missing facts in local scopes; "
+                        "put a damaged refs/neo/facts back to its last good tip; move aside local facts files "
+                        "that are folders or link loops")
     p.add_argument("--ref", action="store_true",
                    help="with --fix: also propose the commit that cuts dangling pointers on refs/neo/facts "
                         "(made only when you confirm)")
@@ -56,7 +58,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         return 0
     fixable = sum(1 for f in remaining if f.fix)
     print(f"fatal: {len(remaining)} problem{'s' if len(remaining) != 1 else ''} found", file=sys.stderr)
-    print("hint: " + (f"`git neo doctor --fix` repairs {fixable} of them (local state only); " if fixable else "")
+    print("hint: " + (f"`git neo doctor --fix` repairs {fixable} of them (local state only, or a damaged ref put back "
+                       "to its own last good tip); " if fixable else "")
           + "the facts ref is shared, so its problems are reported, never rewritten", file=sys.stderr)
     return 1
 

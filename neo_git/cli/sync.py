@@ -39,7 +39,9 @@ def _syncer(args: argparse.Namespace):
     from neo_git.store import FactStore
     from neo_git.sync import Syncer
 
-    return Syncer(FactStore.open(), args.remote)
+    store = FactStore.open()
+    store.project_store.tip()   # a damaged ref: a fatal pointing at `doctor --fix` before any network
+    return Syncer(store, args.remote)
 
 
 def _sharing_syncer(args: argparse.Namespace):
@@ -51,6 +53,7 @@ def _sharing_syncer(args: argparse.Namespace):
     from neo_git.sync.remotes import choose_remote, require_chosen
 
     store = FactStore.open()
+    store.project_store.tip()   # a damaged ref is never shared (nor read as "nothing yet")
     if args.choose:
         if args.remote and args.remote != args.choose:
             raise NeoError(f"two remotes named: {args.remote} and --remote {args.choose}", "name one")

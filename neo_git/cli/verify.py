@@ -26,6 +26,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from neo_git.store import FactStore
 
     store = FactStore.open()
+    store.project_store.tip()   # a damaged ref: a fatal pointing at `doctor --fix`, not "no fact cites code"
     report = verify_facts(store, args.rev)
     warn(store.warnings)
     if args.json:

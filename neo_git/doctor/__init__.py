@@ -18,7 +18,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from neo_git.doctor import agents, caches, githooks, leftovers, pointers, reachability, ref, refdamage, remotes, trustrecord
+from neo_git.doctor import (agents, caches, githooks, leftovers, localfiles, pointers, reachability, ref, refdamage,
+                           remotes, trustrecord)
 from neo_git.doctor.findings import STALE_SECONDS, Context, Finding
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,6 +31,7 @@ __all__ = ["CHECKS", "REPAIRS", "STALE_SECONDS", "Context", "Finding", "context"
 CHECKS: dict[str, Callable[[Context], list[Finding]]] = {
     "ref-file": refdamage.check_ref_file,
     "ref": lambda ctx: ref.check_ref(ctx.repo),
+    "local-files": localfiles.check_local_files,
     "cache": lambda ctx: caches.check_caches(ctx.paths, ctx.home),
     "leftovers": lambda ctx: leftovers.check_leftovers(ctx.paths, ctx.home),
     "pointers": pointers.check_pointers,
@@ -49,6 +51,7 @@ REPAIRS: dict[str, Callable[[Finding, "Context | None", "set[str] | None"], bool
     "catch-up": reachability.catch_up,
     refdamage.ACTION: refdamage.restore_ref,
     trustrecord.ACTION: trustrecord.rejudge_commits,
+    localfiles.ACTION: localfiles.rebuild_file,
 }
 
 

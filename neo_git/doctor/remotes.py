@@ -20,9 +20,19 @@ def check_remote(ctx: Context) -> list[Finding]:
                                "has nowhere to share facts",
                         hint=("choose another: " + " or ".join(f"`git neo sync --remote {r}`" for r in remotes)
                               if remotes else f"`git remote add {chosen} <url>`, or `git config --unset {REMOTE_KEY}`"))]
-    carrying = [r for r in remotes if f"refs/remotes/{r}/neo/facts" in ctx.repo.references]
+    carrying = [r for r in remotes if _exists(ctx, f"refs/remotes/{r}/neo/facts")]
     if chosen is None and len(carrying) > 1:
         return [Finding(CHECK, f"{len(carrying)} remotes carry facts ({', '.join(carrying)}) and none is chosen for "
                                "sharing yours (neo.remote): `git neo sync` refuses until one is",
                         hint="choose one: " + " or ".join(f"`git neo sync --remote {r}`" for r in carrying))]
     return []
+
+
+def _exists(ctx: Context, ref: str) -> bool:
+    """Whether *ref* exists (False when packed-refs cannot be read: the "ref-file" check says so)."""
+    import pygit2
+
+    try:
+        return ref in ctx.repo.references
+    except pygit2.GitError:
+        return False

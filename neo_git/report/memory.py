@@ -157,10 +157,11 @@ def _first_parent_since(repo: "pygit2.Repository", tip: "pygit2.Oid", stop: str 
 def memory_history(repo: "pygit2.Repository") -> MemoryHistory:
     """Memory over the ref's whole first-parent history (an empty history before the first fact)."""
     from neo_git.identity import repository_paths
+    from neo_git.store.ref_damage import checked_tip
 
-    try:
-        tip = repo.references[FACTS_REF].resolve().target
-    except (KeyError, ValueError):
+    # A damaged ref is a fatal pointing at `doctor --fix`, never a report of an empty memory.
+    tip = checked_tip(repo, repository_paths(repo).common_dir, FACTS_REF)
+    if tip is None:
         return MemoryHistory(None, [], {}, {})
     path = cache.cache_file(repository_paths(repo).neo_dir, "memory")
     stored = cache.load(path, MEMORY_FORMAT)

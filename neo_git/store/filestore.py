@@ -9,7 +9,10 @@ is moved aside and reported, never overwritten.
 """
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
 from pathlib import Path
 from types import MappingProxyType
 
@@ -20,6 +23,24 @@ from neo_git.fileio import atomic_write, locked, move_aside
 from neo_git.store.base import Change, LoadedScope, Transaction
 
 ENVELOPE_VERSION = "2.0"
+
+
+def file_problem(path: Path) -> str | None:
+    """What makes *path* unreadable as a facts file: a folder, a link loop, not a regular file
+    (a FIFO would block the read); None when it is a file or absent."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symbolic link loop, not a facts file"
+        return None   # the read reports it (permissions, …)
+    if stat.S_ISDIR(mode):
+        return "is a directory, not a facts file"
+    if not stat.S_ISREG(mode):
+        return "is not a regular file (a FIFO, socket or device), not a facts file"
+    return None
 
 
 class FileStore:
@@ -68,6 +89,11 @@ class FileStore:
     # --- file format ---------------------------------------------------------------
 
     def _read(self, have_lock: bool) -> tuple[dict[str, Fact], list, list[str]]:
+        problem = file_problem(self.path)
+        if problem is not None:
+            # Never read as an empty scope (a write would then replace what was there).
+            raise CorruptStore(f"{self.path} {problem}", "`git neo doctor --fix` moves it aside and starts the file "
+                                                        "anew; nothing was changed")
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:

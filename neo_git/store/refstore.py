@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Callable, Mapping
 import pygit2
 
 from neo_git import safejson
-from neo_git.errors import CorruptStore, NeoError
+from neo_git.errors import NeoError
 from neo_git.facts import SCHEMA_VERSION, Fact, FactScope, canonical_json
 from neo_git.store.refcas import compare_and_swap
 from neo_git.store.base import Change, LoadedScope, Transaction
 from neo_git.store.parse_cache import Subtree
+from neo_git.store.ref_damage import checked_tip
 from neo_git.store.ref_facts import fact_path, pointer_problems  # noqa: F401 - fact_path re-exported
 from neo_git.store.ref_reading import _BLOB, _EMPTY, _TREE, SubtreeReading
 
@@ -99,27 +100,17 @@ class RefStore(SubtreeReading):
         self._persisted: dict[str, Subtree] | None = None
         self._view: tuple[pygit2.Oid, LoadedScope] | None = None  # what load() returned for that tip
         self._table: tuple[pygit2.Oid, "FactTable", list[str]] | None = None  # what table() returned
+        self._good_tips: set[pygit2.Oid] = set()   # tips `tip_problem` accepted (checked once each)
 
     # --- reading -------------------------------------------------------------------
 
     def tip(self) -> pygit2.Oid | None:
-        """The commit the ref points at, or None before the first fact. A symbolic ref is refused:
-        reading through it would show another ref's tree, and CAS on it can never succeed."""
-        try:
-            ref = self.repo.references[self.ref]
-        except KeyError:
-            return None
-        except pygit2.GitError as exc:
-            # A loose ref file that holds no id ("corrupted loose reference file"). Never read it as
-            # "no facts yet": the next write would start a new, empty history over the real one.
-            raise CorruptStore(f"{self.ref} is damaged: {str(exc).split(': ', 1)[-1]}",
-                               "`git neo doctor --fix` restores its last good tip from the reflog; "
-                               "nothing was changed") from None
-        if ref.type == pygit2.enums.ReferenceType.SYMBOLIC:
-            raise NeoError(f"{self.ref} is a symbolic ref (to {ref.target}), not a ref git-neo can use",
-                           f"remove the link with `git symbolic-ref --delete {self.ref}` (what it points at "
-                           "is kept), then `git neo init`")
-        return ref.resolve().target
+        """The commit the ref points at, or None before the first fact. Damage is never "no facts
+        yet" (the next write would start a new, empty history over the real one): a ref file that
+        holds no id, a symbolic ref, a ref to anything but a facts commit here, or a ref that is
+        gone while its reflog, packed-refs or the parse cache remember it is a `CorruptStore`
+        pointing at `git neo doctor --fix` (store/ref_damage.py)."""
+        return checked_tip(self.repo, self.common_dir, self.ref, self._good_tips)
 
     def load(self) -> LoadedScope:
         """All facts at the current tip, in tree order (cached; only changed subtrees are re-read)."""

@@ -301,6 +301,7 @@ class Syncer:
         has commits we have not merged."""
         report = report or SyncReport(self.remote)
         names = self.names
+        self.backend.tip()   # a damaged local ref (CorruptStore) is never pushed over the remote's good one
         pairs = []
         refs = [(FACTS_REF, names.facts_remote, names.facts_tracking)]
         if self.target.notes:

@@ -46,6 +46,8 @@ def test_a_garbage_ref_file_is_a_fatal_with_a_hint_and_reads_never_write(team_re
 def test_a_garbage_ref_without_a_usable_reflog_is_left_alone_with_a_hint(team_repo, capsys):
     repo, _ = team_repo
     (repo / ".git" / "logs" / "refs" / "neo" / "facts").write_text("", encoding="utf-8")
+    for cache in (repo / ".git" / "neo" / "cache").glob("facts-*"):
+        cache.unlink()   # the parse cache would name the lost tip (tests/hostile/test_ref_damage.py)
     _ref_file(repo).write_text("garbage\n", encoding="utf-8")
     assert neo(capsys, "doctor", "--fix").code == 1
     assert _ref_file(repo).read_text(encoding="utf-8") == "garbage\n"
