@@ -199,10 +199,12 @@ def bm25_ranks(docs: list[str], query: str, k1: float = 1.2, b: float = 0.75) ->
     return [i for _, i in sorted(scores)]
 
 
-def adr(embedder: str) -> dict:
-    """R@1 / R@5 of recall (and of BM25) with a record's Context as the question."""
+def adr(embedder: str, per_repo: dict | None = None) -> dict:
+    """R@1 / R@5 of recall (and of BM25) with a record's Context as the question; *per_repo*
+    collects {repo: [hits at 1, questions]}."""
     r1 = r5 = b1 = b5 = asked = 0
     for _repo, records in adr_queries():
+        mine = per_repo.setdefault(_repo, [0, 0]) if per_repo is not None else [0, 0]
         store = FactStore.in_memory(embedder=embedder)
         added = store.add_many([{"subject": t, "body": d, "kind": "decision"} for t, d, _ in records])
         ids = [f.id for f in added]
@@ -211,6 +213,8 @@ def adr(embedder: str) -> dict:
             asked += 1
             got = [f.id for f in store.recall(context, k=5).valid_facts]
             r1 += got[:1] == [ids[i]]
+            mine[0] += got[:1] == [ids[i]]
+            mine[1] += 1
             r5 += ids[i] in got[:5]
             ranks = bm25_ranks(docs, context)
             b1 += ranks[0] == i
@@ -276,6 +280,38 @@ def calibrate(embedder: str) -> None:
               f"{rate(rows, ns, noise):.3f}")
 
 
+SHARES = (0.2, 0.3, 0.4, 0.5, 0.6)
+
+
+def lexical_share_loo(embedder: str) -> None:
+    """Leave one ADR repository out: the lexical share fitted on the others (R@1), measured on it."""
+    from neo_git import relevance
+
+    saved = relevance.LEXICAL_SHARE
+    table = {}
+    try:
+        for share in SHARES:
+            relevance.LEXICAL_SHARE = share
+            per_repo: dict = {}
+            adr(embedder, per_repo)
+            table[share] = per_repo
+    finally:
+        relevance.LEXICAL_SHARE = saved
+    repos = list(table[SHARES[0]])
+    hits = asked = 0
+    print(f"{embedder}: lexical share, leave one ADR repository out (R@1 through recall)")
+    for held in repos:
+        def others(share):
+            return sum(table[share][r][0] for r in repos if r != held) / max(1, sum(table[share][r][1] for r in repos if r != held))
+        best = max(SHARES, key=lambda share: (others(share), -abs(share - saved)))
+        got, n = table[best][held]
+        hits, asked = hits + got, asked + n
+        print(f"  {held:40} fitted {best:.1f} → R@1 there {got / max(n, 1):.3f} ({n} questions)")
+    whole = {share: sum(v[0] for v in table[share].values()) / sum(v[1] for v in table[share].values()) for share in SHARES}
+    print(f"  cross-validated R@1 {hits / asked:.3f}; in sample: "
+          + ", ".join(f"{share:.1f}: {value:.3f}" for share, value in whole.items()) + f" (shipped {saved})")
+
+
 # -- the prompt-submit hook ----------------------------------------------------------------------
 
 def hook(embedder: str) -> dict:
@@ -300,6 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.calibrate:
         for name in names:
             calibrate(EMBEDDERS.get(name, name))
+            lexical_share_loo(EMBEDDERS.get(name, name))
         return 0
     started = time.time()
     columns = {}
