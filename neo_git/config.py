@@ -52,7 +52,7 @@ def _git_value(key: str, repo: "pygit2.Repository | None") -> str | None:
 def neo_config(name: str, default: T = None, *, repo: "pygit2.Repository | None" = None,
                cast: Callable[[Any], T] | None = None) -> T:
     """The setting `neo.<name>` (e.g. "maxEffort"): git config, then config.json, then *default*.
-    With *cast*, a value that does not convert gives *default*."""
+    With *cast*, a value that does not convert gives *default*, with one warning on stderr."""
     key = name if name.startswith("neo.") else f"neo.{name}"
     short = key[4:]
     raw: Any = _git_value(key, repo)
@@ -68,8 +68,27 @@ def neo_config(name: str, default: T = None, *, repo: "pygit2.Repository | None"
         return raw
     try:
         return cast(raw)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError) as exc:
+        _warn_once(key, f"{key} is not valid ({exc}); using {default!r}")
         return default
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(key: str, message: str) -> None:
+    """One `warning:` line per setting and process: a bad value is the user's to fix, and must
+    never fail the command or hook that reads it (git's own `fatal: bad numeric config value`
+    would break every commit)."""
+    import sys
+
+    if key.lower() in _warned:
+        return
+    _warned.add(key.lower())
+    try:
+        print(f"warning: {message}", file=sys.stderr)
+    except (OSError, ValueError):   # no stderr to tell: the default is used all the same
+        pass
 
 
 def neo_config_list(name: str, *, repo: "pygit2.Repository | None" = None) -> list[str]:
@@ -108,15 +127,22 @@ def as_bool(value: Any) -> bool:
     raise ValueError(f"not a boolean: {value!r}")
 
 
-def as_positive_int(value: Any) -> int:
-    """A positive integer (git's k/m/g suffixes accepted)."""
-    if isinstance(value, bool):
-        raise ValueError("not an integer")
+MAX_INT = 2 ** 31 - 1   # git's own range for `git config --int`
+
+
+def as_positive_int(value: Any, maximum: int = MAX_INT) -> int:
+    """A whole number from 1 to *maximum* (git's k/m/g suffixes accepted)."""
+    if isinstance(value, bool) or isinstance(value, float):
+        raise ValueError("not a whole number")
     text = str(value).strip().lower()
     scale = {"k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}.get(text[-1:], 1)
-    number = int(text[:-1] if scale > 1 else text) * scale
-    if number <= 0:
-        raise ValueError("not positive")
+    digits = text[:-1] if scale > 1 else text
+    # No leading zero: git reads "010" as octal (8), Python as 10; neither is what was meant.
+    if not digits.isascii() or not digits.isdigit() or digits.startswith("0") or len(digits) > 12:
+        raise ValueError(f"not a whole number from 1 to {maximum}")
+    number = int(digits) * scale
+    if not 1 <= number <= maximum:
+        raise ValueError(f"not a whole number from 1 to {maximum}")
     return number
 
 
@@ -125,6 +151,7 @@ def config_bool(name: str, default: bool, *, repo: "pygit2.Repository | None" = 
     return neo_config(name, default, repo=repo, cast=as_bool)
 
 
-def config_int(name: str, default: int, *, repo: "pygit2.Repository | None" = None) -> int:
-    """A positive integer `neo.*` setting."""
-    return neo_config(name, default, repo=repo, cast=as_positive_int)
+def config_int(name: str, default: int, *, repo: "pygit2.Repository | None" = None,
+               maximum: int = MAX_INT) -> int:
+    """A whole-number `neo.*` setting from 1 to *maximum* (else *default*, with one warning)."""
+    return neo_config(name, default, repo=repo, cast=lambda value: as_positive_int(value, maximum))
