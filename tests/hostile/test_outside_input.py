@@ -36,3 +36,42 @@ def test_a_teammates_ill_typed_note_line_never_crashes_outcomes(team_repo, capsy
     assert {r["id"] for r in data["outcomes"]} == {"1111111111111111", "2222222222222222"}
     result = neo(capsys, "report", "--out", str(repo.parent / "report.html"))
     assert result.code == 0, result.err
+
+
+def _hold_lock(path) -> "subprocess.Popen":
+    """A process that holds an flock on *path* until it is killed (a stopped or stuck git-neo)."""
+    import subprocess
+    import sys
+
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys, time\n"
+        f"fd = os.open({str(path)!r}, os.O_RDWR | os.O_CREAT, 0o644)\n"
+        "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('held', flush=True)\ntime.sleep(120)\n")],
+        stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def test_a_held_parse_cache_lock_is_skipped_not_waited_for(team_repo, capsys):
+    import time
+
+    repo, ids = team_repo
+    assert neo(capsys, "list").code == 0                     # the cache and its lock exist
+    cache = repo / ".git" / "neo" / "cache"
+    locks = sorted(cache.glob("facts-*.lock"))
+    assert locks, sorted(p.name for p in cache.iterdir())
+    holders = [_hold_lock(path) for path in locks]
+    try:
+        git(repo, "update-ref", "refs/neo/facts", git(repo, "rev-parse", "refs/neo/facts").strip())
+        for argv in (["list"], ["recall", "HTTP client"], ["add", "Logging", "Use structlog everywhere."],
+                     ["list"]):
+            started = time.monotonic()
+            result = neo(capsys, *argv)
+            took = time.monotonic() - started
+            assert result.code == 0, result.err
+            assert took < 4, f"`git neo {argv[0]}` took {took:.1f} s behind a held cache lock"
+        assert "Logging" in neo(capsys, "list").out
+    finally:
+        for holder in holders:
+            holder.kill()
+            holder.wait()
