@@ -75,3 +75,14 @@ def test_a_held_parse_cache_lock_is_skipped_not_waited_for(team_repo, capsys):
         for holder in holders:
             holder.kill()
             holder.wait()
+
+
+def test_a_head_naming_an_invalid_branch_is_a_fatal_not_a_crash(repo_with_commit, monkeypatch, capsys):
+    monkeypatch.chdir(repo_with_commit)
+    (repo_with_commit / ".git" / "HEAD").write_text("ref: refs/heads/bad name\n")
+    for argv in (["init"], ["add", "Layout", "Code lives under src/."], ["list"], ["recall", "layout"]):
+        result = neo(capsys, *argv)
+        assert result.code in (0, 1), (argv, result.err)
+        if result.code == 1:
+            assert result.err.startswith("fatal: HEAD is not valid") and "hint: " in result.err, result.err
+    assert neo(capsys, "init").code == 1
