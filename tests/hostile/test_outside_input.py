@@ -86,3 +86,57 @@ def test_a_head_naming_an_invalid_branch_is_a_fatal_not_a_crash(repo_with_commit
         if result.code == 1:
             assert result.err.startswith("fatal: HEAD is not valid") and "hint: " in result.err, result.err
     assert neo(capsys, "init").code == 1
+
+
+def _run_neo(cwd, *args, timeout=60):
+    """`git-neo ARGS` as a process (a hang must fail the test, not stop the suite)."""
+    import os
+    import subprocess
+
+    from tests.outcome_helpers import VENV_BIN
+
+    return subprocess.run([os.path.join(VENV_BIN, "git-neo"), *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def test_init_skips_an_instruction_file_that_is_a_fifo(repo_with_commit):
+    import os
+
+    os.mkfifo(repo_with_commit / "CLAUDE.md")
+    (repo_with_commit / "AGENTS.md").write_text("# Rules\n\n- Never import requests; use httpx.\n")
+    proc = _run_neo(repo_with_commit, "init")
+    assert proc.returncode == 0, proc.stderr
+    assert "CLAUDE.md" in proc.stderr and "FIFO" in proc.stderr
+    assert "constraint" in _run_neo(repo_with_commit, "list").stdout   # AGENTS.md was still read
+
+
+@pytest.mark.parametrize("make", ["/dev/zero", "fifo", "directory", "too-large"])
+def test_import_refuses_what_is_not_a_regular_file_before_reading_it(team_repo, tmp_path, make, monkeypatch):
+    import os
+
+    import neo_git.transfer as transfer
+
+    repo, _ = team_repo
+    before = git(repo, "rev-parse", "refs/neo/facts").strip()
+    if make == "/dev/zero":
+        target = "/dev/zero"
+    elif make == "fifo":
+        target = str(tmp_path / "facts.fifo")
+        os.mkfifo(target)
+    elif make == "directory":
+        target = str(tmp_path)
+    else:   # a regular file over the cap (the cap lowered for the test, in-process)
+        target = str(tmp_path / "big.json")
+        with open(target, "w") as handle:
+            handle.write('{"version": "2.0", "facts": []}' + " " * 4096)
+    if make == "too-large":
+        from neo_git.cli import main
+
+        monkeypatch.setattr(transfer, "MAX_IMPORT_BYTES", 1024)
+        monkeypatch.chdir(repo)
+        assert main(["import", target]) == 1
+        return
+    proc = _run_neo(repo, "import", target, timeout=30)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.startswith("fatal: ") and "not a regular file" in proc.stderr and "hint: " in proc.stderr
+    assert git(repo, "rev-parse", "refs/neo/facts").strip() == before
