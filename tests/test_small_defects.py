@@ -1,0 +1,70 @@
+"""Issue 37, deliverable 4: the smaller defects a new user met, each as they met it."""
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from tests.conftest import commit_files, git
+from tests.outcome_helpers import VENV_BIN
+
+PATH = {"PATH": VENV_BIN + os.pathsep + os.environ.get("PATH", "")}
+
+
+def _git(cwd, *args, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL, env={**os.environ, **PATH, **(env or {})})
+
+
+def _god_line(out: str) -> str:
+    return next(line for line in out.splitlines() if line.startswith("god files"))
+
+
+def test_settings_given_on_gits_command_line_are_read(repo_with_commit):
+    repo = repo_with_commit
+    commit_files(repo, {"big.py": "".join(f"X{i} = {i}\n" for i in range(150))}, "a module")
+    assert _git(repo, "neo", "init").returncode == 0
+    plain = _git(repo, "neo", "health")
+    assert plain.returncode == 0, plain.stderr
+    assert "> 800 lines" in _god_line(plain.stdout) and "big.py" not in plain.stdout.split("god files", 1)[1]
+    with_c = _git(repo, "-c", "neo.godFileLines=100", "neo", "health")
+    assert "> 100 lines" in _god_line(with_c.stdout) and "big.py" in with_c.stdout, with_c.stdout
+    counted = _git(repo, "neo", "health", env={"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "neo.godFileLines",
+                                               "GIT_CONFIG_VALUE_0": "120"})
+    assert "> 120 lines" in _god_line(counted.stdout), counted.stdout
+    git(repo, "config", "neo.godFileLines", "140")        # the command line wins over the stored value
+    assert "> 100 lines" in _god_line(_git(repo, "-c", "neo.godFileLines=100", "neo", "health").stdout)
+    assert "> 140 lines" in _god_line(_git(repo, "neo", "health").stdout)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("'neo.a'='1' 'neo.b'='x y'", [("neo.a", "1"), ("neo.b", "x y")]),
+    ("'neo.q'='it'\\''s' 'neo.bang'='a'\\!'b'", [("neo.q", "it's"), ("neo.bang", "a!b")]),
+    ("'neo.flag'= 'neo.empty'=''", [("neo.flag", None), ("neo.empty", "")]),
+    ("'neo.old=v=1' 'neo.oldflag'", [("neo.old", "v=1"), ("neo.oldflag", None)]),
+    ("'unterminated", []),
+])
+def test_git_config_parameters_are_parsed_as_git_writes_them(text, expected):
+    from neo_git.config import command_line_config
+
+    assert command_line_config({"GIT_CONFIG_PARAMETERS": text}) == expected
+
+
+def test_version_into_a_pipe_that_closes_early_prints_no_traceback(tmp_path):
+    proc = subprocess.run(["sh", "-c", "git-neo --version | head -1; git-neo help | head -1"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, env={**os.environ, **PATH})
+    assert proc.stdout.startswith("git-neo version ")
+    assert proc.stderr == "", proc.stderr
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\u0085"])
+def test_list_shows_line_and_paragraph_separators_as_escapes(repo_with_commit, monkeypatch, capsys, separator):
+    from neo_git.cli import main
+
+    monkeypatch.chdir(repo_with_commit)
+    assert main(["add", f"Layout{separator}FORGED second line", "body"]) == 0
+    capsys.readouterr()
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert separator not in out and f"\\u{ord(separator):04x}" in out or f"\\x{ord(separator):02x}" in out
