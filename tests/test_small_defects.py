@@ -68,3 +68,18 @@ def test_list_shows_line_and_paragraph_separators_as_escapes(repo_with_commit, m
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     assert separator not in out and f"\\u{ord(separator):04x}" in out or f"\\x{ord(separator):02x}" in out
+
+
+@pytest.mark.parametrize("committed", [False, True], ids=["work-tree", "committed"])
+def test_citing_a_file_over_the_limit_says_it_is_too_large(repo_with_commit, monkeypatch, capsys, committed):
+    from neo_git.cli import main
+
+    repo = repo_with_commit
+    monkeypatch.chdir(repo)
+    (repo / "data.json").write_bytes(b"[" + b"1," * (9 << 20) + b"1]\n")    # 18 MB
+    if committed:
+        git(repo, "add", "data.json")
+        git(repo, "commit", "-qm", "data")
+    assert main(["add", "Data", "The data file is generated.", "--cite", "data.json"]) == 1
+    err = capsys.readouterr().err
+    assert "no such file" not in err and "data.json: it is larger than 4 MiB" in err and "hint: " in err, err
