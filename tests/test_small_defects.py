@@ -83,3 +83,64 @@ def test_citing_a_file_over_the_limit_says_it_is_too_large(repo_with_commit, mon
     assert main(["add", "Data", "The data file is generated.", "--cite", "data.json"]) == 1
     err = capsys.readouterr().err
     assert "no such file" not in err and "data.json: it is larger than 4 MiB" in err and "hint: " in err, err
+
+
+SYSTEM_PATH = "/usr/bin:/bin"
+
+
+@pytest.mark.parametrize("how", ["moved", "copied"])
+def test_doctor_after_the_repository_is_moved_or_copied(repo_with_commit, tmp_path, monkeypatch, capsys, how):
+    import shutil
+
+    from neo_git.cli import main
+
+    monkeypatch.chdir(repo_with_commit)
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    monkeypatch.setenv("PATH", VENV_BIN + os.pathsep + SYSTEM_PATH)
+    assert main(["install"]) == 0
+    elsewhere = tmp_path / "elsewhere"
+    (shutil.move if how == "moved" else shutil.copytree)(str(repo_with_commit), str(elsewhere))
+    monkeypatch.chdir(elsewhere)
+    capsys.readouterr()
+    code = main(["doctor"])
+    out = capsys.readouterr().out
+    assert (code, out) == (0, "git-neo doctor: no problems found\n"), out
+    (elsewhere / "app.py").write_text("X = 1\n")                  # and the shims there do run
+    git(elsewhere, "add", "app.py")
+    proc = _git(elsewhere, "commit", "-qm", "app", env={"NEO_HOOK_TRACE": str(tmp_path / "trace")})
+    assert proc.returncode == 0 and "guard started" in (tmp_path / "trace").read_text()
+
+
+def test_doctor_does_not_repeat_the_link_advice_once_followed(repo_with_commit, monkeypatch, capsys):
+    import re
+    from pathlib import Path
+
+    from neo_git.cli import main
+
+    monkeypatch.chdir(repo_with_commit)
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    monkeypatch.setenv("PATH", VENV_BIN + os.pathsep + SYSTEM_PATH)
+    assert main(["install"]) == 0
+    monkeypatch.setenv("PATH", SYSTEM_PATH)
+    capsys.readouterr()
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    command = re.search(r"`(mkdir [^`]+)`", out).group(1)
+    subprocess.run(["sh", "-c", command], check=True)              # the advice, followed
+    assert main(["doctor"]) == 1                                   # PATH still lacks the folder
+    out = capsys.readouterr().out
+    local = Path(os.environ["HOME"]) / ".local" / "bin"
+    assert "ln -s" not in out and f"{local / 'git-neo'} is in place: add {local} to the PATH" in out
+
+
+def test_doctor_hint_is_only_about_what_it_found(repo_with_commit, monkeypatch, capsys):
+    from neo_git.cli import main
+
+    monkeypatch.chdir(repo_with_commit)
+    monkeypatch.setenv("PATH", VENV_BIN + os.pathsep + SYSTEM_PATH)
+    assert main(["install"]) == 0
+    (repo_with_commit / ".git" / "hooks" / "post-commit").unlink()  # a hooks problem, nothing about the ref
+    capsys.readouterr()
+    assert main(["doctor"]) == 1
+    err = capsys.readouterr().err
+    assert "facts ref" not in err and "`git neo doctor --fix` repairs 1 of them" in err, err
