@@ -144,3 +144,36 @@ def test_doctor_hint_is_only_about_what_it_found(repo_with_commit, monkeypatch, 
     assert main(["doctor"]) == 1
     err = capsys.readouterr().err
     assert "facts ref" not in err and "`git neo doctor --fix` repairs 1 of them" in err, err
+
+
+def test_help_install_says_what_install_writes(repo_with_commit, tmp_path, monkeypatch, capsys):
+    """The fetch refspecs are forced (a teammate's force-push of the notes must not make every
+    later `git fetch` fail; they write tracking refs only), and the help says so."""
+    from neo_git.cli import main
+
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(repo_with_commit, "remote", "add", "origin", str(remote))
+    monkeypatch.chdir(repo_with_commit)
+    assert main(["help", "install"]) == 0
+    helptext = " ".join(capsys.readouterr().out.split())
+    assert "never a forced" not in helptext and "forced refspecs into tracking refs only" in helptext
+    assert main(["install", "--remote", "origin"]) == 0
+    specs = git(repo_with_commit, "config", "--get-all", "remote.origin.fetch").split()
+    neo_specs = [s for s in specs if "neo" in s]
+    assert neo_specs and all(s.startswith("+") and ":refs/remotes/" in s or ":refs/notes/remotes/" in s
+                             for s in neo_specs)
+
+
+def test_readme_counts_the_codex_hooks_install_writes():
+    import re
+    from pathlib import Path
+
+    from neo_git.agents.install import CODEX_HOOKS
+
+    readme = Path(__file__).resolve().parent.parent.joinpath("README.md").read_text(encoding="utf-8")
+    words = {"three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+    said = re.search(r"trust git-neo's (\w+)", readme).group(1)
+    assert words[said] == len(CODEX_HOOKS)
+    for event, _, _ in CODEX_HOOKS:
+        assert f"`{event}`" in readme.split("trust git-neo's", 1)[1][:300]

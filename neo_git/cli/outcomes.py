@@ -30,7 +30,8 @@ def register(sub) -> dict[str, str]:
     p = sub.add_parser("install", help="install the git hooks (existing hooks are kept and chained)")
     p.add_argument("--uninstall", action="store_true", help="remove them and restore what was there")
     p.add_argument("--remote", metavar="R", help="also share facts with R (records neo.remote) and let a plain "
-                   "`git fetch R` bring the facts and notes (into tracking refs; never a forced notes refspec)")
+                   "`git fetch R` bring the facts and notes (forced refspecs into tracking refs only, like a branch's: "
+                   "your own refs/neo/facts and refs/notes/neo are never a fetch's destination)")
     json_flag(p)
     return {"suggest": "cmd_suggest", "outcomes": "cmd_outcomes", "install": "cmd_install"}
 
