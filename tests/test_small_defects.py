@@ -177,3 +177,35 @@ def test_readme_counts_the_codex_hooks_install_writes():
     assert words[said] == len(CODEX_HOOKS)
     for event, _, _ in CODEX_HOOKS:
         assert f"`{event}`" in readme.split("trust git-neo's", 1)[1][:300]
+
+
+def test_outcomes_wait_shows_the_outcome_of_a_commit_made_a_moment_ago(repo_with_commit, tmp_path):
+    """The README's outcome example pasted in one go: the worker runs in the background."""
+    repo = repo_with_commit
+    env = {"NEO_HOOK_SYNC": ""}
+    assert _git(repo, "neo", "install", env=env).returncode == 0
+    commit_files(repo, {"fetch.py": "def fetch(get, url):\n    return get(url)\n"}, "fetch")
+    suggested = "def fetch(get, url, attempts=3):\n    for _ in range(attempts - 1):\n        try:\n" \
+                "            return get(url)\n        except OSError:\n            continue\n    return get(url)\n"
+    (tmp_path / "suggested.py").write_text(suggested)
+    fact = _git(repo, "neo", "add", "-q", "--kind", "pattern", "Retries", "Retry network calls.").stdout.strip()
+    assert _git(repo, "neo", "suggest", "--file", "fetch.py", "--code-file", str(tmp_path / "suggested.py"),
+                "--fact", fact).returncode == 0
+    (repo / "fetch.py").write_text(suggested)
+    assert _git(repo, "commit", "-qam", "retry", env=env).returncode == 0
+    proc = _git(repo, "neo", "outcomes", "--wait", env=env)
+    assert proc.returncode == 0 and "ACCEPTED" in proc.stdout and "pending:" not in proc.stdout, proc.stdout
+    assert proc.stderr == "", proc.stderr
+    log = _git(repo, "log", "-1", "--notes=neo")
+    assert "is invalid" not in log.stderr and '"verdict":"accepted"' in log.stdout
+
+
+def test_outcomes_wait_gives_up_with_a_warning(repo_with_commit, monkeypatch, capsys):
+    from neo_git.cli import main
+
+    monkeypatch.chdir(repo_with_commit)
+    assert main(["install"]) == 0
+    commit_files(repo_with_commit, {"a.py": "X = 1\n"}, "no worker ran for this one", env={"NEO_DISABLE": "1"})
+    capsys.readouterr()
+    assert main(["outcomes", "--wait", "0.3"]) == 0
+    assert "has not finished with HEAD within 0.3 s" in capsys.readouterr().err
