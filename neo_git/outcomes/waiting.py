@@ -3,8 +3,8 @@
 The post-commit shim hands the commit to a background process and returns at once, so an
 `outcomes` typed (or pasted) right after `git commit` may run before the worker has even
 queued the commit: its suggestion still shows as pending, and `refs/notes/neo` may not
-exist yet. Waiting means: HEAD is processed (in the ledger, or its note has its commit
-record) and nothing is left in the queue. The processing lock is never taken to look (a
+exist yet. Waiting means: HEAD is in the worker's ledger (`processed.json`, saved once
+everything else is written) and nothing is left in the queue. The processing lock is never taken to look (a
 worker that found it held would leave its items for the next commit). Only while git-neo's
 hooks are installed: without them nobody will process HEAD."""
 from __future__ import annotations
@@ -19,7 +19,6 @@ POLL_SECONDS = 0.05
 def head_processed(repo, paths) -> bool:
     """Is HEAD processed (or is there nothing to process: unborn, unreadable)?"""
     from neo_git.outcomes.ledger import Ledger
-    from neo_git.outcomes.notes import read_note
 
     try:
         if repo.head_is_unborn:
@@ -27,13 +26,10 @@ def head_processed(repo, paths) -> bool:
         head = str(repo.head.target)
     except Exception:  # noqa: BLE001 - a HEAD git-neo cannot read: nothing to wait for
         return True
+    # The ledger is saved last, after the note, the facts and the suggestions' statuses (a note
+    # alone is written before the suggestion stops being listed as pending).
     ledger = Ledger(paths.neo_dir)
-    if head in ledger and head not in ledger.retry:
-        return True
-    try:
-        return any(r.get("type") == "commit" and r.get("commit") == head for r in read_note(repo, head))
-    except Exception:  # noqa: BLE001 - a notes ref that cannot be read yet: not processed
-        return False
+    return head in ledger and head not in ledger.retry
 
 
 def _queue_empty(neo_dir) -> bool:
