@@ -209,3 +209,13 @@ def test_outcomes_wait_gives_up_with_a_warning(repo_with_commit, monkeypatch, ca
     capsys.readouterr()
     assert main(["outcomes", "--wait", "0.3"]) == 0
     assert "has not finished with HEAD within 0.3 s" in capsys.readouterr().err
+
+
+def test_the_readme_and_the_demo_say_the_demo_deletes_its_repository_unless_kept():
+    from pathlib import Path
+
+    readme = Path(__file__).resolve().parent.parent.joinpath("README.md").read_text(encoding="utf-8")
+    quickstart = readme.split("## Quickstart", 1)[1].split("\n## ", 1)[0]
+    assert "demo --keep" in quickstart and "deleted" in quickstart
+    demo = Path(__file__).resolve().parent.parent.joinpath("neo_git", "cli", "demo.py").read_text(encoding="utf-8")
+    assert "`git neo demo --keep` keeps it" in demo

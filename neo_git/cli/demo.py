@@ -102,6 +102,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print("\nDone. Everything above ran offline on a throwaway repository.")
         if args.keep:
             print(f"Kept: {repo} (NEO_HOME={work / 'neo-home'})")
+        else:
+            print("The throwaway repository is deleted now; `git neo demo --keep` keeps it to run these "
+                  "commands in.")
         return 0
     finally:
         os.chdir(old_cwd)
