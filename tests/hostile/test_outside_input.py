@@ -28,10 +28,9 @@ def test_a_teammates_ill_typed_note_line_never_crashes_outcomes(team_repo, capsy
             "facts": [{"id": "abcdabcdabcdabcd", "confidence": [0.5, 0.3], "success_count": [0, 0]}]}
     note = "\n".join(json.dumps(r) for r in (line, good)) + "\n"
     git(repo, "notes", "--ref=refs/notes/neo", "add", "-m", note, "HEAD")
-    for argv in (["outcomes"], ["outcomes", "--json"]):
-        result = neo(capsys, *argv)
-        assert result.code == 0, result.err
-        assert "src/app.py" in result.out and "0.50 -> 0.30" in result.out or argv[-1] == "--json"
+    result = neo(capsys, "outcomes")
+    assert result.code == 0, result.err
+    assert "src/app.py" in result.out and "0.50 -> 0.30" in result.out    # the good line still counts
     data = json.loads(neo(capsys, "outcomes", "--json").out)
     assert {r["id"] for r in data["outcomes"]} == {"1111111111111111", "2222222222222222"}
     result = neo(capsys, "report", "--out", str(repo.parent / "report.html"))
