@@ -1,15 +1,17 @@
 """`neo.*` settings: git config first, then `~/.neo/config.json`, then the default.
 
 git config is read through the repository (pygit2: local, then global/system as git
-layers them) when one is given, else through `git config --get` (global, or the
-repository of the current directory). `~/.neo/config.json` holds the same keys
+layers them; settings given with `git -c` or `GIT_CONFIG_COUNT` win, as in git) when one
+is given, else through `git config --get` (global, or the repository of the current
+directory). `~/.neo/config.json` holds the same keys
 without the `neo.` prefix (`{"maxEffort": "medium"}`), for settings that belong to
 the person rather than to one repository. Bad values fall back to the default with
 no exception: a typo in a config file must never break a git hook.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+import os
+from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar
 
 from neo_git import safejson
 from neo_git.identity import neo_home
@@ -31,8 +33,80 @@ def config_file_values() -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def command_line_config(environ: "Mapping[str, str] | None" = None) -> list[tuple[str, str | None]]:
+    """The settings given on git's command line, in git's order: `GIT_CONFIG_COUNT` with
+    `GIT_CONFIG_KEY_<n>`/`GIT_CONFIG_VALUE_<n>`, then `GIT_CONFIG_PARAMETERS` (what `git -c k=v`
+    passes to the command it runs: `git -c neo.godFileLines=100 neo health`). libgit2, which
+    reads the repository's config for us, knows neither. A value of None is `-c key` alone (true)."""
+    env = os.environ if environ is None else environ
+    entries: list[tuple[str, str | None]] = []
+    count = env.get("GIT_CONFIG_COUNT", "")
+    for i in range(int(count) if count.isascii() and count.isdigit() else 0):
+        key, value = env.get(f"GIT_CONFIG_KEY_{i}"), env.get(f"GIT_CONFIG_VALUE_{i}")
+        if not key or value is None:
+            break   # git itself refuses to run with a missing pair
+        entries.append((key, value))
+    return entries + _parameters(env.get("GIT_CONFIG_PARAMETERS", ""))
+
+
+def _quoted(text: str, at: int) -> tuple[str | None, int]:
+    """A string single-quoted as git's sq_quote writes it (`'` as `'\\''`, `!` as `'\\!'`)
+    starting at *at*; (None, at) when there is none."""
+    if text[at:at + 1] != "'":
+        return None, at
+    out, i = [], at + 1
+    while i < len(text):
+        end = text.find("'", i)
+        if end < 0:
+            return None, at          # unterminated: not git's encoding
+        out.append(text[i:end])
+        i = end + 1
+        if text[i:i + 1] == "\\" and text[i + 1:i + 2] in ("'", "!") and text[i + 2:i + 3] == "'":
+            out.append(text[i + 1])
+            i += 3
+            continue
+        return "".join(out), i
+    return None, at
+
+
+def _parameters(text: str) -> list[tuple[str, str | None]]:
+    """`GIT_CONFIG_PARAMETERS`: `'key'='value'` (git 2.31+; `'key'=` alone for `-c key`) or the
+    older `'key=value'`, separated by spaces. Parsing stops at anything else."""
+    entries: list[tuple[str, str | None]] = []
+    i = 0
+    while True:
+        while text[i:i + 1].isspace():
+            i += 1
+        first, i = _quoted(text, i)
+        if first is None:
+            return entries
+        if text[i:i + 1] == "=":
+            value, i = _quoted(text, i + 1)
+            entries.append((first, value))
+        else:
+            key, sep, value = first.partition("=")
+            entries.append((key, value if sep else None))
+
+
+def _same_key(given: str, key: str) -> bool:
+    """git's comparison of a two-level key (`neo.godFileLines`): case-insensitive."""
+    return given.lower() == key.lower()
+
+
+def _command_line_value(key: str) -> tuple[bool, str | None]:
+    """(found, value) of *key* among the command-line settings (the last one wins, as in git)."""
+    found, value = False, None
+    for given, given_value in command_line_config():
+        if _same_key(given, key):
+            found, value = True, "true" if given_value is None else given_value
+    return found, value
+
+
 def _git_value(key: str, repo: "pygit2.Repository | None") -> str | None:
     if repo is not None:
+        found, value = _command_line_value(key)
+        if found:
+            return value
         try:
             value = repo.config[key]
         except KeyError:
@@ -52,7 +126,7 @@ def _git_value(key: str, repo: "pygit2.Repository | None") -> str | None:
 def neo_config(name: str, default: T = None, *, repo: "pygit2.Repository | None" = None,
                cast: Callable[[Any], T] | None = None) -> T:
     """The setting `neo.<name>` (e.g. "maxEffort"): git config, then config.json, then *default*.
-    With *cast*, a value that does not convert gives *default*."""
+    With *cast*, a value that does not convert gives *default*, with one warning on stderr."""
     key = name if name.startswith("neo.") else f"neo.{name}"
     short = key[4:]
     raw: Any = _git_value(key, repo)
@@ -68,8 +142,27 @@ def neo_config(name: str, default: T = None, *, repo: "pygit2.Repository | None"
         return raw
     try:
         return cast(raw)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError) as exc:
+        _warn_once(key, f"{key} is not valid ({exc}); using {default!r}")
         return default
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(key: str, message: str) -> None:
+    """One `warning:` line per setting and process: a bad value is the user's to fix, and must
+    never fail the command or hook that reads it (git's own `fatal: bad numeric config value`
+    would break every commit)."""
+    import sys
+
+    if key.lower() in _warned:
+        return
+    _warned.add(key.lower())
+    try:
+        print(f"warning: {message}", file=sys.stderr)
+    except (OSError, ValueError):   # no stderr to tell: the default is used all the same
+        pass
 
 
 def neo_config_list(name: str, *, repo: "pygit2.Repository | None" = None) -> list[str]:
@@ -82,6 +175,7 @@ def neo_config_list(name: str, *, repo: "pygit2.Repository | None" = None) -> li
             values += [v for v in repo.config.get_multivar(key) if isinstance(v, str)]
         except Exception:  # noqa: BLE001 - an unreadable config means "not configured"
             pass
+        values += ["true" if v is None else v for k, v in command_line_config() if _same_key(k, key)]
     else:
         from neo_git.gitrun import run_git
 
@@ -108,15 +202,22 @@ def as_bool(value: Any) -> bool:
     raise ValueError(f"not a boolean: {value!r}")
 
 
-def as_positive_int(value: Any) -> int:
-    """A positive integer (git's k/m/g suffixes accepted)."""
-    if isinstance(value, bool):
-        raise ValueError("not an integer")
+MAX_INT = 2 ** 31 - 1   # git's own range for `git config --int`
+
+
+def as_positive_int(value: Any, maximum: int = MAX_INT) -> int:
+    """A whole number from 1 to *maximum* (git's k/m/g suffixes accepted)."""
+    if isinstance(value, bool) or isinstance(value, float):
+        raise ValueError("not a whole number")
     text = str(value).strip().lower()
     scale = {"k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}.get(text[-1:], 1)
-    number = int(text[:-1] if scale > 1 else text) * scale
-    if number <= 0:
-        raise ValueError("not positive")
+    digits = text[:-1] if scale > 1 else text
+    # No leading zero: git reads "010" as octal (8), Python as 10; neither is what was meant.
+    if not digits.isascii() or not digits.isdigit() or digits.startswith("0") or len(digits) > 12:
+        raise ValueError(f"not a whole number from 1 to {maximum}")
+    number = int(digits) * scale
+    if not 1 <= number <= maximum:
+        raise ValueError(f"not a whole number from 1 to {maximum}")
     return number
 
 
@@ -125,6 +226,7 @@ def config_bool(name: str, default: bool, *, repo: "pygit2.Repository | None" = 
     return neo_config(name, default, repo=repo, cast=as_bool)
 
 
-def config_int(name: str, default: int, *, repo: "pygit2.Repository | None" = None) -> int:
-    """A positive integer `neo.*` setting."""
-    return neo_config(name, default, repo=repo, cast=as_positive_int)
+def config_int(name: str, default: int, *, repo: "pygit2.Repository | None" = None,
+               maximum: int = MAX_INT) -> int:
+    """A whole-number `neo.*` setting from 1 to *maximum* (else *default*, with one warning)."""
+    return neo_config(name, default, repo=repo, cast=lambda value: as_positive_int(value, maximum))

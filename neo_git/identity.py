@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from neo_git.errors import NotARepository
+from neo_git.errors import NeoError, NotARepository
 
 if TYPE_CHECKING:  # pragma: no cover
     import pygit2
@@ -251,13 +251,27 @@ def root_commit_id(repo: "pygit2.Repository") -> str | None:
     """First 16 hex of the root commit reached from HEAD by first parents, or None if unborn."""
     import pygit2
 
-    if repo.head_is_unborn:
-        return None
-    walker = repo.walk(repo.head.target, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
+    try:
+        if repo.head_is_unborn:
+            return None
+        head = repo.head.target
+    except (pygit2.GitError, ValueError) as exc:   # InvalidSpecError: `ref: refs/heads/bad name`
+        raise bad_head(repo, exc) from None
+    walker = repo.walk(head, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
     walker.simplify_first_parent()
     for commit in walker:
         return str(commit.id)[:16]
     return None
+
+
+def bad_head(repo: "pygit2.Repository", exc: Exception) -> NeoError:
+    """The error for a HEAD that names no valid branch or commit (git's own commands fail on it too)."""
+    try:
+        target = (Path(repo.path) / "HEAD").read_text(encoding="utf-8", errors="replace").strip()[:200]
+    except OSError:
+        target = "?"
+    return NeoError(f"HEAD is not valid ({target!r}: {exc})",
+                    "point it at a branch: `git symbolic-ref HEAD refs/heads/main` (or your branch's name)")
 
 
 def author_identity(repo: "pygit2.Repository | None") -> str:

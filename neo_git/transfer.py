@@ -35,10 +35,11 @@ NEO_EMBEDDING_MODEL = "fastembed:jinaai/jina-embeddings-v2-base-code"
 
 def read_envelope(path: Path) -> list:
     """The `facts` list of a Neo v2.0 file (or a bare list), with clear errors."""
+    from neo_git.readfile import read_regular
+
     try:
-        if path.stat().st_size > MAX_IMPORT_BYTES:
-            raise NeoError(f"{path} is larger than {MAX_IMPORT_BYTES >> 20} MiB", "split it first")
-        data = safejson.loads(path.read_bytes())
+        # A FIFO, a device (/dev/zero) or a directory is refused before it is read.
+        data = safejson.loads(read_regular(path, MAX_IMPORT_BYTES))
     except FileNotFoundError:
         raise NeoError(f"no such file: {path}") from None
     except IsADirectoryError:

@@ -13,11 +13,12 @@ import re
 from typing import Any
 
 # C0 controls but tab, DEL and C1 controls; LRM/RLM/ALM; the bidi embeddings, overrides and
-# isolates (U+202A–U+202E, U+2066–U+2069); zero-width space/joiners, word joiner and invisible
+# isolates (U+202A–U+202E, U+2066–U+2069); the line and paragraph separators (U+2028, U+2029: a
+# new line to many terminals and editors, which would let a subject forge a second line); zero-width space/joiners, word joiner and invisible
 # operators (U+200B–U+200D, U+2060–U+2064), the Mongolian vowel separator and the BOM.
 # Lone surrogates (U+D800–U+DFFF) are bytes of a file name that is not UTF-8 (Python's
 # surrogateescape): shown as the byte they stand for, since no terminal can print them.
-_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u202a-\u202e"
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e"
                       "\u2060-\u2064\u2066-\u2069\ufeff\ud800-\udfff]")
 _CONTROL_BUT_NEWLINE = re.compile(_CONTROL.pattern.replace("\x0a-\x1f", "\x0b-\x1f"))
 _NAMED = {"\n": "\\n", "\r": "\\r"}

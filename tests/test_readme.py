@@ -17,6 +17,8 @@ Markers (HTML comments on the line right above a block, visible in the README's 
     <!-- readme-test: file PATH -->
     <!-- readme-test: in-clone -->     (the block says "in your clone of git-neo": it runs there,
                                         in a subshell, so the next block is back in the repository)
+    <!-- readme-test: hooks-in-background -->   (the hooks' worker runs in the background, as a
+                                        user has it: NEO_HOOK_SYNC is unset for the block)
 
 Anything else fails the test, as does a block without a language or a skip without a reason.
 
@@ -83,6 +85,11 @@ class Block:
         return self.marker == "in-clone"
 
     @property
+    def hooks_in_background(self) -> bool:
+        """A `hooks-in-background` marker: the block runs without NEO_HOOK_SYNC, pasted in one go."""
+        return self.marker == "hooks-in-background"
+
+    @property
     def file(self) -> str | None:
         """The path of a `file PATH` marker."""
         match = re.fullmatch(r"file\s+(\S+)", self.marker or "")
@@ -115,9 +122,10 @@ def _problems(blocks: list[Block]) -> list[str]:
     problems = []
     for b in blocks:
         where = f"README.md:{b.line}"
-        if b.marker is not None and b.skip_reason is None and b.file is None and not b.in_clone:
+        if b.marker is not None and b.skip_reason is None and b.file is None and not b.in_clone \
+                and not b.hooks_in_background:
             problems.append(f"{where}: unknown readme-test marker {b.marker!r} "
-                            "(use `skip (reason)`, `file PATH` or `in-clone`)")
+                            "(use `skip (reason)`, `file PATH`, `in-clone` or `hooks-in-background`)")
         if b.skip_reason is not None:
             continue
         if not b.lang:
@@ -259,6 +267,8 @@ def _script(blocks: list[Block], clone: Path) -> str:
             lines += ["python3 - <<'NEO_README_PYTHON'", text.rstrip("\n"), "NEO_README_PYTHON"]
         elif b.in_clone:
             lines += [f"( cd {shlex.quote(str(clone))}", text.rstrip("\n"), ")"]
+        elif b.hooks_in_background:
+            lines += ["unset NEO_HOOK_SYNC", text.rstrip("\n"), "export NEO_HOOK_SYNC=1"]
         else:
             lines.append(text.rstrip("\n"))
     lines.append("echo '@@ README done'")
@@ -316,4 +326,11 @@ def test_every_readme_block_runs_as_pasted(tmp_path, clone):
     assert git(repo, "config", "--get", "neo.remote").strip() == "origin"               # chosen, then shared
     assert git(repo.parent / "origin.git", "rev-parse", "refs/neo/facts").strip()
     assert "ACCEPTED" in out                                                            # the outcome loop
+    # "Learning from what ships", pasted in one go with the hooks' worker in the background:
+    # `outcomes --wait` shows the outcome, not "pending"; the notes ref exists for `git log --notes`.
+    learning = next(b for b in blocks if b.hooks_in_background)
+    head = f"(README.md:{learning.line}, "
+    section, errors = (text.split(head, 1)[1].split("@@ README block", 1)[0] for text in (out, proc.stderr))
+    assert "ACCEPTED" in section and "pending:" not in section, section
+    assert "is invalid" not in errors and "warning" not in errors, errors
     assert (repo / ".pre-commit-config.yaml").is_file() and "pre-commit" in git(repo, "log", "-1", "--format=%s")

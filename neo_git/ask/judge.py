@@ -303,13 +303,14 @@ def ask_verdicts(provider: "Provider", question: list[Mapping], neo_dir: "Path |
 def _ask(provider: "Provider", system: str, user: str, schema: dict, schema_name: str, key: str,
          neo_dir: "Path | None") -> str:
     """One judge call at low effort with a strict schema; its tokens logged under *key*."""
+    from neo_git.ask.call_limit import complete_within
     from neo_git.ask.model import CallRecord, ModelRequest
     from neo_git.ask.usage import JUDGE_STAGE, log_calls
 
     request = ModelRequest(system, user, effort="low", stage=JUDGE_STAGE, max_output_tokens=MAX_REPLY_TOKENS,
                            timeout=provider.settings.timeout, schema=schema, schema_name=schema_name)
     started = time.monotonic()
-    reply = provider.complete(request)
+    reply = complete_within(provider, request)
     if neo_dir is not None:
         call = CallRecord(JUDGE_STAGE, "low", reply.tokens_in, reply.tokens_out, reply.reasoning_tokens,
                           round(time.monotonic() - started, 3))

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from neo_git.ask.call_limit import complete_within
 from neo_git.ask.model import CallRecord, EffortDecision, ModelRequest, ProposedChange
 from neo_git.ask.prompt import build_messages
 from neo_git.ask.providers import Provider, ProviderError
@@ -167,8 +168,8 @@ class ReasoningLoop:
         system, user = build_messages(stage, self.context_text, extra)
         timeout = min(self.provider.settings.timeout, left)
         started = self.clock()
-        reply = self.provider.complete(ModelRequest(system, user, self.decision.effort, stage,
-                                                    self.max_output_tokens, timeout))
+        reply = complete_within(self.provider, ModelRequest(system, user, self.decision.effort, stage,
+                                                            self.max_output_tokens, timeout))
         self.out.calls.append(CallRecord(stage, self.decision.effort, reply.tokens_in, reply.tokens_out,
                                          reply.reasoning_tokens, round(self.clock() - started, 3)))
         return reply.text

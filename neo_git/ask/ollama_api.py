@@ -113,13 +113,17 @@ class OllamaProvider:
 
 
 def _retry_delay(exc: urllib.error.HTTPError, attempt: int) -> float:
-    header = exc.headers.get("retry-after-ms") if exc.headers else None
-    try:
-        if header is not None:
-            return min(60.0, float(header) / 1000)
-        header = exc.headers.get("retry-after") if exc.headers else None
-        if header is not None:
-            return min(60.0, float(header))
-    except ValueError:
-        pass
+    """The server's Retry-After (ms or s) when it is a number from 0 to 60 s, as the SDKs take
+    it; anything else (negative, NaN, huge, a date) is our own backoff."""
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        header = exc.headers.get(name) if exc.headers else None
+        if header is None:
+            continue
+        try:
+            seconds = float(header) / scale
+        except ValueError:
+            break
+        if 0 <= seconds <= 60:      # False for NaN too
+            return seconds
+        break
     return min(8.0, BACKOFF_SECONDS * 2 ** attempt)

@@ -21,6 +21,7 @@ from neo_git.citations.languages import language_of, supported_extensions
 from neo_git.citations.states import VERIFIED
 from neo_git.citations.symbols import line_tokens
 from neo_git.errors import NeoError
+from neo_git.readfile import FileTooLarge, read_regular
 
 if TYPE_CHECKING:  # pragma: no cover
     import pygit2
@@ -72,6 +73,13 @@ def normalise(path: str, workdir: Path | None, cwd: Path | None = None) -> str:
     if clean in ("", ".") or clean.startswith("../") or clean == ".." or clean.startswith("/"):
         raise NeoError(f"{path} is not a file inside the repository", "give a path relative to the repository root")
     return clean
+
+
+def too_large(path: str, size: int | None) -> NeoError:
+    """A file too large to fingerprint: said as such (it exists; "no such file" misled)."""
+    shown = f" ({size:,} bytes)" if size is not None else ""
+    return NeoError(f"cannot cite {path}: it is larger than {MAX_FILE_BYTES >> 20} MiB{shown}",
+                    "cite a smaller file; generated or data files are better left uncited")
 
 
 class Resolver:
@@ -141,17 +149,21 @@ class Resolver:
             file = self.workdir / path
             try:
                 if file.is_file() and not file.is_symlink() and self.workdir.resolve() in file.resolve().parents:
-                    if file.stat().st_size <= MAX_FILE_BYTES:
-                        import pygit2
+                    import pygit2
 
-                        data = file.read_bytes()
-                        return data, str(pygit2.hash(data)), in_head is not None
-            except OSError:
+                    data = read_regular(file, MAX_FILE_BYTES)
+                    return data, str(pygit2.hash(data)), in_head is not None
+            except FileTooLarge as exc:
+                raise too_large(path, exc.size) from None
+            except (OSError, NeoError):   # unreadable, or replaced by a FIFO meanwhile: HEAD's copy
                 pass
         if in_head is None:
             return None
         try:
-            return self.repo[in_head].data, in_head, True
+            blob = self.repo[in_head]
+            if blob.size > MAX_FILE_BYTES:
+                raise too_large(path, blob.size)
+            return blob.data, in_head, True
         except (KeyError, ValueError):
             raise NeoError(f"cannot cite {path}: its content is not in this repository (a partial clone)",
                            f"check the file out (`git checkout -- {path}`) and cite it again") from None

@@ -34,7 +34,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse: -h exits 0, bad usage exits 2
         return int(exc.code or 0)
     if args.version:
-        return _version()
+        try:
+            return _version()
+        except BrokenPipeError:   # `git neo --version | head -1`: the reader left after one line
+            return _reader_left()
     if args.command is None:
         parser.print_help()
         return 2
@@ -57,8 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fatal(exc.message, exc.hint)
     except OSError as exc:  # the machine, not us: a read-only folder, a full disk, a folder in the way
         if isinstance(exc, BrokenPipeError):
-            sys.stderr.close()
-            return 0
+            return _reader_left()
         from neo_git.errors import os_error
 
         error = os_error(exc)
@@ -66,14 +68,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        # `git neo list | head`: the reader left; not an error worth a traceback.
-        sys.stderr.close()
-        return 0
     except Exception:  # noqa: BLE001 - every other exception is a bug: save it, exit 3
         from neo_git.cli.crash import report_bug
 
         return report_bug(argv)
+
+
+def _reader_left() -> int:
+    """`git neo list | head`: the reader left; not an error worth a traceback. stdout is pointed
+    at /dev/null so that the flush at exit does not fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):   # not a real file descriptor (a test's captured stdout)
+        pass
+    return 0
 
 
 def _fatal(message: str, hint: str | None) -> int:

@@ -68,7 +68,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         _git(repo, "add", "-A")
         _git(repo, "commit", "-q", "-m", "A tiny app")
         os.chdir(repo)
-        print(f"Demo repository: {repo}")
+        print(f"Demo repository: {repo}" + ("" if args.keep else
+                                             " (deleted when the demo ends; `git neo demo --keep` keeps it)"))
         _step("set up refs/neo/facts", ["init"])
         _step("a constraint: always recalled", ["add", "--kind", "constraint", "No network calls in hooks",
                                                  "Post-commit work must never touch the network."])

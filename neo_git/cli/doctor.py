@@ -58,10 +58,17 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         return 0
     fixable = sum(1 for f in remaining if f.fix)
     print(f"fatal: {len(remaining)} problem{'s' if len(remaining) != 1 else ''} found", file=sys.stderr)
-    print("hint: " + (f"`git neo doctor --fix` repairs {fixable} of them (local state only, or a damaged ref put back "
-                       "to its own last good tip); " if fixable else "")
-          + "the facts ref is shared, so its problems are reported, never rewritten", file=sys.stderr)
+    # Each clause only when it is about what was found (a hooks-only report has no ref problem).
+    clauses = [f"`git neo doctor --fix` repairs {fixable} of them (local state only, or a damaged ref put back "
+               "to its own last good tip)"] if fixable else []
+    if any(f.check in REF_CHECKS for f in remaining):
+        clauses.append("the facts ref is shared, so its problems are reported, never rewritten")
+    if clauses:
+        print("hint: " + "; ".join(clauses), file=sys.stderr)
     return 1
+
+
+REF_CHECKS = ("ref", "ref-file", "pointers")   # the findings about refs/neo/facts itself
 
 
 def _fix_ref(repo, args: argparse.Namespace) -> int | None:

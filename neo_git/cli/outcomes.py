@@ -25,12 +25,16 @@ def register(sub) -> dict[str, str]:
 
     p = sub.add_parser("outcomes", help="what became of recent suggestions, with the health verdict")
     p.add_argument("-n", type=int, default=20, dest="limit", help="outcomes to show (default 20)")
+    p.add_argument("--wait", nargs="?", type=float, const=30.0, default=None, metavar="SECONDS",
+                   help="first wait (default at most 30 s) for the hooks' background worker to finish with HEAD: "
+                        "right after a commit its outcome may not be recorded yet")
     json_flag(p)
 
     p = sub.add_parser("install", help="install the git hooks (existing hooks are kept and chained)")
     p.add_argument("--uninstall", action="store_true", help="remove them and restore what was there")
     p.add_argument("--remote", metavar="R", help="also share facts with R (records neo.remote) and let a plain "
-                   "`git fetch R` bring the facts and notes (into tracking refs; never a forced notes refspec)")
+                   "`git fetch R` bring the facts and notes (forced refspecs into tracking refs only, like a branch's: "
+                   "your own refs/neo/facts and refs/notes/neo are never a fetch's destination)")
     json_flag(p)
     return {"suggest": "cmd_suggest", "outcomes": "cmd_outcomes", "install": "cmd_install"}
 
@@ -90,6 +94,12 @@ def cmd_outcomes(args: argparse.Namespace) -> int:
     from neo_git.outcomes.suggestions import load_suggestions
 
     repo = open_repository()
+    if args.wait is not None:
+        from neo_git.outcomes.waiting import wait_for_worker
+
+        if not wait_for_worker(repo, repository_paths(repo), args.wait):
+            print(f"warning: the hooks' background worker has not finished with HEAD within {args.wait:g} s; "
+                  "showing what is recorded so far (.git/neo/hook.log says what it is doing)", file=sys.stderr)
     records = recent_outcomes(repo, max(1, args.limit))
     pending = load_suggestions(repository_paths(repo), status="pending")
     agents = agent_summary(outcome_records(repo))

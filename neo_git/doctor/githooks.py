@@ -34,7 +34,10 @@ def check_hooks(ctx: Context) -> list[Finding]:
     except NeoError as exc:
         return [Finding(CHECK, f"git-neo's hooks cannot run: {exc.message}", hint=exc.hint)]
     recorded = Path(state.get("hooks_dir") or folder)
-    if recorded.resolve() != folder.resolve():
+    # A repository moved or copied keeps its shims in the folder git runs hooks from, while
+    # install.json still names the old absolute path: that is not a moved core.hooksPath.
+    moved_with_repo = all(is_ours(folder / name) for name in state.get("hooks", []))
+    if recorded.resolve() != folder.resolve() and not moved_with_repo:
         return [Finding(CHECK, f"git runs hooks from {folder} now (core.hooksPath), but git-neo's shims are in "
                                f"{recorded}: none of them runs", fix=f"install the shims in {folder}",
                         action="reinstall-hooks")]

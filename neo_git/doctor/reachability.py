@@ -81,8 +81,15 @@ def link_hint(path: str) -> str:
     if target is not None:
         return f"`ln -s {exe} {target / 'git-neo'}` makes it reachable there"
     local = home / ".local" / "bin"
+    if _runs(local / "git-neo"):   # the link the advice below makes is there: only PATH is missing
+        return f"{local / 'git-neo'} is in place: add {local} to the PATH your shell, IDE and git client start with"
     return (f"`mkdir -p {local} && ln -s {exe} {local / 'git-neo'}`, and add {local} to the PATH your "
             "shell, IDE and git client start with")
+
+
+def _runs(program: Path) -> bool:
+    """Is *program* there and executable (a link followed to its target)?"""
+    return program.is_file() and os.access(program, os.X_OK)
 
 
 def _inside(path: "str | Path", folder: Path) -> bool:

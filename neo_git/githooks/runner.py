@@ -283,9 +283,11 @@ _GRACE = 0.9    # the check gives up at 90 % of the limit, before the shim's own
 
 
 def _limit_ms(limit_ms: int | None) -> int:
-    from neo_git.githooks.guard import DEFAULT_TIMEOUT_MS
+    """*limit_ms* when it is a usable limit (1 ms to MAX_TIMEOUT_MS), else the default: the timers
+    armed with it cannot take any number (setitimer and faulthandler overflow)."""
+    from neo_git.githooks.guard import DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS
 
-    return limit_ms or DEFAULT_TIMEOUT_MS
+    return limit_ms if limit_ms is not None and 1 <= limit_ms <= MAX_TIMEOUT_MS else DEFAULT_TIMEOUT_MS
 
 
 def _options(args: list[str]) -> dict[str, int]:
@@ -299,9 +301,9 @@ def _options(args: list[str]) -> dict[str, int]:
 
 def _configured_timeout(repo) -> int:
     from neo_git.config import config_int
-    from neo_git.githooks.guard import DEFAULT_TIMEOUT_MS
+    from neo_git.githooks.guard import DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS
 
-    return _limit_ms(max(0, config_int("guardTimeoutMs", DEFAULT_TIMEOUT_MS, repo=repo)))
+    return _limit_ms(config_int("guardTimeoutMs", DEFAULT_TIMEOUT_MS, repo=repo, maximum=MAX_TIMEOUT_MS))
 
 
 def _arm(started: float, limit_ms: int | None) -> None:

@@ -7,15 +7,20 @@ with status 1) would block the commit. This supervisor imports nothing of git-ne
 `python -m neo_git hook pre-commit --block-exit 86`, waits `neo.guardTimeoutMs` (+1 s for the
 guard's own clean give-up), and maps what happened as `hooks/pre-commit` does: 86 blocks (exit
 1), a time-out lets the commit through with a warning (blocks with `neo.strict=true`), anything
-else (a crash, a missing module) lets it through.
+else (a crash, a missing module) lets it through. The guard runs in a process group of its own,
+and the whole group is ended at the limit: a descendant left running would keep git's output
+pipes open, and a caller reading them would wait for it although the commit is done.
 """
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 
 BLOCK = 86
 DEFAULT_TIMEOUT_MS = 10_000   # githooks/guard.py DEFAULT_TIMEOUT_MS (not imported: nothing heavy here)
+MAX_TIMEOUT_MS = 3_600_000    # githooks/guard.py MAX_TIMEOUT_MS
 
 
 def _git_config(*args: str) -> str:
@@ -27,8 +32,24 @@ def _git_config(*args: str) -> str:
 
 
 def _limit_ms() -> int:
-    value = _git_config("--get", "neo.guardTimeoutMs")
-    return int(value) if value.isdigit() and int(value) > 0 else DEFAULT_TIMEOUT_MS
+    """neo.guardTimeoutMs as git reads it (`--int`: k/m/g suffixes); out of range: the default."""
+    if not _git_config("--get", "neo.guardTimeoutMs"):
+        return DEFAULT_TIMEOUT_MS
+    value = _git_config("--int", "--get", "neo.guardTimeoutMs")   # empty when git finds no number
+    if value.isascii() and value.isdigit() and 1 <= int(value) <= MAX_TIMEOUT_MS:
+        return int(value)
+    print(f"warning: neo.guardTimeoutMs is not a whole number of milliseconds from 1 to {MAX_TIMEOUT_MS}; "
+          f"the guard uses {DEFAULT_TIMEOUT_MS}", file=sys.stderr)
+    return DEFAULT_TIMEOUT_MS
+
+
+def _end_group(child: subprocess.Popen) -> None:
+    """Kill the guard and every process it started (its process group), then reap it."""
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except OSError:          # the group is already gone
+        child.kill()
+    child.wait()
 
 
 def main() -> int:
@@ -37,15 +58,21 @@ def main() -> int:
     command = [sys.executable, "-m", "neo_git", "hook", "pre-commit", "--block-exit", str(BLOCK),
                "--timeout-ms", str(ms)]
     try:
-        status = subprocess.run(command, stdin=subprocess.DEVNULL, timeout=ms / 1000 + 1).returncode
-    except subprocess.TimeoutExpired:   # run() has killed the child
+        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True)
+    except OSError as exc:              # no interpreter to start: never the commit's problem
+        print(f"git-neo guard: not run ({exc}), commit allowed", file=sys.stderr)
+        return 0
+    try:
+        status = child.wait(timeout=ms / 1000 + 1)
+    except subprocess.TimeoutExpired:
+        _end_group(child)
         strict = _git_config("--bool", "--get", "neo.strict") == "true"
         print(f"git-neo guard: no answer within {ms} ms (neo.guardTimeoutMs), "
               f"{'blocking (neo.strict=true)' if strict else 'commit allowed'}", file=sys.stderr)
         return 1 if strict else 0
-    except OSError as exc:              # no interpreter to start: never the commit's problem
-        print(f"git-neo guard: not run ({exc}), commit allowed", file=sys.stderr)
-        return 0
+    except BaseException:               # Ctrl-C: the guard, in a session of its own, did not see it
+        _end_group(child)
+        raise
     return 1 if status == BLOCK else 0
 
 

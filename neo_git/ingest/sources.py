@@ -1,7 +1,7 @@
 """Which files hold the rules a team wrote for its AI tools, and reading them safely.
 
 Files are read from the work tree (they are often uncommitted). A file that is not
-UTF-8 text, is larger than the cap, or leads outside the work tree through a symlink
+UTF-8 text, is larger than the cap, is not a regular file (a FIFO, a device), or leads outside the work tree through a symlink
 is skipped with a warning, and the constraints it gave earlier are left alone: an
 unreadable file is not a deleted one.
 """
@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import NamedTuple
+
+from neo_git.readfile import FileTooLarge, NotARegularFile, kind_of, read_regular
 
 # Files and folders, relative to the work tree (a folder: every file under it).
 SOURCE_PATHS = ("CLAUDE.md", "AGENTS.md", ".cursorrules", ".cursor/rules", ".github/copilot-instructions.md",
@@ -69,11 +71,14 @@ def read_sources(workdir: Path) -> list[SourceText]:
             if root not in real.parents:
                 out.append(SourceText(rel, None, "it leads outside the work tree (symlink)"))
                 continue
-            size = real.stat().st_size
-            if size > MAX_BYTES:
-                out.append(SourceText(rel, None, f"it is larger than {MAX_BYTES // 1024} KiB ({size:,} bytes)"))
-                continue
-            data = real.read_bytes()
+            data = read_regular(real, MAX_BYTES)   # a FIFO or a device is never opened for a blocking read
+        except NotARegularFile:
+            out.append(SourceText(rel, None, f"it is {kind_of(real.stat().st_mode)}, not a regular file"))
+            continue
+        except FileTooLarge as exc:
+            size = f" ({exc.size:,} bytes)" if exc.size is not None else ""
+            out.append(SourceText(rel, None, f"it is larger than {MAX_BYTES // 1024} KiB{size}"))
+            continue
         except OSError as exc:
             out.append(SourceText(rel, None, f"it cannot be read ({exc.strerror or exc})"))
             continue

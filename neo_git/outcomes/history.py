@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from neo_git.outcomes.note_records import clean_record
 from neo_git.outcomes.notes import NOTES_REF, iter_notes
 
 
@@ -15,8 +16,8 @@ def outcome_records(repo, ref: str = NOTES_REF) -> list[dict]:
     commit carries its predecessor's lines too)."""
     seen: dict[str, dict] = {}
     for annotated, records in iter_notes(repo, ref):
-        for record in records:
-            if record.get("type") != "outcome":
+        for record in map(clean_record, records):   # a teammate's note: outside input
+            if record is None or record.get("type") != "outcome":
                 continue
             key = record.get("id")
             if key not in seen:

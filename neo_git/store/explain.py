@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from neo_git.facts import Fact
-from neo_git.knowledge import open_links
+from neo_git.knowledge import conflict_partners, open_links
 
 
 # How `why` words the reasons a fact left without a successor (metadata.invalidation.reason).
@@ -84,11 +84,23 @@ def explain(fact: Fact, by_id: Mapping[str, Fact]) -> dict:
         info["supersedes"] = fact.supersedes
         lines.append(f"It replaced {fact.supersedes}.")
     if fact.needs_review:
-        stale = [d for d in fact.depends_on if d in by_id and not by_id[d].is_valid]
-        lines.append("It needs review: it depends on " + ", ".join(stale or fact.depends_on)
-                     + ", which changed.")
+        lines.append(_review_reason(fact, by_id))
     info["explanation"] = " ".join(lines)
     return info
+
+
+def _review_reason(fact: Fact, by_id: Mapping[str, Fact]) -> str:
+    """Why *fact* is flagged for review, in the words of what flagged it: a sync's competing
+    successors, a dependency that changed, or (said plainly) neither."""
+    partner = conflict_partners({fact.id: fact, **{k: v for k, v in by_id.items() if k != fact.id}}).get(fact.id)
+    if partner is not None:
+        return (f"It needs review: it and {partner} both replaced {fact.supersedes} (a sync merged two clones "
+                f"that superseded it differently): `git neo review keep {fact.id[:8]}` or "
+                f"`git neo review keep {partner[:8]}`.")
+    if fact.depends_on:
+        stale = [d for d in fact.depends_on if d in by_id and not by_id[d].is_valid]
+        return "It needs review: it depends on " + ", ".join(stale or fact.depends_on) + ", which changed."
+    return "It needs review: `git neo review` lists it with what to decide."
 
 
 def _how(rule: str, detail: Mapping[str, Any]) -> str:

@@ -319,7 +319,9 @@ def write_parse_cache(path: Path, ref: str, subtrees: dict[str, Subtree]) -> Non
             seal.update(part)
         # Not fsynced: derived data, and a torn file fails its seal. The journal is removed
         # under the same lock (its records name the old base, so a leftover one is ignored).
-        with locked(path.with_suffix(".lock"), timeout=5.0):
+        # A held lock is not waited for: another process is writing the same derived data (or
+        # is stuck), and the command's answer never depends on this file being written.
+        with locked(path.with_suffix(".lock"), timeout=0):
             atomic_write_parts(path, [_SEAL, seal.hexdigest().encode("ascii"), b"\n", *parts], durable=False)
             path.with_suffix(".log").unlink(missing_ok=True)  # the journal (store/parse_journal.py)
         path.with_name(cache_file(Path(), "facts", ref, ".json").name).unlink(missing_ok=True)  # earlier versions' JSON

@@ -130,7 +130,15 @@ def plan_merge(repo: pygit2.Repository, base: pygit2.Oid | None, ours: pygit2.Oi
         result = gate.apply(plan, ours_facts)
         plan.held, plan.ignored, plan.clipped = result.held, result.ignored + result.kept, result.clipped
     plan.repaired = repair_chains(plan, ours_facts)
+    # A teammate's tree may name an entry with bytes that are not UTF-8 (pygit2 hands them over
+    # as surrogate escapes, which no commit message or terminal can encode): shown as \xe9.
+    plan.skipped = [(_printable(path), _printable(why)) for path, why in plan.skipped]
     return plan
+
+
+def _printable(text: str) -> str:
+    """*text* with undecodable bytes (surrogate escapes) written as `\\xNN`."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _where(reason: str, describe, path: str) -> str:

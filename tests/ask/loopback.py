@@ -84,6 +84,7 @@ class LoopbackLLM:
     responder: Callable[[Seen], str] | None = None
     requests: list[Seen] = field(default_factory=list)
     script: deque = field(default_factory=deque)
+    stopped: threading.Event = field(default_factory=threading.Event)
 
     def start(self) -> "LoopbackLLM":
         """Listen on 127.0.0.1 (a free port) in a daemon thread."""
@@ -106,6 +107,7 @@ class LoopbackLLM:
 
     def stop(self) -> None:
         """Stop listening."""
+        self.stopped.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -121,8 +123,10 @@ class LoopbackLLM:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
     def queue(self, *actions: dict | str) -> None:
-        """Script the next replies: a text, or {"status": 401|429|500, "error": msg},
-        {"sleep": seconds}, {"garbage": True}, {"incomplete": True} (OpenAI Responses)."""
+        """Script the next replies: a text, or {"status": 401|429|500, "error": msg} (with
+        {"headers": {...}} in place of the default `retry-after-ms: 5`), {"sleep": seconds},
+        {"garbage": True}, {"incomplete": True} (OpenAI Responses), {"trickle": seconds} (the
+        reply's bytes one at a time, *seconds* apart)."""
         self.script.extend(actions)
 
     # --- serving -------------------------------------------------------------------
@@ -145,7 +149,8 @@ class LoopbackLLM:
             time.sleep(action["sleep"])
         if "status" in action:
             return self._send(handler, action["status"], self._error_body(seen, action),
-                              {"retry-after-ms": "5"} if action["status"] in (429, 500, 503) else {})
+                              action.get("headers", {"retry-after-ms": "5"} if action["status"] in (429, 500, 503)
+                                         else {}))
         if action.get("incomplete"):      # OpenAI Responses: ran out of output tokens while reasoning
             reply = self._reply(seen, "")
             reply.update(status="incomplete", incomplete_details={"reason": "max_output_tokens"},
@@ -153,9 +158,10 @@ class LoopbackLLM:
             return self._send(handler, 200, json.dumps(reply).encode())
         if action.get("garbage"):
             return self._send(handler, 200, b"<html>upstream proxy error</html>")
-        return self._send(handler, 200, json.dumps(self._reply(seen, action.get("text", ""))).encode())
+        return self._send(handler, 200, json.dumps(self._reply(seen, action.get("text", ""))).encode(),
+                          trickle=action.get("trickle", 0))
 
-    def _send(self, handler, status: int, payload: bytes, headers: dict | None = None) -> None:
+    def _send(self, handler, status: int, payload: bytes, headers: dict | None = None, trickle: float = 0) -> None:
         try:
             handler.send_response(status)
             handler.send_header("Content-Type", "application/json")
@@ -163,7 +169,13 @@ class LoopbackLLM:
             for key, value in (headers or {}).items():
                 handler.send_header(key, value)
             handler.end_headers()
-            handler.wfile.write(payload)
+            if not trickle:
+                handler.wfile.write(payload)
+            for i in range(len(payload) if trickle else 0):   # a server that is alive but never done
+                handler.wfile.write(payload[i:i + 1])
+                handler.wfile.flush()
+                if self.stopped.wait(trickle):
+                    return
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout test)
 
