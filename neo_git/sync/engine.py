@@ -246,10 +246,6 @@ class Syncer:
         if plan.ignored:
             report.warnings.append(f"ignored {len(plan.ignored)} counter update(s) to trusted facts from "
                                    f"unverified commits of {self.label}")
-        if plan.clipped:
-            report.warnings.append(f"took {len(plan.added)} new fact(s) from {self.label}, not {len(plan.clipped)} "
-                                   f"more: the cap of {self._cap()} valid facts is applied to claims that arrive, "
-                                   "never to your own facts")
 
     def _merge_commit(self, theirs: pygit2.Oid, gate: TrustGate | None = None,
                       gate_for: pygit2.Oid | None = None) -> MergePlan | None:
