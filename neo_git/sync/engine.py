@@ -126,6 +126,7 @@ class Syncer:
         self.git = Git(target.paths, config_int("syncTimeout", DEFAULT_TIMEOUT, repo=self.repo))
         self.label = f"{self.remote}/neo/facts"
         self._described = 0
+        self._first_contact = False   # no tracking ref of the remote's facts before this pull
 
     # --- pull -------------------------------------------------------------------------
 
@@ -138,6 +139,7 @@ class Syncer:
             refs.append((names.notes_remote, names.notes_tracking))
         remote_tips = ls_remote(self.git, self.remote, [src for src, _ in refs])
         wanted = [(src, dst) for src, dst in refs if src in remote_tips and self._local(dst) != remote_tips[src]]
+        self._first_contact = self._local(names.facts_tracking) is None
         fetch(self.git, self.remote, wanted)
         theirs = remote_tips.get(names.facts_remote)
         if theirs is None:
@@ -227,7 +229,7 @@ class Syncer:
             return None   # every change theirs brings is trusted: nothing for the gate to hold or clip
         claims = frozenset(ref_claims(self.repo, self.paths.common_dir, trusted)) if ours is not None else frozenset()
         return TrustGate(self.repo, theirs, ours, claims, commit_trusted, claimed, self._cap(), self.remote,
-                         self.backend.scope)
+                         self.backend.scope, first_contact=self._first_contact)
 
     def _cap(self) -> int | None:
         """The cap of the scope this ref holds (the store's, which tests and callers may change)."""

@@ -15,8 +15,8 @@ written, every change that nobody trusted could have made:
   out would read, on their side, as our removal of them, and the two clones would trade
   merge commits forever. What the cap bounds here is a *flood*: more new facts (valid or
   retired) from unverified commits in one sync than the scope's cap refuses the whole tip
-  (`FloodRefused`; nothing merged, nothing pushed) unless ours is empty (a fresh clone takes
-  what the remote holds). The cap on what one clone keeps is the write policy's
+  (`FloodRefused`; nothing merged, nothing pushed), except on first contact (ours empty, or
+  no tracking ref yet: a fresh clone takes the team's memory as the remote holds it). The cap on what one clone keeps is the write policy's
   (`store/policy.py`: each author's own facts).
 
 A path's change counts as trusted only when every commit of theirs that touched it is
@@ -71,6 +71,7 @@ class TrustGate:
     cap: int | None
     remote: str = ""
     scope: FactScope = FactScope.PROJECT   # the one scope the ref holds (org: a connected org memory)
+    first_contact: bool = False            # no tracking ref before this fetch: the remote's memory is taken whole
 
     def apply(self, plan, ours_facts: Mapping[str, Fact]) -> GateResult:
         """Take held changes out of *plan* (a `MergePlan`), in place; raise `FloodRefused` when
@@ -117,7 +118,7 @@ class TrustGate:
     def _refuse_flood(self, plan) -> None:
         """More new facts (valid or retired) from unverified commits than the cap: refuse the tip
         whole. Taking part of it would leave the rest looking removed by us on their side."""
-        if self.cap is None or self.ours is None or len(plan.added) <= self.cap:
+        if self.cap is None or self.ours is None or self.first_contact or len(plan.added) <= self.cap:
             return
         authors = changes_by_path(self.repo, self.theirs, self.ours, {fact_path(i) for i in plan.added})
         unverified = [i for i in plan.added
