@@ -255,6 +255,20 @@ class FactTable(Sequence[Fact]):
         at = int(np.searchsorted(ids, wanted, side="right")) - 1
         return int(order[at]) if at >= 0 and ids[at] == wanted else None
 
+    def ids_with_prefix(self, prefix: str) -> list[str]:
+        """Ids starting with *prefix* (lower-case hex, 1-16 digits), found on the sorted id
+        column: resolving a short id decodes no fact."""
+        import numpy as np
+
+        if not prefix or len(prefix) > 16 or any(c not in "0123456789abcdef" for c in prefix):
+            return []
+        if self._sorted is None:
+            self.position("0" * 16)
+        ids = self._sorted[0]
+        low, high = (np.uint64(int(prefix.ljust(16, fill), 16)) for fill in "0f")
+        first, end = np.searchsorted(ids, low, side="left"), np.searchsorted(ids, high, side="right")
+        return sorted({hex_id(int(v)) for v in ids[first:end].tolist()})
+
     def get(self, fact_id: str | None) -> Fact | None:
         """The fact with this id (decoded), or None."""
         if fact_id is None:

@@ -220,9 +220,20 @@ class WritePaths:
         return out
 
     def _resolve_id(self: "FactStore", fact_id: str, scope: FactScope) -> str:
-        facts = list(self.backends[scope].load().facts.values())
+        """The full id of the fact of *scope* that *fact_id* (a prefix) names; a ref-backed scope
+        answers from its rows without decoding a fact (`--supersedes`, `--depends-on`)."""
+        backend = self.backends[scope]
         try:
-            return self._find(fact_id, facts).id
+            if hasattr(backend, "table"):
+                wanted = (fact_id or "").strip().lower()
+                matches = backend.table()[0].ids_with_prefix(wanted) if len(wanted) >= 4 else []
+                if len(matches) > 1:
+                    raise NeoError(f"fact id prefix '{fact_id}' is ambiguous ({len(matches)} facts)",
+                                   "give more digits of the id")
+                if not matches:
+                    raise FactNotFound(fact_id)
+                return matches[0]
+            return self._find(fact_id, list(backend.load().facts.values())).id
         except FactNotFound:
             raise NeoError(f"no fact '{fact_id}' in the {scope.value} scope",
                            "facts can point only at facts of their own scope; `git neo list --all` shows ids")
