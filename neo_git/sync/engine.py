@@ -227,7 +227,15 @@ class Syncer:
 
         if all(commit_trusted(c) for c in brought):
             return None   # every change theirs brings is trusted: nothing for the gate to hold or clip
-        claims = frozenset(ref_claims(self.repo, self.paths.common_dir, trusted)) if ours is not None else frozenset()
+        memo: list[frozenset[str]] = []
+
+        def claims() -> frozenset[str]:
+            # Every fact's origin: read only when theirs changes facts of ours (`TrustGate.apply`).
+            if not memo:
+                memo.append(frozenset(ref_claims(self.repo, self.paths.common_dir, trusted))
+                            if ours is not None else frozenset())
+            return memo[0]
+
         return TrustGate(self.repo, theirs, ours, claims, commit_trusted, claimed, self._cap(), self.remote,
                          self.backend.scope, first_contact=self._first_contact)
 

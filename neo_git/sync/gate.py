@@ -58,14 +58,15 @@ class FloodRefused(NeoError):
 class TrustGate:
     """Everything the gate needs, decided before the merge is planned.
 
-    *claims*: our facts that are claims (every other fact of ours is knowledge); *commit_trusted(commit id)*:
+    *claims*: our facts that are claims (every other fact of ours is knowledge), or a function
+    giving them when first needed; *commit_trusted(commit id)*:
     the verdict of one incoming commit; *cap*: the scope's cap, here the most new facts unverified
     commits may bring in one sync."""
 
     repo: pygit2.Repository
     theirs: pygit2.Oid
     ours: pygit2.Oid | None
-    claims: frozenset[str]
+    claims: "frozenset[str] | Callable[[], frozenset[str]]"   # a callable is asked once, when needed
     commit_trusted: Callable[[str], bool]
     claimed: Callable[[str], str]
     cap: int | None
@@ -79,7 +80,12 @@ class TrustGate:
         self._refuse_flood(plan)
         result = GateResult()
         # Updated, merged and removed facts are all ours already: each is knowledge unless a claim.
-        touched = [i for i in dict.fromkeys([*plan.updated, *plan.merged, *plan.removed]) if i not in self.claims]
+        # The claims (every fact's origin) are computed only when theirs changes a fact of ours:
+        # a sync that only brings new facts never reads the provenance of the stored ones.
+        touched = list(dict.fromkeys([*plan.updated, *plan.merged, *plan.removed]))
+        if touched:
+            claims = self.claims() if callable(self.claims) else self.claims
+            touched = [i for i in touched if i not in claims]
         if touched:
             authors = changes_by_path(self.repo, self.theirs, self.ours, {fact_path(i) for i in touched})
             for fact_id in touched:
