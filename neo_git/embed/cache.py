@@ -30,6 +30,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection, Iterable, Sequence
 
+from neo_git.embed.batches import embed_in_batches
 from neo_git.embed.vecfile import (
     HEADER_BYTES, KEY_BYTES, SUM_BYTES, checksums, file_header, header_dim, record_size, record_vectors, text_key,
     trusted_words,
@@ -371,10 +372,15 @@ class VectorCache:
             unique: dict[bytes, int] = {}
             for i in missing:
                 unique.setdefault(keys[i], i)
-            embedded = self.embed_and_store(embedder, list(unique), [text_of(i) for i in unique.values()])
-            position = {key: j for j, key in enumerate(unique)}
+            firsts = list(unique.values())
+
+            def take(start: int, vectors: "np.ndarray") -> None:
+                out[firsts[start:start + len(vectors)]] = vectors
+
+            # Batch by batch (`embed/batches.py`): the texts of one batch in memory at a time.
+            embed_in_batches(self, embedder, list(unique), lambda j: text_of(firsts[j]), take)
             for i in missing:
-                out[i] = embedded[position[keys[i]]]
+                out[i] = out[unique[keys[i]]]
         return out
 
     def embed_and_store(self, embedder: "Embedder", keys: list[bytes], texts: list[str]) -> "np.ndarray":
