@@ -21,6 +21,15 @@ reading the other repositories' keys, not for keeping and checking their
 vectors. If the file's inode changes (rewritten by another process) they start
 over. Writers hold an exclusive ``fcntl.flock`` on a sibling ``lock`` file, cut
 a torn tail back to the last whole record, append, and fsync.
+
+Beside the file, ``vectors.keys`` holds the records' keys in file order (32 bytes each,
+after a header naming the inode of the ``vectors.bin`` they index), written by the
+writers after the records. A reader that looks for a few keys (the first add of a process
+wants its group's vectors) reads the keys there, then only the records it wants, instead
+of every record (~2 KB each): 1.6 MB instead of 100 MB at 50,000 records. The keys are a
+hint: a record is still taken only under its own key and after its check, so a stale or
+torn key file costs a re-embedding, never a wrong vector; records past its end are read
+as before.
 """
 from __future__ import annotations
 
@@ -44,6 +53,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from neo_git.embed import Embedder
 
 DATA_FILE = "vectors.bin"
+KEYS_FILE = "vectors.keys"
+KEYS_MAGIC = b"NEOKEYS1"
+KEYS_HEADER = 16     # magic + the inode of the vectors.bin it indexes (8 bytes, little-endian)
 LOCK_FILE = "lock"
 APPEND_LOCK_WAIT = 0.5    # seconds a recall waits to persist new vectors before keeping them in memory
 # A cache that only grows is cut back to its newest half when it passes this many
@@ -120,11 +132,68 @@ class _Shelf:
                         return  # not ours (yet): the next append rewrites it
                     self.inode = stat.st_ino
                 total = (stat.st_size - HEADER_BYTES) // self.record
+                if total > self.rows and wanted:
+                    self._index_from_keys(stat.st_ino, total)
                 if total > self.rows:
                     self._scan(fh, total, wanted)
         except OSError:  # missing, or a folder / unreadable file in the way: nothing cached
             if self.rows:
                 self.reset()
+
+    def _index_from_keys(self, inode: int, total: int) -> None:
+        """Index rows from `vectors.keys` (when it indexes this file) up to *total*; `fetch`
+        then reads just the wanted records. Rows the key file lacks are left to `_scan`."""
+        try:
+            with open(self.folder / KEYS_FILE, "rb") as fh:
+                header = fh.read(KEYS_HEADER)
+                if header[:8] != KEYS_MAGIC or int.from_bytes(header[8:16], "little") != inode:
+                    return
+                fh.seek(KEYS_HEADER + self.rows * KEY_BYTES)
+                data = fh.read((total - self.rows) * KEY_BYTES)
+        except OSError:
+            return
+        count = len(data) // KEY_BYTES
+        base = self.rows
+        self.index.update(zip((data[i:i + KEY_BYTES] for i in range(0, count * KEY_BYTES, KEY_BYTES)),
+                              range(base, base + count)))
+        self.rows = base + count
+
+    def _write_keys(self, first: int, keys: bytes) -> None:
+        """Record *keys* (joined) as those of rows *first*... of `vectors.bin` (caller holds the
+        lock). The key file is rebuilt from the records when it does not end at row *first*."""
+        path = self.folder / KEYS_FILE
+        try:
+            inode = os.stat(self.path).st_ino
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                header = os.pread(fd, KEYS_HEADER, 0)
+                size = os.fstat(fd).st_size
+                if header[:8] != KEYS_MAGIC or int.from_bytes(header[8:16], "little") != inode \
+                        or size != KEYS_HEADER + first * KEY_BYTES:
+                    keys = self._keys_of_records(first) + keys
+                    os.ftruncate(fd, 0)
+                    _write_all(fd, 0, KEYS_MAGIC + inode.to_bytes(8, "little"))
+                    first = 0
+                os.ftruncate(fd, KEYS_HEADER + first * KEY_BYTES)
+                _write_all(fd, KEYS_HEADER + first * KEY_BYTES, keys)
+            finally:
+                os.close(fd)
+        except OSError:
+            pass   # only a hint: readers then read the records
+
+    def _keys_of_records(self, rows: int) -> bytes:
+        """The keys of the first *rows* records of `vectors.bin`, read from the records."""
+        import numpy as np
+
+        out = []
+        with open(self.path, "rb") as fh:
+            for start in range(0, rows, SCAN_RECORDS):
+                fh.seek(HEADER_BYTES + start * self.record)
+                data = fh.read(min(SCAN_RECORDS, rows - start) * self.record)
+                count = len(data) // self.record
+                words = np.frombuffer(data, dtype="<u4", count=count * self.record // 4).reshape(count, -1)
+                out.append(words[:, :KEY_BYTES // 4].tobytes())
+        return b"".join(out)
 
     def _scan(self, fh, total: int, wanted: Collection[bytes]) -> None:
         """Read records up to *total* into a window at the end of one array; the wanted ones
@@ -277,6 +346,7 @@ class _Shelf:
             else:
                 _write_all(fd, end, payload)
                 os.fsync(fd)
+                self._write_keys(complete, b"".join(keys))
         finally:
             os.close(fd)
             if self.inode is not None:  # indexed before: index what was appended too
@@ -293,6 +363,8 @@ class _Shelf:
         finally:
             os.close(fd)
         os.replace(tmp, self.path)
+        count = len(body) // self.record
+        self._write_keys(0, b"".join(body[i * self.record:i * self.record + KEY_BYTES] for i in range(count)))
 
     def prune(self, keep: set[bytes]) -> int:
         """Rewrite the file with only the records whose key is in *keep*; return rows dropped."""
