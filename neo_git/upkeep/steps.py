@@ -68,10 +68,12 @@ def plan_demotions(facts: Mapping[str, Fact], scope: FactScope, local_accesses: 
 
 def plan_cap(facts: Mapping[str, Fact], scope: FactScope, cap: int | None, now: datetime) -> StepPlan:
     """Evict the lowest-scoring unprotected facts of a scope over its cap (the write policy's
-    own ranking, `store.policy.plan_evictions`)."""
+    own ranking, `store.policy.plan_evictions`); as for an add, only the local user's own facts
+    count and are evicted when *cap* names others' (`store.base.ScopeCap.others`)."""
     if cap is None:
         return NOTHING
-    valid = [f for f in _in_scope(facts, scope) if f.is_valid]
+    others = cap.others() if getattr(cap, "others", None) is not None else ()
+    valid = [f for f in _in_scope(facts, scope) if f.is_valid and f.id not in others]
     evicted = plan_evictions(valid, scope, cap, stamp(now))
     if not evicted:
         return NOTHING
