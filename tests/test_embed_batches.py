@@ -46,7 +46,7 @@ def test_the_first_recall_of_a_store_embeds_in_batches_and_keeps_no_decoded_fact
     counting = CountingEmbedder()
     first = FactStore.open(repo_with_commit, embedder=counting)
     got = first.recall(query)
-    assert sum(counting.calls) >= 700 and max(counting.calls) <= batches.BATCH, counting.calls
+    assert sum(counting.calls) >= 700 and max(counting.calls) <= batches.CALL, counting.calls
     assert first._table().decoded < 100, first._table().decoded   # of 700: what recall returned and read
     again = FactStore.open(repo_with_commit, embedder=CountingEmbedder())
     expected = again.recall(query)
@@ -68,10 +68,10 @@ def test_progress_is_shown_on_a_terminal_and_erased(tmp_path, monkeypatch):
     cache = VectorCache(tmp_path / "vectors")
     keys = [bytes([i % 256, i // 256]) * 16 for i in range(600)]
     batches.embed_in_batches(cache, HashEmbedder(), keys, texts.__getitem__,
-                             lambda start, vectors: seen.append(start), stream=stream)
+                             lambda start, vectors: seen.append(start), batch=256, stream=stream)
     assert seen == [0, 256, 512]
     shown = stream.getvalue()
-    assert "embedding facts: 256/600" in shown and "embedding facts: 600/600" in shown
+    assert "embedding facts: 32/600" in shown and "embedding facts: 600/600" in shown
     assert shown.endswith("\r")                      # the line is erased at the end
     quiet = io.StringIO()                            # not a terminal: nothing drawn
     batches.embed_in_batches(cache, HashEmbedder(), keys, texts.__getitem__, lambda *a: None, stream=quiet)

@@ -18,7 +18,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from neo_git.embed.cache import VectorCache
 
-BATCH = 256            # texts per embedder call: a few MB of tokens and vectors
+BATCH = 1024           # texts stored per append (one lock and fsync each)
+CALL = 32              # texts per embedder call: a transformer's attention scores grow with
+                       # batch x length^2 (256 texts of 256 tokens: ~800 MB per layer in ONNX Runtime)
 DELAY_SECONDS = 1.0    # nothing is drawn for work that ends sooner
 REFRESH_SECONDS = 0.2
 
@@ -26,15 +28,21 @@ REFRESH_SECONDS = 0.2
 def embed_in_batches(cache: "VectorCache", embedder, keys: Sequence[bytes], text_of: Callable[[int], str],
                      take: Callable[[int, "np.ndarray"], None], *, batch: int = BATCH,
                      stream: TextIO | None = None) -> None:
-    """Embed the texts *text_of(i)* of *keys* (no two alike) *batch* at a time, append each batch
-    to *cache* and hand its vectors to *take(first index, vectors)*; nothing is kept here."""
+    """Embed the texts *text_of(i)* of *keys* (no two alike) `CALL` at a time, append them to
+    *cache* *batch* at a time and hand each batch's vectors to *take(first index, vectors)*;
+    nothing is kept here."""
     progress = _Progress(len(keys), stream if stream is not None else sys.stderr)
     try:
+        import numpy as np
+
         for start in range(0, len(keys), batch):
             end = min(len(keys), start + batch)
-            vectors = cache.embed_and_store(embedder, list(keys[start:end]), [text_of(i) for i in range(start, end)])
-            take(start, vectors)
-            progress.update(end)
+            vectors = np.empty((end - start, embedder.dim), dtype=np.float32)
+            for first in range(start, end, CALL):
+                last = min(end, first + CALL)
+                vectors[first - start:last - start] = embedder.embed([text_of(i) for i in range(first, last)])
+                progress.update(last)
+            take(start, cache.store(embedder, list(keys[start:end]), vectors))
     finally:
         progress.close()
 
@@ -50,7 +58,7 @@ class _Progress:
         self.drawn = 0
         self.last = 0.0
         try:
-            self.enabled = total > BATCH and bool(stream.isatty())
+            self.enabled = total > CALL and bool(stream.isatty())
         except (AttributeError, ValueError):
             self.enabled = False
 

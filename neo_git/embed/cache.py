@@ -494,9 +494,13 @@ class VectorCache:
         import numpy as np
 
         embedded = np.asarray(embedder.embed(texts), dtype=np.float32)
-        if embedded.shape != (len(texts), embedder.dim):
+        return self.store(embedder, keys, embedded)
+
+    def store(self, embedder: "Embedder", keys: list[bytes], embedded: "np.ndarray") -> "np.ndarray":
+        """Append vectors *embedder* made for the texts whose keys are *keys* (no two alike)."""
+        if embedded.shape != (len(keys), embedder.dim):
             raise ValueError(
-                f"embedder {embedder.id} returned shape {embedded.shape}, expected {(len(texts), embedder.dim)}")
+                f"embedder {embedder.id} returned shape {embedded.shape}, expected {(len(keys), embedder.dim)}")
         try:
             self._shelf(embedder.id, embedder.dim).append(keys, embedded)
         except OSError:
