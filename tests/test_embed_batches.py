@@ -76,3 +76,15 @@ def test_progress_is_shown_on_a_terminal_and_erased(tmp_path, monkeypatch):
     quiet = io.StringIO()                            # not a terminal: nothing drawn
     batches.embed_in_batches(cache, HashEmbedder(), keys, texts.__getitem__, lambda *a: None, stream=quiet)
     assert quiet.getvalue() == ""
+
+
+def test_calls_take_fewer_texts_the_longer_they_are():
+    short = ["a short fact about retries"] * 100
+    assert [last - first for first, last in batches.calls(short)] == [32, 32, 32, 4]
+    long = ["word " * 250] * 20                       # ~300 tokens each: past 256, a few per call
+    sizes = [last - first for first, last in batches.calls(long)]
+    assert sum(sizes) == 20 and max(sizes) <= 8
+    mixed = ["x"] * 10 + ["word " * 400] + ["x"] * 10
+    spans = batches.calls(mixed)
+    assert spans[0] == (0, 10) and spans[-1][1] == 21
+    assert all(last - first <= 2 for first, last in spans if first <= 10 < last)   # the long one nearly alone

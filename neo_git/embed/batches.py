@@ -19,8 +19,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from neo_git.embed.cache import VectorCache
 
 BATCH = 1024           # texts stored per append (one lock and fsync each)
-CALL = 32              # texts per embedder call: a transformer's attention scores grow with
-                       # batch x length^2 (256 texts of 256 tokens: ~800 MB per layer in ONNX Runtime)
+CALL = 32              # texts per embedder call, at most
+# A transformer's working memory grows with (texts in the call) x (longest text)^2: with MiniLM
+# under ONNX Runtime 16 texts of ~256 tokens took +320 MB over the loaded model, 256 of them
+# +6 GB. A call takes texts while calls x longest^2 stays within this (8 texts of 256 tokens,
+# 32 of 128; ~4 characters a token); short facts still go 32 at a time.
+CALL_BUDGET = 8 * 256 * 256
 DELAY_SECONDS = 1.0    # nothing is drawn for work that ends sooner
 REFRESH_SECONDS = 0.2
 
@@ -38,13 +42,30 @@ def embed_in_batches(cache: "VectorCache", embedder, keys: Sequence[bytes], text
         for start in range(0, len(keys), batch):
             end = min(len(keys), start + batch)
             vectors = np.empty((end - start, embedder.dim), dtype=np.float32)
-            for first in range(start, end, CALL):
-                last = min(end, first + CALL)
-                vectors[first - start:last - start] = embedder.embed([text_of(i) for i in range(first, last)])
-                progress.update(last)
+            texts = [text_of(i) for i in range(start, end)]
+            for first, last in calls(texts):
+                vectors[first:last] = embedder.embed(texts[first:last])
+                progress.update(start + last)
+            del texts
             take(start, cache.store(embedder, list(keys[start:end]), vectors))
     finally:
         progress.close()
+
+
+def calls(texts: Sequence[str]) -> list[tuple[int, int]]:
+    """(first, end) of each embedder call over *texts*, in order: at most `CALL` texts, and no
+    more than `CALL_BUDGET` allows for the longest of them (a long text may go alone)."""
+    out, first, longest = [], 0, 0
+    for i, text in enumerate(texts):
+        tokens = min(512, len(text) // 4 + 2)
+        widest = max(longest, tokens)
+        if i > first and (i - first == CALL or (i - first + 1) * widest * widest > CALL_BUDGET):
+            out.append((first, i))
+            first, widest = i, tokens
+        longest = widest
+    if first < len(texts):
+        out.append((first, len(texts)))
+    return out
 
 
 class _Progress:
