@@ -5,6 +5,16 @@ The public API (DESIGN.md §11) is imported lazily so that ``import neo_git`` an
 """
 from __future__ import annotations
 
+import os
+
+# The one place that decides BLAS threading, for the CLI and the library alike (issue 35): a
+# call multiplies one query by a few thousand rows, and OpenBLAS's thread pool (one spinning
+# thread per core, started when numpy is imported) costs more CPU than the product: in-process
+# recall on 2 cores was 1.7-2.7x slower with it. Every import of git-neo's modules runs this
+# first, so it holds whenever numpy is first imported through git-neo. A user's own setting
+# wins; a program that imported numpy before neo_git keeps the pool it already started.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 TYPE_CHECKING = False   # not `typing`'s: importing typing costs every hook process ~3 ms
 
 __version__ = "0.1.0"

@@ -180,7 +180,8 @@ class FactTable(Sequence[Fact]):
     __slots__ = ("rows", "_facts", "_decode", "_sorted", "_conflicts", "__weakref__")
 
     def __init__(self, rows: "np.ndarray", facts: "list[Fact | None] | None" = None,
-                 decode: Callable[[int], Fact] | None = None) -> None:
+                 decode: Callable[..., Fact] | None = None) -> None:
+        # decode(i, keep=True): fact i (a lazy source keeps what it decoded only when *keep*).
         self.rows = rows
         self._facts: list[Fact | None] = facts if facts is not None else [None] * len(rows)
         self._decode = decode
@@ -207,9 +208,10 @@ class FactTable(Sequence[Fact]):
             return cls(np.zeros(0, dtype=row_dtype()), [])
         starts = np.cumsum([0] + [len(t) for t in tables[:-1]])
 
-        def decode(i: int) -> Fact:
+        def decode(i: int, keep: bool = True) -> Fact:
             part = int(np.searchsorted(starts, i, side="right")) - 1
-            return tables[part][i - int(starts[part])]
+            table = tables[part]
+            return table[i - int(starts[part])] if keep else table.peek(i - int(starts[part]))
 
         facts: list[Fact | None] = []
         for table in tables:
@@ -230,6 +232,14 @@ class FactTable(Sequence[Fact]):
     def __iter__(self) -> Iterator[Fact]:
         for i in range(len(self._facts)):
             yield self[i]
+
+    def peek(self, i: int) -> Fact:
+        """Fact *i*, without keeping it in memory if it was not decoded yet (a pass that reads
+        each fact once, such as a store's first embedding, must not hold all of them)."""
+        fact = self._facts[i]
+        if fact is not None:
+            return fact
+        return self._decode(i if i >= 0 else i + len(self), False)
 
     @property
     def decoded(self) -> int:
@@ -254,6 +264,20 @@ class FactTable(Sequence[Fact]):
         wanted = np.uint64(int(fact_id, 16))
         at = int(np.searchsorted(ids, wanted, side="right")) - 1
         return int(order[at]) if at >= 0 and ids[at] == wanted else None
+
+    def ids_with_prefix(self, prefix: str) -> list[str]:
+        """Ids starting with *prefix* (lower-case hex, 1-16 digits), found on the sorted id
+        column: resolving a short id decodes no fact."""
+        import numpy as np
+
+        if not prefix or len(prefix) > 16 or any(c not in "0123456789abcdef" for c in prefix):
+            return []
+        if self._sorted is None:
+            self.position("0" * 16)
+        ids = self._sorted[0]
+        low, high = (np.uint64(int(prefix.ljust(16, fill), 16)) for fill in "0f")
+        first, end = np.searchsorted(ids, low, side="left"), np.searchsorted(ids, high, side="right")
+        return sorted({hex_id(int(v)) for v in ids[first:end].tolist()})
 
     def get(self, fact_id: str | None) -> Fact | None:
         """The fact with this id (decoded), or None."""

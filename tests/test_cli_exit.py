@@ -96,6 +96,24 @@ def test_the_entry_point_runs_blas_single_threaded_unless_told_otherwise(tmp_pat
     assert chosen.stdout.split()[0] == b"4"
 
 
+def test_the_library_runs_blas_single_threaded_as_the_cli_does(tmp_path):
+    """Issue 35: `from neo_git import FactStore` (no CLI) sets the same BLAS threading, before
+    numpy starts its pool; a setting the program made first wins."""
+    script = textwrap.dedent("""
+        import os
+        from neo_git import FactStore
+        import numpy
+        print(os.environ.get("OPENBLAS_NUM_THREADS"), "neo_git.cli" in __import__("sys").modules)
+    """)
+    env = _buffered()
+    env.pop("OPENBLAS_NUM_THREADS", None)
+    plain = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60, env=env)
+    assert plain.returncode == 0 and plain.stdout.split() == [b"1", b"False"], plain.stderr
+    chosen = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60,
+                            env={**env, "OPENBLAS_NUM_THREADS": "2"})
+    assert chosen.stdout.split()[0] == b"2"
+
+
 def test_a_recall_never_loads_the_write_policy(repo_with_commit):
     FactStore.open(repo_with_commit, embedder="hash").add_many(
         [{"subject": f"Decision {i} about the cache layer", "kind": "decision"} for i in range(20)])

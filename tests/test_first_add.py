@@ -92,3 +92,35 @@ def test_adds_after_the_first_follow_the_moved_tip(repo_with_commit, tmp_path):
         assert _decision(got, rename) == _decision(expected), step
         rename[got.fact.id] = expected.fact.id
     assert {f.subject for f in cold.list(include_invalid=True)} == {f.subject for f in loaded.list(include_invalid=True)}
+
+
+def _decoded(store) -> int:
+    return sum(len(sub._decoded) for sub in store.project_store._subtrees.values() if sub.is_lazy)
+
+
+def test_a_first_supersedes_by_prefix_decodes_what_it_touches_not_the_store(repo_with_commit):
+    """Issue 35: resolving the id of `--supersedes` loaded (decoded) every stored fact."""
+    _populate(repo_with_commit, random.Random(8))
+    base = next(f for f in open_store(repo_with_commit).list() if f.kind.value == "decision")
+    cold = open_store(repo_with_commit, project=10**6)
+    got = cold.add_detailed("HTTP client v2", "All outbound HTTP goes through httpx2 now.", kind="decision",
+                            supersedes=base.id[:7])
+    assert got.superseded is not None and got.superseded.id == base.id
+    assert cold.project_store._loaded_tip is None   # no full load of the ref happened
+    assert _decoded(cold) < 60
+    with pytest.raises(Exception, match="no fact"):
+        open_store(repo_with_commit, project=10**6).add("x", "y", supersedes="ffffffffffff")
+
+
+def test_an_add_at_the_cap_ranks_only_valid_facts_never_decodes_the_retired(repo_with_commit):
+    """Issue 35: `_apply_cap` decoded every stored fact, retired ones included."""
+    store = open_store(repo_with_commit, project=10**6)
+    facts = store.add_many([{"subject": f"note {random_word(random.Random(i), 6)} {i}",
+                             "body": f"{random_word(random.Random(i + 999), 7)} body {i}"} for i in range(240)])
+    for fact in facts[40:]:
+        store.invalidate(fact.id, "retired for the test")
+    open_store(repo_with_commit).recall("warm the parse cache")
+    cold = open_store(repo_with_commit, project=40)
+    result = cold.add_detailed("one more note", "pushes the scope over its cap of 40")
+    assert len(result.evicted) == 1 and result.evicted[0] in {f.id for f in facts[:40]}
+    assert _decoded(cold) <= 45, _decoded(cold)    # the 40 valid facts it ranked, not the 200 retired

@@ -264,7 +264,8 @@ def test_a_reader_keeps_and_checks_only_what_it_asks_for(tmp_path, monkeypatch):
     assert counting.calls == [] and np.array_equal(out, embedder.embed(TEXTS[:10]))
     shelf = cache._shelf(embedder.id, embedder.dim)
     assert set(shelf.checked) == {text_key(t) for t in TEXTS[:10]}
-    assert len(shelf.index) == 70  # every key is known
+    from_key_file = len(shelf.key_rows[1]) if shelf.key_rows is not None else 0
+    assert len(shelf.index) + from_key_file == 70  # every key is known
     # Asked later, texts met before (indexed, not kept) are read back by row, one run at a time.
     assert np.array_equal(cache.vectors(counting, others[40:50]), embedder.embed(others[40:50]))
     assert counting.calls == []
@@ -306,3 +307,50 @@ def test_a_text_stored_several_times_is_read_once(tmp_path, monkeypatch):
     assert counting.calls == [] and np.array_equal(out, embedder.embed([TEXTS[2]]))
     assert np.array_equal(VectorCache(tmp_path).vectors(counting, TEXTS[:5]), embedder.embed(TEXTS[:5]))
     assert counting.calls == []
+
+
+def _spy_scans(monkeypatch) -> list[int]:
+    """Rows each `_Shelf._scan` call reads (the records read one by one, not through the key file)."""
+    scanned: list[int] = []
+    real = cache_module._Shelf._scan
+
+    def scan(self, fh, total, wanted):
+        scanned.append(total - self.rows)
+        return real(self, fh, total, wanted)
+
+    monkeypatch.setattr(cache_module._Shelf, "_scan", scan)
+    return scanned
+
+
+def test_a_few_keys_are_found_through_the_key_file_not_by_reading_every_record(tmp_path, monkeypatch):
+    """Issue 35: the first add of a process read every record of a 50,000-row file (100 MB) to
+    find the few hundred vectors of its group."""
+    texts = [f"text {i} about parse_config and {i * 7}" for i in range(3000)]
+    VectorCache(tmp_path).vectors(CountingEmbedder(), texts)
+    scanned = _spy_scans(monkeypatch)
+    counting = CountingEmbedder()
+    wanted = texts[1000:1010]
+    got = VectorCache(tmp_path).vectors(counting, wanted)   # a new process's view
+    assert counting.embedded == [] and scanned in ([], [0])
+    assert np.array_equal(got, HashEmbedder().embed(wanted))
+
+
+def test_a_wrong_key_file_costs_a_re_embedding_never_a_wrong_vector(tmp_path):
+    texts = [f"text {i} about parse_config and {i * 7}" for i in range(300)]
+    VectorCache(tmp_path).vectors(CountingEmbedder(), texts)
+    folder = next(p for p in tmp_path.iterdir() if p.is_dir())
+    keys_file = folder / cache_module.KEYS_FILE
+    data = keys_file.read_bytes()
+    header, keys = data[:cache_module.KEYS_HEADER], data[cache_module.KEYS_HEADER:]
+    rotated = keys[32:] + keys[:32]                          # every key names its neighbour's record
+    keys_file.write_bytes(header + rotated)
+    counting = CountingEmbedder()
+    wanted = texts[10:20]
+    got = VectorCache(tmp_path).vectors(counting, wanted)
+    assert np.array_equal(got, HashEmbedder().embed(wanted))
+    # A record is taken under its own key only: what the shifted keys hid was embedded again.
+    assert counting.embedded and set(counting.embedded) <= set(wanted)
+    keys_file.write_bytes(b"NEOKEYS1" + (12345).to_bytes(8, "little") + rotated)   # another file's keys
+    counting = CountingEmbedder()
+    got = VectorCache(tmp_path).vectors(counting, texts[30:40])
+    assert counting.embedded == [] and np.array_equal(got, HashEmbedder().embed(texts[30:40]))

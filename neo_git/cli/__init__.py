@@ -134,10 +134,7 @@ def _version() -> int:
 
 def run() -> None:  # console-script entry point
     """Entry point of the `git-neo` executable."""
-    # One command multiplies a query by a few thousand rows: OpenBLAS's thread pool, started
-    # when numpy is imported (one spinning thread per core), costs more CPU than the product
-    # (~100 ms of a cold recall's CPU on 2 cores). A user's own setting wins.
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # BLAS threading is decided in one place, `neo_git/__init__.py`, already imported here.
     # A command allocates a few hundred thousand containers (imports, then thousands of facts)
     # and frees few: with the default threshold (700) the cyclic GC runs ~70 times in a cold
     # recall and walks the same live objects again and again (~10 ms at 5,000 facts). Collect

@@ -122,9 +122,15 @@ def cmd_add(args: argparse.Namespace) -> int:
             print(f"    {line}")
     for fid in result.flagged:
         print(f"  {fid} depends on it and is flagged for review")
-    for fid in result.evicted:
-        print(f"  {fid} evicted: the {result.fact.scope.value} scope is over its cap")
+    evicted = result.evicted
+    for fid in evicted[:MAX_EVICTED_SHOWN]:
+        print(f"  {fid} evicted: your {result.fact.scope.value} facts are over the cap")
+    if len(evicted) > MAX_EVICTED_SHOWN:
+        print(f"  ... and {len(evicted) - MAX_EVICTED_SHOWN:,} more evicted (`git neo list --all` shows them)")
     return 0
+
+
+MAX_EVICTED_SHOWN = 10   # an add over a bulk-written store may evict thousands: name a few
 
 
 def _from_cwd(store, specs: list[str]) -> list[str]:

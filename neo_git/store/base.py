@@ -2,25 +2,31 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Protocol
+from typing import Callable, Collection, Mapping, Protocol
 
 from neo_git.facts import Fact, FactScope
 
 class ScopeCap(int):
-    """A scope's cap (an int wherever one is expected) that may name facts to evict first:
-    in project scope the claims, so that facts a sync brought never push out our own."""
+    """A scope's cap (an int wherever one is expected) that may name facts the writer does not
+    own (*others*: never counted against this writer's cap and never evicted by its writes;
+    in project scope, facts whose author is someone else) and facts to evict first (the
+    claims among the rest: a forger using our address is evicted before our own facts)."""
 
     evict_first: "Callable[[], frozenset[str]] | None" = None
+    others: "Callable[[], Collection[str]] | None" = None
 
     @classmethod
-    def of(cls, limit: int, evict_first: "Callable[[], frozenset[str]] | None" = None) -> "ScopeCap":
-        """A cap of *limit* evicting the ids *evict_first()* returns before any other."""
+    def of(cls, limit: int, evict_first: "Callable[[], frozenset[str]] | None" = None,
+           others: "Callable[[], Collection[str]] | None" = None) -> "ScopeCap":
+        """A cap of *limit* on the facts not in *others()*, evicting *evict_first()* before any other."""
         cap = cls(limit)
         cap.evict_first = evict_first
+        cap.others = others
         return cap
 
 
-# How many valid facts each scope keeps; the write policy evicts the least useful beyond it.
+# How many valid facts of its own each author keeps in a scope: the write policy evicts the
+# writer's least useful facts beyond it (never someone else's; see design notes, issue 35).
 SCOPE_CAPS = {FactScope.GLOBAL: 200, FactScope.ORG: 100, FactScope.PROJECT: 500, FactScope.SESSION: 50}
 
 

@@ -3,7 +3,8 @@
 Given the facts a backend holds now and a new fact, `plan_add` decides:
 duplicate (nothing to write), explicit or similarity-based supersession
 (pointers both ways, confidence carried over, dependents flagged for review),
-and the scope cap (lowest-scoring unprotected facts evicted). The backend runs
+and the scope cap (the writer's own lowest-scoring unprotected facts evicted when its
+own valid facts pass the cap; another author's facts are never evicted). The backend runs
 it inside its transaction, so a retry re-plans against the newest state.
 
 Lookups go through a `FactIndex` (the one the backend keeps, or one built here
@@ -17,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Collection, Mapping, Sequence
 
 from neo_git.errors import NeoError
-from neo_git.facts import Fact, FactScope, now_iso
+from neo_git.facts import Fact, FactKind, FactScope, now_iso
 from neo_git.scoring import retention_score, success_bonus  # noqa: F401 - re-exported
 from neo_git.store.base import SCOPE_CAPS, Change  # noqa: F401 - SCOPE_CAPS re-exported
 from neo_git.store.index import FactIndex, IndexedFacts, PeerGroup
@@ -255,6 +256,10 @@ def _change(changed: Mapping[str, Fact], results: Sequence[AddResult], cap: int 
 
 def _apply_cap(facts: Mapping[str, Fact], index: FactIndex, changed: dict[str, Fact], new: Fact,
                cap: int | None, stamp: str) -> list[str]:
+    """Evict the writer's lowest-scoring facts when its own valid facts of the scope pass *cap*.
+    Facts in `cap.others()` (someone else's) are neither counted nor evicted: a teammate's fact
+    is never retired by our write. Work: the scope's valid ids from the index, and the writer's
+    own valid facts decoded to rank them, only when the scope is over the cap at all."""
     if cap is None or len(facts) + len(changed) <= cap:  # cannot be over: skip the count
         return []
     scope = new.scope
@@ -265,12 +270,32 @@ def _apply_cap(facts: Mapping[str, Fact], index: FactIndex, changed: dict[str, F
         valid_after += fact.is_valid and fact.scope is scope
     if valid_after <= cap:
         return []
-    # Over the cap: rare, and eviction must rank every valid fact, so O(facts) here.
-    current = {**facts, **changed}
-    valid = [f for f in current.values() if f.is_valid and f.scope is scope]
+    ids = valid_ids(index, scope)
+    for fact in changed.values():
+        if fact.is_valid and fact.scope is scope:
+            ids.add(fact.id)
+        else:
+            ids.discard(fact.id)
+    others = getattr(cap, "others", None)
+    if others is not None:
+        theirs = others()
+        ids = {i for i in ids if i not in theirs}
+    if len(ids) <= cap:
+        return []
+    valid = [changed[i] if i in changed else facts[i] for i in sorted(ids)]  # decodes our own only
     evicted = plan_evictions(valid, scope, cap, stamp, keep=(new.id,))
     changed.update((f.id, f) for f in evicted)
     return [f.id for f in evicted]
+
+
+def valid_ids(index: FactIndex, scope: FactScope) -> set[str]:
+    """Ids of the valid facts of *scope*, from the index's groups (no fact is decoded)."""
+    ids: set[str] = set()
+    for kind in FactKind:
+        group = index.group(scope, kind)
+        if group is not None:
+            ids.update(group.members.keys())
+    return ids
 
 
 def plan_evictions(valid: Sequence[Fact], scope: FactScope, cap: int, stamp: str,

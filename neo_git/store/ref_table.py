@@ -26,9 +26,9 @@ def subtrees_table(subtrees: Sequence[Subtree]) -> FactTable:
         return FactTable(np.zeros(0, dtype=row_dtype()), [])
     starts = np.cumsum([0] + [len(sub) for sub in subtrees[:-1]])
 
-    def decode(i: int):
+    def decode(i: int, keep: bool = True):
         part = int(np.searchsorted(starts, i, side="right")) - 1
-        return subtrees[part].fact_at(i - int(starts[part]))
+        return subtrees[part].fact_at(i - int(starts[part]), keep)
 
     rows = np.frombuffer(b"".join(sub.row_bytes() for sub in subtrees), dtype=row_dtype())
     return FactTable(rows, None, decode)

@@ -197,8 +197,9 @@ class Subtree:
             self._materialize()
         return self._blobs
 
-    def fact_at(self, j: int) -> Fact:
-        """The *j*-th fact (in tree order), decoded now if it was not."""
+    def fact_at(self, j: int, keep: bool = True) -> Fact:
+        """The *j*-th fact (in tree order), decoded now if it was not (and then kept, unless not
+        *keep*: a pass that reads every fact once, such as a store's first embedding)."""
         if self._list is None:
             if self._facts is None:
                 fact = self._decoded.get(j)
@@ -208,7 +209,8 @@ class Subtree:
                     fact = decode_fact(self._data[start:start + row[_LENGTH]])
                     if hex_id(row[_ID]) != fact.id:
                         raise ValueError("a parse-cache entry under another fact's id")
-                    self._decoded[j] = fact
+                    if keep:
+                        self._decoded[j] = fact
                 return fact
             self._list = list(self._facts.values())
         return self._list[j]

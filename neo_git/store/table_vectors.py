@@ -16,6 +16,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from neo_git.store import FactStore
 
 
+KEEP_EMBEDDED = 4096   # vectors embedded during a first recall kept in memory, at most (~6 MB)
+
+
 def row_keys(table: "FactTable") -> list[bytes]:
     """The vector cache key of each fact of *table* (sha256 of its text), in order."""
     raw = table.rows["key"].tobytes()
@@ -61,6 +64,7 @@ def streamed_cosines(store: "FactStore", table: "FactTable", query: "np.ndarray"
     vector file once without keeping it."""
     import numpy as np
 
+    from neo_git.embed.batches import embed_in_batches
     from neo_git.embed.rows import cosines
     from neo_git.embed.stream import stream_cosines
 
@@ -70,14 +74,30 @@ def streamed_cosines(store: "FactStore", table: "FactTable", query: "np.ndarray"
     embedded: dict[int, np.ndarray] = {}
     missing = np.flatnonzero(rows < 0).tolist()
     if missing:
+        # Texts the cache lacks (all of them on a store's first recall): embedded batch by batch,
+        # each decoded without being kept and stored as it is done; only the cosines stay, and
+        # the vectors too when they are few (recall's family ordering may read some back; past
+        # KEEP_EMBEDDED it reads them from the cache, where they now are).
         firsts: dict[bytes, int] = {}
         for i in missing:
             firsts.setdefault(bytes(table.rows["key"][i]), i)
-        vectors = cache.embed_and_store(embedder, list(firsts), [table[i].text for i in firsts.values()])
-        by_key = dict(zip(firsts, vectors))
+        keys, positions = list(firsts), list(firsts.values())
+        cosine_of: dict[bytes, float] = {}
+        keep = len(keys) <= KEEP_EMBEDDED
+        vector_of: dict[bytes, np.ndarray] = {}
+
+        def take(start: int, vectors: "np.ndarray") -> None:
+            chunk = keys[start:start + len(vectors)]
+            cosine_of.update(zip(chunk, cosines(vectors, query).tolist()))
+            if keep:
+                vector_of.update(zip(chunk, vectors))
+
+        embed_in_batches(cache, embedder, keys, lambda j: table.peek(positions[j]).text, take)
         for i in missing:
-            embedded[i] = by_key[bytes(table.rows["key"][i])]
-        values[missing] = cosines(np.stack([embedded[i] for i in missing]), query)
+            key = bytes(table.rows["key"][i])
+            values[i] = cosine_of[key]
+            if keep:
+                embedded[i] = vector_of[key]
 
     def fallback(positions: Sequence[int]) -> "np.ndarray":
         return store._vectors([table[i].text for i in positions])

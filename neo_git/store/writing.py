@@ -139,13 +139,26 @@ class WritePaths:
         return out[0]
 
     def _cap(self: "FactStore", scope: FactScope):
-        """The scope's cap; in project scope claims are evicted before our own facts."""
+        """The scope's cap. In project scope it bounds the local user's own facts: facts whose
+        author (the ref's history) is someone else are not counted and never evicted by our
+        writes, and claims using our address are evicted first."""
         from neo_git.store.base import ScopeCap
 
         cap = self.caps.get(scope)
         if cap is None or scope is not FactScope.PROJECT:
             return cap
-        return ScopeCap.of(cap, lambda: frozenset(self.untrusted()))
+        return ScopeCap.of(cap, lambda: frozenset(self.untrusted()), self._facts_of_others)
+
+    def _facts_of_others(self: "FactStore") -> frozenset[str]:
+        """Ids of project facts whose author (`provenance.fact_origins`) is not the local user."""
+        from neo_git.store.provenance import fact_origins
+        from neo_git.store.trust import local_email
+
+        if self.repo is None or self.paths is None:
+            return frozenset()
+        me = local_email(self)
+        return frozenset(i for i, (email, _commit) in fact_origins(self.repo, self.paths.common_dir).items()
+                         if email != me)
 
     def _body_similarity(self: "FactStore", a: Fact, b: Fact) -> float:
         """Cosine of two facts' bodies (rule 2's guard; asked only for long bodies of one subject)."""
@@ -208,9 +221,20 @@ class WritePaths:
         return out
 
     def _resolve_id(self: "FactStore", fact_id: str, scope: FactScope) -> str:
-        facts = list(self.backends[scope].load().facts.values())
+        """The full id of the fact of *scope* that *fact_id* (a prefix) names; a ref-backed scope
+        answers from its rows without decoding a fact (`--supersedes`, `--depends-on`)."""
+        backend = self.backends[scope]
         try:
-            return self._find(fact_id, facts).id
+            if hasattr(backend, "table"):
+                wanted = (fact_id or "").strip().lower()
+                matches = backend.table()[0].ids_with_prefix(wanted) if len(wanted) >= 4 else []
+                if len(matches) > 1:
+                    raise NeoError(f"fact id prefix '{fact_id}' is ambiguous ({len(matches)} facts)",
+                                   "give more digits of the id")
+                if not matches:
+                    raise FactNotFound(fact_id)
+                return matches[0]
+            return self._find(fact_id, list(backend.load().facts.values())).id
         except FactNotFound:
             raise NeoError(f"no fact '{fact_id}' in the {scope.value} scope",
                            "facts can point only at facts of their own scope; `git neo list --all` shows ids")

@@ -126,6 +126,7 @@ class Syncer:
         self.git = Git(target.paths, config_int("syncTimeout", DEFAULT_TIMEOUT, repo=self.repo))
         self.label = f"{self.remote}/neo/facts"
         self._described = 0
+        self._first_contact = False   # no tracking ref of the remote's facts before this pull
 
     # --- pull -------------------------------------------------------------------------
 
@@ -138,6 +139,7 @@ class Syncer:
             refs.append((names.notes_remote, names.notes_tracking))
         remote_tips = ls_remote(self.git, self.remote, [src for src, _ in refs])
         wanted = [(src, dst) for src, dst in refs if src in remote_tips and self._local(dst) != remote_tips[src]]
+        self._first_contact = self._local(names.facts_tracking) is None
         fetch(self.git, self.remote, wanted)
         theirs = remote_tips.get(names.facts_remote)
         if theirs is None:
@@ -228,9 +230,17 @@ class Syncer:
 
         if all(commit_trusted(c) for c in brought):
             return None   # every change theirs brings is trusted: nothing for the gate to hold or clip
-        claims = dict(ref_claims(self.repo, self.paths.common_dir, trusted)) if ours is not None else {}
+        memo: list[dict[str, str]] = []
+
+        def claims() -> dict[str, str]:
+            # Every fact's origin ({id: claimed author}): read only when theirs changes facts of ours
+            # (`TrustGate.apply`).
+            if not memo:
+                memo.append(dict(ref_claims(self.repo, self.paths.common_dir, trusted)) if ours is not None else {})
+            return memo[0]
+
         return TrustGate(self.repo, theirs, ours, claims, commit_trusted, claimed, self._cap(), self.remote,
-                         self.backend.scope)
+                         self.backend.scope, first_contact=self._first_contact)
 
     def _cap(self) -> int | None:
         """The cap of the scope this ref holds (the store's, which tests and callers may change)."""
@@ -249,10 +259,6 @@ class Syncer:
         if plan.ignored:
             report.warnings.append(f"kept {len(plan.ignored)} of your facts as they are: unverified commits of "
                                    f"{self.label} only moved their counters, or left them out of a merge")
-        if plan.clipped:
-            report.warnings.append(f"took {len(plan.added)} new fact(s) from {self.label}, not {len(plan.clipped)} "
-                                   f"more: the cap of {self._cap()} valid facts is applied to claims that arrive, "
-                                   "never to your own facts")
 
     def _merge_commit(self, theirs: pygit2.Oid, gate: TrustGate | None = None,
                       gate_for: pygit2.Oid | None = None) -> MergePlan | None:

@@ -13,11 +13,15 @@ written, every change that nobody trusted could have made:
   that made it claims the same author (it stays a claim); someone else's change to it is held
   like a change to a trusted fact (issue 36: a change to someone else's fact needs a person's
   acceptance or a verified signature);
-- a fact of ours that no commit of theirs changed, but their merge left out (claims over
-  their cap), is *kept* as it is, with no review item;
-- new facts never push ours out: claims arriving beyond the project cap are *clipped*
-  (the oldest are kept) and reported; facts from trusted commits always arrive (the write
-  policy evicts claims first when the scope is over its cap).
+- a fact of ours that no commit of theirs changed, but their merge left out, is *kept* as it
+  is, with no review item;
+- new facts are the team's memory and are never clipped: a merge that left some of theirs
+  out would read, on their side, as our removal of them, and the two clones would trade
+  merge commits forever. What the cap bounds here is a *flood*: more new facts (valid or
+  retired) from unverified commits in one sync than the scope's cap refuses the whole tip
+  (`FloodRefused`; nothing merged, nothing pushed), except on first contact (ours empty, or
+  no tracking ref yet: a fresh clone takes the team's memory as the remote holds it). The cap on
+  what one clone keeps is the write policy's (`store/policy.py`: each author's own facts).
 
 A path's change counts as trusted only when every commit of theirs that touched it is
 trusted: a trusted teammate's later edit does not launder an unverified one.
@@ -29,7 +33,7 @@ from typing import Callable, Iterable, Mapping
 
 import pygit2
 
-from neo_git.errors import InvalidFact
+from neo_git.errors import InvalidFact, NeoError
 from neo_git.facts import Fact, FactScope
 from neo_git.store.ref_facts import fact_from_blob, fact_path
 
@@ -43,13 +47,16 @@ class GateResult:
 
     held: list[dict] = field(default_factory=list)       # proposals for the `incoming` review source
     ignored: list[str] = field(default_factory=list)     # counter-only changes to trusted facts, dropped
-    clipped: list[str] = field(default_factory=list)     # new facts over the cap, not taken
     kept: list[str] = field(default_factory=list)        # ours, left out by a merge of theirs: kept
 
     @property
     def is_empty(self) -> bool:
         """True when the gate changed nothing."""
-        return not (self.held or self.ignored or self.clipped or self.kept)
+        return not (self.held or self.ignored or self.kept)
+
+
+class FloodRefused(NeoError):
+    """Theirs brings more new facts from unverified commits than the scope's cap: nothing taken."""
 
 
 @dataclass
@@ -57,25 +64,32 @@ class TrustGate:
     """Everything the gate needs, decided before the merge is planned.
 
     *claims*: our facts that are claims, with the author each claims (every other fact of ours is
-    trusted); *commit_trusted(commit id)*:
-    the verdict of one incoming commit; *cap*: the project scope's cap of valid facts."""
+    trusted), or a function giving them when first needed; *commit_trusted(commit id)*: the verdict
+    of one incoming commit; *cap*: the scope's cap, here the most new facts unverified commits may
+    bring in one sync."""
 
     repo: pygit2.Repository
     theirs: pygit2.Oid
     ours: pygit2.Oid | None
-    claims: "Mapping[str, str] | frozenset[str]"   # our claims: {id: claimed author}
+    claims: "Mapping[str, str] | frozenset[str] | Callable[[], Mapping[str, str] | frozenset[str]]"
     commit_trusted: Callable[[str], bool]
     claimed: Callable[[str], str]
     cap: int | None
     remote: str = ""
     scope: FactScope = FactScope.PROJECT   # the one scope the ref holds (org: a connected org memory)
+    first_contact: bool = False            # no tracking ref before this fetch: the remote's memory is taken whole
 
     def apply(self, plan, ours_facts: Mapping[str, Fact]) -> GateResult:
-        """Take held and clipped changes out of *plan* (a `MergePlan`), in place."""
+        """Take held changes out of *plan* (a `MergePlan`), in place; raise `FloodRefused` when
+        unverified commits bring more new facts than the cap."""
+        self._refuse_flood(plan)
         result = GateResult()
         # Updated, merged and removed facts are all ours already: trusted facts, or claims (whose
         # claimed author may change them; anyone else needs a signature or a person's acceptance).
+        # The claims (every fact's origin) are computed only when theirs changes a fact of ours:
+        # a sync that only brings new facts never reads the provenance of the stored ones.
         touched = list(dict.fromkeys([*plan.updated, *plan.merged, *plan.removed]))
+        claims = (self.claims() if callable(self.claims) else self.claims) if touched else frozenset()
         if touched:
             authors = changes_by_path(self.repo, self.theirs, self.ours, {fact_path(i) for i in touched})
             for fact_id in touched:
@@ -85,16 +99,15 @@ class TrustGate:
                     # over their cap). Ours stays; there is nothing for a person to decide.
                     self._keep(plan, fact_id, result)
                     continue
-                if isinstance(self.claims, Mapping):
-                    owner = self.claims.get(fact_id)    # None: a trusted fact
-                elif fact_id in self.claims:
+                if isinstance(claims, Mapping):
+                    owner = claims.get(fact_id)         # None: a trusted fact
+                elif fact_id in claims:
                     continue                            # a claim whose author was not given: anyone's
                 else:
                     owner = None
                 if all(self.commit_trusted(c) or (owner is not None and self.claimed(c) == owner) for c in commits):
                     continue
                 self._hold(plan, fact_id, ours_facts.get(fact_id), commits, result)
-        self._clip(plan, ours_facts, result)
         return result
 
     def _keep(self, plan, fact_id: str, result: GateResult) -> None:
@@ -131,31 +144,26 @@ class TrustGate:
         except (KeyError, ValueError, InvalidFact, pygit2.GitError):
             return None
 
-    def _clip(self, plan, ours_facts: Mapping[str, Fact], result: GateResult) -> None:
-        """Claims arriving beyond the cap are not taken; facts from trusted commits always are
-        (they are knowledge, and a store over its cap, e.g. bulk-written, must still sync)."""
-        if self.cap is None:
+    def _refuse_flood(self, plan) -> None:
+        """More new facts (valid or retired) from unverified commits than the cap: refuse the tip
+        whole. Taking part of it would leave the rest looking removed by us on their side."""
+        if self.cap is None or self.ours is None or self.first_contact or len(plan.added) <= self.cap:
             return
-        arriving = [i for i in plan.added if plan.puts[i].is_valid]
-        if not arriving:
+        authors = changes_by_path(self.repo, self.theirs, self.ours, {fact_path(i) for i in plan.added})
+        unverified = [i for i in plan.added
+                      if not (authors.get(fact_path(i)) and all(self.commit_trusted(c) for c in authors[fact_path(i)]))]
+        if len(unverified) <= self.cap:
             return
-        authors = changes_by_path(self.repo, self.theirs, self.ours, {fact_path(i) for i in arriving})
-
-        def trusted(fact_id: str) -> bool:
-            commits = authors.get(fact_path(fact_id), [])
-            return bool(commits) and all(self.commit_trusted(c) for c in commits)
-
-        claims = [i for i in arriving if not trusted(i)]
-        if not claims:
-            return
-        # Counting our valid facts reads them all (a lazy `TreeFacts` loads the ref): only here.
-        valid_ours = sum(1 for f in ours_facts.values() if f.is_valid)
-        room = max(0, self.cap - valid_ours - (len(arriving) - len(claims)))
-        claims.sort(key=lambda i: (plan.puts[i].metadata.created_at, i))
-        for fact_id in claims[room:]:
-            plan.added.remove(fact_id)
-            plan.puts.pop(fact_id)
-            result.clipped.append(fact_id)
+        who = sorted({self.claimed(c) for i in unverified for c in authors.get(fact_path(i), [])
+                      if not self.commit_trusted(c)})
+        shown = ", ".join(who[:3]) + (f" and {len(who) - 3} more" if len(who) > 3 else "")
+        raise FloodRefused(
+            f"{self.remote or 'the remote'}'s facts bring {len(unverified):,} new facts from unverified commits "
+            f"(by {shown or 'unknown authors'}), more than the {self.scope.value} cap of {self.cap:,}: "
+            "nothing was merged or pushed",
+            f"if they are your team's, trust the remote's writers (`git config --add neo.trustUnsigned "
+            f"{self.remote or '<remote>'}`) or their signing keys, then sync again; "
+            f"`git log {self.theirs}` shows who wrote them")
 
 
 def _counters_only(mine: Fact, theirs: Fact) -> bool:

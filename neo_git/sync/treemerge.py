@@ -49,12 +49,11 @@ class MergePlan:
     skipped: list[tuple[str, str]] = field(default_factory=list)   # (path, reason)
     held: list[dict] = field(default_factory=list)        # untrusted changes to trusted facts (sync/gate.py)
     ignored: list[str] = field(default_factory=list)      # untrusted counter-only changes, dropped
-    clipped: list[str] = field(default_factory=list)      # new facts over the project cap, not taken
 
     @property
     def clean(self) -> bool:
         """True when theirs can be taken as it is (a fast-forward): nothing skipped, held or repaired."""
-        return not (self.skipped or self.repaired or self.held or self.ignored or self.clipped)
+        return not (self.skipped or self.repaired or self.held or self.ignored)
 
     @property
     def is_empty(self) -> bool:
@@ -70,8 +69,6 @@ class MergePlan:
             parts.append(f"{len(self.skipped)} invalid skipped")
         if self.held:
             parts.append(f"{len(self.held)} held for review")
-        if self.clipped:
-            parts.append(f"{len(self.clipped)} over the cap not taken")
         return f"from {label}: " + ", ".join(parts)
 
     def change(self, label: str, theirs: pygit2.Oid, facts: Mapping[str, Fact]) -> Change:
@@ -86,7 +83,6 @@ class MergePlan:
         lines += [f"skipped invalid from {label}: {path}: {reason}" for path, reason in self.skipped]
         lines += [f"held for review (unverified change to a trusted fact): {h['id']}" for h in self.held]
         lines += [f"ignored unverified counter update: {i}" for i in self.ignored]
-        lines += [f"not taken (project cap): {i}" for i in self.clipped]
         if len(lines) > MAX_DETAIL_LINES:
             lines = lines[:MAX_DETAIL_LINES] + [f"... and {len(lines) - MAX_DETAIL_LINES} more lines"]
         return Change(facts=tuple(self.puts[i] for i in sorted(self.puts)),
@@ -128,7 +124,7 @@ def plan_merge(repo: pygit2.Repository, base: pygit2.Oid | None, ours: pygit2.Oi
                          ours_facts, describe, scope)
     if gate is not None:
         result = gate.apply(plan, ours_facts)
-        plan.held, plan.ignored, plan.clipped = result.held, result.ignored + result.kept, result.clipped
+        plan.held, plan.ignored = result.held, result.ignored + result.kept
     plan.repaired = repair_chains(plan, ours_facts)
     # A teammate's tree may name an entry with bytes that are not UTF-8 (pygit2 hands them over
     # as surrogate escapes, which no commit message or terminal can encode): shown as \xe9.

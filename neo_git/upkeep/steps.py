@@ -85,11 +85,13 @@ def plan_demotions(facts: Mapping[str, Fact], scope: FactScope) -> StepPlan:
 def plan_cap(facts: Mapping[str, Fact], scope: FactScope, cap: int | None, now: datetime,
              last_access: Mapping[str, str | None] = MappingProxyType({})) -> StepPlan:
     """Evict the lowest-scoring unprotected facts of a scope over its cap (the write policy's
-    own ranking, `store.policy.plan_evictions`), never one consulted in the last 14 days: the
-    scope then stays over its cap until those facts go unread."""
+    own ranking, `store.policy.plan_evictions`), never one consulted in the last 14 days (the
+    scope then stays over its cap until those facts go unread); as for an add, only the local
+    user's own facts count and are evicted when *cap* names others' (`store.base.ScopeCap.others`)."""
     if cap is None:
         return NOTHING
-    valid = [f for f in _in_scope(facts, scope) if f.is_valid]
+    others = cap.others() if getattr(cap, "others", None) is not None else ()
+    valid = [f for f in _in_scope(facts, scope) if f.is_valid and f.id not in others]
     consulted = [f.id for f in valid if consulted_since(f, last_access, now) is not None]
     evicted = plan_evictions(valid, scope, cap, stamp(now), keep=consulted)
     if not evicted:

@@ -1,6 +1,6 @@
 """A teammate's push is data, not authority: who made a change is what git verifies (a
 signature, or a remote whose write access is trusted), never the e-mail a commit claims.
-Untrusted changes to trusted facts are held for review; arriving facts never evict ours."""
+Untrusted changes to trusted facts are held for review; a flood of unverified facts is refused whole."""
 from __future__ import annotations
 
 import json
@@ -160,41 +160,55 @@ def test_a_signed_commit_counts_as_its_signer_and_a_forged_one_does_not(team, ke
     assert [h["id"] for h in report.plan.held] == [new.id]
 
 
-def test_arriving_facts_never_evict_ours_the_cap_clips_what_arrives(team):
+def test_a_flood_of_unverified_facts_is_refused_whole_and_ours_stay(team, cli):
     alice = team.clone("alice", trust_remote=False)
     store = team.store("alice")
     mine = [store.add(f"local rule {n}", f"the body of local rule {n}", kind="pattern") for n in range(5)]
     team.sync("alice")
+    before = git(alice, "rev-parse", REF).strip()
     spammer = team.clone("carol")
-    import pygit2
-
-    repo = pygit2.Repository(str(spammer))
     git(spammer, "fetch", "-q", "origin", f"+{REF}:{REF}")
     files = {}
     for n in range(3000):
         fact_id = f"{n:016x}"
         files[f"facts/{fact_id[:2]}/{fact_id}.json"] = fact_json(fact_id, f"spam {n}", "buy now")
-    assert repo is not None
     plant(spammer, files, message="spam")
     git(spammer, "push", "-q", "origin", REF)
-    report = team.sync("alice")
+    code, out, err = cli(alice, "sync")
+    assert code == 1
+    assert "3,000 new facts from unverified commits" in err and "cap of 500" in err
+    assert "hint:" in err and "neo.trustUnsigned" in err
+    # Nothing merged, nothing pushed: our ref and the remote's are as they were.
+    assert git(alice, "rev-parse", REF).strip() == before
     store = team.store("alice")
     assert all(store.get(f.id).is_valid for f in mine)
-    valid = [f for f in store.list(scope="project")]
-    assert len(valid) == 500
-    assert len(report.plan.clipped) == 3000 - 495
-    assert any("not 2505 more" in w and "cap of 500" in w for w in report.warnings)
-    # The next add evicts nothing of alice's either (the scope is at its cap, not over it).
-    store.add("lighthouse keeping", "the lamp is lit at dusk", kind="decision")
-    after = team.store("alice")
-    assert [after.get(f.id).metadata.invalidation for f in mine] == [None] * 5, after.untrusted().get(mine[0].id)
-    assert len(fact_ids(team.store("alice"), include_invalid=False)) <= 500
+    assert len(fact_ids(store)) == 5
+
+
+def test_a_flood_of_retired_claims_is_refused_too(team, cli):
+    """Issue 36: the cap counted only valid facts, so 20,000 retired claims landed whole."""
+    alice = team.clone("alice", trust_remote=False)
+    team.store("alice").add("local rule", "the body of the local rule", kind="pattern")
+    team.sync("alice")
+    spammer = team.clone("carol")
+    git(spammer, "fetch", "-q", "origin", f"+{REF}:{REF}")
+    files = {}
+    for n in range(600):
+        fact_id = f"{n:016x}"
+        files[f"facts/{fact_id[:2]}/{fact_id}.json"] = fact_json(fact_id, f"retired spam {n}", "buy now",
+                                                                 is_valid=False)
+    plant(spammer, files, message="retired spam")
+    git(spammer, "push", "-q", "origin", REF)
+    code, _out, err = cli(alice, "sync")
+    assert code == 1 and "600 new facts from unverified commits" in err
+    assert len(fact_ids(team.store("alice"))) == 1
 
 
 @pytest.mark.parametrize("trusting", [True, False])
-def test_only_claims_are_clipped_to_the_cap(team, trusting):
+def test_claims_arrive_whole_up_to_the_cap_and_refused_whole_beyond(team, trusting):
     from neo_git.facts import FactScope
     from neo_git.sync import Syncer
+    from neo_git.sync.gate import FloodRefused
 
     team.clone("alice", trust_remote=trusting)
     team.clone("bob")
@@ -206,10 +220,17 @@ def test_only_claims_are_clipped_to_the_cap(team, trusting):
     team.sync("bob")
     store = team.store("alice")
     store.caps[FactScope.PROJECT] = 4
-    report = Syncer(store, "origin").sync()
+    if trusting:   # trusted writers' facts are knowledge: no cap on what arrives
+        Syncer(store, "origin").sync()
+    else:
+        with pytest.raises(FloodRefused):
+            Syncer(store, "origin").sync()
     bobs = [f for f in team.store("alice").list(scope="project") if f.subject.startswith("bob")]
-    assert len(bobs) == (5 if trusting else 1)
-    assert len(report.plan.clipped if report.plan else []) == (0 if trusting else 4)
+    assert len(bobs) == (5 if trusting else 0)
+    store = team.store("alice")
+    store.caps[FactScope.PROJECT] = 5   # five claims fit: all of them arrive
+    Syncer(store, "origin").sync()
+    assert len([f for f in team.store("alice").list(scope="project") if f.subject.startswith("bob")]) == 5
 
 
 def test_a_signed_constraint_is_trusted_again_after_its_lost_record_is_rebuilt(team, keys, cli):
@@ -248,3 +269,4 @@ def test_trust_commands_say_what_they_do_for_signed_and_unsigned_commits(team, c
     assert "1 unverified" in out and "git neo review" in out and "neo.trustUnsigned" in out
     git(alice, "config", "neo.trustUnsigned", "origin")
     assert "every commit from remote origin, signed or not" in cli(alice, "trust", "list")[1]
+
