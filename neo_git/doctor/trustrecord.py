@@ -28,11 +28,14 @@ def check_trust_record(ctx: Context) -> list[Finding]:
 
     import pygit2
 
+    from neo_git.errors import NeoError
+    from neo_git.store.ref_damage import checked_tip
+
     try:
-        if REF not in ctx.repo.references:
+        if checked_tip(ctx.repo, ctx.paths.common_dir, REF) is None:
             return []
-    except pygit2.GitError:
-        return []   # a broken ref file: the "ref-file" check reports it; verdicts wait for its repair
+    except (NeoError, OSError, pygit2.GitError):
+        return []   # a damaged ref: the "ref-file" check reports it; verdicts wait for its repair
     state = received.state(ctx.paths.neo_dir)
     waiting = unjudged(_git(ctx), ctx.repo, ctx.paths.common_dir, REF)
     path = str(received.record_path(ctx.paths.neo_dir))

@@ -36,6 +36,7 @@ import pygit2
 
 from neo_git import safejson
 from neo_git.store.parse_cache import cache_file
+from neo_git.store.ref_damage import checked_tip
 from neo_git.store.ref_facts import fact_id_of
 
 # 3: {"origins": [[email, commit], ...], "facts": {id: index into origins}}: a few hundred
@@ -57,9 +58,8 @@ def fact_authors(repo: pygit2.Repository, common_dir: Path, ref: str = "refs/neo
 def fact_origins(repo: pygit2.Repository, common_dir: Path,
                  ref: str = "refs/neo/facts") -> dict[str, tuple[str, str]]:
     """{fact id: (claimed e-mail, commit id)} of the commit that gave each fact on *ref* its text."""
-    try:
-        tip = repo.references[ref].resolve().target
-    except (KeyError, pygit2.GitError):
+    tip = checked_tip(repo, common_dir, ref)   # a damaged ref: CorruptStore, never "no authors"
+    if tip is None:
         return {}
     key = (str(common_dir), ref)
     memo = _MEMO.get(key)
