@@ -325,6 +325,25 @@ def different_labels(new: Fact, old: Fact) -> bool:
     return a is not None and b is not None and a != b
 
 
+_NUMBER = re.compile(r"^\d+(?:st|nd|rd|th)?$")
+
+
+@lru_cache(maxsize=1 << 14)
+def _new_number(older: str, newer: str) -> bool:
+    """The second way a statement shows a new value: both give numbers, the newer one a number the
+    older does not ("$100 per unit" → "$150 per unit (the $100 was last year's pricing)"), and the
+    words besides numbers of the shorter one are at least half in the other (the attribute)."""
+    a, b = words(older), words(newer)
+    numbers_a = {w for w in a if _NUMBER.match(w)}
+    numbers_b = {w for w in b if _NUMBER.match(w)}
+    if not numbers_a or not numbers_b or not numbers_b - numbers_a:
+        return False
+    rest_a = {w for w in a if not _NUMBER.match(w) and w not in FILLER and len(w) > 1}
+    rest_b = {w for w in b if not _NUMBER.match(w) and w not in FILLER and len(w) > 1}
+    shorter = min(rest_a, rest_b, key=len)
+    return len(rest_a & rest_b) >= 2 and len(rest_a & rest_b) >= NEW_VALUE_SHARE * len(shorter)
+
+
 def statement_evidence(new: Fact, old: Fact, bodies: bool = False) -> tuple[str, ...]:
     """RESTATED, NEW_VALUE and UPDATE (see above) for two statements: their texts, or with *bodies* their
     bodies (two facts under one subject: the subject says nothing about which replaces which)."""
@@ -334,6 +353,8 @@ def statement_evidence(new: Fact, old: Fact, bodies: bool = False) -> tuple[str,
     if shorter and places == 0:
         found.append(RESTATED)
     if shorter and places == 1 and replaced == 1 and content >= 2 and shared >= NEW_VALUE_SHARE * longer:
+        found.append(NEW_VALUE)
+    elif _new_number(older, newer):
         found.append(NEW_VALUE)
     said = {" ".join(m.group(0).casefold().split()) for m in _UPDATE.finditer(newer)}
     if said - {" ".join(m.group(0).casefold().split()) for m in _UPDATE.finditer(older)} and content \

@@ -251,12 +251,13 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
         # A subject in words is a topic ("Testing"): many distinct statements are filed under one.
         # The bodies must show the replacement; else at most one question, when the bodies read alike.
         said = statement_evidence(new, old, bodies=True)
-        if PROOF & set(said):
+        statements = short and _words(old.text) <= CALIBRATED_WORDS
+        if statements and PROOF & set(said):
             return Decision(old.id, RULE_SUBJECT, score, BODY_GUARD, evidence=said)
         if possible:
             continue
         related = body_similarity(new, old) if body_similarity is not None else score
-        if not (short and _words(old.text) <= CALIBRATED_WORDS):
+        if not statements:
             # Two records under one title (decision records, design notes): the title names the
             # record, and cosine between long texts is no proof; a person decides.
             # Asked only while the title names one record: under a title shared by several facts
