@@ -54,7 +54,7 @@ JUDGE = "judge"
 KEY = "key"             # rule 2 under a subject that is an identifier ("unit_price", "api.timeout")
 NEW_VALUE = "new_value"  # the newer statement repeats the older one's words with one part replaced
 UPDATE = "update"        # the newer statement says a state changed ("moved to", "cancelled") about the older
-RESTATED = "restated"    # the two statements have the same words (but for fillers and change words)
+RESTATED = "restated"    # the newer statement repeats all the older one's words (fillers and change words aside)
 # ALTERNATIVE (imported): not about the pair itself — the newer text states a change about another
 # of its most similar long candidates, and this one is among them (`supersession.ALTERNATIVES`);
 # defined in `knowledge`, below the store, where `open_links` reads it.
@@ -325,6 +325,21 @@ def different_labels(new: Fact, old: Fact) -> bool:
     return a is not None and b is not None and a != b
 
 
+@lru_cache(maxsize=1 << 14)
+def _says_all(older: str, newer: str) -> bool:
+    """The newer text repeats every word of the older one (fillers and change words aside), in
+    order, and adds words in one place: retiring the older loses nothing it said ("… for all
+    outbound calls" → "… for all outbound HTTP calls"). Additions in two places or more change
+    what the older said ("Compile a single module: build/sbt <module>/compile" → "Compile test
+    code for a single module: build/sbt <module>/Test/compile")."""
+    a = [w for w in words(older) if w not in UPDATE_WORDS and w not in FILLER]
+    b = [w for w in words(newer) if w not in UPDATE_WORDS and w not in FILLER]
+    if len(a) < 2 or len(b) <= len(a):
+        return False
+    changes = [tag for tag, *_ in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if tag != "equal"]
+    return changes == ["insert"]
+
+
 _NUMBER = re.compile(r"^\d+(?:st|nd|rd|th)?$")
 
 
@@ -350,7 +365,8 @@ def statement_evidence(new: Fact, old: Fact, bodies: bool = False) -> tuple[str,
     older, newer = (old.body, new.body) if bodies and old.body and new.body else (old.text, new.text)
     shared, content, shorter, longer, places, replaced = _alignment(older, newer)
     found = []
-    if shorter and places == 0:
+    says_all = _says_all(old.body, new.body) if old.body and new.body else _says_all(older, newer)
+    if shorter and (places == 0 or says_all):
         found.append(RESTATED)
     if shorter and places == 1 and replaced == 1 and content >= 2 and shared >= NEW_VALUE_SHARE * longer:
         found.append(NEW_VALUE)
