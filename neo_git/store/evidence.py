@@ -193,8 +193,9 @@ QUOTE_CHARS = 160   # at most this much of the newer text per quote
 
 
 def quotes(new: Fact, old: Fact, evidence: tuple[str, ...] | list[str] = (REFERENCE, CHANGE)) -> dict[str, str]:
-    """{evidence name: the passage of the newer text it rests on}, for the REFERENCE and CHANGE
-    evidence in *evidence* that the texts still show: what a person reads to decide a review item."""
+    """{evidence name: the passage of the newer text it rests on}, for the REFERENCE, CHANGE, UPDATE
+    and NEW_VALUE evidence in *evidence* that the texts still show: what a person reads to decide a
+    review item."""
     out = {}
     if REFERENCE in evidence:
         span = _reference(new, old)
@@ -207,6 +208,15 @@ def quotes(new: Fact, old: Fact, evidence: tuple[str, ...] | list[str] = (REFERE
     elif how is not None:   # the newer subject says it ("Remove Bullet gem")
         title = record_title(new.subject)
         out[CHANGE] = _passage(title, 0, len(title))
+    if UPDATE in evidence:
+        match = _UPDATE.search(new.text)
+        if match is not None:
+            out[UPDATE] = _passage(new.text, match.start(), match.end())
+    if NEW_VALUE in evidence:   # where the newer text's words first part from the older's
+        known = set(words(old.text))
+        fresh = [(start, end) for word, start, end in word_spans(new.text) if word not in known and word not in FILLER]
+        if fresh:
+            out[NEW_VALUE] = _passage(new.text, fresh[0][0], fresh[-1][1] if len(fresh) <= 3 else fresh[0][1])
     return out
 
 
@@ -377,3 +387,31 @@ def statement_evidence(new: Fact, old: Fact, bodies: bool = False) -> tuple[str,
             and shared >= UPDATE_SHARE * shorter:
         found.append(UPDATE)
     return tuple(found)
+
+
+def worded_alike(new: Fact, old: Fact) -> bool:
+    """At least a third of the shorter statement's words (compared on their first STEM letters)
+    stand in the other in the same order:
+    two statements worded alike, not only about the same things. What makes a cosine at the
+    certain threshold, with no other evidence, worth one question."""
+    a, b = _stems(old.text), _stems(new.text)
+    shared = sum(block.size for block in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks())
+    return bool(a and b) and shared >= UPDATE_SHARE * min(len(a), len(b))
+
+
+STEM = 5   # letters a word is compared on by `worded_alike` ("renewal" and "renew", "switching" and "switch")
+
+
+@lru_cache(maxsize=1 << 14)
+def _stems(text: str) -> tuple[str, ...]:
+    return tuple(w[:STEM] for w in words(text) if w not in UPDATE_WORDS)
+
+
+def narrower_subject(new: Fact, old: Fact) -> bool:
+    """Both facts have a subject and a body, and one subject says all the other says and more
+    ("Connection pool limits for the crawler" and "Connection pool limits"): a case of the topic,
+    or the topic of a case, beside it rather than in its place (as `_reference` reads it too)."""
+    if not (new.body and old.body):
+        return False
+    a, b = content_words(new.subject), content_words(old.subject)
+    return bool(a and b) and (a < b or b < a)

@@ -229,7 +229,8 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
         return score == score and old.id not in exclude and old.id != new.id and not blocked(new, old)
 
     from neo_git.store.evidence import (ALTERNATIVE, CHANGE, DIFFERENT_CODE, KEY, REFERENCE, SAME_SUBJECT, cites_other_code,
-                                        different_labels, review_evidence, statement_evidence)
+                                        different_labels, narrower_subject, review_evidence, statement_evidence,
+                                        worded_alike)
 
     possible = []
     short = _words(new.text) <= CALIBRATED_WORDS
@@ -300,9 +301,10 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
             possible.append(_link(old, score, thresholds.possible, (*evidence, DIFFERENT_CODE)))
             continue
         said = statement_evidence(new, old)
-        if score >= thresholds.certain and not possible and not uncalibrated and PROOF & set(said):
+        if score >= thresholds.certain and not possible and not uncalibrated and PROOF & set(said) \
+                and not narrower_subject(new, old):
             return Decision(old.id, RULE_SIMILARITY, score, thresholds.certain, evidence=said)
-        if evidence or said or (CERTAIN_QUESTION and score >= thresholds.certain):
+        if evidence or said or (CERTAIN_QUESTION and score >= thresholds.certain and worded_alike(new, old)):
             possible.append(_link(old, score, thresholds.possible, (*evidence, *said)))
     if unlinked and ALTERNATIVES and long_change:
         # The newer text says it changes something; what it changes is often another of its most
