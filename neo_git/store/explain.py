@@ -105,8 +105,6 @@ def _how(rule: str, detail: Mapping[str, Any]) -> str:
     shown = "; ".join(PROOF_WORDS.get(name, name) for name in evidence)
     if rule == "same_subject":
         tail = f" (similarity {similarity:.3f})" if similarity is not None else ""
-        if evidence == ["key"]:
-            return f"because it restates the same key, a subject written as an identifier (rule 2){tail}"
         if evidence:
             return f"because it restates the same subject and {shown} (rule 2){tail}"
         return f"because it restates the same subject and the bodies are related (rule 2){tail}"
