@@ -103,37 +103,105 @@ def adr_replay(repos, vectors: VectorMemo, thresholds: Thresholds) -> dict:
     return out
 
 
-def measure(embedder_name: str, data: dict, show: str | None = None) -> dict:
-    """Every row for one embedder: pooled figures and, per row, the per-group figures."""
-    embedder = get_embedder(embedder_name)
-    vectors, thresholds = VectorMemo(embedder), Thresholds.of(embedder)
-    rows: dict = {"id": embedder.id}
+def group_counts(vectors: VectorMemo, thresholds: Thresholds, data: dict, show: str | None = None) -> dict:
+    """Raw counts per group: {("rules", file): {"heading": [adds, retired, asked], "title": [...]},
+    ("statebench", track): {"key": Tally, "value": Tally}, ("adr", repository): [added, wrong,
+    found, edges]}."""
+    groups: dict = defaultdict(dict)
     for mode in ("heading", "title"):
-        groups = rules_replay(data["rules"], vectors, thresholds, mode, show == f"rules-{mode}")
-        adds = sum(g[0] for g in groups.values())
-        rows[f"rules {mode}s: retire"] = (sum(g[1] for g in groups.values()) / adds,
-                                          max(g[1] / max(g[0], 1) for g in groups.values()))
-        rows[f"rules {mode}s: questions"] = (sum(g[2] for g in groups.values()) / adds,
-                                             max(g[2] / max(g[0], 1) for g in groups.values()))
-        rows[f"rules {mode}s: retired/asked/adds"] = (sum(g[1] for g in groups.values()),
-                                                       sum(g[2] for g in groups.values()), adds)
+        for name, counts in rules_replay(data["rules"], vectors, thresholds, mode, show == f"rules-{mode}").items():
+            groups["rules", name][mode] = counts
     for view in statebench_eval.VIEWS:
-        tracks = statebench_replay(data["statebench"], vectors, thresholds, view)
+        for track, tally in statebench_replay(data["statebench"], vectors, thresholds, view).items():
+            groups["statebench", track][view] = tally
+    for repo, counts in adr_replay(data["adr"], vectors, thresholds).items():
+        groups["adr", repo]["adr"] = counts
+    return dict(groups)
+
+
+def rows_of(groups: dict, keys) -> dict:
+    """The table's rows pooled over the groups *keys* (value, worst single group)."""
+    rows: dict = {}
+    rules = [groups[k] for k in keys if k[0] == "rules"]
+    for mode in ("heading", "title"):
+        counts = [g[mode] for g in rules]
+        adds = max(sum(c[0] for c in counts), 1)
+        rows[f"rules {mode}s: retire"] = (sum(c[1] for c in counts) / adds, max(c[1] / max(c[0], 1) for c in counts))
+        rows[f"rules {mode}s: questions"] = (sum(c[2] for c in counts) / adds, max(c[2] / max(c[0], 1) for c in counts))
+        rows[f"rules {mode}s: retired/asked/adds"] = (sum(c[1] for c in counts), sum(c[2] for c in counts), adds)
+    for view in statebench_eval.VIEWS:
+        tallies = [groups[k][view] for k in keys if k[0] == "statebench"]
         pooled = statebench_eval.Tally()
-        for tally in tracks.values():
+        for tally in tallies:
             pooled.merge(tally)
-        row = pooled.row()
-        per = [t.row() for t in tracks.values()]
+        row, per = pooled.row(), [t.row() for t in tallies]
         rows[f"StateBench {view}: RwR"] = (row["RwR"], min(r["RwR"] for r in per))
         rows[f"StateBench {view}: FSR"] = (row["FSR"], max(r["FSR"] for r in per))
         rows[f"StateBench {view}: items/100"] = (row["Items"], max(r["Items"] for r in per))
-    repos = adr_replay(data["adr"], vectors, thresholds)
-    added = sum(r[0] for r in repos.values())
-    rows["ADR: wrong retirements/add"] = (sum(r[1] for r in repos.values()) / added,
-                                          max(r[1] / max(r[0], 1) for r in repos.values()))
-    rows["ADR: recall with review"] = (sum(r[2] for r in repos.values()) / max(sum(r[3] for r in repos.values()), 1),
-                                       min(r[2] / r[3] for r in repos.values() if r[3]))
+    repos = [groups[k]["adr"] for k in keys if k[0] == "adr"]
+    added = max(sum(r[0] for r in repos), 1)
+    rows["ADR: wrong retirements/add"] = (sum(r[1] for r in repos) / added, max(r[1] / max(r[0], 1) for r in repos))
+    rows["ADR: recall with review"] = (sum(r[2] for r in repos) / max(sum(r[3] for r in repos), 1),
+                                       min((r[2] / r[3] for r in repos if r[3]), default=1.0))
     return rows
+
+
+def measure(embedder_name: str, data: dict, show: str | None = None) -> dict:
+    """Every row for one embedder: pooled figures and, per row, the worst single group."""
+    embedder = get_embedder(embedder_name)
+    vectors, thresholds = VectorMemo(embedder), Thresholds.of(embedder)
+    groups = group_counts(vectors, thresholds, data, show)
+    return {"id": embedder.id, **rows_of(groups, list(groups)), "_vectors": vectors, "_thresholds": thresholds}
+
+
+# The choices made while looking at these dev sets (store/supersession.py, store/evidence.py), each
+# with its alternatives: the leave-one-out block re-makes them without the held-out group.
+CHOICES = {"CERTAIN_QUESTION": (True, False), "TOPIC_QUESTION": (False, True), "NEW_VALUE_SHARE": (1 / 2, 1 / 3, 2 / 3)}
+
+
+def _set(name: str, value) -> None:
+    from neo_git.store import evidence, supersession
+
+    setattr(supersession if hasattr(supersession, name) else evidence, name, value)
+    for cached in (evidence._new_number, evidence._alignment):
+        cached.cache_clear()
+
+
+def _met(rows: dict) -> int:
+    return sum(verdict(name, value[0]).endswith("ok") for name, value in rows.items() if verdict(name, value[0]))
+
+
+def cross_validate(vectors: VectorMemo, thresholds: Thresholds, data: dict) -> dict:
+    """Leave one group out (a rule file, a StateBench track, an ADR repository): make each choice of
+    CHOICES on the other groups (most targets met, then fewest rule questions, then the shipped
+    value), replay the held-out group with it, and pool the held-out groups' counts."""
+    import itertools
+
+    shipped = {name: values[0] for name, values in CHOICES.items()}
+    settings = [dict(zip(CHOICES, combo)) for combo in itertools.product(*CHOICES.values())]
+    runs = []
+    for setting in settings:
+        for name, value in setting.items():
+            _set(name, value)
+        runs.append(group_counts(vectors, thresholds, data))
+    for name, value in shipped.items():
+        _set(name, value)
+    keys = list(runs[0])
+    held: dict = {}
+    picked = defaultdict(int)
+    for out in keys:
+        rest = [k for k in keys if k != out]
+
+        def rank(i: int):
+            rows = rows_of(runs[i], rest)
+            asked = rows["rules headings: questions"][0] + rows["rules titles: questions"][0]
+            return (-_met(rows), round(asked, 6), i)   # settings[0] is the shipped one
+
+        best = min(range(len(settings)), key=rank)
+        picked[best] += 1
+        held[out] = runs[best][out]
+    return {"rows": rows_of(held, keys), "picked": {str(settings[i]): n for i, n in picked.items()},
+            "shipped_rows": rows_of(runs[0], keys)}
 
 
 TARGET_OF = {"retire": ("≤", TARGETS["retire"]), "questions": ("≤", TARGETS["questions"]),
@@ -153,13 +221,20 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--embedders", default="hash,minilm", help="comma-separated: hash, minilm or embedder names")
     parser.add_argument("--show", choices=("rules-heading", "rules-title"), help="print every retirement and question")
+    parser.add_argument("--cross-validate", action="store_true",
+                        help="also the leave-one-out figures: each choice of CHOICES re-made without the held-out group")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     data = {"rules": [json.loads(line) for line in RULES.read_text(encoding="utf-8").splitlines() if line.strip()],
             "statebench": statebench_eval.load(STATEBENCH),
             "adr": [json.loads(line) for line in ADR.read_text(encoding="utf-8").splitlines() if line.strip()]}
     columns = [measure(EMBEDDERS.get(name, name), data, args.show) for name in args.embedders.split(",") if name]
-    names = list(columns[0])[1:]
+    if args.cross_validate:
+        for column in columns:
+            result = cross_validate(column["_vectors"], column["_thresholds"], data)
+            column.update({f"LOO {name}": value for name, value in result["rows"].items()})
+            print(f"{column['id']}: leave-one-out picked {result['picked']}")
+    names = [name for name in columns[0] if name != "id" and not name.startswith("_")]
     print(f"\n{'row (pooled; worst single group in brackets)':<44} " + " ".join(f"{c['id'][:34]:>34}" for c in columns))
     for name in names:
         cells = []
