@@ -39,6 +39,26 @@ def subject_key(subject: str) -> str:
     return _subject_key(subject)
 
 
+# A subject that is an identifier: one token of two or more parts joined by "_", ".", "-", "/" or
+# ":" ("unit_price", "api.timeout", "feature-flags/checkout", "deploy:window"), or in camelCase
+# ("retryPolicy"). Such a subject names one value (a key), as a setting's name does: under it a
+# new body is a new value. A subject in words ("Testing", "Code style > Imports", "HTTP client")
+# is a topic that many distinct statements are filed under.
+_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:[_.:/-]+[A-Za-z0-9]+)+$|^[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+$")
+
+
+@lru_cache(maxsize=1 << 14)
+def key_like(subject: str) -> bool:
+    """Is *subject* an identifier ("unit_price", "api.timeout", "retryPolicy"), not words?"""
+    return bool(_KEY.match(subject.strip()))
+
+
+def revision_suffix(subject: str) -> bool:
+    """Does *subject* end with a word that marks a revision ("v2", "corrected", "updated", "new",
+    "revised", "final"), as "http_client_v2" and "HTTP client (corrected)" do?"""
+    return _SUFFIX.search(_PUNCT.sub(" ", record_title(subject).casefold()).strip()) is not None
+
+
 # Word-level comparison, shared by the review evidence (`store/evidence.py`) and recall's echoes
 # (`ranking.echoes`); not part of KEYS_SIGNATURE (no cache stores them).
 _WORD = re.compile(r"\w+", re.UNICODE)

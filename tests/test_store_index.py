@@ -17,7 +17,7 @@ from tests.store_helpers import HTTP_NEW, HTTP_OLD, distinct_text, open_store, p
 TOPICS = ["http client timeout", "docker layer cache", "database migration order", "retry backoff policy",
           "logging format json", "auth token refresh"]
 VARIANTS = ["use {0} everywhere", "we settled on {0} for now", "{0} must be configured centrally",
-            "always check {0} first", "prefer {0} over ad hoc code"]
+            "always check {0} first", "prefer {0} over ad hoc code", "{0} is set to 10", "{0} is set to 30"]
 
 
 def topic_text(rng: random.Random) -> tuple[str, str]:
@@ -156,9 +156,10 @@ def test_misplaced_and_broken_blobs_from_a_teammate_keep_the_index_exact(repo_wi
 
 
 def test_supersession_tie_goes_to_the_smallest_id_whatever_the_order():
-    a, b, c = make_fact("00000000000000aa", "one"), make_fact("00000000000000bb", "two"), \
-        make_fact("00000000000000cc", "three")
-    new = make_fact("00000000000000dd", "four")
+    # each a new value of the others (a cosine alone retires nothing: store/evidence.py)
+    a, b, c = make_fact("00000000000000aa", "cache ttl is 1 hour"), make_fact("00000000000000bb", "cache ttl is 2 hours"), \
+        make_fact("00000000000000cc", "cache ttl is 3 hours")
+    new = make_fact("00000000000000dd", "cache ttl is 4 hours")
     for order in ([a, b, c], [c, b, a], [b, c, a]):
         facts = {f.id: f for f in order}
         score = {a.id: 0.5, b.id: 0.9, c.id: 0.9}
@@ -187,16 +188,17 @@ def test_duplicate_and_flag_order_do_not_depend_on_storage_order():
 
 
 def test_nan_scores_never_supersede_and_dead_rows_are_ignored():
-    a, b = make_fact("00000000000000aa", "a"), make_fact("00000000000000bb", "b")
+    a, b = make_fact("00000000000000aa", "cache ttl is 1 hour"), make_fact("00000000000000bb", "cache ttl is 2 hours")
     facts = {a.id: a, b.id: b}
-    result, _ = plan_add(facts, make_fact("00000000000000cc", "c"), thresholds=Thresholds(0.5, 0.5, "test"),
+    result, _ = plan_add(facts, make_fact("00000000000000cc", "cache ttl is 3 hours"), thresholds=Thresholds(0.5, 0.5, "test"),
                          similarity=lambda group: [float("nan"), 0.7])
     assert result.superseded.id == b.id
     index = FactIndex.build(facts)
     retired = b.evolve(is_valid=False)
     index.update(b, retired)  # b's row stays in its group, dead
     facts[b.id] = retired
-    result, _ = plan_add(IndexedFacts(facts, index), make_fact("00000000000000cc", "c"), thresholds=Thresholds(0.5, 0.5, "test"),
+    result, _ = plan_add(IndexedFacts(facts, index), make_fact("00000000000000cc", "cache ttl is 3 hours"),
+                         thresholds=Thresholds(0.5, 0.5, "test"),
                          similarity=lambda group: [0.1, 0.99])
     assert result.superseded is None
 
@@ -206,8 +208,12 @@ def normalized(text: str) -> str:
 
 
 def test_policy_decisions_equal_a_full_scan_with_the_group_matrices(repo_with_commit):
-    """Against the old rule written as a scan: every valid fact of the scope and kind, by id."""
+    """Against the rule run as a scan (`supersession.decide` over every valid fact of the scope and
+    kind, by id, its same-subject set found by comparing keys): the index and the group matrices
+    change no decision."""
     import numpy as np
+
+    from neo_git.store.supersession import decide
 
     store = open_store(repo_with_commit)
     embedder = store.embedder
@@ -223,8 +229,9 @@ def test_policy_decisions_equal_a_full_scan_with_the_group_matrices(repo_with_co
         if peers and expected_dup is None:
             scores = np.asarray(embedder.embed([f.text for f in peers]), dtype=np.float32) \
                 @ np.asarray(embedder.embed([probe.text]), dtype=np.float32)[0]
-            best = int(scores.argmax())
-            expected = peers[best].id if scores[best] >= embedder.supersede_threshold else None
+            bodies = lambda x, y: float(np.asarray(embedder.embed([x.body]), dtype=np.float32)[0]  # noqa: E731
+                                        @ np.asarray(embedder.embed([y.body]), dtype=np.float32)[0])
+            expected = decide(probe, peers, scores, Thresholds.of(embedder), body_similarity=bodies).target
         result = store.add_detailed(subject, body, kind="decision")
         if result.duplicate:
             assert result.fact.id == expected_dup

@@ -12,7 +12,7 @@ def register(sub) -> dict[str, str]:
     p = sub.add_parser("init", help="set up refs/neo/facts and .git/neo in this repository")
     json_flag(p)
 
-    p = sub.add_parser("add", help="add a fact (supersedes a paraphrased older one)")
+    p = sub.add_parser("add", help="add a fact (supersedes an older one its words show it replaces)")
     p.add_argument("subject")
     p.add_argument("body", nargs="?", default="")
     p.add_argument("--kind", "-k", default="pattern", choices=KINDS, metavar="KIND",

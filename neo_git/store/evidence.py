@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from difflib import SequenceMatcher
 from functools import lru_cache
 
 from neo_git.facts import Fact
@@ -49,10 +50,15 @@ SAME_SUBJECT = "same_subject"   # rule 2's own evidence (same normalised subject
 DIFFERENT_CODE = "different_code"
 # Found by the review judge among a fact's most similar earlier facts (store/review/candidates.py).
 JUDGE = "judge"
+# Statement evidence (`statement_evidence`, issue 32): what lets a statement-sized fact retire another.
+KEY = "key"             # rule 2 under a subject that is an identifier ("unit_price", "api.timeout")
+NEW_VALUE = "new_value"  # the newer statement repeats the older one's words with one part replaced
+UPDATE = "update"        # the newer statement says a state changed ("moved to", "cancelled") about the older
+RESTATED = "restated"    # the newer statement repeats all the older one's words (fillers and change words aside)
 # ALTERNATIVE (imported): not about the pair itself — the newer text states a change about another
 # of its most similar long candidates, and this one is among them (`supersession.ALTERNATIVES`);
 # defined in `knowledge`, below the store, where `open_links` reads it.
-EVIDENCE = (REFERENCE, CHANGE, SAME_SUBJECT, DIFFERENT_CODE, JUDGE, ALTERNATIVE)
+EVIDENCE = (REFERENCE, CHANGE, SAME_SUBJECT, DIFFERENT_CODE, JUDGE, ALTERNATIVE, KEY, NEW_VALUE, UPDATE, RESTATED)
 
 CHANGE_SHARE = 1 / 3     # of the older subject's content words, next to a change word
 WINDOW_AFTER = 8         # words after a change word that it speaks about ("instead of GOV.UK Notify")
@@ -187,8 +193,9 @@ QUOTE_CHARS = 160   # at most this much of the newer text per quote
 
 
 def quotes(new: Fact, old: Fact, evidence: tuple[str, ...] | list[str] = (REFERENCE, CHANGE)) -> dict[str, str]:
-    """{evidence name: the passage of the newer text it rests on}, for the REFERENCE and CHANGE
-    evidence in *evidence* that the texts still show: what a person reads to decide a review item."""
+    """{evidence name: the passage of the newer text it rests on}, for the REFERENCE, CHANGE, UPDATE
+    and NEW_VALUE evidence in *evidence* that the texts still show: what a person reads to decide a
+    review item."""
     out = {}
     if REFERENCE in evidence:
         span = _reference(new, old)
@@ -201,6 +208,15 @@ def quotes(new: Fact, old: Fact, evidence: tuple[str, ...] | list[str] = (REFERE
     elif how is not None:   # the newer subject says it ("Remove Bullet gem")
         title = record_title(new.subject)
         out[CHANGE] = _passage(title, 0, len(title))
+    if UPDATE in evidence:
+        match = _UPDATE.search(new.text)
+        if match is not None:
+            out[UPDATE] = _passage(new.text, match.start(), match.end())
+    if NEW_VALUE in evidence:   # where the newer text's words first part from the older's
+        known = set(words(old.text))
+        fresh = [(start, end) for word, start, end in word_spans(new.text) if word not in known and word not in FILLER]
+        if fresh:
+            out[NEW_VALUE] = _passage(new.text, fresh[0][0], fresh[-1][1] if len(fresh) <= 3 else fresh[0][1])
     return out
 
 
@@ -246,3 +262,156 @@ def cites_other_code(new: Fact, old: Fact) -> bool:
     `retry()` in the worker) that read alike. Similarity alone never retires one for the other."""
     mine, theirs = new.metadata.citations, old.metadata.citations
     return bool(mine and theirs) and not any(_same_code(a, b) for a in mine for b in theirs)
+
+
+# --- Statements (issue 32) ----------------------------------------------------------------------
+# Within the calibrated lengths a cosine says two statements read alike, not that one replaces the
+# other: a project's instruction file holds many parallel rules ("`@excalidraw/common` →
+# `packages/common/src/`", "`@excalidraw/element` → `packages/element/src/`") whose cosines are as
+# high as a restated value's. What a replacement shows in its words:
+#
+# * NEW_VALUE — the newer statement says what the older said with ONE part replaced: the words of
+#   the two, aligned in order, differ in a single place where the older had words and the newer
+#   has others (a value: "Vue" → "Next.js", "January 15" → "January 20", "10 s" → "30 s"), the
+#   words they share in order are at least half of each and hold two or more words
+#   besides fillers (the attribute: "prefer using … for this project"). Words that only announce
+#   the change ("moved", "updated", "now") are left out of the comparison. Parallel items differ
+#   in two places or more — the item's name and what it maps to ("common … common" against
+#   "element … element"), the tool and its command — and a statement that only adds words ("Run
+#   tests" → "Run tests with coverage") narrows the older one rather than replacing its value.
+# * UPDATE — the newer statement says a state changed (UPDATE_WORDS: "moved to", "cancelled",
+#   "revoked", "no longer", "instead of", "now" …, a word the older does not use) and shares in
+#   order at least a third of the shorter one's words: the change is about what the older says.
+#   ("Purchase Order #4521 approved for $50,000" → "Purchase Order #4521 CANCELLED …").
+# Both are fractions of the texts themselves (a half, a third), not fitted figures;
+# `benchmarks/write_policy_eval.py` measures what they decide.
+_UPDATE = re.compile(
+    r"\b(?:moved|moving|updated|changed|changing|revoked|cancell?ed|reallocated|reassigned|reduced|increased|"
+    r"decreased|delayed|postponed|rescheduled|corrected|correction|replaced|"
+    r"superseded|deprecated|reverted|switched|rescinded|withdrawn|invalidated|retracted|no\s+longer|"
+    r"instead\s+of|now)\b", re.IGNORECASE)
+UPDATE_WORDS = frozenset("""moved moving updated changed changing revoked cancelled canceled reallocated reassigned
+reduced increased decreased delayed postponed rescheduled corrected correction
+replaced superseded deprecated reverted switched rescinded withdrawn invalidated retracted no longer instead now
+""".split())
+NEW_VALUE_SHARE = 1 / 2   # of the longer statement's words, shared in order (the attribute)
+UPDATE_SHARE = 1 / 3      # of the shorter statement's words, shared in order, beside a change word
+
+
+@lru_cache(maxsize=1 << 14)
+def _alignment(older: str, newer: str) -> tuple[int, int, int, int, int, int]:
+    """(shared words in order, of those not fillers, shorter length, longer length, places that
+    differ, of those replacements) of two texts' words, words that only announce a change left
+    out; a place that differs only in fillers does not count."""
+    a = tuple(w for w in words(older) if w not in UPDATE_WORDS)
+    b = tuple(w for w in words(newer) if w not in UPDATE_WORDS)
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    shared = content = places = replaced = 0
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            shared += i2 - i1
+            content += sum(w not in FILLER for w in a[i1:i2])
+        elif any(w not in FILLER for w in (*a[i1:i2], *b[j1:j2])):
+            places += 1
+            replaced += tag == "replace"
+    return shared, content, min(len(a), len(b)), max(len(a), len(b)), places, replaced
+
+
+# A list item that opens with a code or bold span ("`make lint` - lint all libraries", "**Format**:
+# `task fmt`", a table row "`playwright-core` | …") defines that label: two items with different
+# labels are two entries of one list, as "Deal 1" and "Deal 2" are two deals, however alike the rest.
+_LABEL = re.compile(r"^\W{0,3}?(`[^`\n]{1,80}`|\*\*[^*\n]{1,80}\*\*|__[^_\n]{1,80}__)")
+
+
+def opening_label(text: str) -> str | None:
+    """The code or bold span *text* opens with, normalised ("`Make Lint`" → "make lint"); None if none."""
+    match = _LABEL.match(text.lstrip())
+    return " ".join(words(match.group(1))) if match else None
+
+
+def different_labels(new: Fact, old: Fact) -> bool:
+    """Both bodies (or texts) open with a code or bold label, and the labels differ."""
+    a, b = opening_label(new.body or new.text), opening_label(old.body or old.text)
+    return a is not None and b is not None and a != b
+
+
+@lru_cache(maxsize=1 << 14)
+def _says_all(older: str, newer: str) -> bool:
+    """The newer text repeats every word of the older one (fillers and change words aside), in
+    order, and adds words in one place: retiring the older loses nothing it said ("… for all
+    outbound calls" → "… for all outbound HTTP calls"). Additions in two places or more change
+    what the older said ("Compile a single module: build/sbt <module>/compile" → "Compile test
+    code for a single module: build/sbt <module>/Test/compile")."""
+    a = [w for w in words(older) if w not in UPDATE_WORDS and w not in FILLER]
+    b = [w for w in words(newer) if w not in UPDATE_WORDS and w not in FILLER]
+    if len(a) < 2 or len(b) <= len(a):
+        return False
+    changes = [tag for tag, *_ in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if tag != "equal"]
+    return changes == ["insert"]
+
+
+_NUMBER = re.compile(r"^\d+(?:st|nd|rd|th)?$")
+
+
+@lru_cache(maxsize=1 << 14)
+def _new_number(older: str, newer: str) -> bool:
+    """The second way a statement shows a new value: both give numbers, the newer one a number the
+    older does not ("$100 per unit" → "$150 per unit (the $100 was last year's pricing)"), and the
+    words besides numbers of the shorter one are at least half in the other (the attribute)."""
+    a, b = words(older), words(newer)
+    numbers_a = {w for w in a if _NUMBER.match(w)}
+    numbers_b = {w for w in b if _NUMBER.match(w)}
+    if not numbers_a or not numbers_b or not numbers_b - numbers_a:
+        return False
+    rest_a = {w for w in a if not _NUMBER.match(w) and w not in FILLER and len(w) > 1}
+    rest_b = {w for w in b if not _NUMBER.match(w) and w not in FILLER and len(w) > 1}
+    shorter = min(rest_a, rest_b, key=len)
+    return len(rest_a & rest_b) >= 2 and len(rest_a & rest_b) >= NEW_VALUE_SHARE * len(shorter)
+
+
+def statement_evidence(new: Fact, old: Fact, bodies: bool = False) -> tuple[str, ...]:
+    """RESTATED, NEW_VALUE and UPDATE (see above) for two statements: their texts, or with *bodies* their
+    bodies (two facts under one subject: the subject says nothing about which replaces which)."""
+    older, newer = (old.body, new.body) if bodies and old.body and new.body else (old.text, new.text)
+    shared, content, shorter, longer, places, replaced = _alignment(older, newer)
+    found = []
+    says_all = _says_all(old.body, new.body) if old.body and new.body else _says_all(older, newer)
+    if shorter and (places == 0 or says_all):
+        found.append(RESTATED)
+    if shorter and places == 1 and replaced == 1 and content >= 2 and shared >= NEW_VALUE_SHARE * longer:
+        found.append(NEW_VALUE)
+    elif _new_number(older, newer):
+        found.append(NEW_VALUE)
+    said = {" ".join(m.group(0).casefold().split()) for m in _UPDATE.finditer(newer)}
+    if said - {" ".join(m.group(0).casefold().split()) for m in _UPDATE.finditer(older)} and content \
+            and shared >= UPDATE_SHARE * shorter:
+        found.append(UPDATE)
+    return tuple(found)
+
+
+def worded_alike(new: Fact, old: Fact) -> bool:
+    """At least a third of the shorter statement's words (compared on their first STEM letters)
+    stand in the other in the same order:
+    two statements worded alike, not only about the same things. What makes a cosine at the
+    certain threshold, with no other evidence, worth one question."""
+    a, b = _stems(old.text), _stems(new.text)
+    shared = sum(block.size for block in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks())
+    return bool(a and b) and shared >= UPDATE_SHARE * min(len(a), len(b))
+
+
+STEM = 5   # letters a word is compared on by `worded_alike` ("renewal" and "renew", "switching" and "switch")
+
+
+@lru_cache(maxsize=1 << 14)
+def _stems(text: str) -> tuple[str, ...]:
+    return tuple(w[:STEM] for w in words(text) if w not in UPDATE_WORDS)
+
+
+def narrower_subject(new: Fact, old: Fact) -> bool:
+    """Both facts have a subject and a body, and one subject says all the other says and more
+    ("Connection pool limits for the crawler" and "Connection pool limits"): a case of the topic,
+    or the topic of a case, beside it rather than in its place (as `_reference` reads it too)."""
+    if not (new.body and old.body):
+        return False
+    a, b = content_words(new.subject), content_words(old.subject)
+    return bool(a and b) and (a < b or b < a)

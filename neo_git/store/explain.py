@@ -113,10 +113,23 @@ def _how(rule: str, detail: Mapping[str, Any]) -> str:
     if rule == "judge":
         return (f"when the review judge ({detail.get('detail') or 'a model'}) found it updates the same subject "
                 "(`git config neo.reviewJudge auto`)")
+    evidence = [name for name in detail.get("evidence") or () if isinstance(name, str)]
+    shown = "; ".join(PROOF_WORDS.get(name, name) for name in evidence)
     if rule == "same_subject":
         tail = f" (similarity {similarity:.3f})" if similarity is not None else ""
+        if evidence:
+            return f"because it restates the same subject and {shown} (rule 2){tail}"
         return f"because it restates the same subject and the bodies are related (rule 2){tail}"
     if similarity is not None:
         return (f"because their similarity {similarity:.3f} reached the {detail.get('embedder', '?')} "
-                f"certain threshold {detail.get('threshold') or 0:.3f} (rule 3)")
+                f"certain threshold {detail.get('threshold') or 0:.3f}" + (f" and {shown}" if shown else "")
+                + " (rule 3)")
     return ""
+
+
+# What the evidence a retirement rested on means (store/evidence.py, recorded in
+# metadata.invalidation.evidence since issue 32), for `why`.
+PROOF_WORDS = {"key": "the subject is an identifier: a new body is its new value",
+               "new_value": "the newer text says the same with one value replaced",
+               "update": "the newer text says the older state changed",
+               "restated": "the newer text repeats everything the older said"}

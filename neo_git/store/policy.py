@@ -202,6 +202,7 @@ def supersede(facts: Mapping[str, Fact], index: FactIndex, new: Fact, old: Fact,
         "reason": "superseded", "at": stamp, "by": new.id, "rule": decision.rule, "explicit": explicit,
         "similarity": None if decision.similarity is None else round(decision.similarity, 4),
         "threshold": decision.threshold, "embedder": embedder_id, "undo": undo,
+        **({"evidence": list(decision.evidence)} if decision.evidence else {}),
     }})
     changed[old.id] = old
     for fact_id in flagged:

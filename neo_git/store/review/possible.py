@@ -86,11 +86,14 @@ def with_quotes(items: list[dict], facts: Mapping[str, Fact]) -> list[dict]:
 # What each piece of review evidence (store/evidence.py) means, for the item's `why`.
 EVIDENCE_WORDS = {"reference": "the newer text names the older fact",
                   "change": "the newer text states a change about the older fact",
-                  "same_subject": "same subject, bodies only loosely related",
+                  "same_subject": "same subject (a key or a record's title), but the words prove no replacement",
                   "different_code": "they cite different code, so similarity alone retires neither",
                   "judge": "found by the review judge among the newer fact's most similar earlier facts",
                   "alternative": "one of the newer fact's most similar earlier facts; it states a change about "
-                                 "another of them"}
+                                 "another of them",
+                  "new_value": "the newer text says the same with one value replaced",
+                  "update": "the newer text says a state changed",
+                  "restated": "the newer text repeats everything the older said"}
 
 
 def _why(link: Mapping) -> str:
@@ -272,7 +275,7 @@ class PossibleSupersessions:
 
 
 # How `describe` introduces the passage each piece of evidence rests on.
-QUOTED = {"reference": "names it", "change": "says"}
+QUOTED = {"reference": "names it", "change": "says", "update": "says", "new_value": "new value"}
 
 
 def _said(item: Mapping) -> list[str]:
