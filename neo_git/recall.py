@@ -421,7 +421,7 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
             ranked[:window] = newest_in_family(ranked[:window], pool, vectors, family_threshold,
                                                relevant.retraction, rows=relevant.ranked, statement=statement)
         entries = [*first, *((pool[j], v, float(pool_cos[j])) for j, v in ranked if pool[j].id not in skip_ids)]
-        entries = _hold_questioned(entries, asking, untrusted, held)
+        entries = _hold_questioned(entries, asking, untrusted, held, k)
         for fact, score, cosine_to_query in entries:
             if len(valid_facts) >= k:
                 exhausted = False
@@ -530,21 +530,20 @@ def _decide(layout: _Layout, cos: "np.ndarray", floor: float | None, noise: "Noi
 
 
 def _hold_questioned(entries: list, asking: Mapping[str, str], untrusted: frozenset,
-                     held: dict[str, Fact]) -> list:
-    """*entries* ((fact, score, cosine), best first) without the facts a better-placed entry (or a
-    constraint, *asking*: {asked id: asker id}) may replace by an open review question; those go to
-    *held*. Only trusted facts ask: a claim never pushes a fact out."""
+                     held: dict[str, Fact], k: int) -> list:
+    """*entries* ((fact, score, cosine), best first) without the facts that a fact among the first
+    *k* shown (or a constraint, *asking*: {asked id: asker id}) may replace by an open review
+    question; those go to *held*. Only trusted facts ask: a claim never pushes a fact out."""
     asked = dict(asking)
-    out = []
-    for entry in entries:
-        fact = entry[0]
-        if fact.id in asked:
-            held.setdefault(fact.id, fact)
-            continue
-        out.append(entry)
-        if fact.id not in untrusted:
-            for link in _holding_links(fact):
-                asked.setdefault(link["id"], fact.id)
+    while True:
+        out = [entry for entry in entries if entry[0].id not in asked]
+        present = {entry[0].id for entry in out}
+        more = {link["id"]: fact.id for fact, *_ in out[:k] if fact.id not in untrusted
+                for link in _holding_links(fact) if link["id"] in present and link["id"] not in asked}
+        if not more:
+            break
+        asked.update(more)
+    held.update((entry[0].id, entry[0]) for entry in entries if entry[0].id in asked)
     return out
 
 

@@ -14,14 +14,16 @@ from tests.agents.helpers import payload, run_hook
 from tests.conftest import commit_files
 
 RETRY = ("Retry policy", "Outbound HTTP calls retry three times with exponential backoff.")
-WEBHOOKS = ("Retries for webhooks", "Webhook deliveries retry five times, then go to the dead-letter queue.")
-QUESTION = "how many times do outbound HTTP calls retry?"
+UPDATE = ("Retries", "Outbound HTTP calls now retry five times with exponential backoff.")   # "now": an update?
+QUESTION = "do outbound HTTP calls retry three times?"
 
 
 def _pair(store):
     older = store.add(*RETRY, kind="decision")
-    newer = store.add(*WEBHOOKS, kind="decision")
+    newer = store.add(*UPDATE, kind="decision")
     assert [link["id"] for link in newer.metadata.possibly_supersedes] == [older.id]   # an open question
+    result = store.recall(QUESTION)                      # while it is open, the newer one answers and
+    assert result.valid_facts[0].id == newer.id and result.questioned_by == {older.id: newer.id}   # the older waits
     return older, newer
 
 
@@ -55,7 +57,7 @@ def test_after_restore_the_fact_that_wrongly_replaced_it_does_not_rank_above_it(
 def test_after_restoring_an_explicit_supersession_the_restored_fact_answers():
     store = FactStore.in_memory()
     older = store.add(*RETRY, kind="decision")
-    store.add(*WEBHOOKS, kind="decision", supersedes=older.id)
+    store.add(*UPDATE, kind="decision", supersedes=older.id)
     store.restore(older.id)
     assert [f.id for f in store.recall(QUESTION).valid_facts][0] == older.id
 
