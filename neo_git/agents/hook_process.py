@@ -31,10 +31,10 @@ import os
 import sys
 import time
 
-from neo_git.agents.deadline import LIMIT_ENV, Clock, log_line
+from neo_git.agents.deadline import LIMIT_ENV, Clock, configured_limit_ms, log_line
 from neo_git.agents.gitdir import GitPlace, find_git_place
 from neo_git.agents.wire import (MAX_PAYLOAD_BYTES, PROTOCOL, SOCKET_NAME, STDIN_SHARE, Hangup, Reader,
-                                 parse_hook_args, read_payload, send)
+                                 parse_hook_args, read_payload, send, unix_address)
 
 TYPE_CHECKING = False   # no `typing` at run time (~3 ms of start-up)
 if TYPE_CHECKING:  # pragma: no cover
@@ -72,8 +72,11 @@ def _run(args: list[str], clock: Clock) -> None:
         return
     if place is None:
         return   # not inside a repository: nothing to remember here
+    if not os.environ.get(LIMIT_ENV):   # the repository's neo.agentHookTimeoutMs, read by this process itself
+        clock.extend(configured_limit_ms(cwd if isinstance(cwd, str) and cwd else os.getcwd(),
+                                         clock.log_dir, clock.limit_ms))
     request = {"op": "hook", "v": PROTOCOL, "args": list(args), "spawned": clock.spawned,
-               "limit_ms": clock.limit_ms, "limit_fixed": bool(os.environ.get(LIMIT_ENV)),
+               "limit_ms": clock.limit_ms, "limit_fixed": True,
                "git_dir": place.git_dir if isinstance(place, GitPlace) else None, "size": len(raw)}
     if isinstance(place, GitPlace) and _ask_server(place, request, raw, clock) != ASK_ELSEWHERE:
         return
@@ -106,19 +109,23 @@ def _ask_server(place: GitPlace, request: dict, raw: bytes, clock: Clock) -> str
     """Ask the agent's MCP server. ASK_ELSEWHERE when none listens, when it says the hook is not
     its own (another worktree's server), or when it breaks off with time left."""
     path = os.path.join(place.neo_dir, SOCKET_NAME)
-    if len(os.fsencode(path)) >= 100 or not os.path.exists(path):   # sun_path holds ~108 bytes
+    if not os.path.exists(path):
         return ASK_ELSEWHERE
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    folder = None
     try:
         conn.settimeout(max(0.01, min(SERVER_FIRST_WORD, clock.left())))
         try:
-            conn.connect(path)
+            address, folder = unix_address(path)   # any length: a long path goes by its folder's fd
+            conn.connect(address)
             send(conn, request, raw)
         except OSError:
             return ASK_ELSEWHERE   # a stale socket file (a killed server), or no room in its backlog
         return _converse(conn, clock, first_word_within=SERVER_FIRST_WORD)
     finally:
         conn.close()
+        if folder is not None:
+            os.close(folder)
 
 
 def _ask_child(request: dict, raw: bytes, clock: Clock) -> None:
@@ -153,15 +160,12 @@ def _converse(conn, clock: Clock, first_word_within: float | None) -> str:
             if clock.left() <= 0:
                 clock.expire("waiting for the answer")   # exits
             return ASK_ELSEWHERE
-        by = clock.deadline   # it spoke: from now on it has until the deadline
+        by = clock.deadline   # it spoke: from now on it has until the deadline, and no longer
         if "error" in message:
             return ASK_ELSEWHERE
         if "output" not in message:
-            try:
-                clock.extend(int(message.get("limit_ms")))
-            except (TypeError, ValueError):
-                pass
-            by = clock.deadline
+            # {"limit_ms": N}: the answerer is alive. The limit itself is this process's own
+            # (`deadline.configured_limit_ms`): whatever listens on the socket cannot stretch it.
             continue
         output = message["output"]
         if not isinstance(output, dict):

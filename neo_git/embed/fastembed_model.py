@@ -81,6 +81,11 @@ KNOWN_DIMS = {
 }
 
 
+# What `neo.embedder auto` looks for in the local cache, in this order (`embed.auto_choice`): the
+# default model, then the calibrated all-MiniLM-L6-v2 (hub download or the package-index build).
+AUTO_MODELS = (DEFAULT_MODEL, "sentence-transformers/all-MiniLM-L6-v2", "BAAI/bge-small-en-v1.5")
+
+
 def models_dir() -> Path:
     """Where fastembed models are cached: `neo_home()/models`."""
     return neo_home() / "models"
