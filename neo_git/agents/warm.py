@@ -206,6 +206,8 @@ def _serve(where: str, neo_dir) -> None:
     neo_dir = Path(neo_dir)
     store = FactStore(open_repository(where))
     choice = embedder_choice(store.repo)
+    if hasattr(store.embedder, "threads"):   # one query at a time (hooks take the served lock): one thread
+        store.embedder.threads = 1
     idle = config_int(IDLE_SETTING, DEFAULT_IDLE_SECONDS, repo=store.repo)
     started = time.monotonic()
     warm_store(store)
