@@ -52,7 +52,7 @@ def unix_address(path: str) -> tuple[str, int | None]:
         return path, None
     folder, name = os.path.split(path)
     if not os.path.isdir("/proc/self/fd"):
-        raise OSError(f"the socket path is {len(os.fsencode(path))} bytes, over the {SUN_PATH_MAX} a unix "
+        raise OSError(f"the socket path is {len(os.fsencode(path))} bytes, over the {SUN_PATH_MAX} bytes a unix "
                       "socket address holds, and this system has no /proc/self/fd to reach it by a shorter name")
     fd = os.open(folder or ".", getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_CLOEXEC)
     address = f"/proc/self/fd/{fd}/{name}"
