@@ -169,7 +169,7 @@ def auto_choice() -> tuple[str, str]:
     for model in fm.AUTO_MODELS:
         if fm.model_cached(model):
             return f"fastembed:{model}", f"fastembed is installed and {model} is cached in {fm.models_dir()}"
-    return "hash", f"fastembed is installed but no model is in {fm.models_dir()} (`git neo model pull`)"
+    return "hash", f"fastembed is installed but no model is cached (not in {fm.models_dir()}; `git neo model pull`)"
 
 
 def __getattr__(name: str):  # lazy re-exports keep `import neo_git.embed` numpy-free
