@@ -22,6 +22,7 @@ Run as `python -m neo_git.agents.warm <folder of the repository>`.
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import sys
@@ -32,6 +33,8 @@ WARM_SETTING = "agentWarm"
 IDLE_SETTING = "agentWarmIdleSeconds"
 DEFAULT_IDLE_SECONDS = 600
 POLL_SECONDS = 1.0
+RETRY_SECONDS = 300   # after a warm process failed to start, hooks wait this long before starting another
+FAILED = b"failed"
 WARM_QUERY = "warm up: which facts matter here?"
 _ON, _OFF = {"1", "true", "yes", "on", "always"}, {"0", "false", "no", "off", "never"}
 
@@ -76,16 +79,28 @@ def running(neo_dir) -> bool:
         os.close(fd)
 
 
+def failed_recently(neo_dir) -> bool:
+    """Did the last warm process of this clone fail to start less than RETRY_SECONDS ago? (Then
+    hooks do not start another one for every prompt: each would spend a second failing again.)"""
+    try:
+        path = os.path.join(os.fspath(neo_dir), LOCK_NAME)
+        with open(path, "rb") as handle:
+            failed = handle.read(16).startswith(FAILED)
+        return failed and time.time() - os.stat(path).st_mtime < RETRY_SECONDS
+    except OSError:
+        return False
+
+
 def warm_up_elsewhere(repo, paths, event: str) -> str | None:
     """In a hook's own process (nothing warm answered it): start the warm process when *repo*
-    wants one and none runs. Returns the embedder this process should answer with: "hash" when
-    the configured one is a model to load (the warm process loads it instead), else None (the
-    configured one). Never raises, never waits."""
+    wants one and none runs (nor failed to start in the last RETRY_SECONDS). Returns the embedder
+    this process should answer with: "hash" when the configured one is a model to load (the warm
+    process loads it instead), else None (the configured one). Never raises, never waits."""
     try:
         choice = embedder_choice(repo)
         if not wanted(repo, choice):
             return None
-        if not running(paths.neo_dir):
+        if not running(paths.neo_dir) and not failed_recently(paths.neo_dir):
             start(paths)
         return "hash" if is_neural(choice) else None
     except Exception as exc:  # noqa: BLE001 - the hook answers as before
@@ -100,8 +115,13 @@ def start(paths) -> None:
     terminal, stdio on /dev/null, no inherited descriptors), never waited for."""
     import subprocess
 
+    import neo_git
+
+    # Run from the folder holding this very `neo_git` (first on `-m`'s path): the warm process
+    # runs the hook's own code, whether installed, editable, or a checkout on PYTHONPATH.
+    here = os.path.dirname(os.path.dirname(os.path.abspath(neo_git.__file__)))
     subprocess.Popen([sys.executable, "-m", "neo_git.agents.warm", str(paths.workdir or paths.git_dir)],
-                     cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                     cwd=here, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                      start_new_session=True, close_fds=True)
 
 
@@ -171,9 +191,16 @@ def main(argv: list[str]) -> int:
     except SystemExit:
         pass
     except BaseException as exc:  # noqa: BLE001 - a warm process never shows a traceback to anyone
-        from neo_git.agents.deadline import log_line
+        from pathlib import Path
 
-        log_line(neo_dir, f"warm process stopped: {type(exc).__name__}")
+        from neo_git.hooklog import append_hook_log
+
+        with contextlib.suppress(OSError):   # hooks answer without it for RETRY_SECONDS (`failed_recently`)
+            os.ftruncate(lock, 0)
+            os.pwrite(lock, FAILED + f" {os.getpid()}\n".encode(), 0)
+        message = getattr(exc, "message", None) or str(exc)
+        append_hook_log(Path(neo_dir), f"warm process {os.getpid()} failed: {type(exc).__name__}: {message}; "
+                                       f"hooks answer with the built-in embedder for {RETRY_SECONDS} s")
     return 0
 
 

@@ -222,3 +222,18 @@ def test_the_warm_process_answers_a_linked_worktree_with_its_own_facts(repo, tmp
     code, out, _ = run_hook_process("prompt-submit", "claude", prompt(repo, "main", "Which HTTP client, aiohttp?"),
                                     repo, env=TIME)
     assert code == 0 and "aiohttp" not in context_of(out)       # which the main worktree does not have
+
+
+def test_a_warm_process_that_cannot_load_its_model_is_not_started_again_for_every_prompt(repo):
+    if not fm.package_available():
+        pytest.skip("fastembed is not installed")
+    git(repo, "config", "neo.embedder", "fastembed:BAAI/bge-small-en-v1.5")   # configured, never downloaded
+    code, out, _ = run_hook_process("prompt-submit", "claude", prompt(repo, "one"), repo, env=TIME)
+    assert code == 0 and HTTP_BODY in context_of(out)          # the built-in embedder's answer meanwhile
+    assert wait_for(lambda: "failed: NeoError" in log(repo), timeout=60)
+    assert "is not in the local cache" in log(repo)             # why, in the hook log
+    for n in range(2):
+        code, out, _ = run_hook_process("prompt-submit", "claude", prompt(repo, f"again-{n}"), repo, env=TIME)
+        assert code == 0 and HTTP_BODY in context_of(out)
+    time.sleep(0.5)
+    assert warm_processes(repo) == [] and log(repo).count("failed: NeoError") == 1
