@@ -6,13 +6,16 @@ two-core machine's 1.5 s, and so that it always ends on time with exit 0:
 1. the budget counts from the spawn (`deadline.Clock`, SIGALRM armed first thing);
 2. the payload is read with a deadline (`wire.read_payload`: a whole JSON object is enough,
    the agent may never close stdin);
-3. `.git/neo` is found from git's files (`gitdir.find_git_place`), and the agent's running
-   `git neo mcp` server is asked over `.git/neo/agent.sock` (`wire`): it holds the store in
+3. `.git/neo` is found from git's files (`gitdir.find_git_place`), the repository's
+   `neo.agentHookTimeoutMs` is read with `git config` (`deadline.configured_limit_ms`: the limit
+   is this process's own, never the answerer's), and the agent's running `git neo mcp` server —
+   or the warm process (`agents/warm.py`) — is asked over `.git/neo/agent.sock` (`wire`): it holds the store in
    memory and answers the whole hook — turn record, recall, rendering, de-duplication. This
    process then never imports numpy or pygit2 nor reads the store (~25 ms of CPU, against
    ~200 ms for a hook that does the work itself);
 4. with no server (or one that says "not mine" or breaks off), a forked child does the work
-   (`hooks.answer_in_child`) and answers over a socket pair in the same words; this process
+   (`hooks.answer_in_child`; with a neural embedder it starts the warm process and answers with
+   the built-in embedder) and answers over a socket pair in the same words; this process
    only waits, with a deadline, and kills the child when time is up. A child stuck in a C
    call past the deadline can no longer hold the hook: the process the agent waits for is
    never the one doing the work.

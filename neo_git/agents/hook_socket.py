@@ -6,7 +6,11 @@ than a two-core machine gives in their 1.5 s. The agent already runs `git neo mc
 holds all of that in memory, so the server also listens on `.git/neo/agent.sock` (mode 0600)
 and answers whole hooks there — turn records, recall, rendering, what each session was
 given — in the words of `agents/wire.py`; the hook process only forwards the payload and
-prints the answer (`agents/hook_process.py`).
+prints the answer (`agents/hook_process.py`). Without an MCP server, the warm process
+(`agents/warm.py`) listens here the same way.
+
+A path longer than `sockaddr_un` holds is bound through its folder's descriptor
+(`wire.unix_address`); where that cannot be done the caller is told why.
 """
 from __future__ import annotations
 

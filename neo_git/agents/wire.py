@@ -2,13 +2,14 @@
 
 The process the agent spawns (`agents/hook_process.py`) stays small: it reads the payload,
 finds `.git/neo` from git's files, and asks the agent's running `git neo mcp` server over
-`.git/neo/agent.sock` — or, with no server, a child it forks — for the answer. Both speak
-this, one JSON object a line:
+`.git/neo/agent.sock` (or the warm process listening there, `agents/warm.py`) — or, with no
+server, a child it forks — for the answer. All speak this, one JSON object a line:
 
     hook   → {"op": "hook", "v": 1, "args": [...], "spawned": T, "limit_ms": N,
               "limit_fixed": bool, "git_dir": "...", "size": S}  then S bytes: the agent's payload
-    answer → {"limit_ms": N}          at once (the server's latest reading of neo.agentHookTimeoutMs),
-                                      again whenever the repository says otherwise
+    answer → {"limit_ms": N}          at once: "I am answering" (the hook process keeps its own
+                                      limit, read from the repository itself: whatever listens on
+                                      the socket cannot stretch it)
     answer → {"output": {...}|null}   what to print; or {"error": "..."}: ask someone else
     hook   → {"ack": true}            after the output was written to the agent
 
