@@ -257,6 +257,10 @@ def serve() -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     server = build_server()
     paths = server.neo_paths
+    if paths is not None:
+        from neo_git.agents.warm import stop as stop_warm
+
+        stop_warm(paths.neo_dir)   # a warm process answered the hooks so far: this server holds the store now
     stop = serve_hooks(paths.neo_dir, server.neo_hooks,
                        report=lambda why: print(f"git-neo mcp: {why}", file=sys.stderr, flush=True)) \
         if paths is not None else None

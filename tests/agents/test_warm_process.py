@@ -237,3 +237,18 @@ def test_a_warm_process_that_cannot_load_its_model_is_not_started_again_for_ever
         assert code == 0 and HTTP_BODY in context_of(out)
     time.sleep(0.5)
     assert warm_processes(repo) == [] and log(repo).count("failed: NeoError") == 1
+
+
+def test_the_agents_mcp_server_takes_the_hooks_over_from_a_warm_process(repo):
+    pytest.importorskip("mcp")
+    from tests.agents.helpers import McpServer
+
+    git(repo, "config", "neo.agentWarm", "true")
+    run_hook_process("session-start", "claude", json.dumps(payload("claude_session_start", repo)).encode(), repo,
+                     env=TIME)
+    assert wait_for(lambda: serving(repo))
+    with McpServer(repo):                                      # one process holding the store and model, not two
+        assert wait_for(lambda: not warm.running(neo_dir(repo)) and serving(repo), timeout=30)
+        code, out, _ = run_hook_process("prompt-submit", "claude", prompt(repo, "mcp"), repo, env=TIME)
+        assert code == 0 and HTTP_BODY in context_of(out)
+        assert warm_processes(repo) == []
