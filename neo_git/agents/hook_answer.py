@@ -106,6 +106,13 @@ def answer_hook(conn: socket.socket, reader: Reader, request: dict, raw: bytes,
         with served.lock:   # the store's repository is one thread's at a time
             refusal = served.refuse() if served.refuse is not None else None
             served_store = None if refusal else served.store_for(request.get("git_dir"))
+            if served_store is not None and served_store.access.path is not None:
+                # Recall's recency boost reads when each fact was last recalled: a long-lived process
+                # reads the counts afresh per hook, as a hook's own process would, instead of keeping
+                # the view it loaded first (a `git neo recall` in a terminal counts too).
+                from neo_git.store.access import AccessLog
+
+                served_store.access = AccessLog(served_store.access.path)
         if served_store is None:
             # Another worktree of this clone (its session facts, its branch) this server does not
             # open, or a reason not to answer any more: the hook asks elsewhere.

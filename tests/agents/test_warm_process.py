@@ -252,3 +252,33 @@ def test_the_agents_mcp_server_takes_the_hooks_over_from_a_warm_process(repo):
         code, out, _ = run_hook_process("prompt-submit", "claude", prompt(repo, "mcp"), repo, env=TIME)
         assert code == 0 and HTTP_BODY in context_of(out)
         assert warm_processes(repo) == []
+
+
+def test_a_long_lived_answerer_counts_the_recalls_other_processes_made(repo):
+    # Recall's recency boost reads when each fact was last recalled: the warm process (and the
+    # MCP server) must see a `git neo recall` made elsewhere, as a hook's own process would.
+    import socket
+    import threading
+
+    from neo_git.agents.hook_answer import ServedStore, answer_hook
+    from neo_git.agents.wire import PROTOCOL, Reader, send
+
+    served_store = FactStore.open(repo, embedder="hash")
+    served = ServedStore(served_store, threading.Lock())
+    http = next(f for f in served_store.list() if f.subject == "HTTP client")
+    assert http.id not in served_store.access.counts()                  # the view it loaded
+    FactStore.open(repo, embedder="hash").recall("Which HTTP client should the importer use?")   # elsewhere
+    ours, theirs = socket.socketpair()
+    raw = prompt(repo, "fresh")
+    request = {"op": "hook", "v": PROTOCOL, "args": ["prompt-submit", "--agent", "claude"],
+               "spawned": time.monotonic(), "limit_ms": 20000, "limit_fixed": True,
+               "git_dir": str(repo / ".git"), "size": len(raw)}
+    worker = threading.Thread(target=answer_hook, args=(theirs, Reader(theirs), request, raw, served))
+    worker.start()
+    reader = Reader(ours)
+    reader.line(time.monotonic() + 30)
+    assert HTTP_BODY in reader.line(time.monotonic() + 30)["output"]["hookSpecificOutput"]["additionalContext"]
+    send(ours, {"ack": True})
+    worker.join(30)
+    ours.close()
+    assert served_store.access.counts()[http.id][0] == 2                # the other recall and this hook's
