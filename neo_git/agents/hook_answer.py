@@ -101,6 +101,14 @@ def answer_hook(conn: socket.socket, reader: Reader, request: dict, raw: bytes,
     event, agent, _ = parse_hook_args(request["args"])
     spawned, limit = float(request["spawned"]), max(50, int(request["limit_ms"]))
     fixed = bool(request.get("limit_fixed"))
+    if served is not None and not fixed and served.limit_ms:
+        limit = served.limit_ms
+    try:
+        # The first word at once, before waiting for the store's lock: a hook gives a server that
+        # stays silent half a second, and twenty hooks at once queue on the lock.
+        send(conn, {"limit_ms": limit})
+    except OSError:
+        return   # the hook is gone already
     served_store = None
     if served is not None:
         with served.lock:   # the store's repository is one thread's at a time
@@ -114,17 +122,11 @@ def answer_hook(conn: socket.socket, reader: Reader, request: dict, raw: bytes,
 
                 served_store.access = AccessLog(served_store.access.path)
         if served_store is None:
-            # Another worktree of this clone (its session facts, its branch) this server does not
-            # open, or a reason not to answer any more: the hook asks elsewhere.
+            # Another worktree of this clone this server cannot open, or a reason not to answer
+            # any more: the hook asks elsewhere (its own child).
             with contextlib.suppress(OSError):
                 send(conn, {"error": refusal or "this server answers another worktree"})
             return
-        if not fixed and served.limit_ms:
-            limit = served.limit_ms
-    try:
-        send(conn, {"limit_ms": limit})
-    except OSError:
-        return   # the hook is gone already
     neo_dir = served_store.paths.neo_dir if served_store is not None else None
     answer = Answer()
     try:

@@ -54,6 +54,7 @@ def test_twenty_prompts_at_once_get_context_when_the_socket_path_is_long(long_re
     with McpServer(long_repo):                                           # it waits until the socket answers
         assert stat.S_ISSOCK(sock.stat().st_mode) and stat.S_IMODE(sock.stat().st_mode) == 0o600   # where it belongs
         code, out, err = finish(spawn_hook("prompt-submit", "claude", _prompt(long_repo, "served"), long_repo,
+                                           env={"NEO_AGENT_HOOK_TIMEOUT_MS": "20000"},
                                            python_flags=("-X", "importtime")))
         assert code == 0 and HTTP_BODY in json.loads(out)["hookSpecificOutput"]["additionalContext"]
         assert "| numpy" not in err.decode()                            # the server answered, not a forked child
