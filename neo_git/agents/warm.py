@@ -27,6 +27,7 @@ import fcntl
 import os
 import sys
 import time
+from pathlib import Path
 
 LOCK_NAME = "warm.lock"
 WARM_SETTING = "agentWarm"
@@ -191,8 +192,6 @@ def main(argv: list[str]) -> int:
     except SystemExit:
         pass
     except BaseException as exc:  # noqa: BLE001 - a warm process never shows a traceback to anyone
-        from pathlib import Path
-
         from neo_git.hooklog import append_hook_log
 
         with contextlib.suppress(OSError):   # hooks answer without it for RETRY_SECONDS (`failed_recently`)
@@ -227,8 +226,6 @@ def _serve(where: str, neo_dir) -> None:
     from neo_git.hooklog import append_hook_log
     from neo_git.identity import open_repository
     from neo_git.store import FactStore
-
-    from pathlib import Path
 
     neo_dir = Path(neo_dir)
     store = FactStore(open_repository(where))
