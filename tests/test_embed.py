@@ -181,7 +181,7 @@ def test_auto_picks_fastembed_when_installed_and_cached(monkeypatch, tmp_path):
     snapshot = fm.models_dir() / "models--jinaai--jina-embeddings-v2-base-code" / "snapshots" / "abc" / "onnx"
     snapshot.mkdir(parents=True)
     (snapshot / "model.onnx").write_bytes(b"not really a model")
-    assert embed.auto_choice()[0] == "fastembed"
+    assert embed.auto_choice()[0] == "fastembed:jinaai/jina-embeddings-v2-base-code"
 
 
 def test_env_and_git_config_choose_the_embedder(monkeypatch, git_repo):
@@ -286,7 +286,7 @@ def make_tiny_model(models_dir: Path, repo: str = fm.DEFAULT_MODEL, dim: int = 7
 @pytest.mark.skipif(not fm.package_available(), reason="fastembed is not installed")
 def test_fastembed_loads_a_cached_model_offline_and_auto_picks_it():
     make_tiny_model(fm.models_dir())
-    assert embed.auto_choice()[0] == "fastembed"
+    assert embed.auto_choice()[0] == "fastembed:jinaai/jina-embeddings-v2-base-code"
     embedder = embed.get_embedder()
     assert embedder.id == "fastembed:jinaai/jina-embeddings-v2-base-code"
     v = embedder.embed(["HTTP client httpx timeout", "http client HTTPX timeout", "never touch network", ""])

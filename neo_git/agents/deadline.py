@@ -35,11 +35,104 @@ def process_age() -> float:
         return 0.0
 
 
+CONFIG_KEY = "neo.agentHookTimeoutMs"
+MAX_LIMIT_MS = 600_000   # ten minutes: the longest limit a setting may ask for (agents kill hooks sooner)
+CONFIG_WAIT = 0.3        # seconds `git config` may take before the hook keeps the limit it has
+
+
+def configured_limit_ms(cwd: str, neo_dir: str | os.PathLike | None, current: int) -> int:
+    """The repository's `neo.agentHookTimeoutMs`, read by the hook process itself with `git config`
+    (git layers the files, includes, `-c` and `GIT_CONFIG_*`), then `agentHookTimeoutMs` in
+    `$NEO_HOME/config.json`; *current* when neither says, or when git is missing or slow.
+    Never taken from whoever answers the hook: a listener on the socket cannot stretch it.
+    A value that is not a whole number of ms in [50, MAX_LIMIT_MS] is logged and ignored."""
+    raw = _git_config(cwd, CONFIG_KEY)
+    if raw is None:
+        raw = _neo_home_setting(CONFIG_KEY[4:])
+    if raw is None:
+        return current
+    try:
+        text = str(raw).strip().lower()
+        scale = {"k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}.get(text[-1:], 1)   # git's int suffixes
+        value = int(text[:-1] if scale > 1 else text) * scale
+    except (TypeError, ValueError):
+        value = None
+    if value is None or not 50 <= value <= MAX_LIMIT_MS:
+        log_line(neo_dir, f"{CONFIG_KEY} is not a whole number of ms from 50 to {MAX_LIMIT_MS:,}; "
+                          f"the hook keeps its limit of {current} ms")
+        return current
+    return value
+
+
+def _git_config(cwd: str, key: str) -> str | None:
+    """`git -C cwd config --get key`, or None (unset, git missing, or slower than CONFIG_WAIT)."""
+    import select
+
+    try:
+        out, into = os.pipe()
+    except OSError:
+        return None
+    pid = None
+    try:
+        actions = [(os.POSIX_SPAWN_CLOSE, out), (os.POSIX_SPAWN_DUP2, into, 1),
+                   (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                   (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)]
+        pid = os.posix_spawnp("git", ["git", "-C", cwd, "config", "--get", key], os.environ,
+                              file_actions=actions)
+        os.close(into)
+        into = None
+        chunks, ends = [], time.monotonic() + CONFIG_WAIT
+        while True:
+            ready, _, _ = select.select([out], [], [], max(0.0, ends - time.monotonic()))
+            if not ready:
+                return None
+            chunk = os.read(out, 4096)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            if sum(map(len, chunks)) > 4096:
+                return None
+        _, status = os.waitpid(pid, 0)
+        pid = None
+        if status != 0:
+            return None
+        return b"".join(chunks).decode("utf-8", "replace").strip() or None
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(out)
+        if into is not None:
+            os.close(into)
+        if pid is not None:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ChildProcessError, ProcessLookupError, PermissionError):
+                pass
+
+
+def _neo_home_setting(name: str):
+    """*name* from `$NEO_HOME/config.json` (`~/.neo`), case-insensitively, as `config.neo_config` reads it."""
+    import json
+
+    home = os.environ.get("NEO_HOME") or os.path.join(os.path.expanduser("~"), ".neo")
+    try:
+        with open(os.path.join(home, "config.json"), "rb") as handle:
+            data = json.loads(handle.read(1 << 20))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    if name in data:
+        return data[name]
+    return {str(k).lower(): v for k, v in data.items()}.get(name.lower())
+
+
 def limit_ms() -> int:
     """The limit from `NEO_AGENT_HOOK_TIMEOUT_MS` (git config's `neo.agentHookTimeoutMs` needs the
     repository, so whoever answers the hook reads it and says so)."""
     try:
-        return max(50, int(os.environ.get(LIMIT_ENV) or DEFAULT_TIMEOUT_MS))
+        return min(MAX_LIMIT_MS, max(50, int(os.environ.get(LIMIT_ENV) or DEFAULT_TIMEOUT_MS)))
     except ValueError:
         return DEFAULT_TIMEOUT_MS
 
@@ -80,7 +173,7 @@ class Clock:
         signal.setitimer(signal.ITIMER_REAL, left)
 
     def extend(self, limit: int) -> None:
-        """Use *limit* ms instead (the repository's `neo.agentHookTimeoutMs`, read by whoever answers)."""
+        """Use *limit* ms instead (the repository's `neo.agentHookTimeoutMs`, `configured_limit_ms`)."""
         if limit != self.limit_ms:
             self.limit_ms = max(50, limit)
             self.arm()

@@ -49,6 +49,7 @@ class HookContext:
     paths: RepositoryPaths
     shared_store: Any = None
     deadline: float | None = None
+    embedder: Any = None   # None: the configured one; "hash" while a warm process loads the model (agents/warm.py)
 
     @classmethod
     def open(cls, agent: str, payload: dict) -> "HookContext | None":
@@ -94,7 +95,7 @@ class HookContext:
             return self.shared_store
         from neo_git.store import FactStore
 
-        return FactStore(self.repo)
+        return FactStore(self.repo, embedder=self.embedder)
 
     # --- events ------------------------------------------------------------------
 

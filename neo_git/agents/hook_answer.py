@@ -13,7 +13,7 @@ import os
 import socket
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from neo_git.agents.wire import MAX_PAYLOAD_BYTES, PROTOCOL, Hangup, Reader, parse_hook_args, send
 from neo_git.hooklog import append_hook_log
@@ -23,12 +23,57 @@ ACK_GRACE = 0.5   # seconds past the hook's deadline to wait for its ack (it dis
 
 @dataclass
 class ServedStore:
-    """The MCP server's store as the hooks see it: one lock shared with the MCP tools, and the
-    last `neo.agentHookTimeoutMs` read (announced at once to the next hook)."""
+    """A long-lived process's store as the hooks see it (the MCP server's, shared with its tools
+    under one lock; or the warm process's, `agents/warm.py`), the last `neo.agentHookTimeoutMs`
+    read (announced at once to the next hook), and when a hook last asked. *refuse*, when set,
+    names a reason not to answer (the hook then answers elsewhere); *worktrees*, when set, opens
+    the store of another worktree of the same clone (else such hooks are not this process's)."""
 
     store: Any
     lock: threading.Lock
     limit_ms: int | None = None
+    last_used: float = 0.0
+    refuse: Callable[[], str | None] | None = None
+    worktrees: Callable[[str], Any] | None = None
+
+    def store_for(self, git_dir: object) -> Any:
+        """The store answering hooks of the worktree whose git dir is *git_dir*, or None."""
+        mine = self.store.paths
+        if mine is None or not isinstance(git_dir, str):
+            return None
+        if os.path.realpath(git_dir) == str(mine.git_dir):
+            return self.store
+        return self.worktrees(os.path.realpath(git_dir)) if self.worktrees is not None else None
+
+
+MAX_WORKTREES = 16   # stores of other worktrees a long-lived process keeps open
+
+
+def other_worktrees(store: Any) -> Callable[[str], Any]:
+    """A `ServedStore.worktrees` for *store*: the store of another worktree of the same clone
+    (its own session facts and branch), opened once with the same embedder; None for a git
+    dir of another clone or one that does not open. Called under the served lock."""
+    opened: dict[str, Any] = {}
+
+    def open_worktree(git_dir: str) -> Any:
+        if git_dir in opened:
+            return opened[git_dir]
+        from neo_git.identity import open_repository, repository_paths
+        from neo_git.store import FactStore
+
+        try:
+            repo = open_repository(git_dir)
+            if repository_paths(repo).common_dir != store.paths.common_dir:
+                return None
+            other = FactStore(repo, embedder=store.embedder)
+        except Exception:  # noqa: BLE001 - not a worktree this process can serve: the hook answers elsewhere
+            return None
+        if len(opened) >= MAX_WORKTREES:
+            opened.pop(next(iter(opened)))
+        opened[git_dir] = other
+        return other
+
+    return open_worktree
 
 
 def read_request(reader: Reader, deadline: float) -> tuple[dict, bytes]:
@@ -56,31 +101,49 @@ def answer_hook(conn: socket.socket, reader: Reader, request: dict, raw: bytes,
     event, agent, _ = parse_hook_args(request["args"])
     spawned, limit = float(request["spawned"]), max(50, int(request["limit_ms"]))
     fixed = bool(request.get("limit_fixed"))
-    if served is not None:
-        mine = served.store.paths
-        asked = request.get("git_dir")
-        if mine is None or not isinstance(asked, str) or os.path.realpath(asked) != str(mine.git_dir):
-            # Another worktree of this clone (its session facts, its branch): not this server's to answer.
-            with contextlib.suppress(OSError):
-                send(conn, {"error": "this server answers another worktree"})
-            return
-        if not fixed and served.limit_ms:
-            limit = served.limit_ms
+    if served is not None and not fixed and served.limit_ms:
+        limit = served.limit_ms
     try:
+        # The first word at once, before waiting for the store's lock: a hook gives a server that
+        # stays silent half a second, and twenty hooks at once queue on the lock.
         send(conn, {"limit_ms": limit})
     except OSError:
         return   # the hook is gone already
-    neo_dir = served.store.paths.neo_dir if served is not None else None
+    served_store = None
+    if served is not None:
+        with served.lock:   # the store's repository is one thread's at a time
+            refusal = served.refuse() if served.refuse is not None else None
+            served_store = None if refusal else served.store_for(request.get("git_dir"))
+            if served_store is not None and served_store.access.path is not None:
+                # Recall's recency boost reads when each fact was last recalled: a long-lived process
+                # reads the counts afresh per hook, as a hook's own process would, instead of keeping
+                # the view it loaded first (a `git neo recall` in a terminal counts too).
+                from neo_git.store.access import AccessLog
+
+                served_store.access = AccessLog(served_store.access.path)
+        if served_store is None:
+            # Another worktree of this clone this server cannot open, or a reason not to answer
+            # any more: the hook asks elsewhere (its own child).
+            with contextlib.suppress(OSError):
+                send(conn, {"error": refusal or "this server answers another worktree"})
+            return
+    neo_dir = served_store.paths.neo_dir if served_store is not None else None
     answer = Answer()
     try:
         payload = parse_payload(raw)
         event = check_event(event, agent, payload)
         with served.lock if served is not None else contextlib.nullcontext():
-            if served is not None:
-                store = served.store
-                context = HookContext(agent, payload, store.repo, store.paths, shared_store=store)
+            if served_store is not None:
+                context = HookContext(agent, payload, served_store.repo, served_store.paths, shared_store=served_store)
             else:
                 context = HookContext.open(agent, payload)
+                if context is not None and event != "session-end":
+                    from neo_git.agents.warm import warm_up_elsewhere
+
+                    # With a neural embedder the model would cost this short-lived process about
+                    # a second: start the warm process that keeps it loaded for the next hooks,
+                    # and answer this prompt with the built-in embedder meanwhile.
+                    context.embedder = warm_up_elsewhere(context.repo, context.paths, event)
             if context is not None:
                 neo_dir = context.paths.neo_dir
                 if not fixed:

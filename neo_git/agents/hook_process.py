@@ -6,13 +6,16 @@ two-core machine's 1.5 s, and so that it always ends on time with exit 0:
 1. the budget counts from the spawn (`deadline.Clock`, SIGALRM armed first thing);
 2. the payload is read with a deadline (`wire.read_payload`: a whole JSON object is enough,
    the agent may never close stdin);
-3. `.git/neo` is found from git's files (`gitdir.find_git_place`), and the agent's running
-   `git neo mcp` server is asked over `.git/neo/agent.sock` (`wire`): it holds the store in
+3. `.git/neo` is found from git's files (`gitdir.find_git_place`), the repository's
+   `neo.agentHookTimeoutMs` is read with `git config` (`deadline.configured_limit_ms`: the limit
+   is this process's own, never the answerer's), and the agent's running `git neo mcp` server —
+   or the warm process (`agents/warm.py`) — is asked over `.git/neo/agent.sock` (`wire`): it holds the store in
    memory and answers the whole hook — turn record, recall, rendering, de-duplication. This
    process then never imports numpy or pygit2 nor reads the store (~25 ms of CPU, against
    ~200 ms for a hook that does the work itself);
 4. with no server (or one that says "not mine" or breaks off), a forked child does the work
-   (`hooks.answer_in_child`) and answers over a socket pair in the same words; this process
+   (`hooks.answer_in_child`; with a neural embedder it starts the warm process and answers with
+   the built-in embedder) and answers over a socket pair in the same words; this process
    only waits, with a deadline, and kills the child when time is up. A child stuck in a C
    call past the deadline can no longer hold the hook: the process the agent waits for is
    never the one doing the work.
@@ -31,10 +34,10 @@ import os
 import sys
 import time
 
-from neo_git.agents.deadline import LIMIT_ENV, Clock, log_line
+from neo_git.agents.deadline import LIMIT_ENV, Clock, configured_limit_ms, log_line
 from neo_git.agents.gitdir import GitPlace, find_git_place
 from neo_git.agents.wire import (MAX_PAYLOAD_BYTES, PROTOCOL, SOCKET_NAME, STDIN_SHARE, Hangup, Reader,
-                                 parse_hook_args, read_payload, send)
+                                 parse_hook_args, read_payload, send, unix_address)
 
 TYPE_CHECKING = False   # no `typing` at run time (~3 ms of start-up)
 if TYPE_CHECKING:  # pragma: no cover
@@ -72,8 +75,11 @@ def _run(args: list[str], clock: Clock) -> None:
         return
     if place is None:
         return   # not inside a repository: nothing to remember here
+    if not os.environ.get(LIMIT_ENV):   # the repository's neo.agentHookTimeoutMs, read by this process itself
+        clock.extend(configured_limit_ms(cwd if isinstance(cwd, str) and cwd else os.getcwd(),
+                                         clock.log_dir, clock.limit_ms))
     request = {"op": "hook", "v": PROTOCOL, "args": list(args), "spawned": clock.spawned,
-               "limit_ms": clock.limit_ms, "limit_fixed": bool(os.environ.get(LIMIT_ENV)),
+               "limit_ms": clock.limit_ms, "limit_fixed": True,
                "git_dir": place.git_dir if isinstance(place, GitPlace) else None, "size": len(raw)}
     if isinstance(place, GitPlace) and _ask_server(place, request, raw, clock) != ASK_ELSEWHERE:
         return
@@ -106,19 +112,23 @@ def _ask_server(place: GitPlace, request: dict, raw: bytes, clock: Clock) -> str
     """Ask the agent's MCP server. ASK_ELSEWHERE when none listens, when it says the hook is not
     its own (another worktree's server), or when it breaks off with time left."""
     path = os.path.join(place.neo_dir, SOCKET_NAME)
-    if len(os.fsencode(path)) >= 100 or not os.path.exists(path):   # sun_path holds ~108 bytes
+    if not os.path.exists(path):
         return ASK_ELSEWHERE
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    folder = None
     try:
         conn.settimeout(max(0.01, min(SERVER_FIRST_WORD, clock.left())))
         try:
-            conn.connect(path)
+            address, folder = unix_address(path)   # any length: a long path goes by its folder's fd
+            conn.connect(address)
             send(conn, request, raw)
         except OSError:
             return ASK_ELSEWHERE   # a stale socket file (a killed server), or no room in its backlog
         return _converse(conn, clock, first_word_within=SERVER_FIRST_WORD)
     finally:
         conn.close()
+        if folder is not None:
+            os.close(folder)
 
 
 def _ask_child(request: dict, raw: bytes, clock: Clock) -> None:
@@ -153,15 +163,12 @@ def _converse(conn, clock: Clock, first_word_within: float | None) -> str:
             if clock.left() <= 0:
                 clock.expire("waiting for the answer")   # exits
             return ASK_ELSEWHERE
-        by = clock.deadline   # it spoke: from now on it has until the deadline
+        by = clock.deadline   # it spoke: from now on it has until the deadline, and no longer
         if "error" in message:
             return ASK_ELSEWHERE
         if "output" not in message:
-            try:
-                clock.extend(int(message.get("limit_ms")))
-            except (TypeError, ValueError):
-                pass
-            by = clock.deadline
+            # {"limit_ms": N}: the answerer is alive. The limit itself is this process's own
+            # (`deadline.configured_limit_ms`): whatever listens on the socket cannot stretch it.
             continue
         output = message["output"]
         if not isinstance(output, dict):

@@ -233,9 +233,10 @@ def build_server(store=None, agent: str = "mcp"):
 
         return reply(guarded(record))
 
-    from neo_git.agents.hook_answer import ServedStore
+    from neo_git.agents.hook_answer import ServedStore, other_worktrees
 
-    server.neo_hooks = ServedStore(store, store_lock)  # the agent hooks, answered by serve() next to stdio
+    # The agent hooks, answered by serve() next to stdio (those of other worktrees too, with their stores).
+    server.neo_hooks = ServedStore(store, store_lock, worktrees=other_worktrees(store))
     server.neo_paths = paths
     return server
 
@@ -286,7 +287,13 @@ def serve() -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     server = build_server()
     paths = server.neo_paths
-    stop = serve_hooks(paths.neo_dir, server.neo_hooks) if paths is not None else None
+    if paths is not None:
+        from neo_git.agents.warm import stop as stop_warm
+
+        stop_warm(paths.neo_dir)   # a warm process answered the hooks so far: this server holds the store now
+    stop = serve_hooks(paths.neo_dir, server.neo_hooks,
+                       report=lambda why: print(f"git-neo mcp: {why}", file=sys.stderr, flush=True)) \
+        if paths is not None else None
     try:
         server.run("stdio")
     finally:

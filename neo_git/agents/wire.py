@@ -2,13 +2,14 @@
 
 The process the agent spawns (`agents/hook_process.py`) stays small: it reads the payload,
 finds `.git/neo` from git's files, and asks the agent's running `git neo mcp` server over
-`.git/neo/agent.sock` — or, with no server, a child it forks — for the answer. Both speak
-this, one JSON object a line:
+`.git/neo/agent.sock` (or the warm process listening there, `agents/warm.py`) — or, with no
+server, a child it forks — for the answer. All speak this, one JSON object a line:
 
     hook   → {"op": "hook", "v": 1, "args": [...], "spawned": T, "limit_ms": N,
               "limit_fixed": bool, "git_dir": "...", "size": S}  then S bytes: the agent's payload
-    answer → {"limit_ms": N}          at once (the server's latest reading of neo.agentHookTimeoutMs),
-                                      again whenever the repository says otherwise
+    answer → {"limit_ms": N}          at once: "I am answering" (the hook process keeps its own
+                                      limit, read from the repository itself: whatever listens on
+                                      the socket cannot stretch it)
     answer → {"output": {...}|null}   what to print; or {"error": "..."}: ask someone else
     hook   → {"ack": true}            after the output was written to the agent
 
@@ -34,8 +35,32 @@ MAX_LINE = 1024 * 1024     # a header or an answer line (an answer is a context 
 STDIN_SHARE = 0.5          # at most this share of the limit waits for the payload (an agent that never closes stdin)
 
 
+SUN_PATH_MAX = 100         # bytes of a socket path bound as is (sun_path holds 108 on Linux, 104 on macOS)
+
+
 class Hangup(Exception):
     """The other side closed, broke the protocol, or did not answer in time."""
+
+
+def unix_address(path: str) -> tuple[str, int | None]:
+    """(address to bind or connect, folder descriptor to close afterwards) for the unix socket
+    at *path*, whatever its length. A path of more than SUN_PATH_MAX bytes does not fit in
+    `sockaddr_un`: it is reached through an O_PATH descriptor of its folder
+    (`/proc/self/fd/N/<name>`, ~30 bytes; Linux resolves the magic link inside `bind` and
+    `connect`, and the socket file is made in the folder itself, mode and all). OSError, saying
+    why, where that cannot be done (no /proc, e.g. macOS)."""
+    if len(os.fsencode(path)) < SUN_PATH_MAX:
+        return path, None
+    folder, name = os.path.split(path)
+    if not os.path.isdir("/proc/self/fd"):
+        raise OSError(f"the socket path is {len(os.fsencode(path))} bytes, over the {SUN_PATH_MAX} bytes a unix "
+                      "socket address holds, and this system has no /proc/self/fd to reach it by a shorter name")
+    fd = os.open(folder or ".", getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_CLOEXEC)
+    address = f"/proc/self/fd/{fd}/{name}"
+    if len(os.fsencode(address)) >= SUN_PATH_MAX:   # a file name alone that long: nothing shortens it
+        os.close(fd)
+        raise OSError(f"the socket's file name is too long for a unix socket address ({len(name)} characters)")
+    return address, fd
 
 
 def send(conn, message: dict, extra: bytes = b"") -> None:

@@ -5,8 +5,9 @@ on every command that might embed. The vector cache lives in `cache.py`.
 
 Choosing an embedder (`get_embedder(None)`): ``$NEO_EMBEDDER``, else
 ``git config neo.embedder``, else "auto" — fastembed when the package is
-installed *and* its default model is already in the local cache, otherwise the
-built-in hash embedder. "auto" never touches the network.
+installed *and* one of its models is already in the local cache (the default
+model first, then all-MiniLM-L6-v2, then bge-small), otherwise the built-in
+hash embedder. "auto" never touches the network.
 """
 from __future__ import annotations
 
@@ -174,14 +175,17 @@ def configured_name(repo: "pygit2.Repository | None" = None) -> str:
 
 
 def auto_choice() -> tuple[str, str]:
-    """(name, reason) of what "auto" picks; offline and cheap when fastembed is absent."""
+    """(name, reason) of what "auto" picks: the first model of `fastembed_model.AUTO_MODELS`
+    already in the local cache (`fastembed:<model>`), else the built-in embedder. Offline,
+    loads nothing, and cheap when fastembed is absent."""
     from neo_git.embed import fastembed_model as fm
 
     if not fm.package_available():
         return "hash", "fastembed is not installed"
-    if not fm.model_cached(fm.DEFAULT_MODEL):
-        return "hash", f"fastembed is installed but {fm.DEFAULT_MODEL} is not in {fm.models_dir()}"
-    return "fastembed", f"fastembed is installed and {fm.DEFAULT_MODEL} is cached"
+    for model in fm.AUTO_MODELS:
+        if fm.model_cached(model):
+            return f"fastembed:{model}", f"fastembed is installed and {model} is cached in {fm.models_dir()}"
+    return "hash", f"fastembed is installed but no model is cached (not in {fm.models_dir()}; `git neo model pull`)"
 
 
 def __getattr__(name: str):  # lazy re-exports keep `import neo_git.embed` numpy-free

@@ -15,8 +15,10 @@ def model_status(name: str | None = None) -> dict:
     cache = VectorCache()
     configured = embed.configured_name()
     auto_name, auto_reason = embed.auto_choice()
-    model = model_name(name) or fm.DEFAULT_MODEL
     active = auto_name if configured in ("", "auto") else configured
+    # The model shown: the one asked about, else the one in use, else the default.
+    in_use = model_name(active) if active.strip().startswith("fastembed:") else None
+    model = model_name(name) or in_use or fm.DEFAULT_MODEL
     try:
         active_id, problem = embed.get_embedder(active).id, None
     except NeoError as exc:  # e.g. a misspelt neo.embedder, or fastembed without its model

@@ -126,7 +126,7 @@ def test_a_session_through_the_server_keeps_turns_edits_and_de_duplication(repo)
     assert [entry["hook"] for entry in turn.injected] == ["session-start", "prompt-submit"]
 
 
-def test_a_linked_worktree_is_not_answered_by_the_main_worktrees_server(repo, tmp_path):
+def test_a_linked_worktree_is_answered_with_its_own_store_by_the_main_worktrees_server(repo, tmp_path):
     other = tmp_path / "other"
     git(repo, "worktree", "add", "-q", "-b", "side", str(other))
     FactStore.open(other).add("Side branch rule", "On the side branch the HTTP client is aiohttp.", kind="decision",
