@@ -59,7 +59,7 @@ def ensure_key(address: str, home: Path | None = None) -> Path:
     from neo_git.fileio import locked
 
     path = key_path(home)
-    if path.exists():
+    if path.exists() and own_public_key(home):
         return path
     folder = path.parent
     try:
@@ -67,6 +67,13 @@ def ensure_key(address: str, home: Path | None = None) -> Path:
         with locked(folder / ".key.lock", timeout=5.0):
             if not path.exists():
                 _generate(path, address)
+            elif not own_public_key(home):
+                # The public half is how the person's clones know the key: derived again from
+                # the private one (which fails, and so signs nothing, if that is damaged too).
+                public = _ssh_keygen(["-y", "-f", str(path)]).strip()
+                from neo_git.fileio import atomic_write
+
+                atomic_write(path.with_suffix(".pub"), (public + "\n").encode("ascii"))
             public = own_public_key(home)
             if not public:
                 raise SigningFailed(f"{path}.pub is missing or not a public key")

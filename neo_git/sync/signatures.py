@@ -115,7 +115,7 @@ def rejudge(git: "Git", repo: "pygit2.Repository", common_dir, ref: str = "refs/
     neo_dir = Path(common_dir) / "neo"
     marker = neo_dir / JUDGED_TIP
     tip = _tip(repo, ref)
-    if tip is not None and received.state(neo_dir) == "ok" and not _pins_lost(neo_dir) \
+    if tip is not None and received.state(neo_dir) == "ok" and not pins_lost(neo_dir) \
             and not any(v.get("remote") == "" for v in received.verdicts(neo_dir).values()):
         try:
             if marker.read_text(encoding="utf-8").strip() == tip:
@@ -143,8 +143,8 @@ def _tip(repo: "pygit2.Repository", ref: str) -> str | None:
         return None
 
 
-def _pins_lost(neo_dir: Path) -> bool:
-    """A pins record that is gone or unreadable while some verdict could pin a key."""
+def pins_lost(neo_dir: Path) -> bool:
+    """Whether the pins record that is gone or unreadable while some verdict could pin a key."""
     return pins.state(neo_dir) != "ok" and any(pins.pinnable(v) for v in received.verdicts(neo_dir).values())
 
 
@@ -153,7 +153,7 @@ def _rejudge(git: "Git", repo: "pygit2.Repository", common_dir, ref: str, neo_di
     # Commits judged while no remote's history held them (a plain `git fetch`): once `git neo
     # sync` has fetched that history, the remote is known.
     nowhere = {c: v for c, v in received.verdicts(neo_dir).items() if v.get("remote") == ""}
-    rebuild = _pins_lost(neo_dir)
+    rebuild = pins_lost(neo_dir)
     if not todo and not nowhere and not rebuild:
         if received.state(neo_dir) != "ok":
             received.record(neo_dir, {}, always=True)

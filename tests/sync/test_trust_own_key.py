@@ -229,15 +229,56 @@ def test_a_write_succeeds_unsigned_when_the_key_is_unreadable(team, people, caps
     assert key.read_text(encoding="utf-8") == "not a key\n"      # never replaced behind the person's back
 
 
-@pytest.mark.parametrize("where", ["git config", "config.json"])
+@pytest.mark.parametrize("where", ["git config", "config.json", "neo.signCommits false"])
 def test_automatic_signing_can_be_turned_off(team, people, where):
     home = people.use("alice")
     clone = _clone(team, "alice")
     if where == "git config":
         git(clone, "config", "neo.autoSign", "false")
+    elif where == "neo.signCommits false":
+        git(clone, "config", "neo.signCommits", "false")
     else:
         home.mkdir(parents=True, exist_ok=True)
         (home / "config.json").write_text('{"autoSign": false}', encoding="utf-8")
     _store(clone).add("Cache layer", "we use redis for caching", kind="decision")
     assert "gpgsig" not in _tip_commit(clone)
     assert not (home / "keys" / "signing_ed25519").exists()
+
+
+def test_your_other_machine_is_a_claim_until_you_bind_its_key(team, people, cli):
+    people.use("alice")
+    desk = _clone(team, "alice", "alice-desk")
+    people.use("alice-laptop")             # the same person, another ~/.neo: another key
+    laptop = _clone(team, "alice", "alice-laptop")
+    rule = _store(laptop).add(*RULE, kind="constraint")
+    cli(laptop, "sync")
+    laptop_key = json.loads(cli(laptop, "trust", "list", "--json")[1])["signing_key"]
+
+    people.use("alice")
+    code, out, err = cli(desk, "sync")
+    assert code == 0 and "not yours" in err and "--key" in err
+    assert _store(desk).untrusted() == {rule.id: "alice@example.com"}
+    code, out, _ = cli(desk, "trust", "add", "alice@example.com", "--key", laptop_key)
+    assert code == 0 and "speaks for alice@example.com" in out
+    assert _store(desk).untrusted() == {}
+    assert rule.id in _constraints(desk)
+    assert "not yours" not in cli(desk, "trust", "list")[1]
+
+
+def test_a_lost_pins_record_pins_nothing_until_it_is_rebuilt(team, people, cli):
+    people.use("alice")
+    alice = _clone(team, "alice")
+    rule = _store(alice).add(*RULE, kind="constraint")
+    cli(alice, "sync")
+    people.use("bob")
+    bob = _clone(team, "bob")
+    cli(bob, "sync")
+    cli(bob, "trust", "add", "alice@example.com")
+    assert rule.id in _constraints(bob)
+    record = bob / ".git" / "neo" / "trust" / "pins.json"
+    record.write_text("garbage", encoding="utf-8")
+    assert _store(bob).untrusted() == {rule.id: "alice@example.com"}     # closed
+    assert "pinned on first use is unreadable" in cli(bob, "doctor")[1]
+    assert cli(bob, "doctor", "--fix")[0] == 0
+    assert _store(bob).untrusted() == {}
+    assert rule.id in _constraints(bob)
