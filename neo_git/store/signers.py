@@ -3,10 +3,11 @@
 git verifies a commit's signature and names its key (`%GF`, recorded as the verdict's `key`:
 `store/received.py`); this module says which address, if any, that key speaks for:
 
-- **A bound key speaks for its addresses only.** Your own key (`$NEO_HOME/keys`) speaks for you
-  (the local user's address); a key in the allowed-signers record (`store/keyring.py`: given with
-  `git neo trust add EMAIL --key …`) for the addresses it names. Signed with a bound key, a
-  commit that claims anyone else speaks for nobody.
+- **Your own key is you.** The key in `$NEO_HOME/keys` speaks for the local user whatever
+  address its commit shows (your clones may use another one): whoever holds that folder is you.
+- **A bound key speaks for its addresses only.** A key in the allowed-signers record
+  (`store/keyring.py`: given with `git neo trust add EMAIL --key …`) speaks for the addresses it
+  names; signed with it, a commit that claims anyone else speaks for nobody.
 - **An address with a bound key, and your own address, are spoken for only by bound keys**: no
   pin can take them, so a forger's key never becomes "you".
 - **Any other key speaks for the address its commit claims only when it is the key pinned for
@@ -54,6 +55,8 @@ class Signers:
         key, claimed = str(verdict.get("key") or ""), str(verdict.get("claimed") or "")
         if verdict.get("sig") not in SIGNED or not key or not claimed:
             return ""
+        if key == self.own:
+            return self.me
         addresses = self.addresses_of(key)
         if addresses is not None:
             return claimed if claimed in addresses else ""
@@ -72,8 +75,7 @@ class Signers:
             return ""   # the user's own allowed-signers file names this key for that address
         addresses = self.addresses_of(key)
         if addresses is not None:
-            holder = "your key" if key == self.own else "the key bound to " + ", ".join(sorted(addresses))
-            return f"signed with {holder} ({key}) but claims {claimed}"
+            return f"signed with the key bound to {', '.join(sorted(addresses))} ({key}) but claims {claimed}"
         if claimed == self.me:
             return f"signed as you ({claimed}) by a key that is not yours ({key})"
         if self.reserved(claimed):

@@ -282,3 +282,14 @@ def test_a_lost_pins_record_pins_nothing_until_it_is_rebuilt(team, people, cli):
     assert cli(bob, "doctor", "--fix")[0] == 0
     assert _store(bob).untrusted() == {}
     assert rule.id in _constraints(bob)
+
+
+def test_your_key_is_you_whatever_address_the_other_clone_uses(team, people, cli):
+    people.use("alice")
+    desk = _clone(team, "alice", "alice-desk")
+    home = _clone(team, "alice", "alice-home", email="alice@home.example")
+    rule = _store(home).add(*RULE, kind="constraint")
+    cli(home, "sync")
+    cli(desk, "sync")
+    assert _store(desk).untrusted() == {}
+    assert rule.id in _constraints(desk)
