@@ -1,4 +1,4 @@
-"""`FactStore`: the one API over all scopes (DESIGN.md §11).
+"""`FactStore`: the one API over all scopes (docs/architecture.md §11).
 
 project → `refs/neo/facts` (RefStore); global and org → `~/.neo/facts/*.json`
 and session → `.git/neo/session.json` (FileStore). Adds go through the write
