@@ -17,7 +17,9 @@ import pygit2
 from neo_git.errors import NeoError
 from neo_git.health.excludes import Exclusions
 from neo_git.health.model import FileMetrics, ImportGraph
-from neo_git.health.sources import Reader, Source, head_tree, open_index, source_reader
+from neo_git.health.cache import cache_path
+from neo_git.health.pygit2_sources import IndexSource, TreeSource, head_tree, open_index
+from neo_git.health.sources import Reader, Source, file_reader
 from neo_git.health.states import metrics_from_row, state_graph
 
 DEFAULT_GOD_FILE_LINES = 800
@@ -178,7 +180,7 @@ def snapshot_commit(repo: pygit2.Repository, rev: str = "HEAD", *, progress: boo
                     include_excluded=include_excluded)
 
 
-def _commit_source(repo: pygit2.Repository, rev: str) -> Source:
+def _commit_source(repo: pygit2.Repository, rev: str) -> TreeSource:
     """The tree of *rev*, with its parents' and HEAD's trees as states to start from."""
     rev_id, tree = resolve_tree(repo, rev)
     bases = []
@@ -186,7 +188,7 @@ def _commit_source(repo: pygit2.Repository, rev: str) -> Source:
         bases = [parent.tree for parent in repo[rev_id].parents]
     except (AttributeError, KeyError, ValueError, pygit2.GitError):  # a tree id: no parents
         pass
-    return Source(rev_id, tree, None, bases + head_tree(repo))
+    return TreeSource(repo, rev_id, tree, bases + head_tree(repo))
 
 
 def snapshot_walk(repo: pygit2.Repository, revs: Iterable[str]) -> Iterator[HealthSnapshot]:
@@ -208,11 +210,11 @@ def snapshot_walk(repo: pygit2.Repository, revs: Iterable[str]) -> Iterator[Heal
             bases = [parent.tree for parent in repo[rev_id].parents]
         except (AttributeError, KeyError, ValueError, pygit2.GitError):
             bases = []
-        source = Source(rev_id, tree, None, bases + head_tree(repo))
-        scan = Scan(repo, source, progress=False, workers=1, base=held, store=number == len(revs) - 1)
+        source = TreeSource(repo, rev_id, tree, bases + head_tree(repo))
+        scan = Scan(cache_path(repo), source, progress=False, workers=1, base=held, store=number == len(revs) - 1)
         state = scan.state()
         held = StoredState(tree.id.raw, state)
-        yield snapshot_from_state(repo, rev_id, state, False, scan.row_metrics, read=source_reader(repo, source))
+        yield snapshot_from_state(repo, rev_id, state, False, scan.row_metrics, read=file_reader(source))
 
 
 def snapshot_index(repo: pygit2.Repository, *, progress: bool = False, include_type_checking: bool = False,
@@ -223,7 +225,7 @@ def snapshot_index(repo: pygit2.Repository, *, progress: bool = False, include_t
     / `git commit <paths>` (a temporary index); like git, a relative value is
     taken relative to the current directory.
     """
-    source = Source("index", None, open_index(repo), head_tree(repo))
+    source = IndexSource(repo, open_index(repo), head_tree(repo))
     return _measure(repo, source, include_type_checking, progress=progress, workers=workers,
                     include_excluded=include_excluded)
 
@@ -255,7 +257,7 @@ def cached_summary(repo: pygit2.Repository, rev: str = "HEAD") -> dict | None:
     The cache is opened read-only: nothing is created, pruned or repaired, and a
     locked, corrupt or other-version cache simply reads as a miss.
     """
-    from neo_git.health.cache import MetricsCache, cache_path
+    from neo_git.health.cache import MetricsCache
     from neo_git.health.versions import analyzer_version, state_version
 
     try:
@@ -265,7 +267,7 @@ def cached_summary(repo: pygit2.Repository, rev: str = "HEAD") -> dict | None:
         if found is None:
             return None
         return snapshot_from_state(repo, rev_id, found.state, include_type_checking=False,
-                                   read=source_reader(repo, Source(rev_id, tree, None, []))).summary()
+                                   read=file_reader(TreeSource(repo, rev_id, tree, []))).summary()
     except Exception:  # noqa: BLE001 - recall must never fail because of a health cache
         return None
 
@@ -321,7 +323,7 @@ def staged_against_head(repo: pygit2.Repository, index) -> tuple[HealthSnapshot,
     """(HEAD's snapshot, or an empty one before the first commit; the snapshot of *index*),
     measured over one cache connection: what the pre-commit guard compares. The index
     starts from HEAD's stored state, decoded once for both."""
-    from neo_git.health.cache import MetricsCache, cache_path
+    from neo_git.health.cache import MetricsCache
     from neo_git.health.versions import analyzer_version, state_version
 
     rows: dict = {}
@@ -347,10 +349,10 @@ def _index_source(repo: pygit2.Repository, index) -> Source:
     try:
         tree = repo[index.write_tree(repo)]
     except (pygit2.GitError, ValueError, KeyError, OSError):
-        return Source("index", None, index, head_tree(repo))
+        return IndexSource(repo, index, head_tree(repo))
     finally:
         pygit2.option(strict, True)
-    return Source("index", tree, None, head_tree(repo))
+    return TreeSource(repo, "index", tree, head_tree(repo))
 
 
 def _measure(repo: pygit2.Repository, source: Source, include_type_checking: bool, *,
@@ -358,6 +360,6 @@ def _measure(repo: pygit2.Repository, source: Source, include_type_checking: boo
              rows: dict | None = None) -> HealthSnapshot:
     from neo_git.health.scan import Scan
 
-    scan = Scan(repo, source, progress=progress, workers=workers, cache=cache, rows=rows)
+    scan = Scan(cache_path(repo), source, progress=progress, workers=workers, cache=cache, rows=rows)
     return snapshot_from_state(repo, source.rev, scan.state(), include_type_checking, scan.row_metrics,
-                               read=source_reader(repo, source), include_excluded=include_excluded)
+                               read=file_reader(source), include_excluded=include_excluded)
