@@ -15,7 +15,8 @@ _VERSIONS: dict[str, str] = {}
 # Everything that shapes a per-file result (cached per blob).
 _ANALYZER_FILES = ("metrics.py", "model.py", "parsing.py", "skips.py")
 # Everything that shapes a stored whole-snapshot state, beyond the per-file results.
-_STATE_FILES = ("resolve.py", "graph.py", "snapshot.py", "sources.py", "scan.py", "states.py", "versions.py")
+_STATE_FILES = ("resolve.py", "graph.py", "snapshot.py", "sources.py", "pygit2_sources.py", "plumbing.py", "scan.py",
+                "states.py", "versions.py")
 
 _GRAMMAR_MODULES = ("tree_sitter", "tree_sitter_python", "tree_sitter_javascript", "tree_sitter_typescript",
                     "tree_sitter_go", "tree_sitter_rust", "tree_sitter_java")
