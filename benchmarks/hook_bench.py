@@ -209,7 +209,14 @@ def baseline_code(root: Path, rev: str) -> Path:
                              check=True, capture_output=True, timeout=120).stdout
     subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True, timeout=120)
     python = Path(VENV_BIN) / "python"
-    for name, module, func in (("git-neo", "neo_git.cli", "run"), ("git-neo-guard", "neo_git.githooks.supervise", "main")):
+    scripts = {"git-neo": "neo_git.cli:run"}
+    if (target / "hooks" / "framework").is_dir():   # the framework's entries are shell scripts there
+        for script in (target / "hooks" / "framework").iterdir():
+            shutil.copy(script, target / "bin" / script.name)
+    else:
+        scripts["git-neo-guard"] = "neo_git.githooks.supervise:main"
+    for name, entry in scripts.items():
+        module, func = entry.split(":")
         script = target / "bin" / name
         script.write_text(f"#!{python}\nimport sys\nfrom {module} import {func}\nsys.exit({func}())\n")
         script.chmod(0o755)
@@ -292,9 +299,8 @@ import importlib
 for name in sys.argv[1].split(","):
     importlib.import_module(name)
 imported, imported_cpu = time.perf_counter(), time.process_time()
-from neo_git.githooks.guard import check_staged
-from neo_git.identity import open_repository
-result = check_staged(open_repository())
+from neo_git.githooks.guard import check_commit
+result, _ = check_commit()
 done, done_cpu = time.perf_counter(), time.process_time()
 print(imported - started, done - imported, imported_cpu - started_cpu, done_cpu - imported_cpu, int(result.ok),
       ",".join(sorted(sys.modules)))
@@ -326,7 +332,8 @@ def bench_guard(repo: Path, env: dict, rounds: int, staged: int) -> dict[str, li
     bare = set(subprocess.run([python, "-c", "import sys; print(','.join(sorted(sys.modules)))"], cwd=repo,
                               env=hook_env, check=True, capture_output=True, text=True).stdout.strip().split(","))
     loaded = [m for m in probe[5].split(",") if m not in bare and "." not in m]   # top-level packages
-    ordered = ["neo_git.cli", "neo_git.githooks.runner", "neo_git.githooks.guard"] + \
+    ours = [m for m in probe[5].split(",") if m.startswith("neo_git.")]
+    ordered = ["neo_git.cli", "neo_git.githooks.runner", "neo_git.githooks.guard"] + ours + \
         [m for m in loaded if m not in ("neo_git", "__main__")]
     results: dict[str, list[float]] = {name: [] for name in (
         "interpreter", "imports", "check", "guard process", "interpreter CPU", "imports CPU", "check CPU",
@@ -345,8 +352,8 @@ def bench_guard(repo: Path, env: dict, rounds: int, staged: int) -> dict[str, li
         results["check CPU"].append(float(out[3]))
         stage_sources(repo, env, staged, f"guard{run}")
         cpu_before, started = child_cpu(), time.perf_counter()
-        subprocess.run([str(Path(VENV_BIN) / "git-neo"), "hook", "pre-commit", "--block-exit", "86"], cwd=repo,
-                       env=hook_env, capture_output=True, stdin=subprocess.DEVNULL)
+        subprocess.run([str(Path(VENV_BIN) / "git-neo"), "hook", "pre-commit", "--block-exit", "86", "--timeout-ms",
+                        "10000"], cwd=repo, env=hook_env, capture_output=True, stdin=subprocess.DEVNULL)
         results["guard process"].append(time.perf_counter() - started)
         results["guard CPU"].append(child_cpu() - cpu_before)
     git(repo, "commit", "-qm", "staged for the guard bench", "--no-verify", env=env)

@@ -11,6 +11,7 @@ pre-commit` (the shim, the pre-commit framework's `neo-guard`) and `git neo heal
 """
 from __future__ import annotations
 
+import os
 import posixpath
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
@@ -46,24 +47,21 @@ class GuardResult:
 def staged_changes(repo, index) -> tuple[list[str], dict[str, str]]:
     """(paths added or modified in the index against HEAD, {old path: new path} of renames).
 
-    A rename is git's rename detection (content at least 50 % similar). The index of a
-    hook (`GIT_INDEX_FILE`) is a standalone pygit2.Index, so the diff is taken from the
-    tree side (`Tree.diff_to_index`), which brings the repository."""
-    import pygit2
+    A rename is git's own rename detection (`git diff-index --cached -M`: content at least
+    50 % similar), what `git status` shows, and what the hook sees (health/plumbing.py);
+    the index is the one git would commit (`GIT_INDEX_FILE` when set), as *index* is."""
+    from neo_git.health.plumbing import Git, staged_records, touched_and_renamed
 
     if repo.head_is_unborn:
         return sorted(entry.path for entry in index), {}
-    diff = repo.head.peel(pygit2.Commit).tree.diff_to_index(index)
-    diff.find_similar(pygit2.enums.DiffFind.FIND_RENAMES)
-    touched, renamed = [], {}
-    for delta in diff.deltas:
-        status = delta.status_char()
-        if status == "D":
-            continue
-        touched.append(delta.new_file.path)
-        if status == "R":
-            renamed[delta.old_file.path] = delta.new_file.path
-    return sorted(touched), renamed
+    with Git(cwd=repo.workdir) as git:
+        records = staged_records(git, "HEAD")
+    if records is None:   # a conflicted index: every path but the deleted ones, no renames
+        with Git(cwd=repo.workdir) as git:
+            changed = git.output("diff-index", "--cached", "-z", "--name-only", "--no-renames", "--diff-filter=d",
+                                 "HEAD")
+        return sorted({os.fsdecode(path) for path in changed.split(b"\0") if path}), {}
+    return touched_and_renamed(records)
 
 
 def check_staged(repo) -> GuardResult:

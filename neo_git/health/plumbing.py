@@ -54,17 +54,18 @@ class Git:
     gave the hook (GIT_DIR, GIT_INDEX_FILE, ...); blobs come from one `git cat-file --batch`.
     Close it (or use it as a context manager) to end that process."""
 
-    def __init__(self) -> None:
+    def __init__(self, cwd: str | os.PathLike | None = None) -> None:
+        self.cwd = cwd   # None: the current folder
         self._batch: subprocess.Popen | None = None
 
     def output(self, *args: str) -> bytes:
         """stdout of `git *args`; GitCommandError when it fails."""
-        return run_git(list(args), text=False, timeout=GIT_TIMEOUT).stdout
+        return run_git(list(args), cwd=self.cwd, text=False, timeout=GIT_TIMEOUT).stdout
 
     def blob(self, oid: str) -> bytes | None:
         """The bytes of blob *oid*; None when it is missing or not a blob."""
         if self._batch is None:
-            self._batch = subprocess.Popen(["git", "cat-file", "--batch"], stdin=subprocess.PIPE,
+            self._batch = subprocess.Popen(["git", "cat-file", "--batch"], stdin=subprocess.PIPE, cwd=self.cwd,
                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=git_env())
         stdin, stdout = self._batch.stdin, self._batch.stdout
         assert stdin is not None and stdout is not None
@@ -127,23 +128,32 @@ def open_staged(git: Git) -> Staged | None:
     if len(lines) != 4:
         return None
     git_dir, workdir, commit, head = (os.fsdecode(line) for line in lines)
-    raw = git.output("diff-index", "--cached", "-z", "--raw", "-M", head)
-    records = _raw_records(raw)
+    records = staged_records(git, head)
     if records is None:
         return None   # a conflict, or output this reader does not know
-    touched, renamed, changes = [], {}, []
+    touched, renamed = touched_and_renamed(records)
+    changes: list[Change] = []
     for status, old, new in records:
-        if status != "D":
-            touched.append(new.path)
         if status == "R":
-            renamed[old.path] = new.path
             changes += [(old.path, None), (None, new)]   # without rename detection: gone, and new
         else:
             changes.append((old.path if status != "A" else None, new if status != "D" else None))
     repository = RepositoryView(path=git_dir.rstrip("/") + "/", workdir=workdir, config=ConfigValues.read())
     cache_file = repository_paths(repository).neo_dir / CACHE_FILE
     index = StagedIndex(git, head, changes)
-    return Staged(repository, cache_file, HeadTree(git, commit, head, index, records), index, sorted(touched), renamed)
+    return Staged(repository, cache_file, HeadTree(git, commit, head, index, records), index, touched, renamed)
+
+
+def staged_records(git: Git, tree: str) -> list[tuple[str, Entry, Entry]] | None:
+    """The index against *tree* with git's rename detection (`git diff-index --cached -M`: content
+    at least 50 % similar, as `git status` shows it), as `raw_records` gives them."""
+    return raw_records(git.output("diff-index", "--cached", "-z", "--raw", "-M", tree))
+
+
+def touched_and_renamed(records: list[tuple[str, Entry, Entry]]) -> tuple[list[str], dict[str, str]]:
+    """(the paths added, modified or renamed, under their new names, sorted; {old path: new path})."""
+    touched = sorted(new.path for status, _old, new in records if status != "D")
+    return touched, {old.path: new.path for status, old, new in records if status == "R"}
 
 
 def measure_staged(staged: Staged) -> tuple[HealthSnapshot, HealthSnapshot]:
@@ -185,7 +195,7 @@ class StagedIndex:
             changes = self.head_changes
         else:
             try:
-                records = _raw_records(self.git.output("diff-index", "--cached", "-z", "--raw", "--no-renames",
+                records = raw_records(self.git.output("diff-index", "--cached", "-z", "--raw", "--no-renames",
                                                        base.hex()))
             except GitCommandError:
                 return None
@@ -246,7 +256,7 @@ class HeadTree:
     def changes_since(self, base: bytes, limit: int) -> list[Change] | None:
         """`git diff-tree` from *base* to HEAD's tree."""
         try:
-            records = _raw_records(self.git.output("diff-tree", "-r", "-z", "--raw", "--no-renames", base.hex(),
+            records = raw_records(self.git.output("diff-tree", "-r", "-z", "--raw", "--no-renames", base.hex(),
                                                    self.tree))
         except GitCommandError:
             return None
@@ -273,7 +283,7 @@ class HeadTree:
         return self.git.blob(oid)
 
 
-def _raw_records(raw: bytes) -> list[tuple[str, Entry, Entry]] | None:
+def raw_records(raw: bytes) -> list[tuple[str, Entry, Entry]] | None:
     """`git diff-* -z --raw` output as (status letter, old side, new side); None when it holds a
     status other than added, deleted, modified, renamed or type-changed (a conflict: U)."""
     items = raw.split(b"\0")
