@@ -197,21 +197,29 @@ class ConfigValues:
     `neo_config_list` add from the environment themselves. Keys compare case-insensitively
     (git's two-level keys); a key written without a value reads as None."""
 
+    # `git config` printing the neo.* settings; the command-line settings (`git -c`) git passes
+    # down in the environment are left out, to neo_config
+    ARGS = ("config", "-z", "--get-regexp", r"^neo\.")
+    ENV = {"GIT_CONFIG_PARAMETERS": "", "GIT_CONFIG_COUNT": "0"}
+
     def __init__(self, entries: Iterable[tuple[str, str | None]]) -> None:
         self._values: dict[str, list[str | None]] = {}
         for key, value in entries:
             self._values.setdefault(key.lower(), []).append(value)
 
     @classmethod
-    def read(cls, pattern: str = r"^neo\.") -> "ConfigValues":
-        """The values of every key matching *pattern*, from every level git reads, in git's order."""
+    def read(cls) -> "ConfigValues":
+        """The neo.* settings, from every level git reads, in git's order (`ARGS` run now)."""
         from neo_git.gitrun import run_git
 
-        # the command-line settings (`git -c`) git passes down are left to neo_config
-        proc = run_git(["config", "-z", "--get-regexp", pattern], check=False, timeout=10, text=False,
-                       env={"GIT_CONFIG_PARAMETERS": "", "GIT_CONFIG_COUNT": "0"})
+        proc = run_git(list(cls.ARGS), check=False, timeout=10, text=False, env=cls.ENV)
+        return cls.parse(proc.stdout if proc.returncode == 0 else b"")   # 1: no such key
+
+    @classmethod
+    def parse(cls, output: bytes) -> "ConfigValues":
+        """The values `git config -z --get-regexp` printed."""
         entries = []
-        for item in proc.stdout.split(b"\0") if proc.returncode == 0 else []:
+        for item in output.split(b"\0"):
             if item:
                 key, newline, value = item.decode("utf-8", "surrogateescape").partition("\n")
                 entries.append((key, value if newline else None))

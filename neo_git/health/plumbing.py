@@ -3,13 +3,14 @@ measures, without pygit2.
 
 The guard runs on every commit that stages source code, and importing pygit2 cost it more
 than everything else it does (~120 ms of CPU of a ~250 ms run on a 2-core machine). So the
-hook reads what the pygit2 sources read from git itself: one `git rev-parse` (the git folder,
-HEAD's tree), one `git diff-index --cached -M` (what is staged, renames included), one
-`git ls-files --stage` (the index's entries, when a path is looked up) and one
-`git cat-file --batch` for every blob. HEAD's entries are the index's with the staged change
-taken back, so they cost no command of their own; `git diff-tree` runs only when HEAD's state
-was never stored and has to be derived from an older one. Settings come from one
-`git config --get-regexp` (`config.ConfigValues`).
+hook reads what the pygit2 sources read from git itself, with three commands started side by
+side: `git rev-parse` (the git folder, HEAD and its tree), `git diff-index --cached -M` (what
+is staged, renames included) and `git config --get-regexp` (the neo.* settings:
+`config.ConfigValues`); blobs come from one `git cat-file --batch`, and `git ls-files --stage`
+runs only when a path has to be looked up (a resolver's config file, `.gitattributes`). HEAD's
+entries are the index's with the staged change taken back, so they cost no command of their
+own; `git diff-tree` runs only when HEAD's state was never stored and has to be derived from
+an older one.
 
 Everything here reads: the cache is opened read-only, and no state, blob result or tree is
 written before the commit is made. The post-commit worker measures the new commit and stores
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import IO, Iterator
 
 from neo_git.config import ConfigValues
-from neo_git.gitrun import GitCommandError, git_env, run_git
+from neo_git.gitrun import GitCommandError, StartedGit, git_env, run_git
 from neo_git.health import CACHE_FILE
 from neo_git.health.cache import MetricsCache, StoredState
 from neo_git.health.scan import Scan
@@ -37,6 +38,7 @@ from neo_git.health.versions import analyzer_version, state_version
 from neo_git.identity import repository_paths
 
 GIT_TIMEOUT = 60.0   # seconds per command; the guard's own limit (neo.guardTimeoutMs) ends it sooner
+STAGED_DIFF = ("diff-index", "--cached", "-z", "--raw", "-M")   # + a tree: the staged change, renames found
 
 
 @dataclass(frozen=True)
@@ -62,11 +64,21 @@ class Git:
         """stdout of `git *args`; GitCommandError when it fails."""
         return run_git(list(args), cwd=self.cwd, text=False, timeout=GIT_TIMEOUT).stdout
 
-    def blob(self, oid: str) -> bytes | None:
-        """The bytes of blob *oid*; None when it is missing or not a blob."""
+    def start(self, *args: str, env: dict[str, str] | None = None) -> StartedGit:
+        """`git *args` started now; its output is collected with `.output()`."""
+        return StartedGit(list(args), cwd=self.cwd, timeout=GIT_TIMEOUT, env=env)
+
+    def start_blobs(self) -> None:
+        """Start the `git cat-file --batch` process blobs are read from (if not yet started), so
+        that it is ready by the time the first blob is asked for."""
         if self._batch is None:
             self._batch = subprocess.Popen(["git", "cat-file", "--batch"], stdin=subprocess.PIPE, cwd=self.cwd,
                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=git_env())
+
+    def blob(self, oid: str) -> bytes | None:
+        """The bytes of blob *oid*; None when it is missing or not a blob."""
+        self.start_blobs()
+        assert self._batch is not None
         stdin, stdout = self._batch.stdin, self._batch.stdout
         assert stdin is not None and stdout is not None
         stdin.write(oid.encode("ascii") + b"\n")
@@ -121,14 +133,18 @@ class Staged:
 
 def open_staged(git: Git) -> Staged | None:
     """The staged change against HEAD, or None when this view does not apply (see the module doc)."""
-    try:
-        lines = git.output("rev-parse", "--absolute-git-dir", "--show-toplevel", "HEAD", "HEAD^{tree}").splitlines()
-    except GitCommandError:
+    # three commands that do not wait for each other run side by side, and the blob reader starts
+    where = git.start("rev-parse", "--absolute-git-dir", "--show-toplevel", "HEAD", "HEAD^{tree}")
+    staged = git.start(*STAGED_DIFF, "HEAD")
+    settings = git.start(*ConfigValues.ARGS, env=ConfigValues.ENV)
+    git.start_blobs()
+    lines = where.output(check=False).splitlines()
+    staged_output = staged.output(check=False)
+    config = ConfigValues.parse(settings.output(check=False))   # exit 1: no neo.* setting
+    if where.proc.returncode != 0 or staged.proc.returncode != 0 or len(lines) != 4:
         return None   # no commit yet, a bare repository, not a repository: pygit2 says which
-    if len(lines) != 4:
-        return None
     git_dir, workdir, commit, head = (os.fsdecode(line) for line in lines)
-    records = staged_records(git, head)
+    records = raw_records(staged_output)
     if records is None:
         return None   # a conflict, or output this reader does not know
     touched, renamed = touched_and_renamed(records)
@@ -138,7 +154,7 @@ def open_staged(git: Git) -> Staged | None:
             changes += [(old.path, None), (None, new)]   # without rename detection: gone, and new
         else:
             changes.append((old.path if status != "A" else None, new if status != "D" else None))
-    repository = RepositoryView(path=git_dir.rstrip("/") + "/", workdir=workdir, config=ConfigValues.read())
+    repository = RepositoryView(path=git_dir.rstrip("/") + "/", workdir=workdir, config=config)
     cache_file = repository_paths(repository).neo_dir / CACHE_FILE
     index = StagedIndex(git, head, changes)
     return Staged(repository, cache_file, HeadTree(git, commit, head, index, records), index, touched, renamed)
@@ -147,7 +163,7 @@ def open_staged(git: Git) -> Staged | None:
 def staged_records(git: Git, tree: str) -> list[tuple[str, Entry, Entry]] | None:
     """The index against *tree* with git's rename detection (`git diff-index --cached -M`: content
     at least 50 % similar, as `git status` shows it), as `raw_records` gives them."""
-    return raw_records(git.output("diff-index", "--cached", "-z", "--raw", "-M", tree))
+    return raw_records(git.output(*STAGED_DIFF, tree))
 
 
 def touched_and_renamed(records: list[tuple[str, Entry, Entry]]) -> tuple[list[str], dict[str, str]]:
