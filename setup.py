@@ -44,5 +44,10 @@ class DistributionWithEditableData(Distribution):
 
 # The manual page `git neo --help` opens: git runs `man git-neo`, and man looks in
 # <prefix>/share/man for every <prefix>/bin on PATH, so a venv or --user install is found.
+# The pre-commit framework's entries are shell scripts installed beside `git-neo` (a console
+# script would start a Python interpreter just to start another one): `git-neo-guard` is the
+# pre-commit shim itself (a link to hooks/pre-commit), `git-neo-outcomes` the post-commit and
+# post-merge hand-off.
 setup(cmdclass={"build_py": BuildPyWithShippedFolders}, distclass=DistributionWithEditableData,
-      data_files=[("share/man/man1", ["man/git-neo.1"])])
+      data_files=[("share/man/man1", ["man/git-neo.1"])],
+      scripts=["hooks/framework/git-neo-guard", "hooks/framework/git-neo-outcomes"])

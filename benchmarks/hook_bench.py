@@ -1,32 +1,40 @@
-"""What the git hooks cost: `git commit` with the shims vs without, and the outcome worker.
+"""What the git hooks cost: `git commit` plain, with git-neo's hooks, and with the pre-commit framework.
 
-    .venv/bin/python benchmarks/hook_bench.py [--commits N] [--files N] [--facts N] [--keep]
+    .venv/bin/python benchmarks/hook_bench.py [--commits N] [--baseline REV] [--files N] [--facts N] [--keep]
 
-Everything happens under a temporary folder (its own HOME, NEO_HOME, global git config)
-that is removed at the end unless --keep.
+Everything happens under a temporary folder (its own HOME, NEO_HOME, global git config,
+PRE_COMMIT_HOME) that is removed at the end unless --keep. Needs `pre-commit` in this venv.
 
-* A repository with --files Python modules (default 1,000) and a project store of
-  --facts facts (default 5,000, one bulk commit).
-* `git commit` wall time, round-robin in the same run, for two kinds of commit: one that
-  stages only a README change (nothing health knows: the pre-commit shim decides that in
-  sh and never starts Python) and one that stages --staged source files (default 5: the
-  guard runs). Hooks: none at all (core.hooksPath = an empty folder); the hand-off shims
-  only (post-commit/merge/rewrite); all shims as `git neo install` writes them. The
-  detached worker is waited for before the next commit, so it never competes with the
-  next measurement. Median and p90 of each, and the difference from no hook.
+* A repository with --files Python modules (default 1,000) and a project store of --facts
+  facts (default 5,000), HEAD measured once (`git neo health`), copied once per setup so
+  that each setup keeps the history its own hooks made.
+* `git commit` of --staged modules (default 5, new content each time), round-robin over the
+  setups (every setup sees the same load), --commits counted per setup after --warmup:
+  no hooks; `git neo install`; the pre-commit framework with one no-op hook (`entry: true`,
+  `language: system`, neo-guard's `files:`), and with no-op hooks at the stages git-neo's
+  hooks use (pre-commit; post-commit and post-merge); the framework with git-neo's
+  published hooks (`.pre-commit-hooks.yaml` as `repo: local`, `language: system`: the
+  entries run from this venv, as from the framework's own); with --baseline REV the two
+  git-neo setups again with the code at REV (extracted from this repository, put first on
+  PYTHONPATH and PATH). Detached workers are waited for before the next commit (no process
+  left with its working folder in the scratch tree), so they never compete with it. The
+  README-only commits (nothing for the guard: the shim decides in sh) of issue 8 are two
+  more setups unless --no-readme.
+  Printed: median, p90 and CPU (user + system of the reaped processes: git, the hooks it
+  waited for, never a detached worker) per setup, the cost each adds over the plain commit,
+  and issue 35's two ratios of added costs: native hooks / the framework's one no-op hook
+  (target <= 0.5), framework + git-neo / the framework's no-op hooks at the same stages
+  (target <= 1.2); the load average before and after.
 * The guard process alone (`git-neo hook pre-commit` on the same 5-file staged change,
-  health cache warm for HEAD), and its breakdown: interpreter start (`python -c pass`),
-  imports (the modules a guard run loads, imported in a fresh interpreter) and the check
-  (`check_staged`, timed in that interpreter after the imports).
-* The worker per commit, on the 5,000-fact store with a warm health cache (HEAD was
-  measured once beforehand): each commit adopts a recorded suggestion relying on two
-  facts. Timed in-process (`process_commits`) and as the process the shim starts
-  (`git-neo hook post-commit SHA`, run synchronously: interpreter start included).
-CPU time (user + system of the reaped child processes) is printed next to wall time:
-on a busy shared machine it is the steadier figure.
-Targets: a commit with nothing for the guard costs <= 15 ms over no hook, the hand-off
-shims add <= 15 ms (issue #8), the guard's median with 5 staged source files in a
-1,000-file repository is <= 150 ms (issue #19), the worker finishes in < 1 s.
+  HEAD's state stored) and its breakdown: interpreter start (`python -c pass`), imports (the
+  modules a guard run loads, imported in a fresh interpreter) and the check, timed in that
+  interpreter after the imports. --guard-runs 0 skips it.
+* The worker per commit, on the --facts store with a warm health cache: each commit adopts
+  a recorded suggestion relying on two facts. Timed in-process (`process_commits`) and as
+  the process the shim starts (`git-neo hook post-commit SHA`, run synchronously:
+  interpreter start included). --worker-commits 0 skips it.
+Other targets: a README-only commit costs <= 15 ms over no hook (issue 8), the worker
+finishes in < 1 s.
 """
 from __future__ import annotations
 
@@ -44,6 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks._common import machine_info, median, ms, ratio, table, scratch_dir, isolated_home  # noqa: E402
 
 VENV_BIN = str(Path(sys.executable).parent)
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def p90(values: list[float]) -> float:
@@ -112,44 +121,175 @@ def wait_for_worker(neo_dir: Path, timeout: float = 60.0) -> None:
         time.sleep(0.01)
 
 
-def bench_commit(repo: Path, env: dict, rounds: int, staged: int, files: int) -> tuple[dict, dict]:
-    """`git commit` wall and CPU times per (hooks, change) variant, round-robin in one run. Hooks:
-    none; the hand-off shims only (post-commit/merge/rewrite); the same shims without git-neo
-    on PATH (they note the commit in .git/neo/missed.tsv); the pre-commit shim alone; all."""
-    installed = repo / ".git" / "hooks"
-    folders = {"none": repo.parent / "no-hooks", "handoff": repo.parent / "handoff-hooks",
-               "missed": repo.parent / "handoff-hooks", "guard": repo.parent / "guard-hook", "all": installed}
-    without_neo = {**env, "PATH": os.pathsep.join(p for p in env["PATH"].split(os.pathsep)
-                                                  if p and not (Path(p) / "git-neo").exists())}
-    for name in ("none", "handoff", "guard"):
-        folders[name].mkdir(exist_ok=True)
-    for name in ("post-commit", "post-merge", "post-rewrite"):
-        shutil.copy2(installed / name, folders["handoff"] / name)
-    shutil.copy2(installed / "pre-commit", folders["guard"] / "pre-commit")
-    variants = [("none", "readme"), ("handoff", "readme"), ("missed", "readme"), ("guard", "readme"),
-                ("all", "readme"), ("none", "source"), ("all", "source")]
-    times: dict[tuple, list[float]] = {v: [] for v in variants}
-    cpu: dict[tuple, list[float]] = {v: [] for v in variants}
-    neo_dir = repo / ".git" / "neo"
-    for i in range(rounds * len(variants)):
-        hooks, change = variants[i % len(variants)]
-        if change == "readme":
-            paths = [repo / "README.md"]
-        else:
-            paths = [repo / "app" / f"pkg{k}" / f"mod{(i * staged + k) % files // 10 * 10 + k}.py" for k in range(staged)]
-        for path in paths:
-            with path.open("a") as handle:
-                handle.write(f"\n\ndef extra_{i}(x):\n    return x * {i}\n" if path.suffix == ".py" else f"line {i}\n")
-        git(repo, "add", *map(str, paths), env=env)
-        args = ["git", "-c", f"core.hooksPath={folders[hooks]}", "commit", "-qm", f"c{i}"]
-        cpu_before, started = child_cpu(), time.perf_counter()
-        subprocess.run(args, cwd=repo, env=without_neo if hooks == "missed" else env, check=True,
-                       capture_output=True, stdin=subprocess.DEVNULL)
-        times[(hooks, change)].append(time.perf_counter() - started)
-        cpu[(hooks, change)].append(child_cpu() - cpu_before)
-        (neo_dir / "missed.tsv").unlink(missing_ok=True)   # the next worker would catch up on it
-        wait_for_worker(neo_dir)   # the detached worker never overlaps the next measurement
-    return times, cpu
+FRAMEWORK_FILES = r"(?i)\.(py|pyi|js|jsx|mjs|cjs|ts|mts|cts|tsx|go|rs|java)$"   # neo-guard's `files:`
+
+
+def noop_config(stages: bool) -> dict:
+    """The framework with no-op hooks: one at pre-commit for the staged languages (as neo-guard
+    runs), and with *stages* one more at post-commit and post-merge (as neo-outcomes runs)."""
+    hooks = [{"id": "noop", "name": "no-op", "entry": "true", "language": "system", "pass_filenames": False,
+              "files": FRAMEWORK_FILES, "stages": ["pre-commit"]}]
+    if stages:
+        hooks.append({"id": "noop-after", "name": "no-op after", "entry": "true", "language": "system",
+                      "pass_filenames": False, "always_run": True, "stages": ["post-commit", "post-merge"]})
+    return {"repos": [{"repo": "local", "hooks": hooks}]}
+
+
+def neo_config(published: Path) -> dict:
+    """git-neo's published hooks (`.pre-commit-hooks.yaml`) as local hooks run from PATH: the
+    framework's `language: python` would run the same entries from a virtualenv of its own."""
+    import yaml
+
+    hooks = [dict(hook, language="system") for hook in yaml.safe_load(published.read_text())]
+    return {"repos": [{"repo": "local", "hooks": hooks}]}
+
+
+class Setup:
+    """One way of committing, in a repository of its own (a copy of the seeded one), so that
+    each keeps the history its own hooks made: `bin` goes first on PATH."""
+
+    def __init__(self, key: str, label: str, repo: Path, env: dict, change: str = "source") -> None:
+        self.key, self.label, self.repo, self.env, self.change = key, label, repo, env, change
+        self.times: list[float] = []
+        self.cpu: list[float] = []
+
+
+def make_setups(root: Path, seed: Path, env: dict, args, baseline: Path | None) -> list[Setup]:
+    """Copies of *seed* with: no hooks, `git neo install`, the framework with no-op hooks (one
+    hook; git-neo's stages), the framework with git-neo's hooks, and the same two git-neo
+    setups with the --baseline code; plus the README-only commits of issue 8."""
+    import yaml
+
+    def copy(key: str) -> Path:
+        repo = root / f"repo-{key}"
+        shutil.copytree(seed, repo, symlinks=True)
+        return repo
+
+    def framework(repo: Path, config: dict, types: list[str], run_env: dict) -> None:
+        (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+        git(repo, "add", ".pre-commit-config.yaml", env=run_env)
+        git(repo, "commit", "-qm", "framework config", "--no-verify", env=run_env)
+        subprocess.run([str(Path(VENV_BIN) / "pre-commit"), "install", *[a for t in types for a in ("-t", t)]],
+                       cwd=repo, env=run_env, check=True, capture_output=True, timeout=120)
+
+    def native(repo: Path, run_env: dict) -> None:
+        subprocess.run(["git-neo", "install"], cwd=repo, env=run_env, check=True, capture_output=True, timeout=120)
+
+    setups = [Setup("plain", "plain commit (no hooks)", copy("plain"), env)]
+    setups.append(Setup("native", "git-neo native hooks (`git neo install`)", copy("native"), env))
+    native(setups[-1].repo, env)
+    setups.append(Setup("noop", "framework, one no-op hook (pre-commit)", copy("noop"), env))
+    framework(setups[-1].repo, noop_config(False), ["pre-commit"], env)
+    setups.append(Setup("noop-stages", "framework, no-op hooks at git-neo's stages", copy("noop-stages"), env))
+    framework(setups[-1].repo, noop_config(True), ["pre-commit", "post-commit", "post-merge"], env)
+    setups.append(Setup("framework", "framework + git-neo (neo-guard, neo-outcomes)", copy("framework"), env))
+    framework(setups[-1].repo, neo_config(ROOT / ".pre-commit-hooks.yaml"), ["pre-commit", "post-commit", "post-merge"],
+              env)
+    if baseline is not None:
+        base_env = {**env, "PATH": str(baseline / "bin") + os.pathsep + env["PATH"], "PYTHONPATH": str(baseline)}
+        setups.append(Setup("base-native", "  baseline: native hooks", copy("base-native"), base_env))
+        native(setups[-1].repo, base_env)
+        setups.append(Setup("base-framework", "  baseline: framework + git-neo", copy("base-framework"), base_env))
+        framework(setups[-1].repo, neo_config(baseline / ".pre-commit-hooks.yaml"),
+                  ["pre-commit", "post-commit", "post-merge"], base_env)
+    if args.readme:
+        setups.append(Setup("readme-plain", "README only, no hooks", copy("readme-plain"), env, "readme"))
+        setups.append(Setup("readme-native", "README only, native hooks", copy("readme-native"), env, "readme"))
+        native(setups[-1].repo, env)
+    return setups
+
+
+def baseline_code(root: Path, rev: str) -> Path:
+    """git-neo at *rev* (its `neo_git`, `hooks/` and `.pre-commit-hooks.yaml`) in *root*/baseline,
+    with `bin/git-neo` and `bin/git-neo-guard` as the console scripts an install writes; the
+    setups that use it put the folder on PYTHONPATH, ahead of this checkout."""
+    target = root / "baseline"
+    (target / "bin").mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "neo_git", "hooks", ".pre-commit-hooks.yaml"],
+                             check=True, capture_output=True, timeout=120).stdout
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True, timeout=120)
+    python = Path(VENV_BIN) / "python"
+    scripts = {"git-neo": "neo_git.cli:run"}
+    if (target / "hooks" / "framework").is_dir():   # the framework's entries are shell scripts there
+        for script in (target / "hooks" / "framework").iterdir():
+            shutil.copy(script, target / "bin" / script.name)
+    else:
+        scripts["git-neo-guard"] = "neo_git.githooks.supervise:main"
+    for name, entry in scripts.items():
+        module, func = entry.split(":")
+        script = target / "bin" / name
+        script.write_text(f"#!{python}\nimport sys\nfrom {module} import {func}\nsys.exit({func}())\n")
+        script.chmod(0o755)
+    return target
+
+
+def busy_in(root: Path) -> bool:
+    """Is any process other than this one working in *root* (a detached worker)? Linux /proc."""
+    me = os.getpid()
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit() and int(entry.name) != me:
+            try:
+                if os.readlink(f"/proc/{entry.name}/cwd").startswith(str(root)):
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+def settle(root: Path, neo_dir: Path, timeout: float = 120.0) -> None:
+    """Until every detached worker has finished (the next commit never competes with one)."""
+    deadline = time.monotonic() + timeout
+    if os.path.isdir("/proc"):
+        while busy_in(root) and time.monotonic() < deadline:
+            time.sleep(0.02)
+    else:
+        wait_for_worker(neo_dir, timeout)
+
+
+def change_files(setup: Setup, i: int, staged: int, files: int) -> None:
+    """Commit *i*'s change: *staged* modules (new content each time), or a README line."""
+    repo = setup.repo
+    if setup.change == "readme":
+        paths = [repo / "README.md"]
+    else:
+        paths = [repo / "app" / f"pkg{k}" / f"mod{(i * staged + k) % files // 10 * 10 + k}.py" for k in range(staged)]
+    for path in paths:
+        with path.open("a") as handle:
+            handle.write(f"\n\ndef extra_{i}(x):\n    return x * {i}\n" if path.suffix == ".py" else f"line {i}\n")
+    git(repo, "add", *map(str, paths), env=setup.env)
+
+
+def bench_commits(root: Path, setups: list[Setup], rounds: int, warmup: int, staged: int, files: int) -> None:
+    """`git commit` wall and CPU time in each setup, round-robin (every setup sees the same load);
+    the first *warmup* rounds are not counted (caches, the framework's store)."""
+    for i in range(warmup + rounds):
+        for setup in setups:
+            change_files(setup, i, staged, files)
+            args = ["git", "commit", "-qm", f"c{i}"]
+            cpu_before, started = child_cpu(), time.perf_counter()
+            proc = subprocess.run(args, cwd=setup.repo, env=setup.env, capture_output=True, text=True,
+                                  stdin=subprocess.DEVNULL, timeout=300)
+            took, used = time.perf_counter() - started, child_cpu() - cpu_before
+            if proc.returncode != 0:
+                raise RuntimeError(f"{setup.label}: git commit failed: {proc.stdout}{proc.stderr}")
+            if i >= warmup:
+                setup.times.append(took)
+                setup.cpu.append(used)
+            settle(root, setup.repo / ".git" / "neo")
+
+
+def commit_table(setups: list[Setup], staged: int, files: int) -> tuple[str, dict]:
+    """The table of medians, and {key: added median seconds over the plain commit of its kind}."""
+    plain = {s.change: median(s.times) for s in setups if s.key in ("plain", "readme-plain")}
+    plain_cpu = {s.change: median(s.cpu) for s in setups if s.key in ("plain", "readme-plain")}
+    added = {s.key: median(s.times) - plain[s.change] for s in setups}
+    rows = []
+    for s in setups:
+        extra = "" if s.key in ("plain", "readme-plain") else f"+{ms(added[s.key])}"
+        extra_cpu = "" if s.key in ("plain", "readme-plain") else f"+{ms(median(s.cpu) - plain_cpu[s.change])}"
+        rows.append([s.label, ms(median(s.times)), ms(p90(s.times)), extra, ms(median(s.cpu)), extra_cpu])
+    title = f"git commit, {staged} Python files staged, {files:,}-file repository"
+    return table([title, "median", "p90", "added", "CPU", "CPU added"], rows), added
 
 
 GUARD_PROBE = """
@@ -159,9 +299,8 @@ import importlib
 for name in sys.argv[1].split(","):
     importlib.import_module(name)
 imported, imported_cpu = time.perf_counter(), time.process_time()
-from neo_git.githooks.guard import check_staged
-from neo_git.identity import open_repository
-result = check_staged(open_repository())
+from neo_git.githooks.guard import check_commit
+result, _ = check_commit()
 done, done_cpu = time.perf_counter(), time.process_time()
 print(imported - started, done - imported, imported_cpu - started_cpu, done_cpu - imported_cpu, int(result.ok),
       ",".join(sorted(sys.modules)))
@@ -193,7 +332,8 @@ def bench_guard(repo: Path, env: dict, rounds: int, staged: int) -> dict[str, li
     bare = set(subprocess.run([python, "-c", "import sys; print(','.join(sorted(sys.modules)))"], cwd=repo,
                               env=hook_env, check=True, capture_output=True, text=True).stdout.strip().split(","))
     loaded = [m for m in probe[5].split(",") if m not in bare and "." not in m]   # top-level packages
-    ordered = ["neo_git.cli", "neo_git.githooks.runner", "neo_git.githooks.guard"] + \
+    ours = [m for m in probe[5].split(",") if m.startswith("neo_git.")]
+    ordered = ["neo_git.cli", "neo_git.githooks.runner", "neo_git.githooks.guard"] + ours + \
         [m for m in loaded if m not in ("neo_git", "__main__")]
     results: dict[str, list[float]] = {name: [] for name in (
         "interpreter", "imports", "check", "guard process", "interpreter CPU", "imports CPU", "check CPU",
@@ -212,8 +352,8 @@ def bench_guard(repo: Path, env: dict, rounds: int, staged: int) -> dict[str, li
         results["check CPU"].append(float(out[3]))
         stage_sources(repo, env, staged, f"guard{run}")
         cpu_before, started = child_cpu(), time.perf_counter()
-        subprocess.run([str(Path(VENV_BIN) / "git-neo"), "hook", "pre-commit", "--block-exit", "86"], cwd=repo,
-                       env=hook_env, capture_output=True, stdin=subprocess.DEVNULL)
+        subprocess.run([str(Path(VENV_BIN) / "git-neo"), "hook", "pre-commit", "--block-exit", "86", "--timeout-ms",
+                        "10000"], cwd=repo, env=hook_env, capture_output=True, stdin=subprocess.DEVNULL)
         results["guard process"].append(time.perf_counter() - started)
         results["guard CPU"].append(child_cpu() - cpu_before)
     git(repo, "commit", "-qm", "staged for the guard bench", "--no-verify", env=env)
@@ -259,12 +399,17 @@ def bench_worker(repo: Path, env: dict, fact_ids: list[str], rounds: int) -> tup
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--commits", type=int, default=25, help="commits per variant (default 25)")
+    parser.add_argument("--commits", type=int, default=15, help="counted commits per setup (default 15)")
+    parser.add_argument("--warmup", type=int, default=2, help="uncounted commits per setup first (default 2)")
     parser.add_argument("--files", type=int, default=1000, help="Python modules in the repository (default 1,000)")
-    parser.add_argument("--staged", type=int, default=5, help="source files staged per guarded commit (default 5)")
-    parser.add_argument("--guard-runs", type=int, default=15, help="runs of the guard process (default 15)")
+    parser.add_argument("--staged", type=int, default=5, help="source files staged per commit (default 5)")
+    parser.add_argument("--baseline", metavar="REV",
+                        help="also time git-neo's hooks as they were at REV (e.g. main), alternated with these")
+    parser.add_argument("--no-readme", dest="readme", action="store_false",
+                        help="leave out the README-only commits (issue 8's rows)")
+    parser.add_argument("--guard-runs", type=int, default=15, help="runs of the guard process alone (0: skip)")
     parser.add_argument("--facts", type=int, default=5000, help="facts in the project store (default 5,000)")
-    parser.add_argument("--worker-commits", type=int, default=8, help="commits per worker variant (default 8)")
+    parser.add_argument("--worker-commits", type=int, default=8, help="commits per worker variant (0: skip)")
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
     with scratch_dir("neo-hook-bench-", args.keep) as root:
@@ -273,8 +418,10 @@ def main() -> int:
 
 def _run(args: argparse.Namespace, root: Path) -> int:
     """One benchmark run inside its scratch folder."""
+    baseline = baseline_code(root, args.baseline) if args.baseline else None
     home = root / "home"
-    isolated_home(home, PATH=VENV_BIN + os.pathsep + os.environ.get("PATH", ""))
+    isolated_home(home, PATH=VENV_BIN + os.pathsep + os.environ.get("PATH", ""),
+                  PRE_COMMIT_HOME=str(root / "pre-commit-home"))
     os.environ.pop("NEO_DISABLE", None)
     # Child processes keep their bytecode under the scratch folder, as an installed package
     # has it, instead of compiling git-neo's modules on every hook run (a session may export
@@ -283,52 +430,51 @@ def _run(args: argparse.Namespace, root: Path) -> int:
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     env = dict(os.environ)
     print(machine_info())
+    load_before = os.getloadavg()
     repo = make_repo(root, args.files)
     started = time.perf_counter()
     fact_ids = seed_facts(repo, args.facts)
     print(f"repository: {args.files} modules; store: {args.facts:,} facts (seeded in {time.perf_counter() - started:.1f} s)")
+    subprocess.run(["git-neo", "health"], cwd=repo, env=env, check=True, capture_output=True, timeout=600)  # HEAD's state
+    setups = make_setups(root, repo, env, args, baseline)
+    bench_commits(root, setups, args.commits, args.warmup, args.staged, args.files)
+    text, added = commit_table(setups, args.staged, args.files)
+    load_after = os.getloadavg()
+    print()
+    print(text)
+    print()
+    print(f"native hooks / framework's one no-op hook: {ratio(added['native'], added['noop'])} (target <= 0.5x)"
+          + (f"; baseline {ratio(added['base-native'], added['noop'])}" if baseline else ""))
+    print(f"framework + git-neo / framework's no-op hooks at the same stages: "
+          f"{ratio(added['framework'], added['noop-stages'])} (target <= 1.2x; added costs over "
+          f"the plain commit)" + (f"; baseline {ratio(added['base-framework'], added['noop-stages'])}" if baseline else ""))
+    if args.readme:
+        print(f"README-only commit, native hooks: +{ms(added['readme-native'])} over no hook (target <= 15 ms)")
+    print(f"load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in load_before)} before the commits, "
+          f"{', '.join(f'{x:.1f}' for x in load_after)} after ({os.cpu_count()} cpus; wall times on a shared "
+          f"machine stretch with it, CPU times much less)")
     os.chdir(repo)
-    from neo_git.cli import main as neo_main
-
-    assert neo_main(["install"]) == 0
-    times, cpu = bench_commit(repo, env, args.commits, args.staged, args.files)
-    labels = {("none", "readme"): "README only, no hook", ("handoff", "readme"): "README only, hand-off shims (post-*)",
-              ("missed", "readme"): "  the same, git-neo not on PATH (noted)",
-              ("guard", "readme"): "README only, pre-commit shim", ("all", "readme"): "README only, all shims",
-              ("none", "source"): f"{args.staged} source files, no hook",
-              ("all", "source"): f"{args.staged} source files, all shims (guard runs)"}
-    rows = []
-    for key, values in times.items():
-        base = median(times[("none", key[1])])
-        rows.append([labels[key], ms(median(values)), ms(p90(values)),
-                     "" if key[0] == "none" else f"+{ms(median(values) - base)}", ms(median(cpu[key]))])
-    print()
-    print(table(["git commit", "median", "p90", "added (median)", "CPU (median)"], rows))
-    guard = bench_guard(repo, env, args.guard_runs, args.staged)
-    rows = [[name, ms(median(guard[name])), ms(p90(guard[name])), ms(median(guard[name + " CPU"]))]
-            for name in ("interpreter", "imports", "check")]
-    rows.append(["guard process (git-neo hook pre-commit)", ms(median(guard["guard process"])),
-                 ms(p90(guard["guard process"])), ms(median(guard["guard CPU"]))])
-    print()
-    print(table([f"guard, {args.staged} staged files of {args.files:,} (warm cache for HEAD)", "median", "p90",
-                 "CPU (median)"], rows))
-    print(f"packages the guard imports: {', '.join(guard['modules'])}")
-    readme_added = median(times[("all", "readme")]) - median(times[("none", "readme")])
-    guard_added = median(times[("guard", "readme")]) - median(times[("none", "readme")])
-    handoff_added = median(times[("handoff", "readme")]) - median(times[("none", "readme")])
-    in_process, as_process, process_cpu = bench_worker(repo, env, fact_ids, args.worker_commits)
-    rows = [["process_commits (in-process)", ms(median(in_process)), ms(p90(in_process)), ""],
-            ["git-neo hook post-commit (process)", ms(median(as_process)), ms(p90(as_process)),
-             ms(median(process_cpu))]]
-    print()
-    print(table([f"worker per commit ({args.facts:,} facts, warm health cache)", "median", "p90", "CPU (median)"],
-                rows))
-    print(f"\ntargets: nothing to check <= 15 ms over no hook (measured +{ms(guard_added)} for the pre-commit shim, "
-          f"+{ms(readme_added)} with all shims); hand-off shims "
-          f"<= 15 ms (+{ms(handoff_added)}); guard median <= 150 ms (measured {ms(median(guard['guard process']))}); "
-          f"worker < 1 s (measured {ms(median(as_process))} wall, {ms(median(process_cpu))} CPU as a process)")
-    print(f"load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())} "
-          f"(wall times on a shared machine stretch with it; CPU times much less)")
+    (root / "no-hooks").mkdir()
+    if args.guard_runs:
+        guard = bench_guard(repo, env, args.guard_runs, args.staged)
+        rows = [[name, ms(median(guard[name])), ms(p90(guard[name])), ms(median(guard[name + " CPU"]))]
+                for name in ("interpreter", "imports", "check")]
+        rows.append(["guard process (git-neo hook pre-commit)", ms(median(guard["guard process"])),
+                     ms(p90(guard["guard process"])), ms(median(guard["guard CPU"]))])
+        print()
+        print(table([f"guard, {args.staged} staged files of {args.files:,} (HEAD's state stored)", "median", "p90",
+                     "CPU (median)"], rows))
+        print(f"packages the guard imports: {', '.join(guard['modules'])}")
+    if args.worker_commits:
+        in_process, as_process, process_cpu = bench_worker(repo, env, fact_ids, args.worker_commits)
+        rows = [["process_commits (in-process)", ms(median(in_process)), ms(p90(in_process)), ""],
+                ["git-neo hook post-commit (process)", ms(median(as_process)), ms(p90(as_process)),
+                 ms(median(process_cpu))]]
+        print()
+        print(table([f"worker per commit ({args.facts:,} facts, warm health cache)", "median", "p90", "CPU (median)"],
+                    rows))
+        print(f"worker target < 1 s (measured {ms(median(as_process))} wall, {ms(median(process_cpu))} CPU)")
+    print(f"load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0
 
 

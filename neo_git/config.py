@@ -11,7 +11,7 @@ no exception: a typo in a config file must never break a git hook.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, TypeVar
 
 from neo_git import safejson
 from neo_git.identity import neo_home
@@ -188,6 +188,52 @@ def neo_config_list(name: str, *, repo: "pygit2.Repository | None" = None) -> li
     if isinstance(extra, list):
         values += [v for v in extra if isinstance(v, str)]
     return values
+
+
+class ConfigValues:
+    """Settings as one `git config --get-regexp` printed them: the `config` of a repository
+    stand-in (`health/plumbing.py`), for a process that never loads pygit2 (the pre-commit
+    hook). Like libgit2's view it leaves out `git -c` settings, which `neo_config` and
+    `neo_config_list` add from the environment themselves. Keys compare case-insensitively
+    (git's two-level keys); a key written without a value reads as None."""
+
+    # `git config` printing the neo.* settings; the command-line settings (`git -c`) git passes
+    # down in the environment are left out, to neo_config
+    ARGS = ("config", "-z", "--get-regexp", r"^neo\.")
+    ENV = {"GIT_CONFIG_PARAMETERS": "", "GIT_CONFIG_COUNT": "0"}
+
+    def __init__(self, entries: Iterable[tuple[str, str | None]]) -> None:
+        self._values: dict[str, list[str | None]] = {}
+        for key, value in entries:
+            self._values.setdefault(key.lower(), []).append(value)
+
+    @classmethod
+    def read(cls) -> "ConfigValues":
+        """The neo.* settings, from every level git reads, in git's order (`ARGS` run now)."""
+        from neo_git.gitrun import run_git
+
+        proc = run_git(list(cls.ARGS), check=False, timeout=10, text=False, env=cls.ENV)
+        return cls.parse(proc.stdout if proc.returncode == 0 else b"")   # 1: no such key
+
+    @classmethod
+    def parse(cls, output: bytes) -> "ConfigValues":
+        """The values `git config -z --get-regexp` printed."""
+        entries = []
+        for item in output.split(b"\0"):
+            if item:
+                key, newline, value = item.decode("utf-8", "surrogateescape").partition("\n")
+                entries.append((key, value if newline else None))
+        return cls(entries)
+
+    def __getitem__(self, key: str) -> str | None:
+        values = self._values.get(key.lower())
+        if not values:
+            raise KeyError(key)
+        return values[-1]
+
+    def get_multivar(self, key: str) -> list[str]:
+        """Every value of *key*, in git's order (keys without a value left out)."""
+        return [v for v in self._values.get(key.lower(), []) if v is not None]
 
 
 def as_bool(value: Any) -> bool:

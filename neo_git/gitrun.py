@@ -65,6 +65,35 @@ def run_git(args: Sequence[str], *, cwd: str | os.PathLike | None = None, input:
     return proc
 
 
+class StartedGit:
+    """`git *args` started now, its stdout collected later (`output`): commands that do not wait for
+    each other run side by side (the pre-commit guard starts its first three at once). Bytes
+    out; the same environment, timeout and errors as run_git."""
+
+    def __init__(self, args: Sequence[str], *, cwd: str | os.PathLike | None = None,
+                 timeout: float = DEFAULT_TIMEOUT, env: Mapping[str, str] | None = None) -> None:
+        self.argv = ["git", *[os.fspath(a) for a in args]]
+        self.timeout = timeout
+        try:
+            self.proc = subprocess.Popen(self.argv, cwd=None if cwd is None else os.fspath(cwd), env=git_env(env),
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except FileNotFoundError:
+            raise NeoError("the `git` command was not found", "install git and make sure it is on PATH") from None
+
+    def output(self, *, check: bool = True) -> bytes:
+        """Its stdout, once it has exited; GitCommandError on a non-zero exit when *check*."""
+        try:
+            stdout, stderr = self.proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.communicate()
+            raise NeoError(f"`git {' '.join(self.argv[1:])}` did not finish within {self.timeout:g} s",
+                           "check the repository with `git status`, then try again") from None
+        if check and self.proc.returncode != 0:
+            raise GitCommandError(self.argv[1:], self.proc.returncode, stderr.decode("utf-8", "replace"))
+        return stdout
+
+
 def git_output(args: Sequence[str], *, cwd: str | os.PathLike | None = None, timeout: float = DEFAULT_TIMEOUT,
                env: Mapping[str, str] | None = None) -> str:
     """stdout of `git *args` with the trailing newline removed (raises like run_git)."""

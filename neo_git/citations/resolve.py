@@ -186,7 +186,7 @@ class Resolver:
             except Exception:  # noqa: BLE001 - a bare repository has no index
                 pass
             if self.head is not None:
-                from neo_git.health.sources import tree_entries
+                from neo_git.health.pygit2_sources import tree_entries
 
                 paths.update(e.path for e in tree_entries(self.head.tree))
             self._paths = sorted(paths)

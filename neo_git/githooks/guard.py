@@ -11,8 +11,13 @@ pre-commit` (the shim, the pre-commit framework's `neo-guard`) and `git neo heal
 """
 from __future__ import annotations
 
+import os
 import posixpath
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from neo_git.health.snapshot import HealthSnapshot
 
 DEFAULT_MAX_NESTING = 4
 DEFAULT_TIMEOUT_MS = 10_000   # neo.guardTimeoutMs: past it the commit goes ahead (blocks with neo.strict)
@@ -42,43 +47,72 @@ class GuardResult:
 def staged_changes(repo, index) -> tuple[list[str], dict[str, str]]:
     """(paths added or modified in the index against HEAD, {old path: new path} of renames).
 
-    A rename is git's rename detection (content at least 50 % similar). The index of a
-    hook (`GIT_INDEX_FILE`) is a standalone pygit2.Index, so the diff is taken from the
-    tree side (`Tree.diff_to_index`), which brings the repository."""
-    import pygit2
+    A rename is git's own rename detection (`git diff-index --cached -M`: content at least
+    50 % similar), what `git status` shows, and what the hook sees (health/plumbing.py);
+    the index is the one git would commit (`GIT_INDEX_FILE` when set), as *index* is."""
+    from neo_git.health.plumbing import Git, staged_records, touched_and_renamed
 
     if repo.head_is_unborn:
         return sorted(entry.path for entry in index), {}
-    diff = repo.head.peel(pygit2.Commit).tree.diff_to_index(index)
-    diff.find_similar(pygit2.enums.DiffFind.FIND_RENAMES)
-    touched, renamed = [], {}
-    for delta in diff.deltas:
-        status = delta.status_char()
-        if status == "D":
-            continue
-        touched.append(delta.new_file.path)
-        if status == "R":
-            renamed[delta.old_file.path] = delta.new_file.path
-    return sorted(touched), renamed
+    with Git(cwd=repo.workdir) as git:
+        records = staged_records(git, "HEAD")
+    if records is None:   # a conflicted index: every path but the deleted ones, no renames
+        with Git(cwd=repo.workdir) as git:
+            changed = git.output("diff-index", "--cached", "-z", "--name-only", "--no-renames", "--diff-filter=d",
+                                 "HEAD")
+        return sorted({os.fsdecode(path) for path in changed.split(b"\0") if path}), {}
+    return touched_and_renamed(records)
 
 
 def check_staged(repo) -> GuardResult:
-    """Compare the staged snapshot with HEAD and list what the change introduces."""
-    from neo_git.config import config_int
-    from neo_git.health.delta import counts_every_edge
+    """Compare the staged snapshot with HEAD and list what the change introduces (through pygit2:
+    `git neo health --staged --check`, which also stores the staged tree's state)."""
     from neo_git.health.measure import staged_against_head
-    from neo_git.health.metrics import language_for_path
     from neo_git.identity import open_index
 
-    limit = config_int("maxNesting", DEFAULT_MAX_NESTING, repo=repo)
     index = open_index(repo)
     touched, renamed = staged_changes(repo, index)
+    return judge(repo, touched, renamed, lambda: staged_against_head(repo, index))
+
+
+def check_commit(trace: Callable[[str], None] = lambda step: None) -> tuple[GuardResult, object]:
+    """What the pre-commit hook runs: `check_staged` through git's plumbing (health/plumbing.py:
+    no pygit2, nothing written), or through pygit2 where that view does not apply (no commit
+    yet, a conflicted index). Returns (the result, the repository settings were read from);
+    *trace* is told each step as it ends."""
+    from neo_git.health.plumbing import Git, measure_staged, open_staged
+
+    with Git() as git:
+        staged = open_staged(git)
+        if staged is None:
+            from neo_git.identity import open_repository
+
+            trace("no plumbing view (no commit yet, or a conflicted index): through pygit2")
+            repo = open_repository()
+            return check_staged(repo), repo
+        trace(f"staged change read ({len(staged.touched)} file(s))")
+        result = judge(staged.repository, staged.touched, staged.renamed, lambda: measure_staged(staged), trace)
+        return result, staged.repository
+
+
+def judge(repo, touched: list[str], renamed: dict[str, str],
+          measure: Callable[[], tuple[HealthSnapshot, HealthSnapshot]],
+          trace: Callable[[str], None] = lambda step: None) -> GuardResult:
+    """The verdict on a staged change: *touched* and *renamed* as git's rename detection sees them,
+    *measure* giving (HEAD's snapshot, the index's) when a touched file is source code; settings
+    are read from *repo*."""
+    from neo_git.config import config_int
+    from neo_git.health.delta import counts_every_edge
+    from neo_git.health.metrics import language_for_path
+
+    limit = config_int("maxNesting", DEFAULT_MAX_NESTING, repo=repo)
     result = GuardResult(touched=touched, max_nesting=limit, renamed=renamed)
     if not any(language_for_path(p) for p in touched):
         # no staged source file: nothing can add a cycle, a god file or nesting (deleting
         # a file only removes edges), and the commit does not pay for a scan
         return result
-    before, after = staged_against_head(repo, index)
+    before, after = measure()
+    trace("HEAD and the index measured")
     result.problems += new_cycles(before, after, renamed, every_edge=counts_every_edge(repo))
 
     old_gods = {renamed.get(m.path, m.path) for m in before.god_files}
@@ -98,6 +132,7 @@ def check_staged(repo) -> GuardResult:
         where = f":{metrics.nesting_line}" if metrics.nesting_line else ""
         result.problems.append(f"{path}{where}: nesting {metrics.max_nesting} is above neo.maxNesting={limit}"
                                + (f" (was {previous.max_nesting})" if previous is not None else ""))
+    trace("judged")
     return result
 
 

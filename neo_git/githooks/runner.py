@@ -6,8 +6,6 @@ never fail a git command — except the pre-commit guard's deliberate block.
     post-merge  [SQUASH [HEAD [ORIG]]]   process ORIG_HEAD..HEAD (at most MAX_MERGED commits)
     post-rewrite KIND [MAPFILE]          amend/rebase: "old new" lines from MAPFILE (or stdin)
     pre-commit [--block-exit N]          the guard; exits N (default 1) to block the commit
-    outcomes                             pre-commit framework's neo-outcomes: starts the
-                                         post-commit or post-merge worker detached
 """
 from __future__ import annotations
 
@@ -251,16 +249,18 @@ def pre_commit(args: list[str]) -> int:
     block = options.get("--block-exit", 1)
     limit_ms = options.get("--timeout-ms")
     _arm(started, limit_ms)
+    trace = _tracer("pre-commit: guard")
     repo = None
     try:
-        from neo_git.githooks.guard import check_staged, format_result
+        from neo_git.githooks.guard import check_commit, format_result
 
-        repo = _repo()
-        if limit_ms is None:
-            limit_ms = _configured_timeout(repo)
+        if limit_ms is None:   # not given by a shim: the setting, read as git reads it
+            limit_ms = _configured_timeout(None)
             _arm(started, limit_ms)
-        result = check_staged(repo)
+        trace("modules imported")
+        result, repo = check_commit(trace)
         _disarm()
+        trace(f"done: {'ok' if result.ok else 'blocks'}")
     except GuardTimeout:
         _disarm()
         strict = _strict(repo, config_bool)
@@ -280,6 +280,36 @@ def pre_commit(args: list[str]) -> int:
 
 
 _GRACE = 0.9    # the check gives up at 90 % of the limit, before the shim's own timer fires
+
+
+def _tracer(prefix: str) -> Callable[[str], None]:
+    """With NEO_HOOK_TRACE=FILE, a function appending "<prefix>: <step> at N ms (CPU M ms)" to FILE:
+    milliseconds since this process started (wall and CPU, interpreter start included, as
+    far as the platform tells), to see where a hook's time goes. Else one that does nothing."""
+    path = os.environ.get("NEO_HOOK_TRACE")
+    if not path:
+        return lambda step: None
+    born = _process_start()
+
+    def trace(step: str) -> None:
+        try:
+            with open(path, "a", encoding="utf-8") as out:
+                out.write(f"{prefix}: {step} at {(time.time() - born) * 1000:.0f} ms "
+                          f"(CPU {time.process_time() * 1000:.0f} ms)\n")
+        except OSError:
+            pass
+    return trace
+
+
+def _process_start() -> float:
+    """When this process started (epoch seconds): /proc on Linux, else now."""
+    try:
+        with open("/proc/self/stat", "rb") as stat, open("/proc/uptime", "rb") as uptime:
+            ticks = int(stat.read().rsplit(b")", 1)[1].split()[19])
+            up = float(uptime.read().split()[0])
+        return time.time() - up + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return time.time()
 
 
 def _limit_ms(limit_ms: int | None) -> int:
@@ -341,53 +371,9 @@ def _strict(repo, config_bool: Callable) -> bool:
         return False
 
 
-def framework_outcomes(args: list[str]) -> int:
-    """pre-commit framework's `neo-outcomes`: start the worker detached and return at once.
-
-    The framework passes no hook arguments; it marks a post-merge run with
-    PRE_COMMIT_IS_SQUASH_MERGE. It has no post-rewrite stdin, so rebases are not
-    followed in this mode (see the README)."""
-    repo = _repo()
-    if repo.head_is_unborn:
-        return 0
-    squash = os.environ.get("PRE_COMMIT_IS_SQUASH_MERGE")
-    head = str(repo.head.target)
-    if squash is not None:
-        try:
-            orig = str(repo.revparse_single("ORIG_HEAD").id)
-        except (KeyError, ValueError):
-            orig = head
-        worker = ["post-merge", squash, head, orig]
-    else:
-        if sequence_in_progress(repo):
-            return 0
-        worker = ["post-commit", head]
-    start_worker(repo, worker)
-    return 0
-
-
-def start_worker(repo, hook_args: list[str]) -> None:
-    """Run `git-neo hook …` detached, output appended to .git/neo/hook.log (NEO_HOOK_SYNC=1:
-    in the foreground, for tests)."""
-    import subprocess
-
-    from neo_git.identity import repository_paths
-
-    neo_dir = repository_paths(repo).neo_dir
-    neo_dir.mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, "-m", "neo_git", "hook", *hook_args]
-    with open(neo_dir / "hook.log", "ab") as out:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                                start_new_session=True, close_fds=True,
-                                preexec_fn=lambda: os.nice(10))   # background work yields to the user's
-    if os.environ.get("NEO_HOOK_SYNC") == "1":
-        proc.wait(timeout=300)
-
-
 HANDLERS: dict[str, Callable[[list[str]], int]] = {
     "post-commit": post_commit,
     "post-merge": post_merge,
     "post-rewrite": post_rewrite,
     "pre-commit": pre_commit,
-    "outcomes": framework_outcomes,
 }

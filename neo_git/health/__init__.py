@@ -25,7 +25,7 @@ CACHE_FILE = "health.sqlite"   # in .git/neo/ (see cache.py)
 _LAZY = {
     "snapshot_commit": "neo_git.health.measure",
     "snapshot_index": "neo_git.health.measure",
-    "HealthSnapshot": "neo_git.health.measure",
+    "HealthSnapshot": "neo_git.health.snapshot",
     "health_delta": "neo_git.health.delta",
     "HealthDelta": "neo_git.health.delta",
     "FileMetrics": "neo_git.health.model",

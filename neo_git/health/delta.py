@@ -24,7 +24,7 @@ import posixpath
 from dataclasses import dataclass
 from typing import Iterable
 
-from neo_git.health.measure import HealthSnapshot
+from neo_git.health.snapshot import HealthSnapshot
 
 REGRESSION, NEUTRAL, IMPROVEMENT = "regression", "neutral", "improvement"
 

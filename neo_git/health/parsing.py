@@ -25,8 +25,31 @@ def grammar(name: str) -> "tree_sitter.Language":
     import tree_sitter
 
     spec = language_spec(name)
-    module = importlib.import_module(spec.grammar_module)
+    module = _grammar_binding(spec.grammar_module)
     return tree_sitter.Language(getattr(module, spec.grammar_function)())
+
+
+def _grammar_binding(package: str):
+    """The grammar wheel's compiled `<package>._binding`, where its language functions live,
+    loaded without running the package's `__init__`: that imports importlib.resources (and with
+    it tempfile, shutil, zipfile...: ~4 % of a pre-commit guard's run) for query files git-neo
+    never reads. A package laid out otherwise is imported as usual."""
+    import importlib.machinery
+    import importlib.util
+    import sys
+
+    name = f"{package}._binding"
+    if name in sys.modules:
+        return sys.modules[name]
+    found = importlib.util.find_spec(package)   # finds the package; runs nothing of it
+    locations = found.submodule_search_locations if found is not None else None
+    binding = importlib.machinery.PathFinder.find_spec(name, list(locations)) if locations else None
+    if binding is None or not isinstance(binding.loader, importlib.machinery.ExtensionFileLoader):
+        return importlib.import_module(package)
+    module = importlib.util.module_from_spec(binding)
+    binding.loader.exec_module(module)
+    sys.modules[name] = module   # an `import <package>` later finds its `_binding` loaded
+    return module
 
 
 @functools.cache

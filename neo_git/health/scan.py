@@ -9,15 +9,13 @@ measured from the blob-keyed cache when the same bytes were measured before.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Iterable, Iterator
 
-import pygit2
-
-from neo_git.health.cache import MetricsCache, StoredState, cache_path
+from neo_git.health.cache import MetricsCache, StoredState
 from neo_git.health.model import FileMetrics
 from neo_git.health.skips import content_skip_reason, path_skip_reason
-from neo_git.health.sources import (MODE_GITLINK, MODE_SYMLINK, MODE_TREE, Entry, Source, index_entries, lookup,
-                                    source_reader, tree_entries)
+from neo_git.health.sources import MODE_GITLINK, MODE_SYMLINK, MODE_TREE, Change, Entry, Source, file_reader
 from neo_git.health.states import (FileRow, by_family, cycles_of, family_of, metrics_from_row,
                                    same_import_edges, store_files)
 from neo_git.health.versions import analyzer_version, state_version
@@ -47,12 +45,12 @@ _POOL_MIN_FILES = 64             # a process pool pays off only for many uncache
 class Scan:
     """Measures one Source into a state, starting from the cache's per-file results and states."""
 
-    def __init__(self, repo: pygit2.Repository, source: Source, *, progress: bool, workers: int,
+    def __init__(self, cache_file: Path | None, source: Source, *, progress: bool, workers: int,
                  cache: MetricsCache | None = None, rows: dict | None = None,
                  base: StoredState | None = None, store: bool = True) -> None:
         from neo_git.health import metrics
 
-        self.repo = repo
+        self.cache_file = cache_file                  # opened here when no *cache* is given
         self.source = source
         self.progress = progress
         self.workers = max(1, workers)
@@ -78,18 +76,18 @@ class Scan:
             state = self._state()
             self.cache.flush()
             return state
-        self.cache = MetricsCache(cache_path(self.repo), analyzer_version(), state_version())
+        self.cache = MetricsCache(self.cache_file, analyzer_version(), state_version())
         try:
             return self._state()
         finally:
             self.cache.close()
 
     def _state(self) -> dict:
-        tree = self.source.tree
-        candidates = ([tree.id.raw] if tree is not None else []) + [b.id.raw for b in self.source.bases]
+        tree = self.source.tree_id
+        candidates = ([tree] if tree is not None else []) + self.source.base_ids
         held = self.base is not None and self.base.tree in candidates
         found = self.base if held else self.cache.load_state(candidates)
-        if found is not None and tree is not None and found.tree == tree.id.raw:
+        if found is not None and tree is not None and found.tree == tree:
             self.cache.touch_state(found.tree)
             return found.state
         changes = self._changes(found.tree) if found is not None else None
@@ -107,42 +105,19 @@ class Scan:
             state = self._full()
         cycles_of(state)
         if tree is not None and self.store:
-            self.cache.save_state(tree.id.raw, state)
+            self.cache.save_state(tree, state)
         return state
 
     # -- what changed since a stored tree ------------------------------------------
 
-    def _changes(self, base_raw: bytes) -> list | None:
+    def _changes(self, base_raw: bytes) -> list[Change] | None:
         """[(old path or None, new Entry or None)] from the stored tree to the source; None: rescan."""
-        try:
-            base = self.repo[pygit2.Oid(raw=base_raw)]
-            if self.source.tree is not None:
-                diff = base.diff_to_tree(self.source.tree)
-            else:
-                # Tree.diff_to_index, not Index.diff_to_tree: the index a hook gets ($GIT_INDEX_FILE)
-                # is a standalone pygit2.Index, and only the tree side brings the repository.
-                diff = base.diff_to_index(self.source.index)
-        except (KeyError, ValueError, pygit2.GitError):
-            return None
-        if len(diff) > _INCREMENTAL_MAX_CHANGES:
-            return None
-        changes = []
-        for delta in diff.deltas:
-            status = delta.status_char()
-            if status not in "ADMT":   # conflicts and the unexpected: measure everything
-                return None
-            old = delta.old_file.path if status != "A" else None
-            new = None
-            if status != "D":
-                new = Entry(delta.new_file.path, delta.new_file.id, delta.new_file.mode)
-            changes.append((old, new))
-        return changes
+        return self.source.changes_since(base_raw, _INCREMENTAL_MAX_CHANGES)
 
     # -- full and incremental scans -------------------------------------------------
 
     def _full(self) -> dict:
-        source = self.source
-        entries = tree_entries(source.tree) if source.tree is not None else index_entries(source.index)
+        entries = self.source.entries()
         state = {"files": {}, "skipped": {}, "families": {}, "components": None, "import_time": None}
         sources = self._classify(entries, state["skipped"])
         measured = self._measure(sources, state["skipped"])
@@ -221,13 +196,13 @@ class Scan:
         """FileMetrics for *files*, with raw imports for the *wanted* paths (from the cache)."""
         result = {p: self.row_metrics(p, row) for p, row in files.items()}
         result.update((p, m) for p, m in measured.items() if p in files)
-        missing = [(p, pygit2.Oid(hex=files[p].blob), files[p].language) for p in wanted if p not in measured]
+        missing = [(p, files[p].blob, files[p].language) for p in wanted if p not in measured]
         result.update(self._measure(missing, {}, show_progress=False))
         return result
 
     # -- per-file work ----------------------------------------------------------------
 
-    def _classify(self, entries: Iterable[Entry], skipped: dict) -> list[tuple[str, pygit2.Oid, str]]:
+    def _classify(self, entries: Iterable[Entry], skipped: dict) -> list[tuple[str, str, str]]:
         """Source files to measure; skipped ones go into *skipped* (path -> reason)."""
         language_for_path = self.metrics.language_for_path
         sources = []
@@ -247,12 +222,12 @@ class Scan:
 
     def _measure(self, sources: list, skipped: dict, *, show_progress: bool = True) -> dict[str, FileMetrics]:
         """Metrics (with raw imports) of *sources*: from the cache, else by parsing each blob once."""
-        cached = self.cache.get_many((oid.raw, language) for _, oid, language in sources)
+        cached = self.cache.get_many((bytes.fromhex(oid), language) for _, oid, language in sources)
         measured: dict[str, FileMetrics] = {}
         misses: dict[tuple[bytes, str], list[str]] = {}
         oids = {}
         for path, oid, language in sources:
-            key = (oid.raw, language)
+            key = (bytes.fromhex(oid), language)
             result = cached.get(key)
             if result is None:
                 misses.setdefault(key, []).append(path)
@@ -274,14 +249,14 @@ class Scan:
         analyze = self.metrics.analyze_source
         if self.workers < 2 or len(jobs) < _POOL_MIN_FILES:
             for key, path, oid in jobs:
-                outcome, data = _read_blob(self.repo, oid)
+                outcome, data = _read_blob(self.source, oid)
                 yield key, outcome or _outcome(path, data, analyze)
             return
         import multiprocessing
 
         def payloads():
             for key, path, oid in jobs:
-                outcome, data = _read_blob(self.repo, oid)
+                outcome, data = _read_blob(self.source, oid)
                 yield key, path, data, outcome
 
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
@@ -293,7 +268,7 @@ class Scan:
         from neo_git.health import import_graph
 
         reads: dict[str, str | None] = {}
-        serve = source_reader(self.repo, self.source)
+        serve = file_reader(self.source)
 
         def read(path: str) -> bytes | None:
             reads[path] = self._blob_hex(path)
@@ -306,10 +281,10 @@ class Scan:
                 "lang": dict(graph.language_of), "reads": reads}
 
     def _blob_hex(self, path: str) -> str | None:
-        found = lookup(self.source, path)
+        found = self.source.lookup(path)
         if found is None or found[1] in (MODE_GITLINK, MODE_SYMLINK, MODE_TREE):
             return None
-        return str(found[0])
+        return found[0]
 
 
 def _progress(total: int, enabled: bool):
@@ -318,20 +293,14 @@ def _progress(total: int, enabled: bool):
     return Progress(total, enabled=enabled)
 
 
-def _read_blob(repo: pygit2.Repository, oid: pygit2.Oid) -> tuple[dict | None, bytes]:
+def _read_blob(source: Source, oid: str) -> tuple[dict | None, bytes]:
     """(a skip outcome, b"") when the blob is too large or missing, else (None, its bytes).
-
-    One read per blob: asking for the size first (`odb.read_header`) cost as much again
-    for a loose object (libgit2 opens and inflates it twice); a blob over the size limit
-    is rare enough to be read and dropped."""
-    if str(oid) == _EMPTY_BLOB:
+    A blob over the size limit is rare enough to be read and dropped."""
+    if oid == _EMPTY_BLOB:
         return None, b""
-    try:
-        kind, data = repo.odb.read(oid)
-    except (KeyError, ValueError, pygit2.GitError):
-        return {"skip": "missing_object"}, b""
-    if kind != pygit2.enums.ObjectType.BLOB:
-        return {"skip": "missing_object"}, b""   # a corrupt tree: no blob under this path
+    data = source.blob(oid)
+    if data is None:
+        return {"skip": "missing_object"}, b""   # or a corrupt tree: no blob under this path
     reason = content_skip_reason(size=len(data))
     if reason:
         return {"skip": reason}, b""

@@ -2,8 +2,8 @@
 result makes the old cached results unreachable (and `cache.py` prunes them)."""
 from __future__ import annotations
 
-import hashlib
 import os
+import zlib
 from pathlib import Path
 
 from neo_git.health.skips import SKIP_RULES_VERSION
@@ -15,7 +15,8 @@ _VERSIONS: dict[str, str] = {}
 # Everything that shapes a per-file result (cached per blob).
 _ANALYZER_FILES = ("metrics.py", "model.py", "parsing.py", "skips.py")
 # Everything that shapes a stored whole-snapshot state, beyond the per-file results.
-_STATE_FILES = ("resolve.py", "graph.py", "snapshot.py", "sources.py", "scan.py", "states.py", "versions.py")
+_STATE_FILES = ("resolve.py", "graph.py", "snapshot.py", "sources.py", "pygit2_sources.py", "plumbing.py", "scan.py",
+                "states.py", "versions.py")
 
 _GRAMMAR_MODULES = ("tree_sitter", "tree_sitter_python", "tree_sitter_javascript", "tree_sitter_typescript",
                     "tree_sitter_go", "tree_sitter_rust", "tree_sitter_java")
@@ -42,12 +43,18 @@ def state_version() -> str:
 
 def _grammar_versions() -> list[str]:
     """`tree_sitter_python-0.25.0.dist-info`-style names: the installed versions, found with
-    one directory listing (importlib.metadata costs ~40 ms, a fifth of a warm CLI run)."""
+    one directory listing (importlib.metadata costs ~40 ms, a fifth of a warm CLI run). The
+    grammars sit beside tree_sitter as a rule: one module is looked up, and another only when
+    its distribution is not in that folder."""
     import importlib.util
 
     found: list[str] = []
     listings: dict[Path, list[str]] = {}
     for module in _GRAMMAR_MODULES:
+        names = [name for listing in listings.values() for name in listing if _names_module(name, module)]
+        if names:
+            found += names
+            continue
         try:
             spec = importlib.util.find_spec(module)
         except (ImportError, ValueError):
@@ -61,16 +68,26 @@ def _grammar_versions() -> list[str]:
                 listings[site] = sorted(os.listdir(site))
             except OSError:
                 listings[site] = []
-        found += [name for name in listings[site]
-                  if name.startswith(module + "-") and name.endswith((".dist-info", ".egg-info"))]
+        found += [name for name in listings[site] if _names_module(name, module)]
     return found
 
 
+def _names_module(name: str, module: str) -> bool:
+    return name.startswith(module + "-") and name.endswith((".dist-info", ".egg-info"))
+
+
 def _fingerprint(files: list[Path], extra: list[str]) -> str:
-    digest = hashlib.sha256("\0".join(extra).encode())
-    for path in files:
-        try:
-            digest.update(path.name.encode() + b"\0" + path.read_bytes())
-        except OSError:
-            continue
-    return digest.hexdigest()[:16]
+    """Two checksums (CRC-32 and Adler-32, 64 bits) over *extra* and the files' names and bytes:
+    a change to any of them is a new version. Not hashlib: its OpenSSL cost every guard run
+    as much as the reading and summing."""
+    crc, adler = 0, 1
+    for part in ["\0".join(extra).encode()] + [_named_bytes(path) for path in files]:
+        crc, adler = zlib.crc32(part, crc), zlib.adler32(part, adler)
+    return f"{crc:08x}{adler:08x}"
+
+
+def _named_bytes(path: Path) -> bytes:
+    try:
+        return path.name.encode() + b"\0" + path.read_bytes()
+    except OSError:
+        return b""

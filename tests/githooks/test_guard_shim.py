@@ -79,8 +79,14 @@ def test_a_readme_or_lock_file_commit_never_starts_python(repo_with_commit, monk
     proc = commit(repo, "Tool.PY", env)
     assert proc.returncode == 1 and "nesting 5" in proc.stderr
     assert "pre-commit --block-exit 86 --timeout-ms 10000" in starts.read_text()
-    assert trace.read_text().splitlines()[-2:] == ["pre-commit: guard started (limit 10000 ms)",
-                                                   "pre-commit: guard exited 86"]
+    lines = trace.read_text().splitlines()
+    assert [line for line in lines if not line.startswith("pre-commit: guard: ")][-2:] == [
+        "pre-commit: guard started (limit 10000 ms)", "pre-commit: guard exited 86"]
+    # in between, the guard itself says where its time went
+    steps = [line.split(" at ")[0] for line in lines if line.startswith("pre-commit: guard: ")]
+    assert steps == ["pre-commit: guard: modules imported", "pre-commit: guard: staged change read (1 file(s))",
+                     "pre-commit: guard: HEAD and the index measured", "pre-commit: guard: judged",
+                     "pre-commit: guard: done: blocks"]
 
 
 def test_the_shim_knows_exactly_the_languages_health_knows():
@@ -136,8 +142,9 @@ def test_with_neo_strict_a_time_out_blocks(repo_with_commit, tmp_path, monkeypat
 
 
 def test_the_guard_process_imports_only_what_it_needs(repo_with_commit):
-    """No CLI parser, no facts, no logging or subprocess: a guard run pays for pygit2,
-    sqlite and the health modules it uses."""
+    """No CLI parser, no facts, no logging, and no pygit2 (git's plumbing commands read the
+    staged change: health/plumbing.py): a guard run pays for sqlite, tree-sitter and the
+    health modules it uses."""
     repo = repo_with_commit
     (repo / "app.py").write_text("import os\n\n\ndef f():\n    return os.sep\n")
     git(repo, "add", "app.py")
@@ -147,45 +154,55 @@ def test_the_guard_process_imports_only_what_it_needs(repo_with_commit):
                          env={**os.environ, "GIT_INDEX_FILE": str(repo / ".git" / "index")}).stdout.split()
     code, modules = out[0], set(out[1:])
     assert code == "0" and "neo_git.health.scan" in modules       # the check did run
-    assert not modules & {"neo_git.facts", "neo_git.cli.parser", "argparse", "logging", "subprocess",
+    assert not modules & {"neo_git.facts", "neo_git.cli.parser", "argparse", "logging", "pygit2",
                           "neo_git.store", "numpy", "tomllib"}
 
 
-def _child_python_that(tmp_path: Path, monkeypatch, body: str) -> None:
-    """Every Python started from here on (the guard's child) runs *body* first (a sitecustomize)."""
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(body)
-    monkeypatch.setenv("PYTHONPATH", str(site))
+GUARD = Path(VENV_BIN) / "git-neo-guard"   # the framework's neo-guard entry, as installed
 
 
-def test_the_framework_entry_supervises_a_hanging_guard(repo_with_commit, tmp_path, monkeypatch, capfd):
-    """`git-neo-guard` (the `neo-guard` entry): the framework blocks on any exit but 0, so a guard
-    that hangs past neo.guardTimeoutMs lets the commit through, as the shell shim does."""
-    from neo_git.githooks import supervise
-
-    git(repo_with_commit, "config", "neo.guardTimeoutMs", "1500")
-    monkeypatch.chdir(repo_with_commit)
-    _child_python_that(tmp_path, monkeypatch, "import time\ntime.sleep(60)\n")
-    started = time.monotonic()
-    assert supervise.main() == 0
-    assert time.monotonic() - started < 30   # the hang takes 60 s
-    assert "no answer within 1500 ms (neo.guardTimeoutMs), commit allowed" in capfd.readouterr().err
-    git(repo_with_commit, "config", "neo.strict", "true")
-    assert supervise.main() == 1
-    assert "blocking (neo.strict=true)" in capfd.readouterr().err
+def test_the_framework_entries_are_the_shims_as_installed():
+    """neo-guard runs the pre-commit shim itself, neo-outcomes a shell hand-off: no Python starts
+    just to start another one. (An editable install copies them: after editing a shim, run
+    `pip install -e .` again.)"""
+    assert GUARD.read_bytes() == SHIM.read_bytes()
+    outcomes = ROOT / "hooks" / "framework" / "git-neo-outcomes"
+    assert (Path(VENV_BIN) / "git-neo-outcomes").read_bytes() == outcomes.read_bytes()
+    hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    assert hooks["neo-guard"]["entry"] == "git-neo-guard" and hooks["neo-outcomes"]["entry"] == "git-neo-outcomes"
 
 
-def test_the_framework_entry_blocks_only_when_the_guard_does(repo_with_commit, tmp_path, monkeypatch, capfd):
-    from neo_git.githooks import supervise
+def framework_guard(repo: Path, path: str) -> subprocess.CompletedProcess:
+    """`git-neo-guard` as the framework runs it (PRE_COMMIT=1, no arguments), with *path* as PATH."""
+    return subprocess.run([str(GUARD)], cwd=repo, env={**os.environ, "PATH": path, "PRE_COMMIT": "1"},
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
 
+
+def test_the_framework_entry_supervises_a_hanging_guard(repo_with_commit, tmp_path):
+    """The framework blocks on any exit but 0, so a guard that hangs past neo.guardTimeoutMs lets
+    the commit through, as the shell shim does."""
     repo = repo_with_commit
-    monkeypatch.chdir(repo)
+    git(repo, "config", "neo.guardTimeoutMs", "1500")
+    (repo / "app.py").write_text("X = 1\n")
+    git(repo, "add", "app.py")
+    path = fake_bin(tmp_path / "bin", HANGING)
+    started = time.monotonic()
+    proc = framework_guard(repo, path)
+    assert proc.returncode == 0 and time.monotonic() - started < 30   # the hang takes 60 s
+    assert "no answer within 1500 ms (neo.guardTimeoutMs), commit allowed" in proc.stderr
+    git(repo, "config", "neo.strict", "true")
+    proc = framework_guard(repo, path)
+    assert proc.returncode == 1 and "blocking (neo.strict=true)" in proc.stderr
+
+
+def test_the_framework_entry_blocks_only_when_the_guard_does(repo_with_commit, tmp_path):
+    repo = repo_with_commit
     commit_files(repo, {"app/__init__.py": "", "app/a.py": "X = 1\n", "app/b.py": "from app import a\n"}, "modules")
-    assert supervise.main() == 0                                   # nothing staged to judge
+    path = VENV_BIN + os.pathsep + os.environ["PATH"]
+    assert framework_guard(repo, path).returncode == 0                 # nothing staged to judge
     (repo / "app" / "a.py").write_text("from app import b\n")
     git(repo, "add", "app/a.py")
-    assert supervise.main() == 1                                   # a new import-time cycle
-    assert "new import cycle" in capfd.readouterr().err
-    _child_python_that(tmp_path, monkeypatch, "raise SystemExit(3)\n")   # a guard that dies at start
-    assert supervise.main() == 0
+    proc = framework_guard(repo, path)
+    assert proc.returncode == 1 and "new import cycle" in proc.stderr  # a new import-time cycle
+    dying = fake_bin(tmp_path / "bin", "#!/bin/sh\nexit 3\n")          # a guard that dies at start
+    assert framework_guard(repo, dying).returncode == 0

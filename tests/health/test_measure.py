@@ -398,11 +398,11 @@ STEPS = [
 
 
 def _compare_with_scratch(repo: pygit2.Repository, monkeypatch, take):
-    from neo_git.health import scan as module
+    from neo_git.health import measure
 
     incremental = take(repo)
     with monkeypatch.context() as patch:
-        patch.setattr(module, "cache_path", lambda _repo: None)   # no cache: everything from scratch
+        patch.setattr(measure, "cache_path", lambda _repo: None)   # no cache: everything from scratch
         scratch = take(repo)
     assert incremental.to_dict() == scratch.to_dict()
     assert incremental.graph == scratch.graph
@@ -470,12 +470,12 @@ def test_a_damaged_stored_state_falls_back_to_a_full_scan(git_repo):
 
 
 def test_a_parallel_cold_scan_measures_the_same(git_repo, monkeypatch):
-    from neo_git.health import scan as module
+    from neo_git.health import measure
 
     commit_files(git_repo, {f"pkg/m{i}.py": f"import pkg.m{(i + 1) % 70}\n" + nested(i % 5) + functions(i % 40)
                             for i in range(70)} | {"pkg/__init__.py": ""})
     repo = pygit2.Repository(str(git_repo))
-    monkeypatch.setattr(module, "cache_path", lambda _repo: None)
+    monkeypatch.setattr(measure, "cache_path", lambda _repo: None)
 
     parallel = snapshot_commit(repo, workers=2).to_dict()
 
