@@ -521,12 +521,26 @@ def _decide(layout: _Layout, cos: "np.ndarray", floor: float | None, noise: "Noi
     decision = decide(cos, bm25, noise or Noise(0.0, 0.0), len(ranked), override=floor, rare=rare)
     if (decision.known and decision.override is None and vectors is not None and family_threshold is not None
             and decision.best is not None):
-        matrix = np.asarray(vectors[list(ranked)], dtype=np.float32)   # a RowView takes a list of rows
-        related = np.flatnonzero((matrix @ matrix[decision.best]) >= family_threshold)
+        related = np.flatnonzero(_cosines_to(vectors, ranked, decision.best) >= family_threshold)
         if len(related):
             keep = np.union1d(decision.keep, related)
             decision = replace(decision, keep=keep)
     return decision
+
+
+def _cosines_to(vectors, rows: Sequence[int], best: int) -> "np.ndarray":
+    """The cosine of the vector of each of *rows* with that of rows[*best*] (float32). Vectors that
+    can (`cosines_with`: a table's, read from the vector file) compute it without holding every
+    row at once (a copy of 100 MB at 50,000 facts)."""
+    import numpy as np
+
+    from neo_git.embed.rows import cosines
+
+    vector = np.ascontiguousarray(np.asarray(vectors[[rows[best]]], dtype=np.float32)[0])
+    streamed = getattr(vectors, "cosines_with", None)
+    if streamed is not None:
+        return streamed(rows, vector)
+    return cosines(np.ascontiguousarray(np.asarray(vectors[list(rows)], dtype=np.float32)), vector)
 
 
 def _hold_questioned(entries: list, asking: Mapping[str, str], untrusted: frozenset,

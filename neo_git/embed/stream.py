@@ -56,6 +56,43 @@ class RecordReader:
             return None
         return out
 
+    def cosines(self, rows: "np.ndarray", keys: "np.ndarray", query: "np.ndarray") -> "np.ndarray | None":
+        """The cosine of *query* with the vector of the record at each of *rows* (float32), which
+        must hold *keys* ((n,) 32-byte values) and pass their checks; None when the file was
+        replaced or a record does not. The records are read in order through one buffer of
+        `SCAN_RECORDS`, never all at once (recall asks for every fact's cosine with its best one)."""
+        import numpy as np
+
+        if self.inode is None:
+            return None
+        rows = np.asarray(rows, dtype=np.int64)
+        out = np.empty(len(rows), dtype=np.float32)
+        order = np.argsort(rows, kind="stable")
+        ordered = rows[order]
+        want = np.frombuffer(np.ascontiguousarray(keys).tobytes(), dtype="<u4").reshape(len(rows), KEY_BYTES // 4)
+        block = np.empty((min(SCAN_RECORDS, max(1, len(rows))), self.record // 4), dtype="<u4")
+        try:
+            with open(self.path, "rb") as fh:
+                if os.fstat(fh.fileno()).st_ino != self.inode:
+                    return None
+                at = 0
+                while at < len(ordered):
+                    first = int(ordered[at])
+                    end = int(np.searchsorted(ordered, first + len(block), side="left"))  # rows this read covers
+                    span = int(ordered[end - 1]) - first + 1
+                    part = block[:span]
+                    fh.seek(HEADER_BYTES + first * self.record)
+                    if fh.readinto(memoryview(part).cast("B")) != span * self.record:
+                        return None
+                    picked = part[ordered[at:end] - first]
+                    if not (picked[:, :KEY_BYTES // 4] == want[order[at:end]]).all() or not trusted_words(picked).all():
+                        return None
+                    out[order[at:end]] = cosines(record_vectors(picked), query)
+                    at = end
+        except OSError:
+            return None
+        return out
+
 
 def stream_cosines(path: Path, record: int, dim: int, keys: "np.ndarray", query: "np.ndarray"
                    ) -> "tuple[np.ndarray, np.ndarray, RecordReader]":

@@ -57,6 +57,27 @@ class TableVectors:
             out[on_file] = read if read is not None else self._fallback(wanted)
         return out
 
+    def cosines_with(self, positions: Sequence[int], query: "np.ndarray") -> "np.ndarray":
+        """The cosine of *query* with the vector of each fact at *positions* (float32), computed
+        while the records are read, a block at a time: never every vector in memory (100 MB at
+        50,000 facts). Each value is the one a product over all of them gives (`embed.rows`)."""
+        import numpy as np
+
+        from neo_git.embed.rows import cosines
+        from neo_git.embed.stream import stream_cosines
+
+        positions = np.asarray(positions, dtype=np.int64)
+        keys = self._table.rows["key"][positions]
+        rows = self._rows[positions]
+        values = self._reader.cosines(rows, keys, query) if bool((rows >= 0).all()) else None
+        if values is None:   # found on no record by the first pass (embedded since), or the file changed
+            reader = self._reader
+            values, _rows, _reader = stream_cosines(reader.path, reader.record, reader.dim, keys, query)
+            lost = np.flatnonzero(np.isnan(values))
+            if len(lost):   # not stored (a read-only cache, a busy lock): from memory, or embedded again
+                values[lost] = cosines(self[positions[lost]], query)
+        return values
+
 
 def streamed_cosines(store: "FactStore", table: "FactTable", query: "np.ndarray"
                      ) -> "tuple[np.ndarray, TableVectors]":
