@@ -115,13 +115,13 @@ def main(argv: list[str] | None = None) -> int:
                 f, w = first[install.name], warm[install.name]
                 rows.append([f"{size:,}", install.name,
                              f"{median(r['rss'] for r in f) / 2**20:,.0f} MB",
-                             f"{median(r['wall'] for r in f):,.1f} s",
+                             f"{median(r['wall'] for r in f):,.1f} s / {median(r['cpu'] for r in f):,.1f} s",
                              f"{median(r['rss'] for r in w) / 2**20:,.0f} MB",
-                             f"{median(r['wall'] for r in w) * 1e3:,.0f} ms",
+                             f"{median(r['wall'] for r in w) * 1e3:,.0f} / {median(r['cpu'] for r in w) * 1e3:,.0f} ms",
                              "yes" if same else "NO", f"{before} -> {after}"])
         print("first_recall_memory: " + "; ".join(f"{n} = {p}" for n, p in pythons.items())
               + f"; {options.runs} alternated runs, medians; target first recall ≤ {TARGET_MB} MB at 50,000")
-        print(table(["facts", "install", "first recall RSS", "its wall", "warm recall RSS", "its wall",
+        print(table(["facts", "install", "first recall RSS", "wall / CPU", "warm recall RSS", "wall / CPU",
                      "same answer", "load 1/5/15 min"], rows))
     finally:
         if options.root is None:
