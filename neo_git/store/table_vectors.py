@@ -79,10 +79,10 @@ class TableVectors:
         return values
 
 
-def streamed_cosines(store: "FactStore", table: "FactTable", query: "np.ndarray"
-                     ) -> "tuple[np.ndarray, TableVectors]":
-    """(the cosine of *query* with each fact of *table*, their vectors on demand), reading the
-    vector file once without keeping it."""
+def streamed_cosines(store: "FactStore", table: "FactTable", query: "np.ndarray",
+                     positions: "np.ndarray | None" = None) -> "tuple[np.ndarray, TableVectors]":
+    """(the cosine of *query* with each fact of *table* at *positions* (None: every fact; NaN
+    at the others), their vectors on demand), reading the vector file once without keeping it."""
     import numpy as np
 
     from neo_git.embed.batches import embed_in_batches
@@ -91,9 +91,16 @@ def streamed_cosines(store: "FactStore", table: "FactTable", query: "np.ndarray"
 
     embedder, cache = store.embedder, store.vector_cache
     path, record = cache.shelf_file(embedder)
-    values, rows, reader = stream_cosines(path, record, embedder.dim, table.rows["key"], query)
+    if positions is None:
+        values, rows, reader = stream_cosines(path, record, embedder.dim, table.rows["key"], query)
+        missing = np.flatnonzero(rows < 0).tolist()
+    else:
+        found, at, reader = stream_cosines(path, record, embedder.dim, table.rows["key"][positions], query)
+        values = np.full(len(table), np.nan, dtype=np.float32)
+        rows = np.full(len(table), -1, dtype=np.int64)
+        values[positions], rows[positions] = found, at
+        missing = positions[at < 0].tolist()
     embedded: dict[int, np.ndarray] = {}
-    missing = np.flatnonzero(rows < 0).tolist()
     if missing:
         # Texts the cache lacks (all of them on a store's first recall): embedded batch by batch,
         # each decoded without being kept and stored as it is done; only the cosines stay, and
