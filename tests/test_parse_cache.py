@@ -54,6 +54,79 @@ def test_a_damaged_cache_entry_is_ignored(repo_with_commit):
         repo_with_commit, "ls-tree", "-r", "--name-only", "refs/neo/facts").split()) - 1  # meta.json
 
 
+def test_encoded_facts_edited_under_their_sealed_header_are_read_from_git(repo_with_commit):
+    """The seal covers the header (rows, and each subtree's sha256); the encoded facts are read
+    when first decoded. Bytes edited there, the seal line and header kept, fail their sha256: the
+    facts of that folder come from their blobs, and the doctor's check counts them."""
+    from neo_git.store.parse_cache import untrusted_entries
+
+    store = _populated(repo_with_commit)
+    path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
+    raw = path.read_bytes()
+    assert raw.count(b"10 s timeout") == 1
+    path.write_bytes(raw.replace(b"10 s timeout", b"99 s timeout"))
+    cold = _cold_facts(store)
+    parsed = {i: fact_from_json(show_blob(repo_with_commit, i)) for i in ref_fact_ids(repo_with_commit)}
+    assert cold == parsed and not any("99 s" in f.body for f in cold.values())
+    total, bad = untrusted_entries(path, "refs/neo/facts")
+    assert total >= len(parsed) and bad >= 1
+
+
+def test_a_cold_reader_reads_the_encoded_facts_of_the_folders_it_decodes_only(repo_with_commit, monkeypatch):
+    """Opening the cache reads the header; the encoded facts of a folder are read (and checked)
+    when one of its facts is first decoded, and of that folder only."""
+    from neo_git.store import subtree
+    from neo_git.store.parse_journal import journal_path
+
+    store = _populated(repo_with_commit)
+    path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
+    path.unlink()
+    journal_path(path).unlink(missing_ok=True)
+    _cold_facts(store)                      # a new cache, written whole (no journal)
+    reads: list[int] = []
+    original = subtree.CachedBytes._read
+
+    def counted(self):
+        data = original(self)
+        reads.append(len(data))
+        return data
+
+    monkeypatch.setattr(subtree.CachedBytes, "_read", counted)
+    backend = store.project_store
+    table, _warnings = RefStore(backend.repo, backend.common_dir, backend.signature).table()
+    folders = {fact_id[:2] for fact_id in ref_fact_ids(repo_with_commit)}
+    assert len(table) > 40 and len(reads) <= 1   # the pointer check decodes the fact with depends_on
+    facts = list(table)
+    assert len(reads) == len(folders)           # each folder's bytes read once, when first decoded
+    assert {f.id: f for f in facts} == {i: fact_from_json(show_blob(repo_with_commit, i))
+                                        for i in ref_fact_ids(repo_with_commit)}
+
+
+def test_a_cache_replaced_after_its_header_was_read_yields_the_facts_of_git(repo_with_commit, monkeypatch):
+    """Another process may rewrite the cache between a reader's look at its header and its first
+    decode: that file's bytes are never read as the first one's; the facts come from git."""
+    from neo_git.store.parse_journal import journal_path
+
+    from_blobs: list[str] = []
+    original = RefStore._cached_blob_fact
+    monkeypatch.setattr(RefStore, "_cached_blob_fact",
+                        lambda self, fact_id, blob: from_blobs.append(fact_id) or original(self, fact_id, blob))
+
+    store = _populated(repo_with_commit)
+    path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
+    path.unlink()
+    journal_path(path).unlink(missing_ok=True)
+    _cold_facts(store)                      # a new cache, written whole (no journal)
+    backend = store.project_store
+    table, _warnings = RefStore(backend.repo, backend.common_dir, backend.signature).table()
+    replacement = path.with_name("replacement")
+    replacement.write_bytes(path.read_bytes())
+    replacement.replace(path)               # same bytes, another file (as an atomic rewrite leaves it)
+    facts = list(table)
+    parsed = {i: fact_from_json(show_blob(repo_with_commit, i)) for i in ref_fact_ids(repo_with_commit)}
+    assert {f.id: f for f in facts} == parsed and len(from_blobs) >= len(parsed) // 2   # (one folder read before)
+
+
 def test_an_entry_without_the_fields_of_a_fact_is_refused():
     """Even under a valid seal (say, written by another version of git-neo with the same format
     string) a form of another shape never becomes a fact."""
