@@ -12,7 +12,7 @@ from pathlib import Path
 from neo_git.embed import batches
 from neo_git.embed.cache import VectorCache
 from neo_git.embed.hashing import HashEmbedder
-from tests.store_helpers import open_store, random_word
+from tests.helpers.store import open_store, random_word
 
 
 class CountingEmbedder:

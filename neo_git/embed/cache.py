@@ -493,13 +493,6 @@ class VectorCache:
                 out[i] = out[unique[keys[i]]]
         return out
 
-    def embed_and_store(self, embedder: "Embedder", keys: list[bytes], texts: list[str]) -> "np.ndarray":
-        """Embed *texts* (whose keys are *keys*, no two alike) and append them to the cache."""
-        import numpy as np
-
-        embedded = np.asarray(embedder.embed(texts), dtype=np.float32)
-        return self.store(embedder, keys, embedded)
-
     def store(self, embedder: "Embedder", keys: list[bytes], embedded: "np.ndarray", remember: bool = True
               ) -> "np.ndarray":
         """Append vectors *embedder* made for the texts whose keys are *keys* (no two alike); with
@@ -513,15 +506,11 @@ class VectorCache:
             pass  # a read-only or full disk costs speed, not correctness
         return embedded
 
-    def vector_rows(self, embedder: "Embedder", texts: Sequence[str]) -> tuple["np.ndarray", list[int] | None]:
-        """Like `vectors`, but when every text is cached in one block (a cold process asking for
-        a whole store) that block and the row of each text in it, not a copy in text order:
-        100 MB less at 50,000 facts of 512 floats. The block is shared: read it only."""
-        return self.vector_rows_by_keys(embedder, [text_key(t) for t in texts], texts.__getitem__)
-
     def vector_rows_by_keys(self, embedder: "Embedder", keys: Sequence[bytes], text_of: Callable[[int], str]
                             ) -> tuple["np.ndarray", list[int] | None]:
-        """`vector_rows` for texts given by their keys (see `vectors_by_keys`)."""
+        """Like `vectors_by_keys`, but when every text is cached in one block (a cold process asking
+        for a whole store) that block and the row of each text in it, not a copy in key order:
+        100 MB less at 50,000 facts of 512 floats. The block is shared: read it only."""
         shelf = self._shelf(embedder.id, embedder.dim)
         shelf.fetch(keys)
         found = shelf.block_rows(keys)
