@@ -11,7 +11,7 @@ from pathlib import Path
 from neo_git import recall
 from neo_git.facts import FactScope
 from neo_git.store.base import Change
-from tests.store_helpers import HTTP_NEW, HTTP_OLD, open_store
+from tests.helpers.store import HTTP_NEW, HTTP_OLD, open_store
 
 OLD_TOPICS = ["Kafka retention", "Redis eviction", "Celery beat", "Nginx buffering"]
 
