@@ -51,12 +51,12 @@ def test_encoded_facts_edited_under_their_sealed_header_are_read_from_git(repo_w
     facts of that folder come from their blobs, and the doctor's check counts them."""
     from neo_git.store.parse_cache import untrusted_entries
 
-    store = _populated(repo_with_commit)
+    store = populated_store(repo_with_commit)
     path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
     raw = path.read_bytes()
     assert raw.count(b"10 s timeout") == 1
     path.write_bytes(raw.replace(b"10 s timeout", b"99 s timeout"))
-    cold = _cold_facts(store)
+    cold = cold_facts(store)
     parsed = {i: fact_from_json(show_blob(repo_with_commit, i)) for i in ref_fact_ids(repo_with_commit)}
     assert cold == parsed and not any("99 s" in f.body for f in cold.values())
     total, bad = untrusted_entries(path, "refs/neo/facts")
@@ -69,11 +69,11 @@ def test_a_cold_reader_reads_the_encoded_facts_of_the_folders_it_decodes_only(re
     from neo_git.store import subtree
     from neo_git.store.parse_journal import journal_path
 
-    store = _populated(repo_with_commit)
+    store = populated_store(repo_with_commit)
     path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
     path.unlink()
     journal_path(path).unlink(missing_ok=True)
-    _cold_facts(store)                      # a new cache, written whole (no journal)
+    cold_facts(store)                      # a new cache, written whole (no journal)
     reads: list[int] = []
     original = subtree.CachedBytes._read
 
@@ -103,11 +103,11 @@ def test_a_cache_replaced_after_its_header_was_read_yields_the_facts_of_git(repo
     monkeypatch.setattr(RefStore, "_cached_blob_fact",
                         lambda self, fact_id, blob: from_blobs.append(fact_id) or original(self, fact_id, blob))
 
-    store = _populated(repo_with_commit)
+    store = populated_store(repo_with_commit)
     path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
     path.unlink()
     journal_path(path).unlink(missing_ok=True)
-    _cold_facts(store)                      # a new cache, written whole (no journal)
+    cold_facts(store)                      # a new cache, written whole (no journal)
     backend = store.project_store
     table, _warnings = RefStore(backend.repo, backend.common_dir, backend.signature).table()
     replacement = path.with_name("replacement")

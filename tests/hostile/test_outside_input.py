@@ -171,7 +171,7 @@ def test_an_agents_edit_of_a_fifo_does_not_hold_the_hook_to_its_limit(team_repo)
     import json
     import os
 
-    from tests.agents.helpers import payload, run_hook_process
+    from tests.helpers.agents import payload, run_hook_process
 
     repo, _ = team_repo
     os.mkfifo(repo / "edited.py")
