@@ -3,9 +3,9 @@
 
 The framework treats any exit but 0 as "blocked", so the guard cannot run in the framework's
 own process: an interpreter that hangs past the guard's in-process limit (faulthandler ends it
-with status 1) would block the commit. This supervisor imports nothing of git-neo: it starts
-`python -m neo_git hook pre-commit --block-exit 86`, waits `neo.guardTimeoutMs` (+1 s for the
-guard's own clean give-up), and maps what happened as `hooks/pre-commit` does: 86 blocks (exit
+with status 1) would block the commit. This supervisor imports nothing of git-neo but the limit
+(`limit.py`): it starts `python -m neo_git hook pre-commit --block-exit 86 --timeout-ms N` with
+the limit it decided, waits that long (+1 s for the guard's own clean give-up), and maps what happened as `hooks/pre-commit` does: 86 blocks (exit
 1), a time-out lets the commit through with a warning (blocks with `neo.strict=true`), anything
 else (a crash, a missing module) lets it through. The guard runs in a process group of its own,
 and the whole group is ended at the limit: a descendant left running would keep git's output
@@ -18,9 +18,9 @@ import signal
 import subprocess
 import sys
 
+from neo_git.githooks.limit import SETTING, limit_ms
+
 BLOCK = 86
-DEFAULT_TIMEOUT_MS = 10_000   # githooks/guard.py DEFAULT_TIMEOUT_MS (not imported: nothing heavy here)
-MAX_TIMEOUT_MS = 3_600_000    # githooks/guard.py MAX_TIMEOUT_MS
 
 
 def _git_config(*args: str) -> str:
@@ -31,16 +31,9 @@ def _git_config(*args: str) -> str:
         return ""
 
 
-def _limit_ms() -> int:
-    """neo.guardTimeoutMs as git reads it (`--int`: k/m/g suffixes); out of range: the default."""
-    if not _git_config("--get", "neo.guardTimeoutMs"):
-        return DEFAULT_TIMEOUT_MS
-    value = _git_config("--int", "--get", "neo.guardTimeoutMs")   # empty when git finds no number
-    if value.isascii() and value.isdigit() and 1 <= int(value) <= MAX_TIMEOUT_MS:
-        return int(value)
-    print(f"warning: neo.guardTimeoutMs is not a whole number of milliseconds from 1 to {MAX_TIMEOUT_MS}; "
-          f"the guard uses {DEFAULT_TIMEOUT_MS}", file=sys.stderr)
-    return DEFAULT_TIMEOUT_MS
+def configured_limit_ms() -> int:
+    """neo.guardTimeoutMs as git config holds it (files, includes, `-c`), by `limit.limit_ms`'s rule."""
+    return limit_ms(_git_config("--get", SETTING) or None)
 
 
 def _end_group(child: subprocess.Popen) -> None:
@@ -54,7 +47,7 @@ def _end_group(child: subprocess.Popen) -> None:
 
 def main() -> int:
     """Run the guard in a child process; the framework's exit code."""
-    ms = _limit_ms()
+    ms = configured_limit_ms()
     command = [sys.executable, "-m", "neo_git", "hook", "pre-commit", "--block-exit", str(BLOCK),
                "--timeout-ms", str(ms)]
     try:
@@ -67,7 +60,7 @@ def main() -> int:
     except subprocess.TimeoutExpired:
         _end_group(child)
         strict = _git_config("--bool", "--get", "neo.strict") == "true"
-        print(f"git-neo guard: no answer within {ms} ms (neo.guardTimeoutMs), "
+        print(f"git-neo guard: no answer within {ms} ms ({SETTING}), "
               f"{'blocking (neo.strict=true)' if strict else 'commit allowed'}", file=sys.stderr)
         return 1 if strict else 0
     except BaseException:               # Ctrl-C: the guard, in a session of its own, did not see it

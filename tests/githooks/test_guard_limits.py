@@ -68,7 +68,7 @@ def test_the_python_side_falls_back_with_one_warning(repo_with_commit, monkeypat
 
     monkeypatch.chdir(repo_with_commit)
     git(repo_with_commit, "config", "neo.guardTimeoutMs", "99999999999999999999")
-    assert supervise._limit_ms() == 10_000
+    assert supervise.configured_limit_ms() == 10_000
     assert "neo.guardTimeoutMs" in capfd.readouterr().err
     _stage(repo_with_commit)
     assert main(["hook", "pre-commit"]) == 0
