@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from neo_git import safejson
 from neo_git.errors import InvalidFact, NeoError
+from neo_git.fact_schema import Invalidation
 from neo_git.facts import SCOPE_ORDER, Fact, FactScope, now_iso, parse_scope
 from neo_git.scoring import retention_score
 from neo_git.redact import citation_names, redact, redact_fact, refuse_secrets
@@ -203,10 +204,10 @@ def evict_over_cap(facts: "dict[str, Fact]", added: list[Fact], scope: FactScope
     stamp = now_iso()
     ranked = sorted((f for f in valid if not f.is_protected),
                     key=lambda f: (retention_score(f), f.metadata.created_at, f.id))
-    return [fact.evolve(is_valid=False, metadata={"invalidation": {
-        "reason": "evicted", "at": stamp,
-        "detail": f"an import took the {scope.value} scope over its cap of {cap} valid facts; "
-                  f"this one scored lowest ({retention_score(fact):.3f})"}})
+    return [fact.evolve(is_valid=False, metadata={"invalidation": Invalidation(
+        reason="evicted", at=stamp,
+        detail=f"an import took the {scope.value} scope over its cap of {cap} valid facts; "
+               f"this one scored lowest ({retention_score(fact):.3f})")})
         for fact in ranked[:excess]]
 
 

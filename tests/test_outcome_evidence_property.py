@@ -86,7 +86,7 @@ def test_outcomes_move_only_what_the_advice_relied_on(rows, outcomes):
         allowed.update(o.fact_ids)
         for i in o.context_ids:
             meta = facts[i].metadata
-            cited = any(c["path"] == o.file for c in meta.citations)
+            cited = any(c.path == o.file for c in meta.citations)
             scoped = any(p == o.file or (p.endswith("/**") and o.file.startswith(p[:-2])) for p in meta.paths)
             if cited or scoped:
                 allowed.add(i)

@@ -297,7 +297,7 @@ def _configured_timeout(repo) -> int:
     """neo.guardTimeoutMs as the repository's config holds it (`-c` included), by `limit.limit_ms`'s rule."""
     from neo_git.config import neo_config
 
-    raw = neo_config(SETTING, repo=repo)
+    raw: object = neo_config(SETTING, repo=repo)
     return limit_ms(raw if isinstance(raw, str) else None if raw is None else str(raw))
 
 

@@ -19,6 +19,7 @@ from typing import Sequence
 
 import pygit2
 
+from neo_git.fact_schema import Citation
 from neo_git.facts import FactScope, now_iso
 from neo_git.fileio import locked
 from neo_git.identity import RepositoryPaths, repository_paths
@@ -301,7 +302,7 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
 
 
 def _shipped_code(repo: pygit2.Repository, commit: pygit2.Commit, suggestion: Suggestion,
-                  change: FileChange) -> tuple[dict, ...]:
+                  change: FileChange) -> tuple[Citation, ...]:
     """Citations of the code an accepted suggestion shipped (the function around it, or its
     lines): the outcome record is then checked against later commits like any cited fact."""
     try:
