@@ -16,15 +16,16 @@ supersession).
 """
 from __future__ import annotations
 
-import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 from neo_git.errors import InvalidFact
 from neo_git.fact_fields import (
     MAX_LINKS, MAX_PATH_CHARS, check_id, check_number, check_repo_path, check_text, optional_text,
 )
+from neo_git.safejson import check_depth
 
 JsonObject = dict[str, Any]
 
@@ -250,10 +251,16 @@ INVALIDATION_DEPTH = 6
 Reason = str
 
 
-def _json_text(value: Any) -> str:
-    """*value* as canonical JSON text: two values are the same stored JSON only if these are equal
-    (1 == 1.0 and True == 1 in Python, not in JSON)."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+def _same_json(a: Any, b: Any) -> bool:
+    """Are *a* and *b* the same stored JSON? Equal, and of the same types throughout (1 == 1.0 and
+    True == 1 in Python, not in JSON)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_json(a[key], b[key]) for key in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(map(_same_json, a, b))
+    return bool(a == b)
 
 
 def _is_number(value: Any) -> bool:
@@ -318,7 +325,7 @@ def _link_as_read(value: Any) -> PossibleLink | None:
         link = PossibleLink.from_json(value)
     except InvalidFact:
         return None
-    return link if _json_text(link.to_json()) == _json_text(value) else None
+    return link if _same_json(link.to_json(), value) else None
 
 
 @dataclass(frozen=True)
@@ -350,8 +357,6 @@ class Invalidation:
     def from_json(cls, value: Any) -> "Invalidation":
         """Leniently, but shallow (a value nested deeper than INVALIDATION_DEPTH would overflow the
         stack when written back) and with numbers where `why` formats them (InvalidFact)."""
-        from neo_git.safejson import check_depth
-
         if not isinstance(value, Mapping):
             raise InvalidFact("metadata.invalidation must be an object or null")
         try:
