@@ -14,6 +14,7 @@ import os
 from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar
 
 from neo_git import safejson
+from neo_git.errors import NeoError
 from neo_git.identity import neo_home
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -232,13 +233,18 @@ def retired_notices() -> list[str]:
     included) or in ~/.neo/config.json: never an error, the value is simply not read."""
     from neo_git.gitrun import run_git
 
+    found: set[str] = set()
     pattern = "^neo\\.(" + "|".join(key.lower() for key in RETIRED) + ")$"   # git lower-cases the key
     try:
         proc = run_git(["config", "--get-regexp", pattern], check=False, timeout=5)
-        found = {line.split(" ", 1)[0][4:] for line in proc.stdout.splitlines()} if proc.returncode == 0 else set()
-    except Exception:  # noqa: BLE001 - git missing or slow: nothing to say
-        found = set()
-    found |= {key.lower() for key in config_file_values() if isinstance(key, str)}
+        if proc.returncode == 0:
+            found.update(line.split(" ", 1)[0][4:] for line in proc.stdout.splitlines())
+    except NeoError:   # git missing or slow: nothing to say
+        pass
+    try:
+        found.update(key.lower() for key in config_file_values() if isinstance(key, str))
+    except NeoError:   # NEO_HOME unusable: the command itself says so
+        pass
     return [f"notice: neo.{key} is no longer read (a fixed value now); `git config --unset neo.{key}` "
             "(or ~/.neo/config.json) removes it" for key in RETIRED if key.lower() in found]
 

@@ -8,6 +8,7 @@ from datetime import timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from neo_git.fact_schema import Citation
 from neo_git.facts import Fact, FactKind, FactMetadata, FactScope
 from neo_git.outcomes.confidence import Outcome, confidence_change, plan_fact_updates
 from neo_git.outcomes.processing import resolve_reliance
@@ -33,7 +34,7 @@ def _facts(rows) -> dict[str, Fact]:
     out = {}
     for n, row in enumerate(rows):
         fact_id = f"{n:016x}"
-        citations = ({"path": row["citation"][0], "symbol": "f", "state": row["citation"][1]},) if row["citation"] else ()
+        citations = (Citation(row["citation"][0], row["citation"][1], symbol="f"),) if row["citation"] else ()
         out[fact_id] = Fact(
             id=fact_id, subject=f"fact {n}", body=f"body {n}", kind=FactKind(row["kind"]), scope=FactScope.PROJECT,
             metadata=FactMetadata(created_at=stamp(NOW - timedelta(days=row["age_days"])),
