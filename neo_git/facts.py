@@ -1,4 +1,4 @@
-"""The fact: typed, scoped, supersession-aware, with canonical JSON (DESIGN.md §2).
+"""The fact: typed, scoped, supersession-aware, with canonical JSON (docs/architecture.md §2).
 
 `Fact.to_dict()` is exactly what is stored on `refs/neo/facts` and in `~/.neo`;
 `canonical_json()` gives the bytes (sorted keys, UTF-8, trailing newline), so
@@ -100,7 +100,8 @@ class FactMetadata:
     possibly_supersedes: tuple[PossibleLink, ...] = ()
     # Facts a person said are distinct from this one (a rejected review): never proposed again.
     distinct_from: tuple[str, ...] = ()
-    # Code the fact cites, in the order given (resolved and re-checked by neo_git/citations/).
+    # Code the fact cites, in the order given (docs/architecture.md §13; resolved and re-checked
+    # by neo_git/citations/).
     citations: tuple[Citation, ...] = ()
     # Git pathspec globs the fact is limited to (`src/api/**`), as given.
     paths: tuple[str, ...] = ()
