@@ -82,15 +82,15 @@ def replay_repo(repo: dict, vectors: VectorMemo, thresholds: Thresholds, show: b
         counts["items"] += bool(result.possible)
         counts["links"] += len(result.possible)
         for link in result.possible:
-            edge = (adr_of[link["id"]], str(adr["id"]))
-            counts["proposed"].append((result.fact.id, link["id"], tuple(link.get("evidence") or ())))
+            edge = (adr_of[link.id], str(adr["id"]))
+            counts["proposed"].append((result.fact.id, link.id, link.evidence))
             if edge in truth:
                 counts["reviewed"].add(edge)  # a person who accepts the right items finds it
-            for name in link.get("evidence") or ("(none)",):
+            for name in link.evidence or ("(none)",):
                 counts["evidence"][name, edge in truth] += 1
             if show:
-                print(f"  {'ok ' if edge in truth else '-- '} review {repo['repo']} {edge} {link.get('evidence')} "
-                      f"{store.facts[link['id']].subject[:40]!r} -> {result.fact.subject[:40]!r}")
+                print(f"  {'ok ' if edge in truth else '-- '} review {repo['repo']} {edge} {list(link.evidence)} "
+                      f"{store.facts[link.id].subject[:40]!r} -> {result.fact.subject[:40]!r}")
     # `git neo review --judge --wider` over the whole store once every record is in: the pairs it
     # would ask about, and the true edges among them (a judge right on every pair finds them all).
     # Records carry their order as their time (a day's records share a date; the command needs order).

@@ -34,6 +34,7 @@ from benchmarks.scale_ab import timed_process  # noqa: E402
 
 def build(root: Path, name: str, total: int, valid: int) -> sb.Site:
     """A store of *total* generated facts of which the first *valid* stay valid; caches warmed."""
+    from neo_git.fact_schema import Invalidation
     from neo_git.facts import FactScope
     from neo_git.store.base import Change
 
@@ -41,7 +42,7 @@ def build(root: Path, name: str, total: int, valid: int) -> sb.Site:
     store = site.open()
     store.init()
     facts = sb.generate_facts(total, 35, store.project_id, store.org_id)  # same seed: same 500 valid facts
-    retired = {"reason": "evicted", "at": "2026-01-01T00:00:00+00:00", "detail": "cap_cost_bench: retired"}
+    retired = Invalidation(reason="evicted", at="2026-01-01T00:00:00+00:00", detail="cap_cost_bench: retired")
     facts = [f if i < valid else f.evolve(is_valid=False, metadata={"invalidation": retired})
              for i, f in enumerate(facts)]
     store.backends[FactScope.PROJECT].transact(lambda _: Change(tuple(facts), f"bench: {total} facts, {valid} valid"))

@@ -29,6 +29,7 @@ def shared_eval(name: str) -> Path:
     return ROOT.parent / "shared" / "eval" / name
 
 from neo_git.embed import family_threshold  # noqa: E402
+from neo_git.fact_schema import Invalidation  # noqa: E402
 from neo_git.facts import Fact, FactMetadata, new_fact_id  # noqa: E402
 from neo_git.recall import assemble  # noqa: E402
 from neo_git.store.index import FactIndex, IndexedFacts  # noqa: E402
@@ -102,7 +103,7 @@ class MemoryReplay:
         """Retract a fact without a successor (`FactStore.invalidate`)."""
         old = self.facts[fact_id]
         if old.is_valid:
-            new = old.evolve(is_valid=False, metadata={"invalidation": {"reason": "invalidated"}})
+            new = old.evolve(is_valid=False, metadata={"invalidation": Invalidation(reason="invalidated")})
             self.index.update(old, new)
             self.facts[fact_id] = new
 

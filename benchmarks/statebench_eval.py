@@ -221,7 +221,7 @@ def replay(timeline: Timeline, vectors: VectorMemo, thresholds: Thresholds, view
             tally.fp += got is not None
             if truth is not None:
                 tally.fn += 1
-                tally.possible_hits += any(link["id"] == truth for link in result.possible)
+                tally.possible_hits += any(link.id == truth for link in result.possible)
         tally.possible += bool(result.possible)
         tally.links += len(result.possible)
 

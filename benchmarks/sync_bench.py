@@ -140,6 +140,7 @@ def main() -> int:
 
 def run(root: Path, facts: int, args) -> tuple[dict[str, list[float]], float]:
     """One team of *facts* stored facts: ({step: seconds per round}, first sync of a fresh clone)."""
+    from neo_git.fact_schema import Invalidation
     from neo_git.facts import Fact, FactKind, FactMetadata, FactScope, new_fact_id
     from neo_git.store import Change, FactStore
     from neo_git.sync import Syncer
@@ -162,8 +163,8 @@ def run(root: Path, facts: int, args) -> tuple[dict[str, list[float]], float]:
         fact = Fact(id=new_fact_id(), subject=subject, body=body, kind=FactKind.PATTERN,
                     scope=FactScope.PROJECT, project_id=project, metadata=FactMetadata(author="seed <seed@example.com>"))
         if args.valid is not None and n >= args.valid:
-            fact = fact.evolve(is_valid=False, metadata={"invalidation": {
-                "reason": "evicted", "at": "2026-01-01T00:00:00+00:00", "detail": "sync_bench: retired"}})
+            fact = fact.evolve(is_valid=False, metadata={"invalidation": Invalidation(
+                reason="evicted", at="2026-01-01T00:00:00+00:00", detail="sync_bench: retired")})
         bulk.append(fact)
     store.transact("project", lambda facts: Change(facts=tuple(bulk), message=f"bulk {len(bulk)} facts"))
     Syncer(store, "origin").sync()

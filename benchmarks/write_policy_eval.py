@@ -76,8 +76,8 @@ def rules_replay(files, vectors: VectorMemo, thresholds: Thresholds, mode: str, 
                 counts[2] += 1
                 if show:
                     for link in result.possible:
-                        print(f"  ASK {entry['repo']} {link.get('evidence')} {link['similarity']:.3f} "
-                              f"{store.facts[link['id']].body[:60]!r}\n      -> {text[:60]!r}")
+                        print(f"  ASK {entry['repo']} {list(link.evidence)} {link.similarity:.3f} "
+                              f"{store.facts[link.id].body[:60]!r}\n      -> {text[:60]!r}")
         out[f"{entry['repo']}:{entry['path']}"] = counts
     return out
 

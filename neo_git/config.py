@@ -14,6 +14,7 @@ import os
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, TypeVar
 
 from neo_git import safejson
+from neo_git.errors import NeoError
 from neo_git.identity import neo_home
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -265,6 +266,33 @@ def as_positive_int(value: Any, maximum: int = MAX_INT) -> int:
     if not 1 <= number <= maximum:
         raise ValueError(f"not a whole number from 1 to {maximum}")
     return number
+
+
+# Settings an earlier release read and this one does not: internal tuning, now module constants
+# (agents/turns.py FRESH_SECONDS and TTL_SECONDS, agents/context.py AGENT_TOKENS,
+# outcomes/processing.py SUGGESTION_DAYS). One still set gets a one-line notice per command.
+RETIRED = ("turnFreshSeconds", "turnTtlSeconds", "agentContextTokens", "suggestionDays")
+
+
+def retired_notices() -> list[str]:
+    """A `notice:` line for each retired setting still set, in git config (any level, `-c`
+    included) or in ~/.neo/config.json: never an error, the value is simply not read."""
+    from neo_git.gitrun import run_git
+
+    found: set[str] = set()
+    pattern = "^neo\\.(" + "|".join(key.lower() for key in RETIRED) + ")$"   # git lower-cases the key
+    try:
+        proc = run_git(["config", "--get-regexp", pattern], check=False, timeout=5)
+        if proc.returncode == 0:
+            found.update(line.split(" ", 1)[0][4:] for line in proc.stdout.splitlines())
+    except NeoError:   # git missing or slow: nothing to say
+        pass
+    try:
+        found.update(key.lower() for key in config_file_values() if isinstance(key, str))
+    except NeoError:   # NEO_HOME unusable: the command itself says so
+        pass
+    return [f"notice: neo.{key} is no longer read (a fixed value now); `git config --unset neo.{key}` "
+            "(or ~/.neo/config.json) removes it" for key in RETIRED if key.lower() in found]
 
 
 def config_bool(name: str, default: bool, *, repo: "pygit2.Repository | None" = None) -> bool:

@@ -11,19 +11,18 @@ import json
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from enum import Enum
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
 
 from neo_git.errors import InvalidFact
 from neo_git.fact_fields import (
-    check_citations, check_flag, check_globs, check_id, check_id_set, check_links, check_number, check_tags,
-    check_text, optional_text,
+    check_flag, check_globs, check_id, check_id_set, check_number, check_tags, check_text, optional_text,
 )
+from neo_git.fact_schema import Citation, Invalidation, PossibleLink, citations_from_json, links_from_json
 
 SCHEMA_VERSION = 1
 MAX_SUBJECT_CHARS = 200
 MAX_BODY_CHARS = 16_384
 MAX_SOURCE_PROMPT_CHARS = 200
-INVALIDATION_DEPTH = 6
 
 
 class FactKind(str, Enum):
@@ -45,7 +44,8 @@ class FactScope(str, Enum):
 
 # `agent`: written by a coding agent (MCP `add_fact`, agent hooks), not by a person.
 PROVENANCES = ("structural", "inferred", "observed", "agent")
-PROPOSAL_STATES = ("open",)   # metadata.proposal: an agent's constraint no person accepted yet
+ProposalState = Literal["open"]   # metadata.proposal: an agent's fact no person accepted yet
+PROPOSAL_STATES: tuple[ProposalState, ...] = ("open",)
 PROTECTED_TAGS = frozenset({"seed", "community", "synthesized"})
 SCOPE_ORDER = (FactScope.GLOBAL, FactScope.ORG, FactScope.PROJECT, FactScope.SESSION)
 
@@ -93,39 +93,39 @@ class FactMetadata:
     success_count: int = 0
     provenance: str = "observed"
     author: str = "unknown"
-    # Why the fact is no longer valid: {"reason": "superseded"|"evicted"|"invalidated",
-    # "at", "by", "rule", "similarity", "threshold", "embedder", "detail"}; None while valid.
-    invalidation: dict | None = None
-    # Facts this one may replace, for review (`git neo review`): ({"id", "similarity",
-    # "threshold"}, ...) sorted by id; nothing was retired for them.
-    possibly_supersedes: tuple[dict, ...] = ()
+    # Why the fact is no longer valid (reason, when, its successor, the rule…); None while valid.
+    invalidation: Invalidation | None = None
+    # Facts this one may replace, for review (`git neo review`), sorted by id; nothing was
+    # retired for them.
+    possibly_supersedes: tuple[PossibleLink, ...] = ()
     # Facts a person said are distinct from this one (a rejected review): never proposed again.
     distinct_from: tuple[str, ...] = ()
-    # Code the fact cites (docs/architecture.md §13): ({"cited", "path", "symbol" | "span", "blob",
-    # "fingerprint", "state", "since", …}, ...) in the order given; see neo_git/citations/.
-    citations: tuple[dict, ...] = ()
+    # Code the fact cites, in the order given (docs/architecture.md §13; resolved and re-checked
+    # by neo_git/citations/).
+    citations: tuple[Citation, ...] = ()
     # Git pathspec globs the fact is limited to (`src/api/**`), as given.
     paths: tuple[str, ...] = ()
     # "open" while the fact is an agent's proposal no person has accepted (`git neo review`);
     # None otherwise (accepting clears it, so a sync merge of "accepted" and "open" converges).
-    proposal: str | None = None
+    proposal: ProposalState | None = None
 
     def to_dict(self) -> dict:
         """Plain JSON form."""
-        data = {
+        data: dict[str, Any] = {
             "created_at": self.created_at, "last_accessed": self.last_accessed,
             "access_count": self.access_count, "source_file": self.source_file,
             "source_prompt": self.source_prompt, "confidence": self.confidence,
             "success_count": self.success_count, "provenance": self.provenance,
-            "author": self.author, "invalidation": self.invalidation,
+            "author": self.author,
+            "invalidation": None if self.invalidation is None else self.invalidation.to_json(),
         }
         # Written only when set, so facts that never had them keep their exact bytes (blob ids).
         if self.possibly_supersedes:
-            data["possibly_supersedes"] = [dict(link) for link in self.possibly_supersedes]
+            data["possibly_supersedes"] = [link.to_json() for link in self.possibly_supersedes]
         if self.distinct_from:
             data["distinct_from"] = list(self.distinct_from)
         if self.citations:
-            data["citations"] = [dict(c) for c in self.citations]
+            data["citations"] = [citation.to_json() for citation in self.citations]
         if self.paths:
             data["paths"] = list(self.paths)
         if self.proposal:
@@ -150,23 +150,10 @@ class FactMetadata:
         invalidation = data.get("invalidation")
         if invalidation is not None and not isinstance(invalidation, Mapping):
             raise InvalidFact("metadata.invalidation must be an object or null")
-        if invalidation:
-            # Shallow only (`undo` holds a small object): a value nested hundreds of levels deep
-            # in a teammate's push would overflow the stack when the fact is written back.
-            from neo_git.safejson import check_depth
-
-            try:
-                check_depth(dict(invalidation), INVALIDATION_DEPTH)
-            except ValueError:
-                raise InvalidFact(f"metadata.invalidation is nested more than {INVALIDATION_DEPTH} levels deep") \
-                    from None
+        invalidation = Invalidation.from_json(invalidation) if invalidation else None
         proposal = data.get("proposal")
         if proposal is not None and proposal not in PROPOSAL_STATES:
             raise InvalidFact(f"invalid metadata.proposal {proposal!r}", "it is \"open\" or absent")
-        for key in ("similarity", "threshold"):  # `git neo why` formats these as numbers
-            value = (invalidation or {}).get(key)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-                raise InvalidFact(f"metadata.invalidation.{key} must be a number, not {value!r}")
         return cls(
             created_at=optional_text(data, "created_at", 64) or now_iso(),
             last_accessed=optional_text(data, "last_accessed", 64),
@@ -177,10 +164,10 @@ class FactMetadata:
             success_count=int(check_number(data, "success_count", 0, 0, 2**53)),
             provenance=provenance,
             author=optional_text(data, "author", 512) or "unknown",
-            invalidation=dict(invalidation) if invalidation else None,
-            possibly_supersedes=check_links(data.get("possibly_supersedes")),
+            invalidation=invalidation,
+            possibly_supersedes=links_from_json(data.get("possibly_supersedes")),
             distinct_from=check_id_set(data.get("distinct_from"), "metadata.distinct_from"),
-            citations=check_citations(data.get("citations")),
+            citations=citations_from_json(data.get("citations")),
             paths=check_globs(data.get("paths")),
             proposal=proposal,
         )

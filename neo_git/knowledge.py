@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import Mapping, Sequence
 
+from neo_git.fact_schema import PossibleLink
 from neo_git.facts import Fact, FactKind
 
 PROPOSAL_OPEN = "open"
@@ -88,13 +89,13 @@ def conflict_partners(facts: Sequence[Fact] | Mapping[str, Fact]) -> dict[str, s
     return out
 
 
-def only_alternative(link: Mapping) -> bool:
+def only_alternative(link: PossibleLink) -> bool:
     """A `possibly_supersedes` link proposed only beside another candidate (evidence `alternative`
     and nothing else)."""
-    return list(link.get("evidence") or ()) == [ALTERNATIVE]
+    return link.evidence == (ALTERNATIVE,)
 
 
-def open_links(new: Fact) -> tuple[dict, ...]:
+def open_links(new: Fact) -> tuple[PossibleLink, ...]:
     """The `possibly_supersedes` links of *new* still asked about: once it supersedes one of its
     candidates the question is answered, and links with only `alternative` evidence are kept (a
     restore brings them back) but no longer offered — by the review queue, `why`, recall or a bare

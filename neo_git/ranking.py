@@ -303,7 +303,7 @@ def kept_apart(a: Fact, b: Fact) -> bool:
     other's place in recall."""
     if a.id in b.metadata.distinct_from or b.id in a.metadata.distinct_from:
         return True
-    return any(link.get("restored") and link["id"] == other.id
+    return any(link.restored and link.id == other.id
                for one, other in ((a, b), (b, a)) for link in one.metadata.possibly_supersedes)
 
 

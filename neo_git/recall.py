@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 from neo_git.citations.pathglob import any_matches
 from neo_git import ranking
 from neo_git.citations.states import stale_note
+from neo_git.fact_schema import PossibleLink
 from neo_git.facts import SCOPE_ORDER, Fact, FactKind
 from neo_git.knowledge import current_successor, is_open_proposal, open_links
 from neo_git.ranking import (CLAIM_WEIGHT, SCOPE_WEIGHT, STALE_WEIGHT, cached_bonus, demote_echoes, echo_positions,
@@ -89,7 +90,7 @@ class ContextResult:
         """Returned facts that may replace another (not yet decided): {"id", "candidate",
         "similarity"}, so an agent or a person can accept or reject on the spot (the open ones:
         not the alternatives of a question already answered, `knowledge.open_links`)."""
-        return [{"id": fact.id, "candidate": link["id"], "similarity": link.get("similarity")}
+        return [{"id": fact.id, "candidate": link.id, "similarity": link.similarity}
                 for fact in (*self.constraints, *self.valid_facts, *self.known_unknowns)
                 for link in open_links(fact)]
 
@@ -126,7 +127,7 @@ def about_file(fact: Fact, path: str | None) -> bool:
     if not path:
         return False
     meta = fact.metadata
-    return any(c.get("path") == path for c in meta.citations) or (bool(meta.paths) and any_matches(meta.paths, path))
+    return any(c.path == path for c in meta.citations) or (bool(meta.paths) and any_matches(meta.paths, path))
 
 
 def _scoped_constraints(layout: "_Layout", path: str | None) -> list[int]:
@@ -445,7 +446,7 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     family = vectors is not None and family_threshold is not None and ranking.NEWEST_IN_FAMILY
     # A fact a returned, trusted fact may replace (an open review question) is held back: it is
     # listed apart as possibly replaced, and the next fact takes its place.
-    asking = {link["id"]: f.id for f in constraints if f.id not in untrusted for link in _holding_links(f)}
+    asking = {link.id: f.id for f in constraints if f.id not in untrusted for link in _holding_links(f)}
     held: dict[str, Fact] = {}
     for limit in (window, None):
         valid_facts, taken_cosines, taken, exhausted = [], [], used, True
@@ -481,7 +482,7 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     for f in (*constraints, *valid_facts):
         if f.id not in untrusted:
             for link in _holding_links(f):
-                asked_by.setdefault(link["id"], f.id)
+                asked_by.setdefault(link.id, f.id)
     questioned = [f for f in questioned if f.id in asked_by][:k]
     used = taken
 
@@ -590,8 +591,8 @@ def _hold_questioned(entries: list, asking: Mapping[str, str], untrusted: frozen
     while True:
         out = [entry for entry in entries if entry[0].id not in asked]
         present = {entry[0].id for entry in out}
-        more = {link["id"]: fact.id for fact, *_ in out[:k] if fact.id not in untrusted
-                for link in _holding_links(fact) if link["id"] in present and link["id"] not in asked}
+        more = {link.id: fact.id for fact, *_ in out[:k] if fact.id not in untrusted
+                for link in _holding_links(fact) if link.id in present and link.id not in asked}
         if not more:
             break
         asked.update(more)
@@ -599,10 +600,10 @@ def _hold_questioned(entries: list, asking: Mapping[str, str], untrusted: frozen
     return out
 
 
-def _holding_links(fact: Fact) -> list[dict]:
+def _holding_links(fact: Fact) -> list[PossibleLink]:
     """The open review questions of *fact* that hold their candidate back: not one a person
     answered already by restoring the candidate (`restored`)."""
-    return [link for link in open_links(fact) if not link.get("restored")]
+    return [link for link in open_links(fact) if not link.restored]
 
 
 def _layer_floor(decision: "Decision | None", floor: float | None) -> float:

@@ -20,6 +20,9 @@ import re
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
+from typing import Iterable
+
+from neo_git.fact_schema import Citation, Invalidation
 
 RULES_FILE = Path(__file__).with_name("redact_rules.json")
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9_+=-]*")   # what still belongs to a token after a rule's match (a slash starts a path)
@@ -241,9 +244,10 @@ def redact_fact(fact, max_prompt: int = 200):
             if red != value:
                 changes[key] = red[:max_prompt] if key == "source_prompt" else red[:512]
     if meta.invalidation:
-        red = redact_value(dict(meta.invalidation))
-        if red != meta.invalidation:
-            changes["invalidation"] = red
+        stored = meta.invalidation.to_json()
+        red = redact_value(stored)
+        if red != stored:
+            changes["invalidation"] = Invalidation.from_json(red)
     subject, body = redact(fact.subject), redact(fact.body)
     if not changes and subject == fact.subject and body == fact.body:
         return fact
@@ -255,13 +259,9 @@ def contains_secret(text: str) -> bool:
     return redact(text) != text
 
 
-def citation_names(citations) -> list[str]:
+def citation_names(citations: Iterable[Citation]) -> list[str]:
     """The names a fact's citations carry (what was cited, the path, the symbol): shared as written."""
-    out: list[str] = []
-    for citation in citations or ():
-        if isinstance(citation, dict):
-            out.extend(str(citation[k]) for k in ("cited", "path", "symbol") if citation.get(k))
-    return out
+    return [name for citation in citations or () for name in (citation.cited, citation.path, citation.symbol) if name]
 
 
 _NAMES = {"tags": "tag", "paths": "path glob", "citations": "citation", "source_file": "source file"}

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from neo_git.errors import InvalidFact
+from neo_git.fact_schema import Invalidation
 from neo_git.facts import Fact, FactKind, FactMetadata, FactScope, canonical_json, fact_from_json
 from tests.helpers.store import open_store, show_blob
 
@@ -19,7 +20,7 @@ def _full_fact() -> Fact:
         metadata=FactMetadata(created_at="2025-01-02T03:04:05+00:00", last_accessed="2025-02-01T00:00:00+00:00",
                               access_count=3, source_file="Dockerfile", source_prompt="why slow?",
                               confidence=0.75, success_count=2, provenance="inferred", author="Ada <a@x>",
-                              invalidation={"reason": "superseded", "by": "fedcba9876543210"}),
+                              invalidation=Invalidation(reason="superseded", by="fedcba9876543210")),
     )
 
 

@@ -8,6 +8,7 @@ from datetime import timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from neo_git.fact_schema import Citation
 from neo_git.facts import Fact, FactKind, FactMetadata, FactScope
 from neo_git.outcomes.confidence import Outcome, confidence_change, plan_fact_updates
 from neo_git.outcomes.processing import resolve_reliance
@@ -33,7 +34,7 @@ def _facts(rows) -> dict[str, Fact]:
     out = {}
     for n, row in enumerate(rows):
         fact_id = f"{n:016x}"
-        citations = ({"path": row["citation"][0], "symbol": "f", "state": row["citation"][1]},) if row["citation"] else ()
+        citations = (Citation(row["citation"][0], row["citation"][1], symbol="f"),) if row["citation"] else ()
         out[fact_id] = Fact(
             id=fact_id, subject=f"fact {n}", body=f"body {n}", kind=FactKind(row["kind"]), scope=FactScope.PROJECT,
             metadata=FactMetadata(created_at=stamp(NOW - timedelta(days=row["age_days"])),
@@ -86,7 +87,7 @@ def test_outcomes_move_only_what_the_advice_relied_on(rows, outcomes):
         allowed.update(o.fact_ids)
         for i in o.context_ids:
             meta = facts[i].metadata
-            cited = any(c["path"] == o.file for c in meta.citations)
+            cited = any(c.path == o.file for c in meta.citations)
             scoped = any(p == o.file or (p.endswith("/**") and o.file.startswith(p[:-2])) for p in meta.paths)
             if cited or scoped:
                 allowed.add(i)

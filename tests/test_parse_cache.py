@@ -28,7 +28,7 @@ def test_a_cold_read_from_the_cache_equals_parsing_every_blob(repo_with_commit):
     for fact in cold.values():  # real objects: frozen, hashable, with working properties
         assert fact.metadata == parsed[fact.id].metadata and fact.tokens == parsed[fact.id].tokens
         assert hash(fact.depends_on) == hash(parsed[fact.id].depends_on)
-    assert any(not f.is_valid and f.metadata.invalidation["reason"] == "superseded" for f in cold.values())
+    assert any(not f.is_valid and f.metadata.invalidation.reason == "superseded" for f in cold.values())
 
 
 def test_a_damaged_cache_entry_is_ignored(repo_with_commit):

@@ -30,7 +30,7 @@ def test_paraphrased_update_supersedes_with_pointers_both_ways(repo_with_commit)
     stored_old = store.get(old.id)
     assert stored_old.is_valid is False and stored_old.superseded_by == new.id
     assert stored_old.body == HTTP_OLD and stored_old.subject == "HTTP client"  # keeps its text
-    assert stored_old.metadata.invalidation["reason"] == "superseded"
+    assert stored_old.metadata.invalidation.reason == "superseded"
     assert [f.id for f in store.list()] == [new.id]
     on_ref = json.loads(show_blob(repo_with_commit, old.id))
     assert on_ref["is_valid"] is False and on_ref["superseded_by"] == new.id and on_ref["body"] == HTTP_OLD
@@ -168,14 +168,14 @@ def test_cap_evicts_the_lowest_scoring_unprotected_facts():
     assert result.evicted == (low.id,)
     assert f"evict {low.id} (over the project cap of 4)" in store.project_store.messages[0]
     evicted = store.get(low.id)
-    assert evicted.is_valid is False and evicted.metadata.invalidation["reason"] == "evicted"
+    assert evicted.is_valid is False and evicted.metadata.invalidation.reason == "evicted"
     community = store.add(*distinct_text(rng), tags=["community"], confidence=0.0)
     synthesized = store.add(*distinct_text(rng), tags=["synthesized"], confidence=0.0)
     # Adding community evicts the 0.05 fact (lowest unprotected, not the new one); adding
     # synthesized then evicts mid, the only unprotected fact left. Protected ones all stay.
     assert {f.id for f in store.list()} == {constraint.id, seeded.id, community.id, synthesized.id}
     assert not store.get(result.fact.id).is_valid and not store.get(mid.id).is_valid
-    assert all(f.metadata.invalidation["reason"] == "evicted"
+    assert all(f.metadata.invalidation.reason == "evicted"
                for f in store.list(include_invalid=True) if not f.is_valid)
     assert store.why(low.id)["state"] == "evicted"
 
@@ -203,4 +203,4 @@ def test_session_cap_is_fifty(store):
         store.add(*distinct_text(rng), scope="session", confidence=0.5)
     assert len(store.list(scope="session")) == 50
     assert len(store.list(scope="session", include_invalid=True)) == 51
-    assert store.get(first.id).metadata.invalidation["reason"] == "evicted"
+    assert store.get(first.id).metadata.invalidation.reason == "evicted"

@@ -21,7 +21,7 @@ QUESTION = "do outbound HTTP calls retry three times?"
 def _pair(store):
     older = store.add(*RETRY, kind="decision")
     newer = store.add(*UPDATE, kind="decision")
-    assert [link["id"] for link in newer.metadata.possibly_supersedes] == [older.id]   # an open question
+    assert [link.id for link in newer.metadata.possibly_supersedes] == [older.id]   # an open question
     result = store.recall(QUESTION)                      # while it is open, the newer one answers and
     assert result.valid_facts[0].id == newer.id and result.questioned_by == {older.id: newer.id}   # the older waits
     return older, newer
@@ -48,7 +48,7 @@ def test_after_restore_the_fact_that_wrongly_replaced_it_does_not_rank_above_it(
     assert not store.get(older.id).is_valid
     store.restore(older.id)                              # …and undone: the pair is back in the queue
     link = store.get(newer.id).metadata.possibly_supersedes[0]
-    assert link["id"] == older.id and link.get("restored") is True
+    assert link.id == older.id and link.restored is True
     result = store.recall(QUESTION)
     assert [f.id for f in result.valid_facts][0] == older.id
     assert older.id not in result.questioned_by          # a person restored it: not "possibly replaced"

@@ -145,3 +145,34 @@ def test_the_extraction_finds_each_kind_of_read():
     assert "<provider>Key" in read              # neo_config(f"{provider}Key", …)
     assert "ollamaUrl" in read                  # neo_config(BASE_URL_SETTING[name], …)
     assert "trusted" in read and "remote" in read   # "neo.trusted" handed to `git config`
+
+
+def test_retired_settings_are_read_nowhere_and_listed_as_retired():
+    from neo_git.config import RETIRED
+
+    read, table = settings_read(), documented()
+    assert not set(RETIRED) & set(read), "a retired setting is still read"
+    assert not {f"{key}" for key in RETIRED} & set(table), "a retired setting is in the settings table"
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    retired = text.split("\nRetired (no longer read", 1)[1].split("\n\n", 1)[0]
+    assert set(IN_CELL.findall(retired)) == set(RETIRED)
+
+
+def test_a_retired_setting_still_set_gets_one_notice_per_command_never_an_error(repo_with_commit, monkeypatch,
+                                                                                capsys):
+    from neo_git.cli import main
+    from tests.helpers.git import git
+
+    monkeypatch.chdir(repo_with_commit)
+    git(repo_with_commit, "config", "neo.turnTtlSeconds", "60")
+    git(repo_with_commit, "config", "neo.agentContextTokens", "not even a number")
+    for _ in range(2):
+        assert main(["list"]) == 0
+        err = capsys.readouterr().err.splitlines()
+        assert [line.split()[1] for line in err if line.startswith("notice:")] == \
+            ["neo.turnTtlSeconds", "neo.agentContextTokens"], err
+        assert not [line for line in err if line.startswith(("warning:", "fatal:"))], err
+    git(repo_with_commit, "config", "--unset", "neo.turnTtlSeconds")
+    git(repo_with_commit, "config", "--unset", "neo.agentContextTokens")
+    assert main(["list"]) == 0
+    assert "notice:" not in capsys.readouterr().err

@@ -166,7 +166,7 @@ def test_supersession_tie_goes_to_the_smallest_id_whatever_the_order():
         result, change = plan_add(facts, new, similarity=lambda group: [score[f.id] for f in group.rows],
                                   thresholds=Thresholds(0.8, 0.8, "test"))
         assert result.superseded.id == b.id
-        assert result.superseded.metadata.invalidation["similarity"] == 0.9
+        assert result.superseded.metadata.invalidation.similarity == 0.9
 
 
 def test_duplicate_and_flag_order_do_not_depend_on_storage_order():

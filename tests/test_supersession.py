@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from neo_git.embed.hashing import HashEmbedder
+from neo_git.fact_schema import PossibleLink
 from neo_git.facts import Fact
 from neo_git.store.supersession import entity_labels, subject_key
 from tests.helpers.git import git
@@ -93,7 +94,7 @@ def test_cosine_between_the_thresholds_only_proposes(store):
     assert result.superseded is None and store.get(old.id).is_valid
     (link,) = result.possible
     embedder = store.embedder
-    assert link["id"] == old.id and embedder.possible_threshold <= link["similarity"] < embedder.supersede_threshold
+    assert link.id == old.id and embedder.possible_threshold <= link.similarity < embedder.supersede_threshold
     (item,) = store.review()
     assert (item["id"], item["candidate"]) == (result.fact.id, old.id)
     assert item["new"]["subject"] == "Login sessions" and item["old"]["body"] == POSSIBLE_OLD[1]
@@ -130,7 +131,7 @@ def test_the_policy_never_proposes_a_rejected_pair():
     assert decide(rejected, [old], [0.5], thresholds).possible == ()
     assert decide(fact(4, "cache session tokens for 4 hours"), [rejected], [0.95], thresholds).target == rejected.id
     assert decide(old, [fact(5, "x", distinct_from=[old.id])], [0.95], thresholds).target is None
-    assert decide(fresh, [old], [0.5], thresholds).possible[0]["id"] == old.id
+    assert decide(fresh, [old], [0.5], thresholds).possible[0].id == old.id
 
 
 def _all(store):
@@ -169,8 +170,7 @@ def test_a_fact_that_already_supersedes_one_cannot_accept_a_second(store):
     first = store.add("Cache layer", "Redis caches the session tokens for an hour.", kind="decision")
     second = store.add("Queue", "RabbitMQ carries the billing events.", kind="decision")
     new = store.add("Platform", "Everything moves to the managed platform.", kind="decision")
-    links = tuple({"id": old.id, "similarity": 0.5, "threshold": 0.3} for old in sorted((first, second),
-                                                                                       key=lambda f: f.id))
+    links = tuple(PossibleLink(old.id, 0.5, 0.3) for old in sorted((first, second), key=lambda f: f.id))
     new = new.evolve(metadata={"possibly_supersedes": links})
     store.transact("project", lambda facts: Change(facts=(new,), message="two proposals"))
     store.accept(new.id, first.id)
@@ -198,7 +198,7 @@ def test_long_records_are_only_proposed_never_retired(store):
     old = store.add("Use RabbitMQ for messaging", LONG + " We use RabbitMQ.", kind="decision")
     result = store.add_detailed("Use Kafka for events", LONG + " We use Kafka instead of RabbitMQ.", kind="decision")
     assert result.superseded is None and store.get(old.id).is_valid
-    assert [(link["id"], link["evidence"]) for link in result.possible] == [(old.id, ["change"])]
+    assert [(link.id, list(link.evidence)) for link in result.possible] == [(old.id, ["change"])]
 
 
 def test_a_long_record_that_only_shares_vocabulary_is_not_proposed(store):
@@ -213,7 +213,7 @@ def test_a_long_record_that_names_the_older_one_is_proposed_with_its_evidence(st
     old = store.add("Keep sessions in Redis", LONG + " Sessions live in Redis with a one-day expiry.", kind="decision")
     result = store.add_detailed("Signed cookie sessions", LONG + " This revisits keep sessions in Redis: the "
                                 "session moves into a signed cookie.", kind="decision")
-    assert [(link["id"], link["evidence"]) for link in result.possible] == [(old.id, ["reference", "change"])]
+    assert [(link.id, list(link.evidence)) for link in result.possible] == [(old.id, ["reference", "change"])]
     item, = store.review()
     assert "names the older fact" in item["why"] and "states a change about the older fact" in item["why"]
     assert item["evidence"] == ["reference", "change"]
@@ -311,7 +311,7 @@ def test_of_long_records_only_the_best_match_is_asked_about_for_a_change_the_top
     ranked = [f.id for _, f in sorted(((float(vectors[i] @ vectors[3]), f) for i, f in enumerate((best, second, third))),
                                       key=lambda pair: -pair[0])]
     assert ranked[0] == best.id
-    links = {link["id"]: link.get("evidence") for link in result.possible}
+    links = {link.id: list(link.evidence) for link in result.possible}
     assert links[third.id] == ["reference", "change"]   # named: asked about wherever it ranks in the three
     # Nothing said about the best match, and a change about the second is not evidence since it is
     # not the best match: both are only alternatives beside the record the change is about.
@@ -325,7 +325,7 @@ def test_a_change_brings_the_other_close_records_as_alternatives(store):
     candidates join the same question as alternatives."""
     best, second, third, text = close_records(store)
     result = store.add_detailed("Hermetic builds", text, kind="decision")
-    links = {link["id"]: link.get("evidence") for link in result.possible}
+    links = {link.id: list(link.evidence) for link in result.possible}
     assert links == {best.id: ["change"], second.id: ["alternative"], third.id: ["alternative"]}
     assert result.superseded is None and all(store.get(f.id).is_valid for f in (best, second, third))
     why = {item["candidate"]: item["why"] for item in store.review()}
@@ -336,7 +336,7 @@ def test_without_a_change_a_named_record_brings_no_alternatives(store):
     best, second, third, text = close_records(store)
     named = text.replace("We no longer run builds at night on a schedule", "We keep the nightly build schedule")
     result = store.add_detailed("Hermetic builds", named, kind="decision")
-    links = {link["id"]: link.get("evidence") for link in result.possible}
+    links = {link.id: list(link.evidence) for link in result.possible}
     assert links == {best.id: ["reference"]}
 
 
@@ -355,7 +355,7 @@ def test_a_change_about_a_short_statement_brings_no_long_alternatives():
     retention = fact(2, "Artifact retention policy", record + " Artifacts are kept thirty days.", "2024-01-01T00:00:00Z")
     new = fact(3, "GitHub Actions for CI", "We no longer use Jenkins for CI builds; GitHub Actions runs them.",
                "2024-02-01T00:00:00Z")
-    links = {link["id"]: link.get("evidence") for link in
+    links = {link.id: list(link.evidence) for link in
              decide(new, [jenkins, retention], [0.7, 0.6], Thresholds(0.9, 0.5)).possible}
     assert links == {jenkins.id: ["reference", "change", "update"]}
 
@@ -366,7 +366,7 @@ def test_alternatives_can_be_turned_off(store, monkeypatch):
     monkeypatch.setattr(supersession, "ALTERNATIVES", False)
     best, _, _, text = close_records(store)
     result = store.add_detailed("Hermetic builds", text, kind="decision")
-    assert [(link["id"], link["evidence"]) for link in result.possible] == [(best.id, ["change"])]
+    assert [(link.id, list(link.evidence)) for link in result.possible] == [(best.id, ["change"])]
 
 
 def test_accepting_one_candidate_answers_the_question_its_alternatives_leave_the_queue(store):
@@ -397,7 +397,7 @@ def test_a_long_candidate_is_looked_at_only_from_the_long_threshold():
     old, new, score = _referencing_pair()
     assert 0.3 < score < 0.99
     asked = decide(new, [old], [score], Thresholds(0.99, 0.3, "t", long_possible=round(score - 0.01, 4)))
-    assert [link["id"] for link in asked.possible] == [old.id]
+    assert [link.id for link in asked.possible] == [old.id]
     quiet = decide(new, [old], [score], Thresholds(0.99, 0.3, "t", long_possible=round(score + 0.01, 4)))
     assert quiet.possible == () and quiet.target is None
 
@@ -410,7 +410,7 @@ def test_the_long_threshold_leaves_statements_alone():
     assert decide(new, [old], [0.5], Thresholds(0.99, 0.3, "t", long_possible=0.95)).target == old.id
     other = _decision("Login sessions", "Sessions now live in Memcached.", 3)  # rule 3's band, a stated change
     links = decide(other, [old], [0.5], Thresholds(0.99, 0.3, "t", long_possible=0.95)).possible
-    assert [link["id"] for link in links] == [old.id]
+    assert [link.id for link in links] == [old.id]
     assert Thresholds(0.9, 0.3).long_floor == 0.3 and Thresholds(0.9, 0.3, long_possible=0.2).long_floor == 0.3
 
 
@@ -431,7 +431,7 @@ def test_the_store_takes_the_long_threshold_from_its_embedder():
         store = FactStore.in_memory(embedder=embedder)
         first = store.add(old.subject, old.body, kind="decision")
         result = store.add_detailed(new.subject, new.body, kind="decision")
-        assert [link["id"] for link in result.possible] == ([first.id] if asked else [])
+        assert [link.id for link in result.possible] == ([first.id] if asked else [])
 
 
 def test_same_subject_with_unrelated_long_bodies_is_kept(store):
@@ -452,7 +452,7 @@ def test_same_subject_with_loosely_related_long_bodies_is_only_proposed(store):
     old = store.add("uploads_storage", old_body, kind="decision")
     result = store.add_detailed("uploads_storage", new_body, kind="decision")
     assert result.superseded is None and store.get(old.id).is_valid
-    assert [link["id"] for link in result.possible] == [old.id]
+    assert [link.id for link in result.possible] == [old.id]
     topic = store.add("Uploads", old_body, kind="pattern")
     result = store.add_detailed("Uploads", new_body, kind="pattern")
     assert result.superseded is None and store.get(topic.id).is_valid and result.possible == ()
@@ -656,7 +656,7 @@ def test_numbered_decision_records_may_supersede_each_other():
     store = memory_store()
     first = store.add(old.subject, old.body, kind="decision")
     result = store.add_detailed(new.subject, new.body, kind="decision")
-    assert [(link["id"], link["evidence"]) for link in result.possible] == [(first.id, ["change"])]
+    assert [(link.id, list(link.evidence)) for link in result.possible] == [(first.id, ["change"])]
 
 
 def test_a_subject_that_is_only_a_record_number_keeps_it_as_its_key():
@@ -774,7 +774,7 @@ def test_accepting_or_rejecting_an_item_does_not_quote_the_queue(store, monkeypa
 
     old = store.add("Keep sessions in Redis", LONG + " Sessions live in Redis.", kind="decision")
     new = store.add_detailed("Signed cookie sessions", LONG + " We no longer keep sessions in Redis.", kind="decision")
-    assert [link["id"] for link in new.possible] == [old.id]
+    assert [link.id for link in new.possible] == [old.id]
     assert "quotes" in store.review()[0]
 
     def refuse(*_args, **_kwargs):

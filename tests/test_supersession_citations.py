@@ -43,8 +43,8 @@ def test_alike_facts_citing_different_code_are_both_kept_with_a_review_item(repo
     result = store.add_detailed(*NEW, kind="decision", cites=["src/worker.py:retry"])
     assert result.superseded is None and store.get(old.id).is_valid
     [link] = result.possible
-    assert link["id"] == old.id and "different_code" in link["evidence"]
-    assert link["similarity"] >= store.embedder.supersede_threshold   # similarity alone would have retired it
+    assert link.id == old.id and "different_code" in list(link.evidence)
+    assert link.similarity >= store.embedder.supersede_threshold   # similarity alone would have retired it
     assert main(["review", "--json"]) == 0
     [item] = [i for i in json.loads(capsys.readouterr().out) if i["type"] == "possible_supersession"]
     assert item["candidate"] == old.id and "cite different code" in item["why"]

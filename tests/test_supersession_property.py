@@ -87,7 +87,7 @@ def test_no_fact_is_retired_unless_a_rule_fired_and_why_names_it(steps):
             assert old.superseded_by is None
             continue
         detail = old.metadata.invalidation
-        rule = detail["rule"]
+        rule = detail.rule
         new = facts[old.superseded_by]
         assert new.supersedes == old.id
         if rule == "explicit":

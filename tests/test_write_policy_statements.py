@@ -105,7 +105,7 @@ def test_a_topic_restated_with_a_new_value_retires_the_old_one_and_why_says_so()
     assert result.superseded.id == old.id
     info = store.why(old.id)
     assert "(rule 2)" in info["explanation"] and PROOF_WORDS["new_value"] in info["explanation"]
-    assert store.get(old.id).metadata.invalidation["evidence"] == ["new_value"]
+    assert store.get(old.id).metadata.invalidation.evidence == ("new_value",)
 
 
 def test_a_statement_with_a_moved_date_retires_the_old_one_by_similarity():
@@ -113,7 +113,7 @@ def test_a_statement_with_a_moved_date_retires_the_old_one_by_similarity():
     old = store.add("Security Audit deadline: January 15, 2026", "", kind="decision")
     result = store.add_detailed("Security Audit deadline moved to January 20, 2026", "", kind="decision")
     assert result.superseded.id == old.id and result.rule == "similarity"
-    evidence = store.get(old.id).metadata.invalidation["evidence"]
+    evidence = store.get(old.id).metadata.invalidation.evidence
     assert "new_value" in evidence and "update" in evidence
     assert "(rule 3)" in store.why(old.id)["explanation"]
 
@@ -196,7 +196,7 @@ def test_every_retirement_records_an_explainable_rule(adds):
         if fact.is_valid:
             continue
         detail = fact.metadata.invalidation
-        assert detail["rule"] in ("same_subject", "similarity") and detail["evidence"]
+        assert detail.rule in ("same_subject", "similarity") and detail.evidence
         explanation = store.why(fact.id)["explanation"]
         assert "(rule 2)" in explanation or "(rule 3)" in explanation
-        assert any(PROOF_WORDS[name] in explanation for name in detail["evidence"])
+        assert any(PROOF_WORDS[name] in explanation for name in detail.evidence)

@@ -31,8 +31,7 @@ def facts_for_files(store: "FactStore", files: Sequence[str], given: Iterable[st
     names = ", ".join(files[:3]) + (" …" if len(files) > 3 else "")
 
     def order(fact: Fact) -> tuple:
-        stale = bool(fact.metadata.citations) and all(c.get("state") in ("changed", "gone")
-                                                      for c in fact.metadata.citations)
+        stale = bool(fact.metadata.citations) and all(c.state in ("changed", "gone") for c in fact.metadata.citations)
         return (stale, -fact.metadata.confidence, fact.metadata.created_at, fact.id)
 
     constraints = sorted((f for f in facts if f.kind is FactKind.CONSTRAINT and f.id not in claims), key=order)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from neo_git.agents import turns
-from neo_git.agents.context import DEFAULT_AGENT_TOKENS, loaded_by_agent, render, session_start_sections
+from neo_git.agents.context import AGENT_TOKENS, loaded_by_agent, render, session_start_sections
 from neo_git.agents.payload import EDIT_TOOLS, PayloadError, file_edits, text_field
 from neo_git.agents.session_state import load_state, state_path, update_state
 from neo_git.errors import NeoError
@@ -18,7 +18,7 @@ _HOOK_EVENT_NAME = {"session-start": "SessionStart", "prompt-submit": "UserPromp
                     "pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse"}
 MAX_PROMPT_CHARS = 20_000
 # Recall's own budget for the prompt hook: the hook renders one line per fact within
-# `neo.agentContextTokens`, so recall must not drop a relevant fact for the size of its
+# AGENT_TOKENS, so recall must not drop a relevant fact for the size of its
 # whole body (a 4,000-character decision record is ~1,000 tokens, one line ~60).
 RECALL_TOKENS = 12_000
 MAX_EDITED_BYTES = 2 << 20   # a larger edited file is not read to find an edit's whole lines
@@ -81,16 +81,6 @@ class HookContext:
         """Is there still someone waiting for the answer?"""
         return self.deadline is None or time.monotonic() < self.deadline
 
-    def budget(self) -> int:
-        """Token budget for injected context (`neo.agentContextTokens`, default 1,500)."""
-        from neo_git.config import config_int
-
-        return config_int("agentContextTokens", DEFAULT_AGENT_TOKENS, repo=self.repo)
-
-    def settings(self) -> turns.TurnSettings:
-        """Freshness window and TTL of turn records."""
-        return turns.TurnSettings.from_config(self.repo)
-
     def store(self):
         """The fact store of this repository (the server's own, when the server answers)."""
         if self.shared_store is not None:
@@ -148,7 +138,7 @@ class HookContext:
         claims = dict(store.untrusted())   # {id: the author each claims}: named in the text
         sections = [(title, [f for f in group if f.id not in given])
                     for title, group in session_start_sections(facts, untrusted=claims, agent=self.agent)]
-        text, ids = render(sections, self.budget(), untrusted=claims, conflicts=conflict_partners(facts))
+        text, ids = render(sections, AGENT_TOKENS, untrusted=claims, conflicts=conflict_partners(facts))
         if not ids:
             return Answer()
 
@@ -176,7 +166,7 @@ class HookContext:
         if not text_field(self.payload, "session_id", 200).strip():
             raise PayloadError("prompt-submit payload without a session_id")
         turn = turns.start_turn(self.paths, self.agent, self.session_id,
-                                turn_id=text_field(self.payload, "turn_id", 200) or None, settings=self.settings())
+                                turn_id=text_field(self.payload, "turn_id", 200) or None)
         path = state_path(self.paths, self.agent, self.session_id)
         earlier: list[str] = []
 
@@ -191,7 +181,6 @@ class HookContext:
         prompt = prompt[:MAX_PROMPT_CHARS].strip()
         if not prompt or not self.in_time():
             return Answer()
-        budget = self.budget()
         layers = self._recall_layers(prompt, RECALL_TOKENS)
         given = set(state.given)
         changes = []
@@ -202,7 +191,7 @@ class HookContext:
                                                     if f.id not in given and not loaded_by_agent(f, self.agent)]),
                     ("Relevant facts", [f for f in layers["valid_facts"] if f.id not in given]),
                     ("What changed (the old text is no longer true)", changes)]
-        text, ids = render(sections, budget, untrusted=layers["untrusted"], proposals=layers["proposals"],
+        text, ids = render(sections, AGENT_TOKENS, untrusted=layers["untrusted"], proposals=layers["proposals"],
                            conflicts=layers["conflicts"])
         if not ids:
             return Answer()
@@ -250,7 +239,7 @@ class HookContext:
         given = set(load_state(path).given)
         store = self.store()
         sections, claims = facts_for_files(store, files, given)
-        text, ids = render(sections, self.budget(), untrusted=claims)
+        text, ids = render(sections, AGENT_TOKENS, untrusted=claims)
         if not ids:
             return Answer()
 
@@ -308,7 +297,7 @@ class HookContext:
                                   context_ids=[i for i in state.turn_facts if i not in relied],
                                   origin="agent", agent=self.agent, session_id=self.session_id,
                                   turn_id=text_field(self.payload, "turn_id", 200) or state.turn_id)
-        turns.progress_turn(self.paths, self.agent, self.session_id, settings=self.settings())
+        turns.progress_turn(self.paths, self.agent, self.session_id)
 
 
 def relied_by_edit(edit, given_for_file, turn_facts) -> list[str]:

@@ -147,7 +147,7 @@ def build_server(store=None, agent: str = "mcp"):
                    "closest": [{"id": f.id, "subject": f.subject, "similarity": score} for f, score in closest]}
             possible = getattr(result, "possible", None)
             if possible:
-                out["possibly_supersedes"] = [p if isinstance(p, (str, dict)) else str(p) for p in possible]
+                out["possibly_supersedes"] = [link.to_json() for link in possible]
             if result.fact.metadata.proposal:
                 out["proposal"] = (f"open: a person must accept this {result.fact.kind.value} (`git neo review accept "
                                    f"{result.fact.id[:8]}`) before it applies or replaces a person's fact")

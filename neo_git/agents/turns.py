@@ -35,8 +35,8 @@ from neo_git.agents import turn_store
 from neo_git.errors import NeoError
 from neo_git.identity import RepositoryPaths
 
-DEFAULT_FRESH_SECONDS = 300.0       # no progress for 5 minutes: the turn looks stale
-DEFAULT_TTL_SECONDS = 7 * 24 * 3600.0  # rows older than a week are pruned
+FRESH_SECONDS = 300.0           # no progress for 5 minutes: the turn looks stale
+TTL_SECONDS = 7 * 24 * 3600.0   # rows older than a week are pruned
 TERMINAL_STATES = ("completed", "interrupted", "error")
 _MAX_ID = 200
 MAX_INJECTIONS = 64          # injection entries kept per turn (the newest)
@@ -99,18 +99,10 @@ def iso(epoch: float) -> str:
 
 @dataclass(frozen=True)
 class TurnSettings:
-    """Freshness window and time to live, from `neo.turnFreshSeconds` / `neo.turnTtlSeconds`."""
+    """Freshness window and time to live (FRESH_SECONDS, TTL_SECONDS; tests shorten them)."""
 
-    fresh_seconds: float = DEFAULT_FRESH_SECONDS
-    ttl_seconds: float = DEFAULT_TTL_SECONDS
-
-    @classmethod
-    def from_config(cls, repo=None) -> "TurnSettings":
-        """The configured values (bad values fall back to the defaults)."""
-        from neo_git.config import config_int
-
-        return cls(float(config_int("turnFreshSeconds", int(DEFAULT_FRESH_SECONDS), repo=repo)),
-                   float(config_int("turnTtlSeconds", int(DEFAULT_TTL_SECONDS), repo=repo)))
+    fresh_seconds: float = FRESH_SECONDS
+    ttl_seconds: float = TTL_SECONDS
 
 
 def _clean_id(value, what: str) -> str:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Mapping
 
 from neo_git.errors import NeoError
-from neo_git.fact_fields import JUDGE_VERDICTS, MAX_JUDGE_REASON
+from neo_git.fact_schema import JUDGE_VERDICTS, MAX_JUDGE_REASON
 from neo_git.facts import now_iso
 from neo_git.fileio import LockTimeout
 

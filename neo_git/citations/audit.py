@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from neo_git.citations.recording import Recheck
-from neo_git.citations.states import BROKEN, MOVED, UNKNOWN, VERIFIED, label
+from neo_git.citations.states import BROKEN, MOVED, UNKNOWN
 from neo_git.citations.verify import find_since
 from neo_git.errors import NeoError
+from neo_git.fact_schema import Citation
 
 if TYPE_CHECKING:  # pragma: no cover
     from neo_git.store import FactStore
@@ -64,10 +65,10 @@ class VerifyReport:
         return out
 
 
-def _symbol_field(citation: dict) -> str | None:
-    if citation.get("symbol"):
-        return citation["symbol"]
-    span = citation.get("span")
+def _symbol_field(citation: Citation) -> str | None:
+    if citation.symbol:
+        return citation.symbol
+    span = citation.span
     return f"{span[0]}-{span[1]}" if span else None
 
 
@@ -89,7 +90,7 @@ def verify_facts(store: "FactStore", rev: str = "HEAD", *, record: bool | None =
     run = Recheck(store)
     budget = [MAX_WALK_STEPS]
 
-    def since(citation: dict, state: str, checked: pygit2.Commit) -> pygit2.Commit | None:
+    def since(citation: Citation, state: str, checked: pygit2.Commit) -> pygit2.Commit | None:
         if state not in BROKEN or budget[0] <= 0:
             return None
         steps = min(64, budget[0])
@@ -105,12 +106,12 @@ def verify_facts(store: "FactStore", rev: str = "HEAD", *, record: bool | None =
                 if check.state == UNKNOWN:
                     state, when = UNKNOWN, None
                 elif check.state == MOVED:
-                    state, when = MOVED, now.get("since")
+                    state, when = MOVED, now.since
                 else:
                     state = check.state
-                    when = now.get("since") if now.get("state", VERIFIED) == state else None
-                rows.append({"path": now["path"], "symbol": _symbol_field(now), "state": state, "since": when,
-                             "detail": check.detail, "label": label(now)})
+                    when = now.since if now.state == state else None
+                rows.append({"path": now.path, "symbol": _symbol_field(now), "state": state, "since": when,
+                             "detail": check.detail, "label": now.label})
             report.facts.append(CitedFact(fact_id, run.facts[fact_id].subject, rows))
         report.transitions = list(run.transitions)
         if record and run.changed_facts():

@@ -25,14 +25,15 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from neo_git.citations.code import CodeReader
 from neo_git.citations.resolve import commit_date
-from neo_git.citations.states import BROKEN, CHANGED, GONE, MOVED, UNKNOWN, VERIFIED, citation_key, label
+from neo_git.citations.states import BROKEN, CHANGED, GONE, MOVED, UNKNOWN, VERIFIED
 from neo_git.citations.verify import Change as FileChange
 from neo_git.citations.verify import Check, Verifier
+from neo_git.fact_schema import Citation
 from neo_git.facts import Fact, FactScope
 from neo_git.store.base import Change
 
@@ -44,7 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger("neo_git.citations")
 SCOPES = (FactScope.PROJECT, FactScope.SESSION)   # citations name files of this repository
 # (citation, the state found, the commit checked) -> the commit that brought that state, or None
-SinceFinder = Callable[[dict, str, "pygit2.Commit"], "pygit2.Commit | None"]
+SinceFinder = Callable[[Citation, str, "pygit2.Commit"], "pygit2.Commit | None"]
 
 
 @dataclass
@@ -76,7 +77,7 @@ class Recheck:
     store: "FactStore"
     reader: CodeReader | None = None
     facts: dict[str, Fact] = field(default_factory=dict)          # id -> fact as loaded
-    current: dict[str, tuple[dict, ...]] = field(default_factory=dict)   # id -> citations now
+    current: dict[str, tuple[Citation, ...]] = field(default_factory=dict)   # id -> citations now
     transitions: list[Transition] = field(default_factory=list)
     checked: int = 0
 
@@ -99,7 +100,7 @@ class Recheck:
         index: dict[str, list[str]] = {}
         for fact_id, citations in self.current.items():
             for citation in citations:
-                index.setdefault(citation["path"], []).append(fact_id)
+                index.setdefault(citation.path, []).append(fact_id)
         return index
 
     def commit(self, commit: "pygit2.Commit", changes: Sequence[FileChange]) -> list[Transition]:
@@ -116,13 +117,13 @@ class Recheck:
         return found
 
     def verify_all(self, commit: "pygit2.Commit", since: "SinceFinder | None" = None
-                   ) -> dict[str, list[tuple[Check, dict]]]:
+                   ) -> dict[str, list[tuple[Check, Citation]]]:
         """Check every citation of every cited fact against *commit* (what `git neo verify` does),
         updating the citations in memory as a commit would. *since* finds the commit that caused
         a state this check discovered (default: *commit* itself). Returns {fact id: [(check, the
         citation as now recorded)]} in citation order, facts oldest first."""
         verifier = Verifier(self.store.repo, commit, self.reader)
-        out: dict[str, list[tuple[Check, dict]]] = {}
+        out: dict[str, list[tuple[Check, Citation]]] = {}
         for fact_id in sorted(self.current, key=lambda i: (self.facts[i].metadata.created_at, i)):
             checks: list[Check] = []
             self._apply(fact_id, verifier, None, checks, since)
@@ -135,7 +136,7 @@ class Recheck:
         citations = list(self.current[fact_id])
         found: list[Transition] = []
         for i, citation in enumerate(citations):
-            if touched is not None and citation["path"] not in touched:
+            if touched is not None and citation.path not in touched:
                 continue
             check = verifier.check(citation)
             self.checked += 1
@@ -147,39 +148,39 @@ class Recheck:
             cause = verifier.commit
             if since is not None and check.state != MOVED:
                 cause = since(citation, check.state, verifier.commit) or cause
-            before, after = citation.get("state", VERIFIED), updated.get("state", VERIFIED)
-            updated = {**updated, "since": str(cause.id), "since_date": commit_date(cause)}
+            before, after = citation.state, updated.state
+            updated = replace(updated, since=str(cause.id), since_date=commit_date(cause))
             if check.state == MOVED:
-                updated["moved_from"] = label(citation)
+                updated = replace(updated, moved_from=citation.label)
             citations[i] = updated
             if before != after or check.state == MOVED:
-                found.append(Transition(fact_id, fact.scope, citation_key(citation), label(updated), before,
+                found.append(Transition(fact_id, fact.scope, citation.key, updated.label, before,
                                         MOVED if check.state == MOVED else after, str(cause.id),
-                                        label(citation) if check.state == MOVED else None))
+                                        citation.label if check.state == MOVED else None))
         self.current[fact_id] = tuple(citations)
         self.transitions += found
         return found
 
     @staticmethod
-    def _updated(citation: dict, check: Check) -> dict | None:
+    def _updated(citation: Citation, check: Check) -> Citation | None:
         """The citation to record after *check*, or None when nothing is to be recorded."""
-        stored = citation.get("state", VERIFIED)
+        stored = citation.state
         if check.state == UNKNOWN:
             return None
         if check.state == MOVED:
-            return {**check.citation, "state": VERIFIED}
+            return replace(check.citation, state=VERIFIED)
         if check.state == VERIFIED:
             if stored in BROKEN:
-                return {**citation, "state": VERIFIED}       # put back as it was cited
+                return replace(citation, state=VERIFIED)       # put back as it was cited
             return None
         # changed or gone: the citation keeps what it cited; it follows a renamed file
-        if stored == check.state and check.citation.get("path") == citation["path"]:
+        if stored == check.state and check.citation.path == citation.path:
             return None
-        return {**citation, "path": check.citation.get("path", citation["path"]), "state": check.state}
+        return replace(citation, path=check.citation.path, state=check.state)
 
     # --- writing -----------------------------------------------------------------
 
-    def changed_facts(self) -> dict[str, tuple[dict, ...]]:
+    def changed_facts(self) -> dict[str, tuple[Citation, ...]]:
         """Facts whose citations differ from what was loaded."""
         return {i: c for i, c in self.current.items() if c != self.facts[i].metadata.citations}
 
@@ -224,19 +225,19 @@ class Recheck:
         records = []
         for fact_id, citations in sorted(self.current.items()):
             for citation in citations:
-                if citation.get("since") != commit:
+                if citation.since != commit:
                     continue
-                state = citation.get("state", VERIFIED)
-                if state == VERIFIED and citation.get("moved_from"):
+                state = citation.state
+                if state == VERIFIED and citation.moved_from:
                     state = MOVED
-                key = citation_key(citation)
+                key = citation.key
                 if state == VERIFIED and (fact_id, key) not in before:
                     continue   # cited at this commit, nothing happened to it
                 record = {"v": NOTE_VERSION, "ts": ts, "type": "citation", "commit": commit, "fact": fact_id,
-                          "citation": label(citation), "state": state,
+                          "citation": citation.label, "state": state,
                           "id": hashlib.sha1(f"{commit}:citation:{fact_id}:{key}:{state}".encode()).hexdigest()[:16]}
                 if state == MOVED:
-                    record["moved_from"] = citation["moved_from"]
+                    record["moved_from"] = citation.moved_from
                 if (fact_id, key) in before:
                     record["from"] = before[(fact_id, key)]
                 records.append(record)
@@ -248,15 +249,16 @@ class Recheck:
             self.reader.close()
 
 
-def _merge(base: tuple[dict, ...], now: tuple[dict, ...], ours: tuple[dict, ...]) -> tuple[dict, ...]:
+def _merge(base: tuple[Citation, ...], now: tuple[Citation, ...], ours: tuple[Citation, ...]
+           ) -> tuple[Citation, ...]:
     """Our citations laid over *now*: each one still as in *base* takes ours."""
     if now == base:
         return ours
-    base_by = {citation_key(c): c for c in base}
-    ours_by = {citation_key(c): c for c in ours}
+    base_by = {c.key: c for c in base}
+    ours_by = {c.key: c for c in ours}
     out = []
     for citation in now:
-        key = citation_key(citation)
+        key = citation.key
         out.append(ours_by[key] if key in ours_by and base_by.get(key) == citation else citation)
     return tuple(out)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import posixpath
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, NamedTuple
 
@@ -21,6 +22,7 @@ from neo_git.citations.languages import language_of, supported_extensions
 from neo_git.citations.states import VERIFIED
 from neo_git.citations.symbols import line_tokens
 from neo_git.errors import NeoError
+from neo_git.fact_schema import Citation
 from neo_git.readfile import FileTooLarge, read_regular
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -99,7 +101,7 @@ class Resolver:
             self.head = None
         self._paths: list[str] | None = None
 
-    def resolve(self, text: str) -> dict:
+    def resolve(self, text: str) -> Citation:
         """The citation for one `--cite` argument; NeoError naming close matches when it names nothing."""
         spec = parse_spec(text)
         path = normalise(spec.path, self.workdir, self.cwd)
@@ -112,7 +114,7 @@ class Resolver:
             raise NeoError(f"cannot cite {path}: no such file in the work tree or HEAD",
                            self._close_paths(path))
         data, blob, in_head = found
-        citation: dict = {"cited": text.strip(), "path": path}
+        cited: dict = {}
         language = language_of(path)
         if spec.symbol is not None:
             if language is None:
@@ -120,8 +122,7 @@ class Resolver:
                                f"cite the whole file (--cite {path}) or a line span (--cite {path}:10-30)")
             code = code_of(path, data)
             name = _pick_symbol(spec.symbol, code.symbols.keys(), path)
-            citation["symbol"] = name
-            citation["fingerprint"] = code.symbols[name].fingerprint
+            cited.update(symbol=name, fingerprint=code.symbols[name].fingerprint)
         elif spec.span is not None:
             tokens = line_tokens(language, data)
             lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
@@ -133,14 +134,14 @@ class Resolver:
             if size == 0:
                 raise NeoError(f"lines {start}-{end} of {path} hold no code (only blanks or comments)",
                                "cite lines that hold code")
-            citation.update(span=[start, end], size=size, fingerprint=fingerprint)
+            cited.update(span=(start, end), size=size, fingerprint=fingerprint)
         else:
-            citation["fingerprint"] = code_of(path, data).fingerprint
-        citation.update(blob=blob, state=VERIFIED)
+            cited["fingerprint"] = code_of(path, data).fingerprint
         if self.head is not None and in_head:
             head = str(self.head.id)
-            citation.update(commit=head, since=head, since_date=commit_date(self.head))
-        return citation
+            cited.update(commit=head, since=head, since_date=commit_date(self.head))
+        # validated with the fact it is written on (`Fact.from_dict`)
+        return Citation(path, VERIFIED, cited=text.strip(), blob=blob, **cited)
 
     def _content(self, path: str) -> tuple[bytes, str, bool] | None:
         """(bytes, blob id, whether HEAD has the path) from the work tree, else HEAD; None if neither."""
@@ -231,7 +232,7 @@ MAX_CITED_SYMBOLS = 3
 MAX_SPAN_LINES = 200
 
 
-def cite_lines(path: str, data: bytes, blob: str, commit: "pygit2.Commit", lines: Iterable[int]) -> list[dict]:
+def cite_lines(path: str, data: bytes, blob: str, commit: "pygit2.Commit", lines: Iterable[int]) -> list[Citation]:
     """Citations of the code holding *lines* of *path* at *commit*: the innermost function,
     method or class around them (at most three), else the span from the first to the last line.
     Used for what an accepted suggestion shipped."""
@@ -239,8 +240,7 @@ def cite_lines(path: str, data: bytes, blob: str, commit: "pygit2.Commit", lines
     if not numbers:
         return []
     head = str(commit.id)
-    anchor = {"path": path, "blob": blob, "state": VERIFIED, "commit": head, "since": head,
-              "since_date": commit_date(commit)}
+    anchor = Citation(path, VERIFIED, blob=blob, commit=head, since=head, since_date=commit_date(commit))
     symbols = code_of(path, data).symbols.values()
     chosen: list = []
     for number in numbers:
@@ -252,13 +252,11 @@ def cite_lines(path: str, data: bytes, blob: str, commit: "pygit2.Commit", lines
         if inner not in chosen:
             chosen.append(inner)
     if chosen and len(chosen) <= MAX_CITED_SYMBOLS:
-        return [{**anchor, "cited": f"{path}:{s.name}", "symbol": s.name, "fingerprint": s.fingerprint}
-                for s in chosen]
+        return [replace(anchor, cited=f"{path}:{s.name}", symbol=s.name, fingerprint=s.fingerprint) for s in chosen]
     start, end = numbers[0], numbers[-1]
     if end - start >= MAX_SPAN_LINES:
         return []
     fingerprint, size = span_digest(line_tokens(language_of(path), data), start, end)
     if not size:
         return []
-    return [{**anchor, "cited": f"{path}:{start}-{end}", "span": [start, end], "size": size,
-             "fingerprint": fingerprint}]
+    return [replace(anchor, cited=f"{path}:{start}-{end}", span=(start, end), size=size, fingerprint=fingerprint)]

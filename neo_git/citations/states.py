@@ -1,4 +1,5 @@
-"""Citation states, and what they make of a fact (standard library only: recall reads this).
+"""Citation states, and what they make of a fact (recall reads this; a citation's `label` and
+`key` are `fact_schema.Citation`'s).
 
 verified   the cited code's fingerprint is unchanged
 moved      the same code is found under another path (git's rename detection), name or span;
@@ -10,9 +11,13 @@ unknown    the blob is not available here (a partial or shallow clone): never re
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
-VERIFIED, MOVED, CHANGED, GONE, UNKNOWN = "verified", "moved", "changed", "gone", "unknown"
+VERIFIED: Final = "verified"
+MOVED: Final = "moved"
+CHANGED: Final = "changed"
+GONE: Final = "gone"
+UNKNOWN: Final = "unknown"
 STATES = (VERIFIED, MOVED, CHANGED, GONE, UNKNOWN)
 BROKEN = frozenset({CHANGED, GONE})
 
@@ -20,7 +25,7 @@ BROKEN = frozenset({CHANGED, GONE})
 def is_stale(fact: Any) -> bool:
     """A fact whose citations are all changed or gone: what it says about the code may no longer hold."""
     citations = fact.metadata.citations
-    return bool(citations) and all(c.get("state") in BROKEN for c in citations)
+    return bool(citations) and all(c.state in BROKEN for c in citations)
 
 
 def stale_since(fact: Any) -> dict | None:
@@ -28,8 +33,8 @@ def stale_since(fact: Any) -> dict | None:
     "date": that commit's date}; None for a fact that is not stale."""
     if not is_stale(fact):
         return None
-    latest = max(fact.metadata.citations, key=lambda c: str(c.get("since_date") or ""))
-    return {"since": latest.get("since"), "date": latest.get("since_date")}
+    latest = max(fact.metadata.citations, key=lambda c: c.since_date or "")
+    return {"since": latest.since, "date": latest.since_date}
 
 
 def stale_note(fact: Any) -> str | None:
@@ -39,18 +44,3 @@ def stale_note(fact: Any) -> str | None:
         return None
     when = (since.get("date") or "")[:10] or (since.get("since") or "")[:12] or "an unknown commit"
     return f"cited code changed since {when}"
-
-
-def label(citation: dict) -> str:
-    """`path`, `path:symbol` or `path:start-end`, as a person would cite it."""
-    if citation.get("symbol"):
-        return f"{citation['path']}:{citation['symbol']}"
-    span = citation.get("span")
-    if span:
-        return f"{citation['path']}:{span[0]}-{span[1]}"
-    return str(citation.get("path"))
-
-
-def citation_key(citation: dict) -> str:
-    """What identifies a citation across moves and re-anchoring: how it was cited."""
-    return str(citation.get("cited") or label(citation))

@@ -17,13 +17,15 @@ not have (a partial clone, a shallow one) makes the state "unknown".
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Iterable, NamedTuple, Sequence
 
 from neo_git.citations.code import CodeReader, Unavailable
 from neo_git.citations.fingerprint import find_span, span_digest
 from neo_git.citations.languages import language_of
-from neo_git.citations.states import CHANGED, GONE, MOVED, UNKNOWN, VERIFIED, label
+from neo_git.citations.states import CHANGED, GONE, MOVED, UNKNOWN, VERIFIED
 from neo_git.citations.symbols import line_tokens
+from neo_git.fact_schema import Citation, CitationState
 
 if TYPE_CHECKING:  # pragma: no cover
     import pygit2
@@ -44,8 +46,8 @@ class Check(NamedTuple):
     """The state of one citation at a commit, and the citation as it should now read (moved:
     its new place; otherwise as it was)."""
 
-    state: str
-    citation: dict
+    state: CitationState
+    citation: Citation
     detail: str
 
 
@@ -115,22 +117,22 @@ class Verifier:
 
     # --- checking ----------------------------------------------------------------
 
-    def check(self, citation: dict) -> Check:
+    def check(self, citation: Citation) -> Check:
         """The state of *citation* at this commit."""
         try:
             return self._check(citation)
         except (_Missing, Unavailable) as exc:
             return Check(UNKNOWN, citation, f"not available in this repository ({exc})")
 
-    def _check(self, c: dict) -> Check:
-        path = c["path"]
+    def _check(self, c: Citation) -> Check:
+        path = c.path
         blob = self.blob_at(path)
         if blob is not None:
             found = self._at(c, path, blob)
             if found is not None:
                 return found
-            return self._search(c, f"{c.get('symbol')} is no longer in {path}")
-        changes = self.changes_since(c.get("commit"))
+            return self._search(c, f"{c.symbol} is no longer in {path}")
+        changes = self.changes_since(c.commit)
         if changes is None:
             return Check(UNKNOWN, c, f"{path} is not in {self.commit_id[:12]} and the commit it was "
                                      "checked at is not in this repository: renamed or deleted cannot be told")
@@ -139,60 +141,61 @@ class Verifier:
             return self._search(c, f"{path} was deleted")
         found = self._at(c, renamed.path, renamed.new_id)
         if found is None:
-            return self._search(c, f"{c.get('symbol')} is not in {renamed.path} (renamed from {path})")
+            return self._search(c, f"{c.symbol} is not in {renamed.path} (renamed from {path})")
         if found.state == VERIFIED:
             return Check(MOVED, found.citation, f"{path} was renamed to {renamed.path}")
         return found
 
-    def _at(self, c: dict, path: str, blob: str) -> Check | None:
+    def _at(self, c: Citation, path: str, blob: str) -> Check | None:
         """The citation checked in the file *path* (blob *blob*); None when its symbol is absent."""
-        moved_file = path != c["path"]
-        here = {**c, "path": path, "blob": blob, "commit": self.commit_id}
-        if blob == c.get("blob") and not moved_file:
+        moved_file = path != c.path
+        here = replace(c, path=path, blob=blob, commit=self.commit_id)
+        if blob == c.blob and not moved_file:
             return Check(VERIFIED, c, "unchanged file")
-        if c.get("span"):
-            return self._span_at(c, here, path, blob)
+        if c.span:
+            return self._span_at(c, c.span, here, path, blob)
         code = self.reader.code(path, blob)
-        symbol = c.get("symbol")
+        symbol = c.symbol
         if not symbol:
-            if code.fingerprint == c.get("fingerprint"):
+            if code.fingerprint == c.fingerprint:
                 return Check(VERIFIED, c if not moved_file else here, "same code")
-            return Check(CHANGED, {**c, "path": path}, f"{path} changed")
+            return Check(CHANGED, replace(c, path=path), f"{path} changed")
         found = code.symbols.get(symbol)
         if found is not None:
-            if found.fingerprint == c.get("fingerprint"):
+            if found.fingerprint == c.fingerprint:
                 return Check(VERIFIED, c if not moved_file else here, "same code")
-            return Check(CHANGED, {**c, "path": path}, f"{symbol} in {path} changed")
-        renamed = sorted(s.name for s in code.symbols.values() if s.fingerprint == c.get("fingerprint"))
+            return Check(CHANGED, replace(c, path=path), f"{symbol} in {path} changed")
+        renamed = sorted(s.name for s in code.symbols.values() if s.fingerprint == c.fingerprint)
         if renamed:
-            return Check(MOVED, {**here, "symbol": renamed[0]}, f"{symbol} is now {renamed[0]} in {path}")
+            return Check(MOVED, replace(here, symbol=renamed[0]), f"{symbol} is now {renamed[0]} in {path}")
         return None
 
-    def _span_at(self, c: dict, here: dict, path: str, blob: str) -> Check:
+    def _span_at(self, c: Citation, span: tuple[int, int], here: Citation, path: str, blob: str) -> Check:
         tokens = line_tokens(language_of(path), self.reader.data(blob))
-        start, end = c["span"]
+        start, end = span
         fingerprint, _size = span_digest(tokens, start, end)
-        if fingerprint == c.get("fingerprint"):
-            return Check(VERIFIED, c if path == c["path"] else here, "same code")
-        found = find_span(tokens, c.get("fingerprint") or "", int(c.get("size") or 0), near=start)
+        if fingerprint == c.fingerprint:
+            return Check(VERIFIED, c if path == c.path else here, "same code")
+        found = find_span(tokens, c.fingerprint or "", int(c.size or 0), near=start)
         if found is not None:
-            return Check(MOVED, {**here, "span": list(found)}, f"lines {start}-{end} are now {found[0]}-{found[1]}")
-        return Check(CHANGED, {**c, "path": path}, f"lines {start}-{end} of {path} changed")
+            return Check(MOVED, replace(here, span=(found[0], found[1])),
+                         f"lines {start}-{end} are now {found[0]}-{found[1]}")
+        return Check(CHANGED, replace(c, path=path), f"lines {start}-{end} of {path} changed")
 
-    def _search(self, c: dict, why: str) -> Check:
+    def _search(self, c: Citation, why: str) -> Check:
         """A symbol or span that left its file: the same code anywhere the diff touched, else gone."""
-        if not c.get("symbol") and not c.get("span"):
+        if not c.symbol and not c.span:
             return Check(GONE, c, why)
-        changes = self.changes_since(c.get("commit"))
+        changes = self.changes_since(c.commit)
         if changes is None:
             return Check(UNKNOWN, c, why + "; where it went cannot be told here")
-        for path, blob in self._candidates(changes, c["path"]):
+        for path, blob in self._candidates(changes, c.path):
             try:
                 found = self._moved_into(c, path, blob)
             except Unavailable:
                 continue
             if found is not None:
-                return Check(MOVED, found, f"{label(c)} moved to {label(found)}")
+                return Check(MOVED, found, f"{c.label} moved to {found.label}")
         return Check(GONE, c, why)
 
     def _candidates(self, changes: Iterable[Change], path: str) -> list[tuple[str, str]]:
@@ -201,21 +204,21 @@ class Verifier:
                if ch.new_id and ch.path != path and language_of(ch.path) == language]
         return out[:MAX_CANDIDATES]
 
-    def _moved_into(self, c: dict, path: str, blob: str) -> dict | None:
-        here = {**c, "path": path, "blob": blob, "commit": self.commit_id}
-        if c.get("span"):
+    def _moved_into(self, c: Citation, path: str, blob: str) -> Citation | None:
+        here = replace(c, path=path, blob=blob, commit=self.commit_id)
+        if c.span:
             tokens = line_tokens(language_of(path), self.reader.data(blob))
-            found = find_span(tokens, c.get("fingerprint") or "", int(c.get("size") or 0), near=c["span"][0])
-            return None if found is None else {**here, "span": list(found)}
+            found = find_span(tokens, c.fingerprint or "", int(c.size or 0), near=c.span[0])
+            return None if found is None else replace(here, span=(found[0], found[1]))
         symbols = self.reader.code(path, blob).symbols
-        same = symbols.get(c["symbol"])
-        if same is not None and same.fingerprint == c.get("fingerprint"):
+        same = symbols.get(c.symbol or "")
+        if same is not None and same.fingerprint == c.fingerprint:
             return here
-        names = sorted(s.name for s in symbols.values() if s.fingerprint == c.get("fingerprint"))
-        return {**here, "symbol": names[0]} if names else None
+        names = sorted(s.name for s in symbols.values() if s.fingerprint == c.fingerprint)
+        return replace(here, symbol=names[0]) if names else None
 
 
-def find_since(repo: "pygit2.Repository", reader: CodeReader, citation: dict, state: str,
+def find_since(repo: "pygit2.Repository", reader: CodeReader, citation: Citation, state: str,
                commit: "pygit2.Commit", limit: int = 64) -> "pygit2.Commit | None":
     """The commit from which *citation* has been in *state* at *commit*: walking first parents
     back (no rename detection, at most *limit* steps) to the last commit where it was not, or
@@ -229,7 +232,7 @@ def find_since(repo: "pygit2.Repository", reader: CodeReader, citation: dict, st
         if not parents:
             return None
         parent = parents[0]
-        if str(parent.id) == citation.get("commit"):
+        if str(parent.id) == citation.commit:
             return current
         if Verifier(repo, parent, reader, changes=[]).check(citation).state != state:
             return current

@@ -50,8 +50,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _fatal(f"cannot change to '{args.chdir}': {exc.strerror}",
                           "-C takes an existing directory, like `git -C`")
 
+    from neo_git.config import retired_notices
     from neo_git.errors import NeoError
 
+    for notice in retired_notices():   # once per command: a setting this release no longer reads
+        print(notice, file=sys.stderr)
     module_name, func_name = commands[args.command].split(":")
     try:
         module = importlib.import_module(f"neo_git.cli.{module_name}")

@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from neo_git.cli.output import fact_block, fact_line, print_json, score_label, visible, warn
 from neo_git.cli.parser import KINDS, SCOPES, json_flag
+
+if TYPE_CHECKING:  # pragma: no cover
+    from neo_git.fact_schema import PossibleLink
 
 
 def register(sub) -> dict[str, str]:
@@ -106,13 +110,12 @@ def cmd_add(args: argparse.Namespace) -> int:
         return 0
     print(f"added {result.fact.kind.value} {result.fact.id}: {visible(result.fact.subject)}")
     for citation in result.fact.metadata.citations:
-        print(f"  cites {visible(_cite_label(citation))} (verified at "
-              f"{(citation.get('commit') or 'the work tree')[:12]})")
+        print(f"  cites {visible(citation.label)} (verified at {(citation.commit or 'the work tree')[:12]})")
     if result.fact.metadata.paths:
         print(f"  limited to {visible(', '.join(result.fact.metadata.paths))}")
     if superseded:
         print(f"  supersedes {superseded} (see `git neo why {superseded}`)")
-    by_similarity = sorted(result.possible, key=lambda link: -(link.get("similarity") or 0))
+    by_similarity = sorted(result.possible, key=lambda link: -(link.similarity or 0))
     links = [_possible_link(link) for link in by_similarity]
     if len(links) == 1:
         print(f"  may supersede {links[0]}: `git neo review` to accept or reject")
@@ -149,12 +152,6 @@ def _from_cwd(store, specs: list[str]) -> list[str]:
         suffix = text.strip()[len(spec.path):] if text.strip().startswith(spec.path) else ""
         out.append(normalise(spec.path, workdir, Path.cwd()) + suffix)
     return out
-
-
-def _cite_label(citation: dict) -> str:
-    from neo_git.citations.states import label
-
-    return label(citation)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -328,7 +325,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     return 0
 
 
-def _possible_link(link: dict) -> str:
+def _possible_link(link: PossibleLink) -> str:
     """`<id> (similarity 0.412, change)`: a possible supersession as `add` reports it."""
-    how = [f"similarity {link.get('similarity') or 0:.3f}", *(link.get("evidence") or ())]
-    return f"{link['id']} ({', '.join(how)})"
+    how = [f"similarity {link.similarity or 0:.3f}", *link.evidence]
+    return f"{link.id} ({', '.join(how)})"

@@ -4,9 +4,12 @@ from __future__ import annotations
 import json
 import math
 import sys
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from neo_git.visible import visible  # noqa: F401 - the commands import it from here too
+
+if TYPE_CHECKING:  # pragma: no cover
+    from neo_git.fact_schema import Citation
 
 
 def print_json(value: Any) -> None:
@@ -45,12 +48,10 @@ def stale_mark(fact) -> str:
     return f" [stale: {note}]" if note else ""
 
 
-def cite_row(citation: dict) -> str:
+def cite_row(citation: Citation) -> str:
     """`path:symbol (state since <commit>)` for `show`."""
-    from neo_git.citations.states import label
-
-    since = f" since {citation['since'][:12]}" if citation.get("since") else ""
-    return f"{label(citation)} ({citation.get('state', 'verified')}{since})"
+    since = f" since {citation.since[:12]}" if citation.since else ""
+    return f"{citation.label} ({citation.state}{since})"
 
 
 def fact_block(fact, claim: str | None = None) -> str:

@@ -14,10 +14,11 @@ retired fact stays retired, its reason says the successor is missing.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Container, Mapping
 
 from neo_git.doctor.findings import Context, Finding
+from neo_git.fact_schema import Invalidation
 from neo_git.facts import Fact, FactScope
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -53,10 +54,10 @@ def cut(fact: Fact, missing: list[tuple[str, str]]) -> Fact:
         changes["supersedes"] = None
     if "superseded_by" in names:
         changes["superseded_by"] = None
-        reason = dict(fact.metadata.invalidation or {})
-        reason["detail"] = ((reason.get("detail") + "; ") if reason.get("detail") else "") + \
+        reason = fact.metadata.invalidation or Invalidation()
+        detail = ((reason.detail + "; ") if reason.detail else "") + \
             f"its successor {fact.superseded_by} is missing (pointer cut by git neo doctor)"
-        changes["metadata"] = {"invalidation": reason}
+        changes["metadata"] = {"invalidation": replace(reason, detail=detail)}
     if gone:
         changes["depends_on"] = tuple(d for d in fact.depends_on if d not in gone)
     return fact.evolve(**changes)

@@ -20,8 +20,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from neo_git.health.snapshot import HealthSnapshot
 
 DEFAULT_MAX_NESTING = 4
-DEFAULT_TIMEOUT_MS = 10_000   # neo.guardTimeoutMs: past it the commit goes ahead (blocks with neo.strict)
-MAX_TIMEOUT_MS = 3_600_000    # larger (or not a number): the default, with one warning (hooks/pre-commit too)
 
 
 @dataclass

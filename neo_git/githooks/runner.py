@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
+from neo_git.githooks.limit import SETTING, limit_ms, usable
+
 # logging, subprocess, traceback and the hook log are imported where they are used: the pre-commit
 # guard runs on every commit that stages source code and needs none of them.
 MAX_MERGED = 50
@@ -238,8 +240,8 @@ def pre_commit(args: list[str]) -> int:
     """The guard: exit the block code when the staged change introduces a problem.
 
     `--block-exit N`: the code that blocks (the shim uses 86, so that a crash never
-    blocks). `--timeout-ms N`: the limit the shim enforces (from neo.guardTimeoutMs);
-    without it the setting is read here. The check gives up a little before the limit,
+    blocks). `--timeout-ms N`: the limit the caller decided and enforces (`githooks/limit.py`);
+    without it the setting is read here, by the same rule. The check gives up a little before the limit,
     warns and lets the commit through (blocks with neo.strict); should the interpreter
     itself hang, faulthandler ends the process a second after the limit."""
     from neo_git.config import config_bool
@@ -264,7 +266,7 @@ def pre_commit(args: list[str]) -> int:
     except GuardTimeout:
         _disarm()
         strict = _strict(repo, config_bool)
-        print(f"git-neo guard: no answer within {_limit_ms(limit_ms)} ms (neo.guardTimeoutMs), "
+        print(f"git-neo guard: no answer within {usable(limit_ms)} ms ({SETTING}), "
               f"{'blocking (neo.strict=true)' if strict else 'commit allowed'}", file=sys.stderr)
         return block if strict else 0
     except Exception as exc:  # noqa: BLE001 - internal errors warn and pass unless neo.strict
@@ -312,14 +314,6 @@ def _process_start() -> float:
         return time.time()
 
 
-def _limit_ms(limit_ms: int | None) -> int:
-    """*limit_ms* when it is a usable limit (1 ms to MAX_TIMEOUT_MS), else the default: the timers
-    armed with it cannot take any number (setitimer and faulthandler overflow)."""
-    from neo_git.githooks.guard import DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS
-
-    return limit_ms if limit_ms is not None and 1 <= limit_ms <= MAX_TIMEOUT_MS else DEFAULT_TIMEOUT_MS
-
-
 def _options(args: list[str]) -> dict[str, int]:
     """`--name N` pairs with a whole number N; anything else is ignored (a hook never fails on usage)."""
     found: dict[str, int] = {}
@@ -330,10 +324,11 @@ def _options(args: list[str]) -> dict[str, int]:
 
 
 def _configured_timeout(repo) -> int:
-    from neo_git.config import config_int
-    from neo_git.githooks.guard import DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS
+    """neo.guardTimeoutMs as the repository's config holds it (`-c` included), by `limit.limit_ms`'s rule."""
+    from neo_git.config import neo_config
 
-    return _limit_ms(config_int("guardTimeoutMs", DEFAULT_TIMEOUT_MS, repo=repo, maximum=MAX_TIMEOUT_MS))
+    raw: object = neo_config(SETTING, repo=repo)
+    return limit_ms(raw if isinstance(raw, str) else None if raw is None else str(raw))
 
 
 def _arm(started: float, limit_ms: int | None) -> None:
@@ -344,7 +339,7 @@ def _arm(started: float, limit_ms: int | None) -> None:
 
     if not hasattr(signal, "setitimer"):
         return
-    limit = _limit_ms(limit_ms) / 1000
+    limit = usable(limit_ms) / 1000
     remaining = max(0.001, limit * _GRACE - (time.monotonic() - started))
 
     def give_up(signum, frame):

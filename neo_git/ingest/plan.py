@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Callable, Mapping, NamedTuple, Sequence
 
 from neo_git.fact_fields import MAX_TAGS
+from neo_git.fact_schema import Invalidation
 from neo_git.facts import Fact, FactKind, FactScope
 from neo_git.store.base import Change
 from neo_git.ingest.sections import (
@@ -105,7 +106,8 @@ def plan_ingest(facts: Mapping[str, Fact], found: Mapping[str, Sequence[Section]
     # the file still says the same thing: their decision stands until the text changes.
     overruled = {rule_key(f.subject, f.body) for f in facts.values()
                  if not f.is_valid and f.kind is FactKind.CONSTRAINT and INGESTED_TAG in f.tags
-                 and not str((f.metadata.invalidation or {}).get("detail", "")).endswith(INGEST_MARK)}
+                 and not (f.metadata.invalidation is not None and (f.metadata.invalidation.detail or "")
+                          .endswith(INGEST_MARK))}
 
     by_section: dict[str, Fact] = {}
     for old in retiring:
@@ -133,9 +135,8 @@ def plan_ingest(facts: Mapping[str, Fact], found: Mapping[str, Sequence[Section]
         if old.id in successor:
             new, section = successor[old.id]
             detail = f"section '{section.heading}' of {section.source} changed{INGEST_MARK}"
-            changed[old.id] = old.evolve(is_valid=False, superseded_by=new.id, metadata={"invalidation": {
-                "reason": "superseded", "rule": "explicit", "at": at, "by": new.id, "explicit": True,
-                "detail": detail}})
+            changed[old.id] = old.evolve(is_valid=False, superseded_by=new.id, metadata={"invalidation": Invalidation(
+                reason="superseded", rule="explicit", at=at, by=new.id, explicit=True, detail=detail)})
             superseded.append((old.id, new.id))
             continue
         sources = [t for t in old.tags if t.startswith(SOURCE_PREFIX)]
@@ -146,8 +147,8 @@ def plan_ingest(facts: Mapping[str, Fact], found: Mapping[str, Sequence[Section]
             why = f"{_names(sources)} {'was' if len(sources) == 1 else 'were'} deleted"
         else:
             why = f"its section '{old.subject}' is no longer in {_names(sources)}"
-        changed[old.id] = old.evolve(is_valid=False, metadata={"invalidation": {
-            "reason": "retired", "at": at, "detail": why + INGEST_MARK}})
+        changed[old.id] = old.evolve(is_valid=False, metadata={"invalidation": Invalidation(
+            reason="retired", at=at, detail=why + INGEST_MARK)})
         retired.append((old.id, why))
 
     gone = {old_id for old_id, _ in superseded} | {fact_id for fact_id, _ in retired}
@@ -167,8 +168,13 @@ def _change(added: list[Fact], changed: dict[str, Fact], superseded, retired, up
     message = "ingest constraints: " + ", ".join(p for p in parts if p)
     details = [f"add {f.id} \"{f.subject[:60]}\" from {_names([t for t in f.tags if t.startswith(SOURCE_PREFIX)])}"
                for f in added]
-    details += [f"supersede {old} by {new}: {changed[old].metadata.invalidation['detail']}" for old, new in superseded]
+    details += [f"supersede {old} by {new}: {_detail(changed[old])}" for old, new in superseded]
     details += [f"retire {fact_id}: {why}" for fact_id, why in retired]
     details += [f"sources of {fact_id}: {_names([t for t in changed[fact_id].tags if t.startswith(SOURCE_PREFIX)])}"
                 for fact_id in updated]
     return Change(facts=(*added, *changed.values()), message=message[:120], details=tuple(details))
+
+
+def _detail(fact: Fact) -> str:
+    """What a retired fact's invalidation says, in words."""
+    return (fact.metadata.invalidation.detail if fact.metadata.invalidation is not None else None) or ""

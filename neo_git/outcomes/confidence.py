@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from neo_git.citations.pathglob import any_matches
+from neo_git.fact_schema import Citation
 from neo_git.facts import Fact, FactMetadata, now_iso
 from neo_git.redact import redact
 from neo_git.store import Change
@@ -67,7 +68,7 @@ def confidence_change(verdict: str, health: str | None) -> tuple[float, int]:
 def about_files(fact: Fact, files: Sequence[str]) -> bool:
     """Does *fact* cite one of *files*, or is it scoped (`metadata.paths`) to one?"""
     meta = fact.metadata
-    cited = {c.get("path") for c in meta.citations}
+    cited = {c.path for c in meta.citations}
     return any(f in cited for f in files if f) or (
         bool(meta.paths) and any(any_matches(meta.paths, f) for f in files if f))
 
@@ -102,7 +103,7 @@ class Outcome:
     description: str = ""
     commit_subject: str = ""
     health_reasons: tuple[str, ...] = ()
-    citations: tuple[dict, ...] = ()   # the code that shipped (accepted outcomes), re-checked like any citation
+    citations: tuple[Citation, ...] = ()   # the code that shipped (accepted outcomes), re-checked like any citation
     context_ids: tuple[str, ...] = ()  # in the agent's context, not relied on: never moved
     suggested_file: str = ""          # where the suggestion said it was (the file may have moved since)
 
@@ -242,11 +243,11 @@ def scope_plan(outcomes: Sequence[Outcome], commit: str):
     return plan, result
 
 
-def _utf8(citation: dict) -> bool:
+def _utf8(citation: Citation) -> bool:
     """A citation can be stored only when its path is UTF-8 (a fact is UTF-8 text); the code of a
     file whose name is other bytes is not cited (the outcome itself is still recorded)."""
     try:
-        str(citation.get("path", "")).encode("utf-8")
+        citation.path.encode("utf-8")
         return True
     except UnicodeEncodeError:
         return False

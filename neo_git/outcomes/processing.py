@@ -19,6 +19,7 @@ from typing import Sequence
 
 import pygit2
 
+from neo_git.fact_schema import Citation
 from neo_git.facts import FactScope, now_iso
 from neo_git.fileio import locked
 from neo_git.identity import RepositoryPaths, repository_paths
@@ -39,7 +40,7 @@ MAX_INDEPENDENT = 5           # unsuggested code files recorded per processed co
 MAX_TEXT_BYTES = 1 << 20      # larger blobs are not line-matched
 MAX_WALK = 20                 # unprocessed ancestors a worker catches up on
 LOCK_TIMEOUT = 300.0          # a worker waits this long for the one before it
-DEFAULT_SUGGESTION_DAYS = 14   # pending suggestions older than this expire
+SUGGESTION_DAYS = 14          # pending suggestions older than this expire
 CLOCK_SLACK = 5               # seconds: a suggestion made "after" a commit can still be in it
 
 
@@ -108,7 +109,7 @@ def process_commits(repo: pygit2.Repository, commits: Sequence[str], *, trigger:
 
 
 def _process_commits(repo, commits, trigger, paths, catch_up) -> list[CommitResult]:
-    expire_old_suggestions(repo, paths)
+    expire_old_suggestions(paths)
     ledger = Ledger(paths.neo_dir)
     todo: list[str] = list(ledger.retry) if catch_up else []
     for commit in commits:
@@ -157,15 +158,12 @@ def recheck_citations(repo: pygit2.Repository, results: list[CommitResult], ledg
             ledger.retry_later(r.commit)
 
 
-def expire_old_suggestions(repo: pygit2.Repository, paths: RepositoryPaths) -> int:
-    """Mark pending suggestions older than `neo.suggestionDays` (default 14) expired: advice
-    nobody shipped in two weeks should not match some unrelated change much later."""
+def expire_old_suggestions(paths: RepositoryPaths) -> int:
+    """Mark pending suggestions older than SUGGESTION_DAYS (14) expired: advice nobody shipped
+    in two weeks should not match some unrelated change much later."""
     from datetime import datetime, timedelta, timezone
 
-    from neo_git.config import config_int
-
-    days = config_int("suggestionDays", DEFAULT_SUGGESTION_DAYS, repo=repo)
-    cutoff = (datetime.now(timezone.utc) - timedelta(days=max(1, days))).isoformat(timespec="seconds")
+    cutoff = (datetime.now(timezone.utc) - timedelta(days=SUGGESTION_DAYS)).isoformat(timespec="seconds")
     expired: list[str] = []
 
     def change(current: list[Suggestion]) -> list[Suggestion] | None:
@@ -304,7 +302,7 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
 
 
 def _shipped_code(repo: pygit2.Repository, commit: pygit2.Commit, suggestion: Suggestion,
-                  change: FileChange) -> tuple[dict, ...]:
+                  change: FileChange) -> tuple[Citation, ...]:
     """Citations of the code an accepted suggestion shipped (the function around it, or its
     lines): the outcome record is then checked against later commits like any cited fact."""
     try:

@@ -65,7 +65,7 @@ def _row(fact: "Fact") -> list:
 
 
 def _category(fact: "Fact") -> str:
-    reason = (fact.metadata.invalidation or {}).get("reason")
+    reason = fact.metadata.invalidation.reason if fact.metadata.invalidation is not None else None
     if reason in _REASONS:
         return _REASONS[reason]
     return "superseded" if fact.superseded_by else "retracted"
@@ -74,7 +74,7 @@ def _category(fact: "Fact") -> str:
 def _retired_at(fact: "Fact", fallback: datetime) -> datetime:
     """When the fact was retired: its invalidation's own time when it has one (a teammate's
     retirement arrives in a later merge commit), else the commit's."""
-    stamp = (fact.metadata.invalidation or {}).get("at")
+    stamp = fact.metadata.invalidation.at if fact.metadata.invalidation is not None else None
     if isinstance(stamp, str):
         try:
             moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from neo_git import identity
 from neo_git.errors import FactNotFound, NeoError
+from neo_git.fact_schema import Invalidation
 from neo_git.facts import SCOPE_ORDER, Fact, FactScope, check_text, new_fact_id, now_iso, parse_kind, parse_scope
 from neo_git.fileio import publish_once
 from neo_git.redact import redact
@@ -299,8 +300,8 @@ class FactStore(WritePaths, StoreEmbedding):
         def make(current: Fact, facts: Mapping[str, Fact]) -> list[Fact]:
             if not current.is_valid:
                 return []
-            return [current.evolve(is_valid=False, metadata={"invalidation": {
-                "reason": "invalidated", "at": now_iso(), "detail": reason or "invalidated by hand"}})]
+            return [current.evolve(is_valid=False, metadata={"invalidation": Invalidation(
+                reason="invalidated", at=now_iso(), detail=reason or "invalidated by hand")})]
 
         return self._update(fact, f"invalidate {fact.id}: {fact.subject}"[:120], make)
 

@@ -38,6 +38,7 @@ from bisect import bisect_left
 from difflib import SequenceMatcher
 from functools import lru_cache
 
+from neo_git.fact_schema import Citation
 from neo_git.facts import Fact
 from neo_git.knowledge import ALTERNATIVE
 from neo_git.textkeys import FILLER, record_title, word_spans, words
@@ -241,16 +242,16 @@ def _passage(text: str, start: int, end: int, context: int = 30) -> str:
     return ("…" if before else "") + quote + ("…" if after else "")
 
 
-def _same_code(a: dict, b: dict) -> bool:
+def _same_code(a: Citation, b: Citation) -> bool:
     """May two citations name the same code? Same path and, when both narrow it, the same symbol
     (or one inside the other: `Parser` / `Parser.parse`) or overlapping line spans; a whole file,
     or a symbol against a span, may be the same code."""
-    if a.get("path") != b.get("path"):
+    if a.path != b.path:
         return False
-    left, right = a.get("symbol"), b.get("symbol")
+    left, right = a.symbol, b.symbol
     if left and right:
         return left == right or left.startswith(right + ".") or right.startswith(left + ".")
-    first, second = a.get("span"), b.get("span")
+    first, second = a.span, b.span
     if first and second:
         return first[0] <= second[1] and second[0] <= first[1]
     return True

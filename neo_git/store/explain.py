@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from neo_git.fact_schema import Invalidation
 from neo_git.facts import Fact
 from neo_git.knowledge import conflict_partners, open_links
 
@@ -42,41 +43,41 @@ def explain(fact: Fact, by_id: Mapping[str, Fact]) -> dict:
         lines.append(f"{fact.id} is valid ({fact.kind.value}, {fact.scope.value} scope, "
                      f"confidence {fact.metadata.confidence:.2f}).")
         merged = sorted(f.id for f in by_id.values() if f.superseded_by == fact.id
-                        and (f.metadata.invalidation or {}).get("reason") == "synthesized")
+                        and f.metadata.invalidation is not None and f.metadata.invalidation.reason == "synthesized")
         if merged:
             info["synthesized_from"] = merged
             lines.append(f"Upkeep synthesized it from {len(merged)} near-identical review facts: "
                          f"{', '.join(merged)}.")
     else:
-        detail = fact.metadata.invalidation or {}
-        info["state"] = detail.get("reason") or ("superseded" if fact.superseded_by else "invalidated")
-        info.update({k: detail.get(k) for k in ("at", "rule", "similarity", "threshold", "embedder", "detail",
-                                                "explicit") if detail.get(k) is not None})
+        detail = fact.metadata.invalidation or Invalidation()
+        info["state"] = detail.reason or ("superseded" if fact.superseded_by else "invalidated")
+        info.update({key: value for key in ("at", "rule", "similarity", "threshold", "embedder", "detail", "explicit")
+                     for value in (getattr(detail, key),) if value is not None})
         if fact.superseded_by and "rule" not in info:  # written before rules were recorded
-            info["rule"] = "explicit" if detail.get("explicit") else "similarity"
+            info["rule"] = "explicit" if detail.explicit else "similarity"
         if fact.superseded_by:
             info["superseded_by"] = fact.superseded_by
             successor = by_id.get(fact.superseded_by)
             subject = f" \"{successor.subject}\"" if successor else ""
             how = _how(info["rule"], detail)
             lines.append(f"{fact.id} was superseded by {fact.superseded_by}{subject} "
-                         f"on {detail.get('at', '?')} {how}".rstrip() + ".")
-            if detail.get("reason") == "synthesized" or (detail.get("explicit") and detail.get("detail")):
+                         f"on {detail.at or '?'} {how}".rstrip() + ".")
+            if detail.reason == "synthesized" or (detail.explicit and detail.detail):
                 # upkeep and ingestion say in their own words why (merged into an archetype,
                 # a section of an instruction file changed)
                 lines[-1] = (f"{fact.id} was superseded by {fact.superseded_by}{subject} "
-                             f"on {detail.get('at', '?')}: {detail['detail']}.")
+                             f"on {detail.at or '?'}: {detail.detail}.")
         else:
             verb = _RETIRED.get(info["state"])
-            when = f" on {detail['at']}" if detail.get("at") else ""
-            lines.append(f"{fact.id} {verb}{when}: {detail.get('detail') or info['state']}." if verb
-                         else f"{fact.id} is not valid: {detail.get('detail') or info['state']}.")
+            when = f" on {detail.at}" if detail.at else ""
+            lines.append(f"{fact.id} {verb}{when}: {detail.detail or info['state']}." if verb
+                         else f"{fact.id} is not valid: {detail.detail or info['state']}.")
         lines.append(f"`git neo restore {fact.id}` brings it back.")
     possible = open_links(fact)   # not the alternatives of a question already answered
     if possible:
-        info["possibly_supersedes"] = [dict(link) for link in possible]
+        info["possibly_supersedes"] = [link.to_json() for link in possible]
         lines.append("It may supersede " + ", ".join(
-            f"{link['id']} (similarity {link.get('similarity', 0):.3f})" for link in possible)
+            f"{link.id} (similarity {link.similarity or 0:.3f})" for link in possible)
             + ("" if fact.supersedes else "; nothing was retired") + ": `git neo review` accepts or rejects.")
     if fact.metadata.distinct_from:
         info["distinct_from"] = list(fact.metadata.distinct_from)
@@ -103,17 +104,17 @@ def _review_reason(fact: Fact, by_id: Mapping[str, Fact]) -> str:
     return "It needs review: `git neo review` lists it with what to decide."
 
 
-def _how(rule: str, detail: Mapping[str, Any]) -> str:
+def _how(rule: str, detail: Invalidation) -> str:
     """The clause naming the rule that retired a fact (docs/architecture.md §4, rules 1-3, and review)."""
-    similarity = detail.get("similarity")
+    similarity = detail.similarity
     if rule == "explicit":
         return "explicitly (--supersedes) (rule 1)"
     if rule == "review":
         return "when a person accepted the possible supersession (`git neo review accept`)"
     if rule == "judge":
-        return (f"when the review judge ({detail.get('detail') or 'a model'}) found it updates the same subject "
+        return (f"when the review judge ({detail.detail or 'a model'}) found it updates the same subject "
                 "(`git config neo.reviewJudge auto`)")
-    evidence = [name for name in detail.get("evidence") or () if isinstance(name, str)]
+    evidence = list(detail.evidence or ())
     shown = "; ".join(PROOF_WORDS.get(name, name) for name in evidence)
     if rule == "same_subject":
         tail = f" (similarity {similarity:.3f})" if similarity is not None else ""
@@ -121,8 +122,9 @@ def _how(rule: str, detail: Mapping[str, Any]) -> str:
             return f"because it restates the same subject and {shown} (rule 2){tail}"
         return f"because it restates the same subject and the bodies are related (rule 2){tail}"
     if similarity is not None:
-        return (f"because their similarity {similarity:.3f} reached the {detail.get('embedder', '?')} "
-                f"certain threshold {detail.get('threshold') or 0:.3f}" + (f" and {shown}" if shown else "")
+        embedder = detail.embedder if detail.embedder is not None else "?"
+        return (f"because their similarity {similarity:.3f} reached the {embedder} "
+                f"certain threshold {detail.threshold or 0:.3f}" + (f" and {shown}" if shown else "")
                 + " (rule 3)")
     return ""
 

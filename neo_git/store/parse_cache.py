@@ -52,6 +52,7 @@ from typing import NamedTuple
 import pygit2
 
 from neo_git.errors import NeoError
+from neo_git.fact_schema import cache_form, cache_signature
 from neo_git.facts import Fact, canonical_json
 from neo_git.store.subtree import FACT_FIELDS, META_FIELDS, BlobEntries, BlobFact, CachedBytes, Subtree, restore
 
@@ -63,13 +64,13 @@ _LENGTH = struct.Struct("<Q")
 
 @lru_cache(maxsize=1)
 def cache_format() -> str:
-    """Names what a cache holds: changes whenever Fact or FactMetadata gain, lose or rename a
-    field, the rows change (`fact_table.signature`), or Python's marshal format may have changed
+    """Names what a cache holds: changes whenever Fact, FactMetadata or a fact_schema class gain,
+    lose or rename a field, the rows change (`fact_table.signature`), or Python's marshal format may have changed
     (another minor version). A cache of another format is never read."""
     from neo_git.fact_table import signature
 
     return ("8:py%d.%d:" % sys.version_info[:2] + ",".join(FACT_FIELDS) + ":" + ",".join(META_FIELDS)
-            + ":" + signature())
+            + ":" + cache_signature() + ":" + signature())
 
 
 def cache_file(common_dir: Path, kind: str, ref: str, suffix: str) -> Path:
@@ -230,7 +231,7 @@ def _plain(fact: Fact) -> dict:
 
 def _from_plain(fields_: dict) -> Fact:
     meta = fields_["metadata"]
-    return restore(tuple(fields_[name] if name != "metadata" else tuple(meta[m] for m in META_FIELDS)
+    return restore(tuple(fields_[name] if name != "metadata" else tuple(cache_form(meta[m]) for m in META_FIELDS)
                          for name in FACT_FIELDS))
 
 

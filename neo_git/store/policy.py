@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Collection, Mapping, Sequence
 
 from neo_git.errors import NeoError
+from neo_git.fact_schema import Invalidation, PossibleLink, Undo, sorted_links
 from neo_git.facts import Fact, FactKind, FactScope, now_iso
 from neo_git.scoring import retention_score, success_bonus  # noqa: F401 - re-exported
 from neo_git.store.base import SCOPE_CAPS, Change  # noqa: F401 - SCOPE_CAPS re-exported
@@ -51,14 +52,14 @@ class AddResult:
     rule: str | None = None         # which rule retired `superseded` (supersession.RULE_*)
 
     @property
-    def possible(self) -> tuple[dict, ...]:
-        """Facts this one may supersede, for review: ({"id", "similarity", "threshold"}, ...)."""
+    def possible(self) -> tuple[PossibleLink, ...]:
+        """Facts this one may supersede, for review."""
         return self.fact.metadata.possibly_supersedes
 
     def to_dict(self) -> dict:
         """The `git neo add --json` object."""
         return {"id": self.fact.id, "superseded": self.superseded.id if self.superseded else None,
-                "rule": self.rule, "possibly_supersedes": [dict(link) for link in self.possible],
+                "rule": self.rule, "possibly_supersedes": [link.to_json() for link in self.possible],
                 "duplicate": self.duplicate, "flagged": list(self.flagged), "evicted": list(self.evicted)}
 
 
@@ -168,14 +169,10 @@ def _plan_one(facts: Mapping[str, Fact], index: FactIndex, new: Fact, similarity
 
 def _propose_instead(new: Fact, old: Fact, decision: Decision) -> Fact:
     """*new* with a `possibly_supersedes` link to *old* in place of retiring it."""
-    link = {"id": old.id}
-    for key in ("similarity", "threshold"):
-        value = getattr(decision, key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            link[key] = float(round(value, 4))
-    links = {l["id"]: l for l in new.metadata.possibly_supersedes}
-    links[old.id] = link
-    return new.evolve(metadata={"possibly_supersedes": tuple(links[i] for i in sorted(links))})
+    similarity, threshold = (float(round(value, 4)) if isinstance(value, (int, float)) and not isinstance(value, bool)
+                             else None for value in (decision.similarity, decision.threshold))
+    link = PossibleLink(old.id, similarity, threshold)
+    return new.evolve(metadata={"possibly_supersedes": sorted_links((*new.metadata.possibly_supersedes, link))})
 
 
 def supersede(facts: Mapping[str, Fact], index: FactIndex, new: Fact, old: Fact, decision: Decision,
@@ -184,20 +181,18 @@ def supersede(facts: Mapping[str, Fact], index: FactIndex, new: Fact, old: Fact,
     dependents flagged), recording in *changed* and in old's invalidation what to undo on restore."""
     confidence = max(new.metadata.confidence, min(1.0, old.metadata.confidence + CONFIDENCE_CARRY))
     flagged = [fid for fid in index.dependents(old.id) if not facts[fid].needs_review]  # by id
-    undo = {"confidence": new.metadata.confidence, "carried": confidence, "flagged": flagged}
-    links = [link for link in new.metadata.possibly_supersedes if link["id"] == old.id]
-    if links:  # accepted from review: restore puts the proposal back
-        undo["possible"] = links[0]
+    links = [link for link in new.metadata.possibly_supersedes if link.id == old.id]
+    # accepted from review: restore puts the proposal back
+    undo = Undo(confidence=new.metadata.confidence, carried=confidence, flagged=tuple(flagged),
+                possible=links[0] if links else None)
     new = new.evolve(supersedes=old.id, metadata={
         "confidence": confidence,
-        "possibly_supersedes": tuple(l for l in new.metadata.possibly_supersedes if l["id"] != old.id)})
-    explicit = decision.rule == RULE_EXPLICIT
-    old = old.evolve(is_valid=False, superseded_by=new.id, metadata={"invalidation": {
-        "reason": "superseded", "at": stamp, "by": new.id, "rule": decision.rule, "explicit": explicit,
-        "similarity": None if decision.similarity is None else round(decision.similarity, 4),
-        "threshold": decision.threshold, "embedder": embedder_id, "undo": undo,
-        **({"evidence": list(decision.evidence)} if decision.evidence else {}),
-    }})
+        "possibly_supersedes": tuple(link for link in new.metadata.possibly_supersedes if link.id != old.id)})
+    old = old.evolve(is_valid=False, superseded_by=new.id, metadata={"invalidation": Invalidation.written(
+        reason="superseded", at=stamp, by=new.id, rule=decision.rule, explicit=decision.rule == RULE_EXPLICIT,
+        similarity=None if decision.similarity is None else round(decision.similarity, 4),
+        threshold=decision.threshold, embedder=embedder_id, undo=undo,
+        **({"evidence": tuple(decision.evidence)} if decision.evidence else {}))})
     changed[old.id] = old
     for fact_id in flagged:
         changed[fact_id] = facts[fact_id].evolve(needs_review=True)
@@ -237,8 +232,8 @@ def _change(changed: Mapping[str, Fact], results: Sequence[AddResult], cap: int 
             lines += [f"flag {fid} for review (depends on {old})" for fid in result.flagged]
         else:
             messages.append(f"add {new.kind.value} {new.id}: {new.subject}")
-        lines += [f"possibly supersedes {link['id']} ("
-                  + (f"similarity {link['similarity']:.3f}; " if link.get("similarity") is not None else "")
+        lines += [f"possibly supersedes {link.id} ("
+                  + (f"similarity {link.similarity:.3f}; " if link.similarity is not None else "")
                   + "`git neo review`)" for link in result.possible]
         lines += [f"evict {fid} (over the {new.scope.value} cap of {cap})" for fid in result.evicted]
     if len(results) == 1:
@@ -304,8 +299,8 @@ def plan_evictions(valid: Sequence[Fact], scope: FactScope, cap: int, stamp: str
     first = cap.evict_first() if getattr(cap, "evict_first", None) else frozenset()
     evictable = sorted((f for f in valid if not f.is_protected and f.id not in keep),
                        key=lambda f: (f.id not in first, retention_score(f), f.metadata.created_at, f.id))
-    return [fact.evolve(is_valid=False, metadata={"invalidation": {
-        "reason": "evicted", "at": stamp,
-        "detail": f"the {scope.value} scope was over its cap of {cap} valid facts; "
-                  f"this one scored lowest ({retention_score(fact):.3f})",
-    }}) for fact in evictable[:excess]]
+    return [fact.evolve(is_valid=False, metadata={"invalidation": Invalidation(
+        reason="evicted", at=stamp,
+        detail=f"the {scope.value} scope was over its cap of {cap} valid facts; "
+               f"this one scored lowest ({retention_score(fact):.3f})",
+    )}) for fact in evictable[:excess]]

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Callable
 
 import pygit2
 
+from neo_git import fact_schema
+from neo_git.fact_schema import Invalidation
 from neo_git.fact_table import ROW_INDEX, ROW_STRUCT, hex_id
 from neo_git.facts import Fact, FactKind, FactMetadata, FactScope
 
@@ -32,6 +34,8 @@ _set = object.__setattr__
 FACT_FIELDS = tuple(f.name for f in fields(Fact))
 META_FIELDS = tuple(f.name for f in fields(FactMetadata))
 _META_AT = FACT_FIELDS.index("metadata")
+# Metadata fields holding fact_schema objects: kept as plain tuples (`fact_schema.cache_form`).
+_TYPED = ("invalidation", "possibly_supersedes", "citations")
 # _restore fills __dict__ directly: only valid while neither class derives anything at init.
 assert not hasattr(Fact, "__post_init__") and not hasattr(FactMetadata, "__post_init__")
 
@@ -82,12 +86,14 @@ class CachedBytes:
 
 def cache_form(fact: Fact) -> tuple:
     """A fact as the cache keeps it: its fields as they are in memory (tuples stay tuples;
-    marshal keeps them), kind and scope as their values, metadata as a tuple too."""
+    marshal keeps them), kind and scope as their values, metadata as a tuple too (its
+    fact_schema objects as tuples of their fields)."""
     values = [fact.__dict__[name] for name in FACT_FIELDS]
     values[FACT_FIELDS.index("kind")] = fact.kind.value
     values[FACT_FIELDS.index("scope")] = fact.scope.value
     meta = fact.metadata.__dict__
-    values[_META_AT] = tuple(meta[name] for name in META_FIELDS)
+    values[_META_AT] = tuple(fact_schema.cache_form(meta[name]) if name in _TYPED else meta[name]
+                             for name in META_FIELDS)
     return tuple(values)
 
 
@@ -103,8 +109,15 @@ def restore(form) -> Fact:
             or len(form[_META_AT]) != len(META_FIELDS):
         raise KeyError("a parse-cache entry does not have the fields of a Fact")
     raw = dict(zip(FACT_FIELDS, form))
+    meta = dict(zip(META_FIELDS, form[_META_AT]))
+    if meta["invalidation"] is not None:
+        meta["invalidation"] = fact_schema.from_cache(Invalidation, meta["invalidation"])
+    if meta["possibly_supersedes"]:
+        meta["possibly_supersedes"] = fact_schema.links_from_cache(meta["possibly_supersedes"])
+    if meta["citations"]:
+        meta["citations"] = fact_schema.citations_from_cache(meta["citations"])
     metadata = _new(FactMetadata)
-    _set(metadata, "__dict__", dict(zip(META_FIELDS, form[_META_AT])))
+    _set(metadata, "__dict__", meta)
     raw.update(kind=_KINDS[raw["kind"]], scope=_SCOPES[raw["scope"]], metadata=metadata)
     fact = _new(Fact)
     _set(fact, "__dict__", raw)

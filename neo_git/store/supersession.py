@@ -36,6 +36,7 @@ from functools import lru_cache
 from typing import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 from neo_git import scoring
+from neo_git.fact_schema import PossibleLink
 from neo_git.facts import Fact
 from neo_git.textkeys import RECORDS_ONLY, key_like, record_title, revision_suffix
 from neo_git.textkeys import subject_key  # noqa: F401 - re-exported (rule 2's key)
@@ -196,7 +197,7 @@ class Decision:
     rule: str | None = None            # RULE_SUBJECT or RULE_SIMILARITY when target is set
     similarity: float | None = None    # cosine of the full texts
     threshold: float | None = None     # the threshold (or guard) that was passed
-    possible: tuple[dict, ...] = ()    # {"id", "similarity", "threshold"} links, sorted by id
+    possible: tuple[PossibleLink, ...] = ()   # links for review, sorted by id
     evidence: tuple[str, ...] = ()     # what beyond the rule showed the replacement (store/evidence.py)
 
 
@@ -241,7 +242,7 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
                                         different_labels, narrower_subject, review_evidence, statement_evidence,
                                         worded_alike)
 
-    possible = []
+    possible: list[PossibleLink] = []
     short = _words(new.text) <= CALIBRATED_WORDS
     for score, old in same_pairs:  # rule 2: the most similar same-subject fact that passes the guards
         if not usable(score, old) or distinct_entities(new, old) or different_labels(new, old):
@@ -320,15 +321,12 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
         # similar records than the one its words point to: one question, several candidates.
         room = MAX_POSSIBLE - len(possible)
         possible += [_link(old, score, thresholds.possible, (ALTERNATIVE,)) for score, old in unlinked[:room]]
-    return Decision(possible=tuple(sorted(possible, key=lambda link: link["id"])))
+    return Decision(possible=tuple(sorted(possible, key=lambda link: link.id)))
 
 
-def _link(old: Fact, score: float, threshold: float, evidence: Sequence[str]) -> dict:
-    """A `possibly_supersedes` link; `evidence` only when some was found (store/evidence.py)."""
-    link = {"id": old.id, "similarity": round(score, 4), "threshold": threshold}
-    if evidence:
-        link["evidence"] = list(dict.fromkeys(evidence))
-    return link
+def _link(old: Fact, score: float, threshold: float, evidence: Sequence[str]) -> PossibleLink:
+    """A `possibly_supersedes` link, with the evidence found (store/evidence.py), if any."""
+    return PossibleLink(old.id, round(score, 4), threshold, tuple(dict.fromkeys(evidence)))
 
 
 def ranked_candidates(group, scores: Sequence[float], floor: float, same_subject: Collection[str]

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 from neo_git.errors import FactNotFound, InvalidFact, NeoError
+from neo_git.fact_schema import Citation, JudgeVerdict
 from neo_git.facts import (
     MAX_BODY_CHARS, MAX_SOURCE_PROMPT_CHARS, MAX_SUBJECT_CHARS, SCOPE_ORDER, Fact, FactMetadata,
     FactScope, check_text, new_fact_id, parse_kind, parse_scope,
@@ -190,7 +191,7 @@ class WritePaths:
         citations = self._resolve_cites(cites, fact_scope)
         refuse_secrets(paths=[paths] if isinstance(paths, str) else paths, citations=citation_names(citations))
         if citations:
-            raw["metadata"]["citations"] = citations
+            raw["metadata"]["citations"] = [citation.to_json() for citation in citations]
         if paths:
             if isinstance(paths, str):
                 paths = [paths]
@@ -198,9 +199,9 @@ class WritePaths:
         fact = Fact.from_dict(raw)  # one validation path for every fact
         return fact.evolve(depends_on=tuple(depends_on))
 
-    def _resolve_cites(self: "FactStore", cites: Any, scope: FactScope) -> list[dict]:
+    def _resolve_cites(self: "FactStore", cites: Any, scope: FactScope) -> list[Citation]:
         """Citations from `--cite` strings (resolved against the work tree and HEAD now) or
-        already-resolved citation dicts (validated when the fact is built)."""
+        already-resolved citations (their stored form: validated here)."""
         if not cites:
             return []
         if isinstance(cites, (str, Mapping)):
@@ -213,10 +214,10 @@ class WritePaths:
         from neo_git.citations.resolve import Resolver
 
         resolver = Resolver(self.repo, self.paths.workdir if self.paths else None)
-        out: list[dict] = []
+        out: list[Citation] = []
         for cite in cites:
-            citation = dict(cite) if isinstance(cite, Mapping) else resolver.resolve(str(cite))
-            if not any(c.get("cited") == citation.get("cited") for c in out):   # cited twice: once
+            citation = Citation.from_json(cite) if isinstance(cite, Mapping) else resolver.resolve(str(cite))
+            if not any(c.cited == citation.cited for c in out):   # cited twice: once
                 out.append(citation)
         return out
 
@@ -315,12 +316,11 @@ class WritePaths:
         *fact_id* (first proposed as the link *proposed* when the judge found the pair itself,
         `judge_candidates`); with *accept* (and verdict "updated") also supersede the candidate
         through the normal path (rule "judge": `restore` undoes it, `why` names the judge). One commit."""
-        from neo_git.fact_fields import judge_verdict
         from neo_git.store.review.possible import plan_accept, plan_verdict
 
         fact = self._find(fact_id)
         try:
-            clean = judge_verdict(dict(verdict))
+            clean = JudgeVerdict.from_json(dict(verdict))
         except InvalidFact as exc:
             raise NeoError(f"not a verdict: {exc}") from None
         out: dict = {}
@@ -329,11 +329,11 @@ class WritePaths:
             scoped = {i: f for i, f in facts.items() if f.scope is fact.scope}
             change = plan_verdict(scoped, fact.id, candidate, clean, proposed)
             out.clear()
-            out.update(id=fact.id, candidate=candidate, **clean, superseded=None)
+            out.update(id=fact.id, candidate=candidate, **clean.to_json(), superseded=None)
             # A fact supersedes one fact: a second "updated" for it (an earlier verdict of this run
             # retired another) is left to a person, or the first retired fact's successor would no
             # longer name it and its restore would not undo the supersession.
-            if not (accept and clean["verdict"] == "updated") or change.facts[0].supersedes is not None:
+            if not (accept and clean.verdict == "updated") or change.facts[0].supersedes is not None:
                 return change
             judged = {**scoped, fact.id: change.facts[0]}
             old, accepted = plan_accept(judged, fact.id, candidate, self.embedder.id, judge=clean)

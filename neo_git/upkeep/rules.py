@@ -80,7 +80,8 @@ def age(fact: Fact, now: datetime) -> timedelta | None:
 
 def retired_for(fact: Fact, now: datetime) -> timedelta | None:
     """How long *fact* has been invalid: since its invalidation, else since its creation."""
-    when = parse_time((fact.metadata.invalidation or {}).get("at")) or parse_time(fact.metadata.created_at)
+    invalidation = fact.metadata.invalidation
+    when = parse_time(invalidation.at if invalidation is not None else None) or parse_time(fact.metadata.created_at)
     return None if when is None else now - when
 
 

@@ -3,11 +3,13 @@ stale pruning, demotion, the scope cap, and the purge of long-retired facts.
 (Synthesis, which needs vectors, is in `synthesis.py`.)"""
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from types import MappingProxyType
 from typing import Mapping
 
-from neo_git.citations.states import GONE, label
+from neo_git.citations.states import GONE
+from neo_git.fact_schema import Invalidation
 from neo_git.facts import Fact, FactScope
 from neo_git.store.policy import plan_evictions
 from neo_git.upkeep.rules import (
@@ -42,8 +44,8 @@ def plan_prune(facts: Mapping[str, Fact], scope: FactScope, now: datetime,
                     f"created {old.days} days ago")
         why = (f"unproven after {old.days} days (no success, confidence {meta.confidence:.2f} < "
                f"{STALE_CONFIDENCE}; stale after {STALE_AFTER.days} days; {seen})")
-        changed.append(fact.evolve(is_valid=False, metadata={"invalidation": {
-            "reason": "pruned", "at": stamp(now), "detail": why}}))
+        changed.append(fact.evolve(is_valid=False, metadata={"invalidation": Invalidation(
+            reason="pruned", at=stamp(now), detail=why)}))
         actions.append(Action("prune", scope.value, fact.id, fact.subject, why, evidence=evidence))
     if not actions:
         return NOTHING
@@ -64,14 +66,14 @@ def plan_demotions(facts: Mapping[str, Fact], scope: FactScope) -> StepPlan:
         citations = meta.citations
         if not fact.is_valid or fact.is_protected or not citations or meta.confidence <= DEMOTE_FLOOR:
             continue
-        if not all(c.get("state") == GONE and c.get("since") for c in citations):
+        if not all(c.state == GONE and c.since for c in citations):
             continue
-        fresh = [c for c in citations if c.get("weighed") != c.get("since")]
+        fresh = [c for c in citations if c.weighed != c.since]
         if not fresh:
             continue
-        weighed = tuple({**c, "weighed": c["since"]} for c in citations)
+        weighed = tuple(replace(c, weighed=c.since) for c in citations)
         confidence = round(max(DEMOTE_FLOOR, meta.confidence - DEMOTE_STEP), 4)
-        gone = ", ".join(f"{label(c)} gone in {c['since'][:12]}" for c in fresh[:3])
+        gone = ", ".join(f"{c.label} gone in {(c.since or '')[:12]}" for c in fresh[:3])
         more = f" and {len(fresh) - 3} more" if len(fresh) > 3 else ""
         evidence = f"cited code gone: {gone}{more}"
         why = f"{evidence}: confidence {meta.confidence:.2f} -> {confidence:.2f}"
@@ -100,7 +102,8 @@ def plan_cap(facts: Mapping[str, Fact], scope: FactScope, cap: int | None, now: 
     for fact in evicted:
         last = last_consulted(fact, last_access)
         seen = f"last consulted {last.date().isoformat()}" if last else "never consulted"
-        actions.append(Action("evict", scope.value, fact.id, fact.subject, fact.metadata.invalidation["detail"],
+        detail = fact.metadata.invalidation.detail if fact.metadata.invalidation is not None else None
+        actions.append(Action("evict", scope.value, fact.id, fact.subject, detail or "",
                               evidence=f"{scope.value} scope over its cap of {cap}, lowest retention score, {seen}"))
     return StepPlan(actions, change_for("evict", scope.value, actions, tuple(evicted)))
 
@@ -117,7 +120,8 @@ def plan_purge(facts: Mapping[str, Fact], scope: FactScope, now: datetime) -> St
         retired = retired_for(fact, now)
         if retired is None or retired <= PURGE_AFTER:
             continue
-        reason = (fact.metadata.invalidation or {}).get("reason") or (
+        invalidation = fact.metadata.invalidation
+        reason = (invalidation.reason if invalidation is not None else None) or (
             "superseded" if fact.superseded_by else "invalidated")
         why = f"{reason} {retired.days} days ago and nothing valid depends on it"
         if fact.superseded_by:

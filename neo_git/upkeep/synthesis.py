@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Callable, Mapping, NamedTuple, Sequence
 
 from neo_git.fact_fields import MAX_TAGS
+from neo_git.fact_schema import Invalidation
 from neo_git.facts import Fact, FactKind, FactMetadata, FactScope
 from neo_git.upkeep.rules import (
     NOTHING, SYNTHESIS_MIN_CLUSTER, SYNTHESIS_SIMILARITY, SYNTHESIZED_TAG, Action, StepPlan, change_for,
@@ -137,9 +138,11 @@ def plan_synthesis(facts: Mapping[str, Fact], scope: FactScope, vectors_of: Vect
         detail = (f"one of {len(members)} near-identical review facts (pairwise similarity "
                   f"{cluster.lowest:.3f}-{cluster.highest:.3f} > {threshold:.2f}) merged into archetype {new_id}")
         for member in members:
-            changed.append(member.evolve(is_valid=False, superseded_by=new_id, metadata={"invalidation": {
-                "reason": "synthesized", "rule": "synthesized", "at": stamp(now), "by": new_id, "similarity": round(cluster.lowest, 4),
-                "threshold": threshold, "embedder": embedder_id or None, "detail": detail}}))
+            changed.append(member.evolve(is_valid=False, superseded_by=new_id, metadata={
+                "invalidation": Invalidation.written(
+                    reason="synthesized", rule="synthesized", at=stamp(now), by=new_id,
+                    similarity=round(cluster.lowest, 4), threshold=threshold, embedder=embedder_id or None,
+                    detail=detail)}))
             actions.append(Action("synthesize", scope.value, member.id, member.subject, detail, result_id=new_id,
                                   evidence=f"{len(members)} review facts, pairwise similarity "
                                            f"{cluster.lowest:.3f}-{cluster.highest:.3f} > {threshold:.2f}"))

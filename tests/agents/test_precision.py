@@ -215,4 +215,4 @@ def test_a_proposal_never_retires_a_constraint_people_accepted(repo):
     proposed = store.add_detailed("No network in hooks", "Hooks may call the network.", kind="constraint",
                                   provenance="agent", proposal="open", supersedes=rule.id)
     assert proposed.superseded is None and FactStore.open(repo).get(rule.id).is_valid
-    assert [link["id"] for link in proposed.fact.metadata.possibly_supersedes] == [rule.id]
+    assert [link.id for link in proposed.fact.metadata.possibly_supersedes] == [rule.id]

@@ -3,6 +3,8 @@ marks it in its JSON; the ask prompt and the agents' context say "cited code cha
 sync merges two clones' citation states citation by citation."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from neo_git.facts import Fact
 from neo_git.store import Change, FactStore
 
@@ -52,12 +54,12 @@ def test_sync_merges_citations_one_by_one():
     base = Fact.from_dict({"id": "4" * 16, "subject": "s", "kind": "pattern", "scope": "project", "metadata": {
         "citations": [{**CITATION, "state": "verified"}, {**CITATION, "cited": "src/b.py", "path": "src/b.py",
                                                           "symbol": None, "state": "verified"}]}})
-    ours = base.evolve(metadata={"citations": (base.metadata.citations[0] | {"state": "changed"},
+    ours = base.evolve(metadata={"citations": (replace(base.metadata.citations[0], state="changed"),
                                                base.metadata.citations[1])})
     theirs = base.evolve(metadata={"citations": (base.metadata.citations[0],
-                                                 base.metadata.citations[1] | {"state": "gone"})})
+                                                 replace(base.metadata.citations[1], state="gone"))})
     merged = merge_fact(base, ours, theirs)
-    assert [c["state"] for c in merged.metadata.citations] == ["changed", "gone"]
+    assert [c.state for c in merged.metadata.citations] == ["changed", "gone"]
     assert merge_fact(base, theirs, ours) == merged
 
 

@@ -109,11 +109,11 @@ def test_citations_follow_real_history_as_log_l_and_ast_see_it(tmp_path):
         stored = {f.id: f for f in FactStore.open(repo).list()}
         for target in targets:
             citation = stored[ids[target]].metadata.citations[0]
-            state = citation["state"]
+            state = citation.state
             if states[target][-1] != state:
                 flips[target].append(commit)
             states[target].append(state)
-            now = _shape(_show(repo, commit, citation["path"]), citation.get("symbol") or target[1])
+            now = _shape(_show(repo, commit, citation.path), citation.symbol or target[1])
             expected = "verified" if now == cited[target] else "changed"
             assert state == expected, (target, commit, state, expected)
 

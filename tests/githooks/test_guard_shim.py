@@ -94,6 +94,15 @@ def test_the_shim_knows_exactly_the_languages_health_knows():
     assert patterns == set(EXTENSIONS)
 
 
+def test_the_shim_decides_the_limit_with_the_python_sides_numbers():
+    """The shim reads neo.guardTimeoutMs in sh (no interpreter runs before the limit is armed):
+    its default and maximum are githooks/limit.py's."""
+    from neo_git.githooks.limit import DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS
+
+    numbers = dict(re.findall(r"\b(default_ms|max_ms)=(\d+)", SHIM.read_text()))
+    assert numbers == {"default_ms": str(DEFAULT_TIMEOUT_MS), "max_ms": str(MAX_TIMEOUT_MS)}
+
+
 def test_the_framework_hook_runs_only_for_those_files():
     hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
     guard = hooks["neo-guard"]

@@ -3,6 +3,6 @@
 
 `git` runs git and commits files; `store` opens stores and reads or plants ref blobs; `plumbing`
 writes hand-made git objects; `outcomes`, `agents`, `mcp`, `ask`, `loopback` (a model server on
-loopback), `citations`, `health`, `org`, `patterns`, `report`, `chromium`, `sync` and `upkeep`
+loopback), `citations`, `health`, `org`, `patterns`, `redaction`, `report`, `chromium`, `sync` and `upkeep`
 serve the tests of that part.
 """

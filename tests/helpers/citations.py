@@ -56,10 +56,10 @@ def process(repo: Path):
 
 
 def citations(repo: Path, fact_id: str) -> tuple[dict, ...]:
-    """The fact's citations as stored now."""
+    """The fact's citations as stored now, in their stored (JSON) form."""
     from neo_git.store import FactStore
 
-    return FactStore.open(repo).get(fact_id).metadata.citations
+    return tuple(c.to_json() for c in FactStore.open(repo).get(fact_id).metadata.citations)
 
 
 def state(repo: Path, fact_id: str, i: int = 0) -> str:

@@ -14,35 +14,35 @@ from __future__ import annotations
 
 import string
 
-from tests.hostile.test_redact_rules import CASES, _mix
+from tests.helpers.redaction import CASES, mix
 
 B64 = string.ascii_letters + string.digits + "+/"
 
 
 def _rows() -> list[tuple[str, str, str]]:
     rows = [(kind, text, secret) for kind, (text, secret, _near) in CASES.items()]
-    token = _mix(20, seed=3)
+    token = mix(20, seed=3)
     rows += [
         ("API_TOKEN=", "export API_TOKEN=" + token, token),
-        ("TOKEN=", "TOKEN=" + _mix(16, seed=5), _mix(16, seed=5)),
-        ("token: (yaml)", "deploy:\n  token: " + _mix(24, seed=9), _mix(24, seed=9)),
-        ('token = "…"', 'token = "' + _mix(22, seed=11) + '"', _mix(22, seed=11)),
-        ('"token": "…" (json)', '{"service": "ci", "token": "' + _mix(26, seed=13) + '"}', _mix(26, seed=13)),
-        ("KEY=", "KEY=" + _mix(18, seed=15), _mix(18, seed=15)),
-        ("private_key:", "private_key: " + _mix(30, seed=17), _mix(30, seed=17)),
-        ("redis://:pw@host", "cache at redis://:" + "pw" + _mix(10, seed=19) + "@cache.internal:6379/0",
-         "pw" + _mix(10, seed=19)),
-        ("postgres url", "DATABASE_URL=postgres://app:" + _mix(14, seed=21) + "@db.internal/app", _mix(14, seed=21)),
-        ("ACCESS_TOKEN=", "ACCESS_TOKEN=" + _mix(20, seed=23), _mix(20, seed=23)),
-        ("PASSWORD=", "PASSWORD=" + _mix(12, seed=25), _mix(12, seed=25)),
-        ("aws secret key in prose", "the AWS secret access key for staging is " + _mix(40, B64, seed=27)
-         + " (rotate monthly)", _mix(40, B64, seed=27)),
-        ("bare high-entropy string", "use this token for the staging bot " + _mix(32, seed=29) + " until Friday",
-         _mix(32, seed=29)),
+        ("TOKEN=", "TOKEN=" + mix(16, seed=5), mix(16, seed=5)),
+        ("token: (yaml)", "deploy:\n  token: " + mix(24, seed=9), mix(24, seed=9)),
+        ('token = "…"', 'token = "' + mix(22, seed=11) + '"', mix(22, seed=11)),
+        ('"token": "…" (json)', '{"service": "ci", "token": "' + mix(26, seed=13) + '"}', mix(26, seed=13)),
+        ("KEY=", "KEY=" + mix(18, seed=15), mix(18, seed=15)),
+        ("private_key:", "private_key: " + mix(30, seed=17), mix(30, seed=17)),
+        ("redis://:pw@host", "cache at redis://:" + "pw" + mix(10, seed=19) + "@cache.internal:6379/0",
+         "pw" + mix(10, seed=19)),
+        ("postgres url", "DATABASE_URL=postgres://app:" + mix(14, seed=21) + "@db.internal/app", mix(14, seed=21)),
+        ("ACCESS_TOKEN=", "ACCESS_TOKEN=" + mix(20, seed=23), mix(20, seed=23)),
+        ("PASSWORD=", "PASSWORD=" + mix(12, seed=25), mix(12, seed=25)),
+        ("aws secret key in prose", "the AWS secret access key for staging is " + mix(40, B64, seed=27)
+         + " (rotate monthly)", mix(40, B64, seed=27)),
+        ("bare high-entropy string", "use this token for the staging bot " + mix(32, seed=29) + " until Friday",
+         mix(32, seed=29)),
         ("azure connection string", "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey="
-         + _mix(44, B64, seed=31) + ";EndpointSuffix=core.windows.net", _mix(44, B64, seed=31)),
+         + mix(44, B64, seed=31) + ";EndpointSuffix=core.windows.net", mix(44, B64, seed=31)),
         ("azure service bus", "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey="
-         + _mix(44, B64, seed=33), _mix(44, B64, seed=33)),
+         + mix(44, B64, seed=33), mix(44, B64, seed=33)),
     ]
     return rows
 

@@ -73,8 +73,8 @@ def test_two_clones_accepting_different_candidates_of_one_question(team, cli):
     store.restore(other)
     after = team.store("alice").get(new.id)
     assert team.store("alice").get(other).is_valid and after.supersedes == named   # the kept pointer stays
-    assert other in {link["id"] for link in after.metadata.possibly_supersedes}
+    assert other in {link.id for link in after.metadata.possibly_supersedes}
     from neo_git.store.review.possible import open_links
 
     asked = {item["candidate"] for item in team.store("alice").review()}
-    assert asked == {link["id"] for link in open_links(after)} - {named}
+    assert asked == {link.id for link in open_links(after)} - {named}

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import random
 
+from neo_git.fact_schema import Invalidation, PossibleLink
 from neo_git.facts import Fact
 from neo_git.sync.fieldmerge import MISSING, merge_fact, merge_fact_dicts
 
@@ -51,22 +52,22 @@ def test_confidence_applies_both_moves_and_stays_in_range():
 
 def test_invalidation_wins_and_keeps_its_successor():
     superseded = edit(BASE, is_valid=False, superseded_by="c" * 16,
-                      metadata={"invalidation": {"reason": "superseded", "at": "2026-02-01T00:00:00+00:00",
-                                                 "by": "c" * 16}})
+                      metadata={"invalidation": Invalidation(reason="superseded", at="2026-02-01T00:00:00+00:00",
+                                                             by="c" * 16)})
     confident = edit(BASE, metadata={"confidence": 0.8})
     merged = both_ways(BASE, superseded, confident)
     assert not merged.is_valid and merged.superseded_by == "c" * 16
-    assert merged.metadata.invalidation["reason"] == "superseded"
+    assert merged.metadata.invalidation.reason == "superseded"
     assert merged.metadata.confidence == 0.8   # the other side's edit of another field survives
 
 
 def test_two_successors_pick_the_earlier_supersession_either_way():
     def superseded_by(successor, at):
         return edit(BASE, is_valid=False, superseded_by=successor,
-                    metadata={"invalidation": {"reason": "superseded", "at": at, "by": successor}})
+                    metadata={"invalidation": Invalidation(reason="superseded", at=at, by=successor)})
     early, late = superseded_by("f" * 16, "2026-02-01T00:00:00+00:00"), superseded_by("c" * 16, "2026-03-01T00:00:00+00:00")
     assert both_ways(BASE, early, late).superseded_by == "f" * 16
-    retracted = edit(BASE, is_valid=False, metadata={"invalidation": {"reason": "invalidated", "at": "2026-01-15"}})
+    retracted = edit(BASE, is_valid=False, metadata={"invalidation": Invalidation(reason="invalidated", at="2026-01-15")})
     assert both_ways(BASE, retracted, late).superseded_by == "c" * 16   # a supersession beats a retraction
 
 
@@ -161,11 +162,11 @@ def test_review_links_merge_with_rejections_honoured():
     """metadata.possibly_supersedes / distinct_from (memory-correctness work) merge by the
     generic list rule: a rejection on one side (link removed, id marked distinct) survives."""
     x, y = "1" * 16, "2" * 16
-    base = edit(BASE, metadata={"possibly_supersedes": ({"id": x, "similarity": 0.8},)})
+    base = edit(BASE, metadata={"possibly_supersedes": (PossibleLink(x, 0.8),)})
     rejected = edit(base, metadata={"possibly_supersedes": (), "distinct_from": (x,)})
-    proposed = edit(base, metadata={"possibly_supersedes": ({"id": x, "similarity": 0.8}, {"id": y, "similarity": 0.7}),
+    proposed = edit(base, metadata={"possibly_supersedes": (PossibleLink(x, 0.8), PossibleLink(y, 0.7)),
                                     "confidence": 0.6})
     merged = both_ways(base, rejected, proposed)
-    assert [link["id"] for link in merged.metadata.possibly_supersedes] == [y]
+    assert [link.id for link in merged.metadata.possibly_supersedes] == [y]
     assert merged.metadata.distinct_from == (x,)
     assert merged.metadata.confidence == 0.6

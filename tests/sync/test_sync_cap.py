@@ -86,7 +86,7 @@ def test_ordinary_use_at_the_cap_evicts_only_the_writers_own_facts(team, monkeyp
         # Each author keeps the cap of their own; the other's facts were never evicted by us.
         assert sum(facts[i].is_valid for i in own[who]) == 12, who
         assert sum(facts[i].is_valid for i in own[other]) == 12, who
-        evicted = {i for i, f in facts.items() if (f.metadata.invalidation or {}).get("reason") == "evicted"}
+        evicted = {i for i, f in facts.items() if f.metadata.invalidation is not None and f.metadata.invalidation.reason == "evicted"}
         assert evicted == (own["alice"] | own["bob"]) - {i for i, f in facts.items() if f.is_valid}
         assert len(evicted) == 2 * 12   # 12 a side: every add evicted one of its writer's own
     assert _merges(team) <= 8

@@ -12,7 +12,7 @@ import stat
 
 import pytest
 
-from tests.conftest import git
+from tests.helpers.git import git
 from tests.helpers.sync import REF
 
 RULE = ("No network in hooks", "hooks never touch the network")

@@ -2,11 +2,13 @@
 each action one commit saying why, and `why` explaining it afterwards."""
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 
 from neo_git.errors import FactNotFound
+from neo_git.fact_schema import Citation
 from neo_git.facts import FactScope
 from neo_git.upkeep import maybe_run_daily, run_gc
 from tests.helpers.git import git
@@ -41,9 +43,8 @@ def test_stale_pruning_thresholds(store, repo_with_commit):
 
 def _cite(fact, *citations):
     """*fact* citing code whose recorded states are *citations* ((path, state, since commit), ...)."""
-    return fact.evolve(metadata={"citations": [
-        {"path": path, "symbol": "handler", "state": state, **({"since": since} if since else {})}
-        for path, state, since in citations]})
+    return fact.evolve(metadata={"citations": tuple(
+        Citation(path, state, symbol="handler", since=since or None) for path, state, since in citations)})
 
 
 GONE_IN = "a" * 40
@@ -78,7 +79,7 @@ def test_gone_code_demotes_once_per_loss_in_every_clone(store, repo_with_commit)
     assert [(a.step, a.fact_id) for a in first.actions] == [("demote", gone.id)]
     assert first.actions[0].evidence == f"cited code gone: a.py:handler gone in {GONE_IN[:12]}"
     assert state(store, gone.id).metadata.confidence == pytest.approx(0.4)
-    assert state(store, gone.id).metadata.citations[0]["weighed"] == GONE_IN
+    assert state(store, gone.id).metadata.citations[0].weighed == GONE_IN
     for kept in (half, changed, seed):
         assert state(store, kept.id).metadata.confidence == 0.5, kept.subject
 
@@ -89,8 +90,8 @@ def test_gone_code_demotes_once_per_loss_in_every_clone(store, repo_with_commit)
     assert git(repo_with_commit, "rev-parse", REF) == tip
 
     # The code came back and went again in a later commit: new evidence, weighed once more.
-    again = state(store, gone.id).evolve(metadata={"citations": [
-        {**state(store, gone.id).metadata.citations[0], "since": GONE_LATER}]})
+    again = state(store, gone.id).evolve(metadata={"citations": (
+        replace(state(store, gone.id).metadata.citations[0], since=GONE_LATER),)})
     put(store, again)
     run_gc(store, now=NOW)
     assert state(store, gone.id).metadata.confidence == pytest.approx(0.3)
@@ -103,8 +104,8 @@ def test_demotion_floor(store):
     put(store, low)
     run_gc(store, now=NOW)
     assert state(store, low.id).metadata.confidence == pytest.approx(0.1)
-    put(store, state(store, low.id).evolve(metadata={"citations": [
-        {"path": "a.py", "symbol": "handler", "state": "gone", "since": GONE_LATER}]}))
+    put(store, state(store, low.id).evolve(metadata={"citations": (
+        Citation("a.py", "gone", symbol="handler", since=GONE_LATER),)}))
     assert run_gc(store, now=NOW).actions == []   # at the floor: nothing to lower
     assert state(store, low.id).metadata.confidence == pytest.approx(0.1)
 

@@ -41,8 +41,8 @@ def test_five_near_identical_reviews_become_one_archetype(store, repo_with_commi
     for review in reviews:
         old = state(store, review.id)
         assert not old.is_valid and old.superseded_by == archetype_id
-        assert old.metadata.invalidation["reason"] == "synthesized"
-        assert old.metadata.invalidation["similarity"] > 0.8
+        assert old.metadata.invalidation.reason == "synthesized"
+        assert old.metadata.invalidation.similarity > 0.8
         assert "merged into archetype" in store.why(review.id)["explanation"]
     assert state(store, unrelated.id).is_valid
     assert git(repo_with_commit, "log", "-1", "--format=%s", REF).startswith(

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from neo_git.errors import NeoError
+from neo_git.fact_schema import Invalidation
 from neo_git.facts import Fact, now_iso
 from neo_git.knowledge import is_open_proposal
 from neo_git.store.base import Change
@@ -36,7 +37,7 @@ def open_proposals(facts: Mapping[str, Fact]) -> list[dict]:
 
 
 def _why(fact: Fact) -> str:
-    replaces = [link["id"] for link in fact.metadata.possibly_supersedes if isinstance(link, Mapping) and "id" in link]
+    replaces = [link.id for link in fact.metadata.possibly_supersedes]
     if replaces:   # an agent's replacement of a person's fact (issue 36)
         return (f"written by an agent ({fact.metadata.provenance}) to replace {', '.join(replaces)}, which a person "
                 "wrote; it retires nothing unless a person accepts it (then the replacement is reviewed too)")
@@ -65,8 +66,8 @@ class AgentProposals:
             return ({"id": fact.id, "accepted": True, "kind": fact.kind.value},
                     Change((accepted,), f"accept agent proposal {fact.id}: {fact.subject}"[:120],
                            ("rule: review (an agent's proposal accepted by a person)",)))
-        rejected = fact.evolve(is_valid=False, metadata={"invalidation": {
-            "reason": "rejected", "at": now_iso(), "detail": "an agent's proposal, rejected by a person"}})
+        rejected = fact.evolve(is_valid=False, metadata={"invalidation": Invalidation(
+            reason="rejected", at=now_iso(), detail="an agent's proposal, rejected by a person")})
         return ({"id": fact.id, "rejected": True, "kind": fact.kind.value},
                 Change((rejected,), f"reject agent proposal {fact.id}: {fact.subject}"[:120],
                        ("rule: review (an agent's proposal rejected by a person)",)))

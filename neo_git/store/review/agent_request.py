@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Mapping
 
 from neo_git.errors import NeoError
+from neo_git.fact_schema import Invalidation
 from neo_git.facts import Fact, now_iso
 from neo_git.store.base import Change
 from neo_git.store.review.possible import undo_supersession
@@ -62,7 +63,7 @@ def is_persons(fact: Fact) -> bool:
 def restore_touches_a_person(fact: Fact, facts: Mapping[str, Fact]) -> bool:
     """Whether restoring *fact* would undo a person's work: it is a person's fact, a person
     retired it (retracted or rejected), or the fact that replaced it is a person's."""
-    reason = (fact.metadata.invalidation or {}).get("reason")
+    reason = fact.metadata.invalidation.reason if fact.metadata.invalidation is not None else None
     if is_persons(fact) or reason in PERSON_RETIREMENTS:
         return True
     return any(is_persons(f) for f in undo_supersession(fact, facts)[1:])
@@ -75,8 +76,8 @@ def _changes(op: str, current: Fact, facts: Mapping[str, Fact], agent: str) -> l
         return undo_supersession(current, facts)
     if not current.is_valid:
         raise NeoError(f"{current.id} is retired already", f"`git neo review reject {current.id}` drops the request")
-    return [current.evolve(is_valid=False, metadata={"invalidation": {
-        "reason": "invalidated", "at": now_iso(), "detail": f"asked by {agent}, accepted by a person"}})]
+    return [current.evolve(is_valid=False, metadata={"invalidation": Invalidation(
+        reason="invalidated", at=now_iso(), detail=f"asked by {agent}, accepted by a person")})]
 
 
 class AgentRequests:

@@ -67,7 +67,7 @@ def candidate_pairs(facts: Sequence[Fact], vectors: "np.ndarray", thresholds: "T
         if not len(earlier):
             continue
         scores = vectors[earlier] @ vectors[i]
-        linked = {link["id"] for link in new.metadata.possibly_supersedes}
+        linked = {link.id for link in new.metadata.possibly_supersedes}
         short = _words(new.text) <= CALIBRATED_WORDS
         looked = 0
         for rank in np.lexsort((by_id[earlier], -scores)):

@@ -8,9 +8,11 @@ predecessor points at the kept one, and the flag is cleared.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Mapping
 
 from neo_git.errors import NeoError
+from neo_git.fact_schema import Invalidation
 from neo_git.facts import Fact, now_iso
 from neo_git.knowledge import conflict_partners
 from neo_git.store.base import Change
@@ -61,12 +63,12 @@ class Conflicts:
         if keep is None or drop is None or old is None or not keep.is_valid or not drop.is_valid:
             raise NeoError("this conflict changed meanwhile", "`git neo review` lists the open items")
         stamp = now_iso()
-        invalidation = dict(old.metadata.invalidation or {}, by=keep.id, at=stamp)
+        invalidation = replace(old.metadata.invalidation or Invalidation(), by=keep.id, at=stamp)
         changed = (
             keep.evolve(needs_review=False),
-            drop.evolve(is_valid=False, superseded_by=keep.id, needs_review=False, metadata={"invalidation": {
-                "reason": "superseded", "at": stamp, "by": keep.id, "rule": "conflict", "explicit": True,
-                "detail": f"{keep.id} and {drop.id} both replaced {old.id}; a person kept {keep.id}"}}),
+            drop.evolve(is_valid=False, superseded_by=keep.id, needs_review=False, metadata={"invalidation": Invalidation(
+                reason="superseded", at=stamp, by=keep.id, rule="conflict", explicit=True,
+                detail=f"{keep.id} and {drop.id} both replaced {old.id}; a person kept {keep.id}")}),
             old.evolve(superseded_by=keep.id, metadata={"invalidation": invalidation}),
         )
         return ({"id": keep.id, "kept": keep.id, "retired": drop.id, "predecessor": old.id},

@@ -9,9 +9,11 @@ Pure functions over one scope's facts; `FactStore` runs them in the scope's tran
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterable, Iterator, Mapping
 
 from neo_git.errors import NeoError
+from neo_git.fact_schema import JudgeVerdict, PossibleLink, Undo, sorted_links
 from neo_git.facts import Fact, now_iso
 from neo_git.knowledge import only_alternative, open_links
 from neo_git.store.base import Change
@@ -34,18 +36,18 @@ def proposals(facts: Mapping[str, Fact]) -> list[dict]:
     for new in sorted(facts.values(), key=lambda f: (f.metadata.created_at, f.id)):
         if not new.is_valid or new.metadata.proposal:
             continue  # an agent's open proposal is decided first (agent_proposal), its links after
-        for link in sorted(open_links(new), key=lambda l: (only_alternative(l), -(l.get("similarity") or 0))):
-            old = facts.get(link["id"])
+        for link in sorted(open_links(new), key=lambda l: (only_alternative(l), -(l.similarity or 0))):
+            old = facts.get(link.id)
             if old is None or not old.is_valid or blocked(new, old):
                 continue
             item = {"type": TYPE, "id": new.id, "candidate": old.id, "actions": list(ACTIONS),
-                    "similarity": link.get("similarity"), "threshold": link.get("threshold"),
-                    "evidence": list(link.get("evidence") or ()), "scope": new.scope.value, "kind": new.kind.value,
+                    "similarity": link.similarity, "threshold": link.threshold,
+                    "evidence": list(link.evidence), "scope": new.scope.value, "kind": new.kind.value,
                     "new": {"subject": new.subject, "body": new.body},
                     "old": {"subject": old.subject, "body": old.body},
                     "why": _why(link)}
-            if link.get("judge"):
-                item["judge"] = dict(link["judge"])
+            if link.judge is not None:
+                item["judge"] = link.judge.to_json()
             out.append(item)
     return out
 
@@ -96,29 +98,28 @@ EVIDENCE_WORDS = {"reference": "the newer text names the older fact",
                   "restated": "the newer text repeats everything the older said"}
 
 
-def _why(link: Mapping) -> str:
-    similarity, threshold = link.get("similarity"), link.get("threshold")
-    evidence = [EVIDENCE_WORDS.get(name, name) for name in link.get("evidence") or ()]
+def _why(link: PossibleLink) -> str:
+    similarity, threshold = link.similarity, link.threshold
+    evidence = [EVIDENCE_WORDS.get(name, name) for name in link.evidence]
     parts = []
     if evidence:
         parts.append("; ".join(evidence))
     if similarity is not None:
         parts.append(f"similarity {similarity:.3f} ≥ review threshold {threshold or 0:.3f}"
                      + ("" if evidence else ": too weak for similarity alone to retire a fact"))
-    judge = link.get("judge")
-    if judge:
-        parts.append(f"judge {judge.get('model') or '?'}: {judge['verdict']}"
-                     + (f" ({judge['reason']})" if judge.get("reason") else ""))
+    judge = link.judge
+    if judge is not None:
+        parts.append(f"judge {judge.model or '?'}: {judge.verdict}" + (f" ({judge.reason})" if judge.reason else ""))
     return "; ".join(parts) or "proposed for review"
 
 
-def pick_link(new: Fact, candidate: str | None) -> dict:
+def pick_link(new: Fact, candidate: str | None) -> PossibleLink:
     """The link of *new* to resolve: the one naming *candidate* (a unique id prefix), or the only
     open one (`open_links`: the queue prints the bare command for it)."""
     links = new.metadata.possibly_supersedes
     if candidate:
         wanted = candidate.strip().lower()
-        matches = [link for link in links if link["id"].startswith(wanted)]
+        matches = [link for link in links if link.id.startswith(wanted)]
         if len(matches) != 1:
             raise NeoError(f"{new.id} has no possible supersession of '{candidate}'",
                            "`git neo review` lists the open ones")
@@ -129,11 +130,11 @@ def pick_link(new: Fact, candidate: str | None) -> dict:
     if not links:
         raise NeoError(f"{new.id} proposes no supersession", "`git neo review` lists the open ones")
     raise NeoError(f"{new.id} may supersede {len(links)} facts; say which",
-                   "e.g. `git neo review accept " + new.id[:8] + " " + links[0]["id"][:8] + "`")
+                   "e.g. `git neo review accept " + new.id[:8] + " " + links[0].id[:8] + "`")
 
 
 def plan_accept(facts: Mapping[str, Fact], new_id: str, candidate: str | None,
-                embedder_id: str, judge: Mapping | None = None) -> tuple[Fact, Change]:
+                embedder_id: str, judge: JudgeVerdict | None = None) -> tuple[Fact, Change]:
     """Supersede the candidate by *new_id* (rule "review"; rule "judge" when a *judge* verdict
     accepts it); returns the retired fact and the change."""
     from neo_git.store.policy import index_of, supersede
@@ -141,11 +142,11 @@ def plan_accept(facts: Mapping[str, Fact], new_id: str, candidate: str | None,
 
     new = facts[new_id]
     link = pick_link(new, candidate)
-    old = facts.get(link["id"])
+    old = facts.get(link.id)
     if not new.is_valid:
         raise NeoError(f"{new.id} is no longer valid", "restore it first with `git neo restore`")
     if old is None or not old.is_valid:
-        raise NeoError(f"{link['id']} is no longer valid: nothing to supersede",
+        raise NeoError(f"{link.id} is no longer valid: nothing to supersede",
                        "`git neo reject` drops the proposal")
     if new.supersedes is not None:
         # One pointer: a second supersession would overwrite it, and the first retired fact's
@@ -155,49 +156,48 @@ def plan_accept(facts: Mapping[str, Fact], new_id: str, candidate: str | None,
                        f"`git neo restore {new.supersedes}` first if {new.id[:8]} should replace it instead")
     changed: dict[str, Fact] = {}
     rule = RULE_REVIEW if judge is None else RULE_JUDGE
-    decision = Decision(old.id, rule, link.get("similarity"), link.get("threshold"))
+    decision = Decision(old.id, rule, link.similarity, link.threshold)
     new, old, flagged = supersede(facts, index_of(facts), new, old, decision, embedder_id, now_iso(), changed)
-    if judge is not None:  # `why` names the judge: its model and its one-line reason
-        named = f"{judge.get('model') or 'a model'}: {judge.get('reason') or judge['verdict']}"
-        old = old.evolve(metadata={"invalidation": {**old.metadata.invalidation, "detail": named[:400]}})
+    if judge is not None and old.metadata.invalidation is not None:  # `why` names the judge: its model and reason
+        named = f"{judge.model or 'a model'}: {judge.reason or judge.verdict}"
+        old = old.evolve(metadata={"invalidation": replace(old.metadata.invalidation, detail=named[:400])})
         changed[old.id] = old
     changed[new.id] = new
-    details = ((f"rule: judge ({judge.get('model')}: the newer fact updates the same subject)" if judge else
+    details = ((f"rule: judge ({judge.model}: the newer fact updates the same subject)" if judge else
                 "rule: review (a possible supersession accepted by a person)"),
                *(f"flag {fid} for review (depends on {old.id})" for fid in flagged))
     return old, Change(tuple(changed.values()), f"supersede {old.id} by {new.id}: {new.subject}"[:120], details)
 
 
-def plan_verdict(facts: Mapping[str, Fact], new_id: str, candidate: str, verdict: Mapping,
+def plan_verdict(facts: Mapping[str, Fact], new_id: str, candidate: str, verdict: JudgeVerdict,
                  proposed: Mapping | None = None) -> Change:
-    """Record a judge's *verdict* ({"verdict", "reason", "model", "at"}) on the link of *new_id* to
-    *candidate* — first added as *proposed* (a link the judge found, `review.candidates`) when the
-    fact has none to it; nothing is retired."""
+    """Record a judge's *verdict* on the link of *new_id* to *candidate* — first added as
+    *proposed* (a link's stored form without its id: one the judge found, `review.candidates`)
+    when the fact has none to it; nothing is retired."""
     new = facts.get(new_id)
     if new is None or not new.is_valid:
         raise NeoError(f"{new_id} is no longer valid", "`git neo review` lists the open items")
-    if proposed is not None and not any(l["id"] == candidate for l in new.metadata.possibly_supersedes):
+    if proposed is not None and not any(l.id == candidate for l in new.metadata.possibly_supersedes):
         old = facts.get(candidate)
         if old is None or not old.is_valid:
             raise NeoError(f"{candidate} is no longer valid: nothing to propose", "`git neo review` lists the open items")
-        links = sorted((*new.metadata.possibly_supersedes, {**proposed, "id": candidate}), key=lambda l: l["id"])
-        new = new.evolve(metadata={"possibly_supersedes": tuple(links)})
+        found = PossibleLink.from_json({**proposed, "id": candidate})
+        new = new.evolve(metadata={"possibly_supersedes": sorted_links((*new.metadata.possibly_supersedes, found))})
     link = pick_link(new, candidate)
-    links = tuple({**l, "judge": dict(verdict)} if l["id"] == link["id"] else l
-                  for l in new.metadata.possibly_supersedes)
+    links = tuple(replace(l, judge=verdict) if l.id == link.id else l for l in new.metadata.possibly_supersedes)
     new = new.evolve(metadata={"possibly_supersedes": links})
-    return Change((new,), f"judge {link['id']} beside {new.id}: {verdict['verdict']}"[:120],
-                  (f"model: {verdict.get('model')}", f"reason: {verdict.get('reason')}"[:200]))
+    return Change((new,), f"judge {link.id} beside {new.id}: {verdict.verdict}"[:120],
+                  (f"model: {verdict.model}", f"reason: {verdict.reason}"[:200]))
 
 
 def plan_reject(facts: Mapping[str, Fact], new_id: str, candidate: str | None) -> tuple[str, Change]:
     """Drop the link and remember the pair as distinct; returns the candidate id and the change."""
     new = facts[new_id]
     link = pick_link(new, candidate)
-    kept = tuple(l for l in new.metadata.possibly_supersedes if l["id"] != link["id"])
-    distinct = tuple(sorted({*new.metadata.distinct_from, link["id"]}))
+    kept = tuple(l for l in new.metadata.possibly_supersedes if l.id != link.id)
+    distinct = tuple(sorted({*new.metadata.distinct_from, link.id}))
     new = new.evolve(metadata={"possibly_supersedes": kept, "distinct_from": distinct})
-    return link["id"], Change((new,), f"keep {link['id']} beside {new.id}: {new.subject}"[:120],
+    return link.id, Change((new,), f"keep {link.id} beside {new.id}: {new.subject}"[:120],
                               ("rule: review (a person said the two facts are distinct)",))
 
 
@@ -205,32 +205,31 @@ def undo_supersession(current: Fact, facts: Mapping[str, Fact]) -> list[Fact]:
     """The facts a restore of *current* rewrites: it valid again, its successor's pointer,
     confidence and possible link as before the supersession, its dependents unflagged."""
     changed = [current.evolve(is_valid=True, superseded_by=None, metadata={"invalidation": None})]
-    detail = current.metadata.invalidation or {}
-    undo = detail.get("undo") if isinstance(detail.get("undo"), Mapping) else {}
+    detail = current.metadata.invalidation
+    undo = detail.undo if detail is not None and detail.undo is not None else Undo()
     successor = facts.get(current.superseded_by or "")
-    link = undo.get("possible")
+    link = undo.possible
     # The successor's link back, as before the supersession (unless it has one: a sync kept it).
-    relink = successor is not None and isinstance(link, Mapping) and link.get("id") == current.id \
-        and not any(l["id"] == current.id for l in successor.metadata.possibly_supersedes)
+    relink = successor is not None and link is not None and link.id == current.id \
+        and not any(l.id == current.id for l in successor.metadata.possibly_supersedes)
     meta: dict = {}
-    if relink:
+    if successor is not None and link is not None and relink:
         # Back in the queue, marked: a person restored the older fact, so recall never lets the
         # successor hold it back or take its place until the question is answered again.
-        meta["possibly_supersedes"] = tuple(sorted((*successor.metadata.possibly_supersedes,
-                                                    {**dict(link), "restored": True}), key=lambda l: l["id"]))
+        meta["possibly_supersedes"] = sorted_links((*successor.metadata.possibly_supersedes,
+                                                    replace(link, restored=True)))
     if successor is not None and successor.supersedes == current.id:
-        before = undo.get("confidence")
-        if isinstance(before, (int, float)) and not isinstance(before, bool) and 0 <= before <= 1 \
-                and successor.metadata.confidence == undo.get("carried"):
+        before = undo.confidence
+        if before is not None and 0 <= before <= 1 and successor.metadata.confidence == undo.carried:
             # the carried-over confidence goes with the supersession (unless outcomes changed it since)
             meta["confidence"] = float(before)
         changed.append(successor.evolve(supersedes=None, metadata=meta))
-    elif relink:
+    elif successor is not None and relink:
         # Two clones let the successor replace different facts, and a sync kept its one pointer to
         # the other: the pointer stays, but this pair is back in the queue, as after any restore.
         changed.append(successor.evolve(metadata=meta))
-    for fact_id in undo.get("flagged") or ():
-        dependent = facts.get(fact_id) if isinstance(fact_id, str) else None
+    for fact_id in undo.flagged or ():
+        dependent = facts.get(fact_id)
         if dependent is not None and dependent.needs_review and current.id in dependent.depends_on:
             changed.append(dependent.evolve(needs_review=False))
     return changed

@@ -15,9 +15,11 @@ the code now, a new fact's id) is computed before the transaction by `prepare`.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Mapping
 
 from neo_git.errors import NeoError
+from neo_git.fact_schema import Citation, Invalidation
 from neo_git.facts import Fact, check_text, now_iso
 from neo_git.store.base import Change
 
@@ -33,15 +35,7 @@ RETIRE_MARK = " (git neo review retire)"
 
 def _broken(fact: Fact) -> bool:
     citations = fact.metadata.citations
-    return bool(citations) and all(c.get("state") in ("changed", "gone") for c in citations)
-
-
-def _label(citation: Mapping) -> str:
-    if citation.get("symbol"):
-        return f"{citation['path']}:{citation['symbol']}"
-    if citation.get("span"):
-        return f"{citation['path']}:{citation['span'][0]}-{citation['span'][1]}"
-    return str(citation.get("path"))
+    return bool(citations) and all(c.state in ("changed", "gone") for c in citations)
 
 
 def _is_outcome_record(fact: Fact) -> bool:
@@ -56,9 +50,9 @@ def stale_items(facts: Mapping[str, Fact]) -> list[dict]:
     for fact in sorted(facts.values(), key=lambda f: (f.metadata.created_at, f.id)):
         if not fact.is_valid or not _broken(fact) or _is_outcome_record(fact):
             continue
-        citations = [{"citation": _label(c), "state": c.get("state"), "since": c.get("since"),
-                      "date": c.get("since_date")} for c in fact.metadata.citations]
-        commits = sorted({c["since"][:7] for c in citations if c.get("since")})
+        citations = [{"citation": c.label, "state": c.state, "since": c.since, "date": c.since_date}
+                     for c in fact.metadata.citations]
+        commits = sorted({c.since[:7] for c in fact.metadata.citations if c.since})
         where = f"in {', '.join(commits[:3])}" if commits else "since it was cited"
         out.append({"type": TYPE, "id": fact.id, "scope": fact.scope.value, "kind": fact.kind.value,
                     "actions": list(ACTIONS), "subject": fact.subject, "body": fact.body,
@@ -67,20 +61,19 @@ def stale_items(facts: Mapping[str, Fact]) -> list[dict]:
     return out
 
 
-def reanchor(store: "FactStore", fact: Fact) -> list[dict]:
+def reanchor(store: "FactStore", fact: Fact) -> list[Citation]:
     """The fact's citations as they would be cited now (from HEAD and the work tree); the ones
     whose file or symbol no longer exists are left out."""
     from neo_git.citations.resolve import Resolver
-    from neo_git.citations.states import citation_key
 
     resolver = Resolver(store.repo, store.paths.workdir if store.paths else None)
     out = []
     for citation in fact.metadata.citations:
         try:
-            fresh = resolver.resolve(_label(citation))
+            fresh = resolver.resolve(citation.label)
         except NeoError:
             continue
-        out.append({**fresh, "cited": citation_key(citation)})
+        out.append(replace(fresh, cited=citation.key))
     return out
 
 
@@ -115,10 +108,9 @@ class StaleFacts:
         if not fact.is_valid or not _broken(fact):
             raise NeoError(f"{fact.id} is no longer stale", "`git neo review` lists the open items")
         if action == "retire":
-            labels = ", ".join(_label(c) for c in fact.metadata.citations)
-            retired = fact.evolve(is_valid=False, metadata={"invalidation": {
-                "reason": "invalidated", "at": now_iso(),
-                "detail": f"cited code changed or gone: {labels}{RETIRE_MARK}"[:1000]}})
+            labels = ", ".join(c.label for c in fact.metadata.citations)
+            retired = fact.evolve(is_valid=False, metadata={"invalidation": Invalidation(
+                reason="invalidated", at=now_iso(), detail=f"cited code changed or gone: {labels}{RETIRE_MARK}"[:1000])})
             return ({"id": fact.id, "retired": True, "message": f"retired {fact.id} (`git neo restore {fact.id}` "
                                                                 "undoes it)"},
                     Change((retired,), f"retire stale {fact.id}: {fact.subject}"[:120],
@@ -136,7 +128,7 @@ class StaleFacts:
                     Change((kept,), f"keep stale {fact.id}: re-anchored to the code now"[:120], (message,)))
         return self._update(facts, fact, arg, citations, embedder_id)
 
-    def _update(self, facts: Mapping[str, Fact], old: Fact, arg: Mapping, citations: tuple,
+    def _update(self, facts: Mapping[str, Fact], old: Fact, arg: Mapping, citations: tuple[Citation, ...],
                 embedder_id: str) -> tuple[dict, Change]:
         from neo_git.redact import redact
         from neo_git.store.policy import index_of, supersede
@@ -147,7 +139,7 @@ class StaleFacts:
                "supersedes": None, "needs_review": False}
         raw["metadata"] = {**raw["metadata"], "created_at": now_iso(), "author": arg.get("author") or "unknown",
                            "invalidation": None, "success_count": 0, "access_count": 0, "last_accessed": None,
-                           "citations": [dict(c) for c in citations], "possibly_supersedes": [],
+                           "citations": [c.to_json() for c in citations], "possibly_supersedes": [],
                            "distinct_from": []}
         new = Fact.from_dict(raw)
         changed: dict[str, Fact] = {}
