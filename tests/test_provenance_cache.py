@@ -43,10 +43,11 @@ def test_a_cold_read_of_the_cache_equals_walking_the_history(two_authors):
 
 
 @pytest.mark.parametrize("damage", [
-    lambda d: d["facts"].update({k: 10**6 for k in d["facts"]}),        # an index past the list
+    lambda d: d["facts"].append("0123456789abcdef"),                    # ids under no origin
     lambda d: d["origins"].__setitem__(0, ["evil@example.com"]),        # a pair without its commit
-    lambda d: d.update(format=2),                                       # an older layout
-    lambda d: d.update(facts=[]),                                       # not a mapping
+    lambda d: d.update(format=5),                                       # an older layout
+    lambda d: d.update(facts={}),                                       # not a list
+    lambda d: d["facts"].__setitem__(0, d["facts"][0] + "xyz"),         # not ids of 16 hex digits
 ])
 def test_a_broken_cache_is_walked_again(two_authors, damage):
     repo, mine, theirs = two_authors
@@ -110,3 +111,27 @@ def test_the_journal_is_folded_into_the_cache_once_it_grows(two_authors, monkeyp
         got = _origins(repo)
     assert not journal.exists() or journal.stat().st_size <= _cache(repo).stat().st_size
     assert _origins(repo) == got
+
+
+def test_claims_read_per_commit_from_the_cache_equal_claims_fact_by_fact(two_authors, monkeypatch):
+    """The cache hands origins over grouped by commit (`Origins`): the trust check then decides
+    once per commit. Its claims are those of the fact-by-fact check over the same origins, an
+    accepted claim included."""
+    from neo_git.store import accepted, trust
+
+    repo, mine, theirs = two_authors
+    monkeypatch.setattr(accepted, "is_accepted", lambda decided, fact_id, commit: fact_id == theirs[0])
+    monkeypatch.setattr(accepted, "decisions", lambda folder: {"any": "decision"})
+    trusted = frozenset({"ada@example.com"})
+    provenance._journal_path(_cache(repo)).unlink(missing_ok=True)
+    _cache(repo).unlink(missing_ok=True)
+    _origins(repo)                          # a walk, written whole
+    cold = _origins(repo)                   # read back as the cache keeps it
+    assert isinstance(cold, provenance.Origins)
+    trust._CLAIMS.clear()
+    grouped = trust.ref_claims(pygit2.Repository(str(repo)), repo / ".git", trusted)
+    assert set(grouped) == set(theirs[1:]) and set(grouped.values()) == {"bob@example.com"}
+    plain = dict(cold.items())
+    monkeypatch.setattr(trust, "fact_origins", lambda *args: plain)
+    trust._CLAIMS.clear()
+    assert trust.ref_claims(pygit2.Repository(str(repo)), repo / ".git", trusted) == grouped

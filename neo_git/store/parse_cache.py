@@ -111,14 +111,14 @@ def _parse(path: Path, ref: str, blob_fact: BlobFact | None) -> dict[str, Subtre
             if end < 0 or len(head) < end + 1 + _LENGTH.size:
                 return {}
             (size,) = _LENGTH.unpack_from(head, end + 1)
-            if size > stat.st_size:
+            sealed = end + 1 + _LENGTH.size + size   # the seal line, the length and the header
+            if sealed > stat.st_size:
                 return {}
-            sealed = head[end + 1:] + fh.read(size)   # the length and the header: what the seal covers
-        body = _verified_body(head[:end + 1] + sealed, path)
-        if body is None:
+            raw = os.pread(fh.fileno(), sealed, 0)   # one read, no copy: what the seal covers
+        body = _verified_body(raw, path)
+        if body is None or len(raw) != sealed:
             return {}
-        region = FileRegion(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns), end + 1 + len(sealed),
-                            stat.st_size - (end + 1 + len(sealed)))
+        region = FileRegion(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns), sealed, stat.st_size - sealed)
         subtrees = unpack_subtrees(body, ref, region, blob_fact)  # sealed: written by us from validated facts
         if subtrees is None:
             return {}
