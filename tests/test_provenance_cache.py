@@ -47,7 +47,7 @@ def test_a_cold_read_of_the_cache_equals_walking_the_history(two_authors):
     lambda d: d["origins"].__setitem__(0, ["evil@example.com"]),        # a pair without its commit
     lambda d: d.update(format=5),                                       # an older layout
     lambda d: d.update(facts={}),                                       # not a list
-    lambda d: d["facts"].__setitem__(0, d["facts"][0] + "xyz"),         # not ids of 16 hex digits
+    lambda d: d["facts"].__setitem__(0, d["facts"][0] + "xyz"),         # not ids of 16 characters
 ])
 def test_a_broken_cache_is_walked_again(two_authors, damage):
     repo, mine, theirs = two_authors
@@ -135,3 +135,23 @@ def test_claims_read_per_commit_from_the_cache_equal_claims_fact_by_fact(two_aut
     monkeypatch.setattr(trust, "fact_origins", lambda *args: plain)
     trust._CLAIMS.clear()
     assert trust.ref_claims(pygit2.Repository(str(repo)), repo / ".git", trusted) == grouped
+
+
+def test_a_journalled_tip_is_read_without_a_fact_by_fact_mapping(two_authors, monkeypatch):
+    """After an add, the journal's line lays the new fact's origin over the cache: a cold reader
+    gets the same origins as a walk, still grouped by commit (building 50,000 entries for one
+    new fact cost a cold add ~0.4 s)."""
+    repo, mine, theirs = two_authors
+    provenance._journal_path(_cache(repo)).unlink(missing_ok=True)
+    _cache(repo).unlink(missing_ok=True)
+    _origins(repo)                                      # written whole
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "carol@example.com")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "carol@example.com")
+    added = open_store(repo).add("carol's rule", "carol's body").id
+    _origins(repo)                                      # the walk of one commit, journalled
+    assert provenance._journal_path(_cache(repo)).exists()
+    cold = _origins(repo)
+    assert isinstance(cold, provenance.Origins) and cold[added][0] == "carol@example.com"
+    _cache(repo).unlink()
+    provenance._journal_path(_cache(repo)).unlink()
+    assert dict(cold.items()) == dict(_origins(repo).items())   # a walk from scratch agrees

@@ -31,7 +31,8 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Iterator, Mapping
+from collections import ChainMap
+from typing import Iterator, Mapping, MutableMapping
 
 import pygit2
 
@@ -47,7 +48,6 @@ from neo_git.store.ref_facts import fact_id_of
 # (1 held the e-mail alone; 2 {id: [email, commit]}; 4: a merge's paths take the author from the
 # parent they came from; 5: with a journal; 6: ids joined per origin.)
 CACHE_FORMAT = 6
-_HEX = "0123456789abcdef"
 JOURNAL_MIN_BYTES = 256 * 1024   # the journal is folded into the cache past this or a quarter of it
 _TEXT_KEYS = ("subject", "body", "kind")
 # (common dir, ref) -> (tip, authors): recall asks on every question; this process
@@ -76,23 +76,35 @@ def fact_origins(repo: pygit2.Repository, common_dir: Path,
     if cached_tip == str(tip):
         _MEMO[key] = (cached_tip, authors)
         return authors
-    before = authors
-    authors = dict(authors)  # the memo's dict is shared with earlier callers: never edit it
+    walked: dict[str, tuple[str, str]] = {}   # what the commits since the cached tip set
     walker = repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
     hidden = pygit2.Oid(hex=cached_tip) if cached_tip else None
     if hidden is not None and hidden in repo and repo.descendant_of(tip, hidden):
         walker.hide(hidden)
+        seen: "MutableMapping[str, tuple[str, str]]" = ChainMap(walked, authors)  # the memo's: never edited
     else:
-        authors, hidden = {}, None
+        authors, hidden, seen = {}, None, walked
     for commit in walker:
-        _attribute(repo, commit, authors)
-    if hidden is None or not _append_journal(path, cached_tip, str(tip), before, authors):
+        _attribute(repo, commit, seen)
+    authors = _overlaid(authors, walked)
+    if hidden is None or not _append_journal(path, cached_tip, str(tip), walked):
         _write_cache(path, ref, str(tip), authors)
     _MEMO[key] = (str(tip), authors)
     return authors
 
 
-def _attribute(repo: pygit2.Repository, commit: pygit2.Commit, authors: dict[str, tuple[str, str]]) -> None:
+def _overlaid(authors: Mapping[str, tuple[str, str]], changed: dict[str, tuple[str, str]]
+              ) -> Mapping[str, tuple[str, str]]:
+    """*authors* with *changed* laid over it (new objects; an `Origins` stays one, undecoded)."""
+    if not changed:
+        return authors
+    if isinstance(authors, Origins):
+        return authors.with_changes(changed)
+    return {**authors, **changed}
+
+
+def _attribute(repo: pygit2.Repository, commit: pygit2.Commit,
+               authors: "MutableMapping[str, tuple[str, str]]") -> None:
     origin = ((commit.author.email or "").strip().lower(), str(commit.id))
     parents = [repo[p] for p in commit.parent_ids if p in repo]   # a shallow boundary has none here
     if len(parents) > 1:
@@ -123,7 +135,7 @@ def _attribute(repo: pygit2.Repository, commit: pygit2.Commit, authors: dict[str
 
 
 def _attribute_merge(repo: pygit2.Repository, commit: pygit2.Commit, parents: list, origin: tuple[str, str],
-                     authors: dict[str, tuple[str, str]]) -> None:
+                     authors: "MutableMapping[str, tuple[str, str]]") -> None:
     """A merge: each path that differs between the merge and one of its parents came from the
     parent holding the same blob (or text), and keeps the author it has *there*; text that is in
     no parent is the merge author's. The walk has gone through both sides, so the author on
@@ -243,8 +255,8 @@ def _journal_path(path: Path) -> Path:
     return path.with_suffix(".log")   # .git/neo/cache/authors-<ref>.log
 
 
-def _append_journal(path: Path, old_tip: str, tip: str, before: dict, after: dict) -> bool:
-    """Record the origins a walk from *old_tip* to *tip* changed as one line of the journal
+def _append_journal(path: Path, old_tip: str, tip: str, walked: dict[str, tuple[str, str]]) -> bool:
+    """Record the origins a walk from *old_tip* to *tip* set (*walked*) as one line of the journal
     beside the cache (a local add must not rewrite the origins of 50,000 facts: ~0.3 s of JSON);
     False when the journal has grown to a quarter of the cache (then the cache is rewritten)."""
     journal = _journal_path(path)
@@ -252,9 +264,7 @@ def _append_journal(path: Path, old_tip: str, tip: str, before: dict, after: dic
         size = journal.stat().st_size if journal.exists() else 0
         if size > max(JOURNAL_MIN_BYTES, path.stat().st_size // 4):
             return False
-        changed = {fact_id: list(origin) for fact_id, origin in after.items() if before.get(fact_id) != origin}
-        if len(after) < len(before):
-            return False   # something was dropped: only a rewrite says so
+        changed = {fact_id: list(origin) for fact_id, origin in walked.items()}
         line = json.dumps({"from": old_tip, "to": tip, "set": changed}, separators=(",", ":")) + "\n"
         fd = os.open(journal, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
@@ -274,7 +284,7 @@ def _replay_journal(path: Path, tip: str, authors: Mapping[str, tuple[str, str]]
         lines = _journal_path(path).read_bytes().splitlines()
     except OSError:
         return tip, authors
-    authors = dict(authors) if lines else authors
+    changed: dict[str, tuple[str, str]] = {}
     for raw in lines:
         try:
             record = safejson.loads(raw, max_depth=None)
@@ -289,9 +299,9 @@ def _replay_journal(path: Path, tip: str, authors: Mapping[str, tuple[str, str]]
             break
         if old != tip:
             continue   # written against another state (a concurrent writer's twin line)
-        authors.update(pairs)
+        changed.update(pairs)
         tip = new
-    return tip, authors
+    return tip, _overlaid(authors, changed)
 
 
 class Origins(Mapping[str, tuple[str, str]]):
@@ -309,6 +319,14 @@ class Origins(Mapping[str, tuple[str, str]]):
         """[(origin, its facts' ids joined)], in the cache's order."""
         return self._groups
 
+    def with_changes(self, changed: Mapping[str, tuple[str, str]]) -> "Origins":
+        """These origins with *changed* ({fact id: origin}) laid over them, as groups after these."""
+        grouped: dict[tuple[str, str], list[str]] = {}
+        for fact_id, origin in changed.items():
+            if len(fact_id) == 16:
+                grouped.setdefault(origin, []).append(fact_id)
+        return Origins([*self._groups, *((origin, "".join(ids)) for origin, ids in grouped.items())])
+
     def _all(self) -> dict[str, tuple[str, str]]:
         if self._dict is None:
             found: dict[str, tuple[str, str]] = {}
@@ -325,6 +343,9 @@ class Origins(Mapping[str, tuple[str, str]]):
 
     def __len__(self) -> int:
         return len(self._all())
+
+    def __bool__(self) -> bool:
+        return any(joined for _origin, joined in self._groups)
 
     def items(self):  # type: ignore[override]
         return self._all().items()
@@ -353,9 +374,11 @@ def _read_base(path: Path, ref: str) -> tuple[str | None, Mapping[str, tuple[str
                 and isinstance(origins, list) and isinstance(facts, list) and len(origins) == len(facts):
             groups = []
             for v, ids in zip(origins, facts):
+                # (An id that is no fact's only names no fact: as in a walk, what counts is the ids
+                # of the facts on the ref. Checking 800 KB of hex digits cost more than the read.)
                 if not (type(v) is list and len(v) == 2 and type(v[0]) is str and type(v[1]) is str
-                        and type(ids) is str and len(ids) % 16 == 0 and not ids.strip(_HEX)):
-                    return None, {}   # all of it, or none (walk again); strip: hex digits only, in C
+                        and type(ids) is str and len(ids) % 16 == 0):
+                    return None, {}   # all of it, or none (walk again)
                 groups.append(((v[0], v[1]), ids))
             return data["tip"], Origins(groups)
     except (OSError, ValueError, AttributeError, KeyError, IndexError, TypeError):
@@ -369,7 +392,7 @@ def _write_cache(path: Path, ref: str, tip: str, authors: dict[str, tuple[str, s
 
     groups: dict[tuple[str, str], list[str]] = {}
     for fact_id, origin in authors.items():
-        if len(fact_id) == 16 and not fact_id.strip(_HEX):   # (every id a walk finds is)
+        if len(fact_id) == 16:   # (every id a walk finds is: 16 hex digits)
             groups.setdefault(origin, []).append(fact_id)
     data = {"format": CACHE_FORMAT, "ref": ref, "tip": tip, "origins": list(groups),
             "facts": ["".join(ids) for ids in groups.values()]}

@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import marshal
 import os
+import re
 import struct
 from dataclasses import fields
 from typing import TYPE_CHECKING, Callable
@@ -36,6 +37,7 @@ _META_AT = FACT_FIELDS.index("metadata")
 assert not hasattr(Fact, "__post_init__") and not hasattr(FactMetadata, "__post_init__")
 
 _ROW = struct.Struct(ROW_STRUCT)
+_FACT_ID = re.compile(r"[0-9a-f]{16}")
 _ID, _BLOB, _OFFSET, _LENGTH = (ROW_INDEX[name] for name in ("id", "blob", "offset", "length"))
 
 # blob file name -> (blob id, the parsed fact or None, the warning if it was skipped)
@@ -140,7 +142,7 @@ class Subtree:
         self._skipped: list | None = None
         self._list: list[Fact] | None = None
         self._decoded: dict[int, Fact] = {}         # row -> fact, for a lazy subtree (one object per fact)
-        self._row_of: dict[str, int] | None = None  # fact id -> row, for a lazy subtree, on demand
+        self._row_of: dict[int, int] | None = None  # fact id (as a number) -> row, for a lazy subtree
 
     @classmethod
     def of(cls, oid: pygit2.Oid, blobs: BlobEntries) -> "Subtree":
@@ -288,9 +290,9 @@ class Subtree:
         """The fact with this id, or None (a lazy subtree decodes only it)."""
         if self._facts is not None:
             return self._facts.get(fact_id)
-        if self._row_of is None:
-            self._row_of = {hex_id(row[_ID]): j for j, row in enumerate(_ROW.iter_unpack(self._raw))}
-        j = self._row_of.get(fact_id)
+        if self._row_of is None:   # ids as numbers: formatting every id of a large folder cost more
+            self._row_of = {row[_ID]: j for j, row in enumerate(_ROW.iter_unpack(self._raw))}
+        j = self._row_of.get(int(fact_id, 16)) if isinstance(fact_id, str) and _FACT_ID.fullmatch(fact_id) else None
         return None if j is None else self.fact_at(j)
 
     def fact_ids(self) -> list[str]:
