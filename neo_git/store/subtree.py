@@ -118,6 +118,26 @@ def decode_fact(data: "bytes | memoryview") -> Fact:
     return restore(marshal.loads(data))
 
 
+def _arranged(rows: "np.ndarray", chunks: list[bytes]) -> tuple[bytes, bytes, bytes]:
+    """(*rows* (a private copy) with offsets and lengths into the chunks laid out valid facts
+    first, the valid facts' chunks joined, the retired ones' joined): *chunks* are the encoded
+    facts of *rows*, in row order."""
+    import numpy as np
+
+    from neo_git.fact_table import VALID
+
+    lengths = np.array([len(chunk) for chunk in chunks], dtype=np.int64)
+    valid = (rows["flags"] & VALID) != 0
+    order = np.concatenate([np.flatnonzero(valid), np.flatnonzero(~valid)])
+    offsets = np.empty(len(rows), dtype=np.int64)
+    offsets[order] = np.cumsum(lengths[order]) - lengths[order]
+    rows["length"] = lengths
+    rows["offset"] = offsets
+    live = b"".join(chunks[i] for i in np.flatnonzero(valid).tolist())
+    retired = b"".join(chunks[i] for i in np.flatnonzero(~valid).tolist())
+    return rows.tobytes(), live, retired
+
+
 class Subtree:
     """One parsed `facts/<xx>/` folder: its tree id, its facts (id -> Fact, in tree order), its
     blob entries (name -> (blob id, fact or None, warning)) and the warnings of skipped blobs.
@@ -127,7 +147,7 @@ class Subtree:
     `blobs` is read."""
 
     __slots__ = ("oid", "_facts", "_blobs", "_warnings", "_raw", "_rows", "_data", "_skipped", "_list", "_decoded",
-                 "_row_of", "_blob_fact")
+                 "_row_of", "_blob_fact", "_rest", "_split")
 
     def __init__(self, oid: pygit2.Oid | None, facts: dict[str, Fact], blobs: BlobEntries,
                  warnings: tuple[str, ...]) -> None:
@@ -138,6 +158,10 @@ class Subtree:
         self._raw: bytes | None = None          # the rows as the cache holds them (lazy subtrees)
         self._rows: "np.ndarray | None" = None
         self._data: "memoryview | CachedBytes | None" = None   # their encoded forms (lazy subtrees)
+        # Valid facts' forms come first: the retired ones', from offset `_split` on, may be kept
+        # apart (`_rest`), read only when a retired fact is decoded. `_split` None: in any order.
+        self._rest: CachedBytes | None = None
+        self._split: int | None = None
         self._blob_fact: BlobFact | None = None
         self._skipped: list | None = None
         self._list: list[Fact] | None = None
@@ -152,29 +176,37 @@ class Subtree:
 
     @classmethod
     def lazy(cls, oid: pygit2.Oid, rows: bytes, data: "memoryview | CachedBytes", skipped: list,
-             blob_fact: BlobFact | None = None) -> "Subtree":
+             blob_fact: BlobFact | None = None, split: int | None = None,
+             rest: CachedBytes | None = None) -> "Subtree":
         """A subtree from the parse cache: *rows* of its facts (in tree order), *data* holding their
         encoded forms (rows' offsets count from its start), *skipped* the [name, blob hex,
-        warning] of blobs that are not facts. *blob_fact* reads a fact from its blob, should *data*
-        fail its check (without it, that is a ValueError)."""
+        warning] of blobs that are not facts. With *split*, the valid facts' forms are those
+        before that offset, and *rest* (if given) holds the others, from that offset on.
+        *blob_fact* reads a fact from its blob, should its bytes fail their check (without it,
+        that is a ValueError)."""
         sub = cls(oid, None, None, tuple(str(w) for _, _, w in skipped))  # type: ignore[arg-type]
         sub._raw, sub._data, sub._skipped, sub._blob_fact = rows, data, skipped, blob_fact
+        sub._split, sub._rest = split, rest
         return sub
 
-    def _encoded(self) -> "memoryview | None":
-        """The encoded facts of a lazy subtree, or None when they failed their check."""
+    def _part(self, offset: int) -> "tuple[memoryview | None, int]":
+        """(the checked bytes holding the encoded fact at *offset*, or None; where they start)."""
+        if self._rest is not None and offset >= self._split:
+            return self._rest.view(), self._split
         data = self._data
-        return data.view() if isinstance(data, CachedBytes) else data
+        return (data.view() if isinstance(data, CachedBytes) else data), 0
 
     def sound(self) -> bool:
         """False when the encoded facts of a lazy subtree are not those its cache sealed."""
-        return self._raw is None or self._encoded() is not None
+        if self._raw is None:
+            return True
+        return self._part(0)[0] is not None and (self._rest is None or self._rest.view() is not None)
 
     def _decode_row(self, row: tuple) -> Fact:
         """The fact of one of its rows (as `_ROW` unpacks it): decoded, or else read from its blob."""
-        data = self._encoded()
+        data, base = self._part(row[_OFFSET])
         if data is not None:
-            start = row[_OFFSET]
+            start = row[_OFFSET] - base
             fact = decode_fact(data[start:start + row[_LENGTH]])
         elif self._blob_fact is not None:
             fact = self._blob_fact(hex_id(row[_ID]), bytes(row[_BLOB]))
@@ -186,10 +218,10 @@ class Subtree:
 
     def _row_bytes(self, row: tuple) -> bytes:
         """The encoded form of the fact of one of its rows."""
-        data = self._encoded()
+        data, base = self._part(row[_OFFSET])
         if data is None:
             return encode_fact(self._decode_row(row))
-        start = row[_OFFSET]
+        start = row[_OFFSET] - base
         return bytes(data[start:start + row[_LENGTH]])
 
     @classmethod
@@ -221,11 +253,9 @@ class Subtree:
                 rows[i] = fresh[n]
                 chunks.append(encode_fact(item[3]))
                 n += 1
-        lengths = np.array([len(chunk) for chunk in chunks], dtype=np.int64)
-        rows["length"] = lengths
-        rows["offset"] = np.cumsum(lengths) - lengths
+        raw, live, retired = _arranged(rows, chunks)
         skipped = [[item[1], str(item[2]), item[3]] for item in items if item[0] == "skip"]
-        return cls.lazy(oid, rows.tobytes(), memoryview(b"".join(chunks)), skipped, previous._blob_fact)
+        return cls.lazy(oid, raw, memoryview(live + retired), skipped, previous._blob_fact, split=len(live))
 
     def entries(self) -> dict[str, tuple[bytes, int | None, "str | None"]]:
         """name -> (raw blob id, row of its fact or None, warning) of a lazy subtree, without
@@ -328,19 +358,27 @@ class Subtree:
 
     def encoded(self) -> tuple[bytes, "bytes | memoryview", list]:
         """(rows with their offsets, the encoded facts they point into, skipped entries): what
-        the parse cache writes for this subtree (a lazy one as it was read, not re-encoded)."""
-        data = self._encoded() if self._raw is not None else None
-        if data is not None:
-            return self._raw, data, self._skipped   # as the cache file held them: no copy
-        import numpy as np
+        a journal record keeps of this subtree (`split_encoded`, joined)."""
+        rows, live, retired, skipped = self.split_encoded()
+        return rows, (live if not len(retired) else bytes(live) + bytes(retired)), skipped
 
+    def split_encoded(self) -> tuple[bytes, "bytes | memoryview", "bytes | memoryview", list]:
+        """(rows with their offsets, the encoded valid facts, then the retired ones' (offsets go on
+        from the end of the first), skipped entries): what the parse cache writes for this subtree
+        (a lazy one as it was read: never decoded, at most its bytes put in that order)."""
+        if self._raw is not None and self.sound():
+            first = self._part(0)[0]
+            if self._split is not None and self._rest is not None:
+                return self._raw, first, self._rest.view(), self._skipped   # as the cache file held them
+            if self._split is not None:
+                return self._raw, first[:self._split], first[self._split:], self._skipped
+            rows = self.rows().copy()
+            chunks = [bytes(first[o:o + n]) for o, n in zip(rows["offset"].tolist(), rows["length"].tolist())]
+            return (*_arranged(rows, chunks), self._skipped)
         rows = self.rows().copy()
         chunks = [encode_fact(fact) for fact in self.facts.values()]
-        lengths = np.array([len(chunk) for chunk in chunks], dtype=np.int64)
-        rows["length"] = lengths
-        rows["offset"] = np.cumsum(lengths) - lengths
         skipped = [[name, str(oid), warning] for name, (oid, fact, warning) in self.blobs.items() if fact is None]
-        return rows.tobytes(), b"".join(chunks), skipped
+        return (*_arranged(rows, chunks), skipped)
 
     def _materialize(self) -> None:
         entries: list[tuple[str, tuple]] = []
