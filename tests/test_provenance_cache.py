@@ -155,3 +155,25 @@ def test_a_journalled_tip_is_read_without_a_fact_by_fact_mapping(two_authors, mo
     _cache(repo).unlink()
     provenance._journal_path(_cache(repo)).unlink()
     assert dict(cold.items()) == dict(_origins(repo).items())   # a walk from scratch agrees
+
+
+def test_the_changed_blobs_of_a_commit_are_those_of_gits_diff(two_authors):
+    """The walk compares folders by tree id instead of asking libgit2 for a whole-tree diff: the
+    same added and modified blobs, with the same blobs before."""
+    repo_path, mine, theirs = two_authors
+    store = open_store(repo_path)
+    store.add("rule 0 replaced", "body of rule 0, now with more words", kind="decision", supersedes=mine[0])
+    store.invalidate(mine[1], "no longer true")
+    repo = pygit2.Repository(str(repo_path))
+    checked = 0
+    for commit in repo.walk(repo.references["refs/neo/facts"].target):
+        for parent in commit.parents:
+            ours = {(path, str(new), None if old is None else str(old))
+                    for path, new, old in provenance._changed_blobs(repo, parent.tree, commit.tree)}
+            theirs_ = {(d.new_file.path, str(d.new_file.id),
+                        None if d.status == pygit2.enums.DeltaStatus.ADDED else str(d.old_file.id))
+                       for d in commit.tree.diff_to_tree(parent.tree, swap=True).deltas
+                       if d.status in (pygit2.enums.DeltaStatus.ADDED, pygit2.enums.DeltaStatus.MODIFIED)}
+            assert ours == theirs_, commit.message
+            checked += len(ours)
+    assert checked >= 10

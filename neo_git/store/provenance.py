@@ -116,15 +116,10 @@ def _attribute(repo: pygit2.Repository, commit: pygit2.Commit,
             if fact_id:
                 authors[fact_id] = origin
         return
-    diff = commit.tree.diff_to_tree(parents[0].tree, swap=True)   # parent -> commit
-    for delta in diff.deltas:
-        if delta.status not in (pygit2.enums.DeltaStatus.ADDED, pygit2.enums.DeltaStatus.MODIFIED):
-            continue
-        path = delta.new_file.path
+    for path, new, _old in _changed_blobs(repo, parents[0].tree, commit.tree):   # parent -> commit
         fact_id = _id_of(path)
         if fact_id is None:
             continue
-        new = delta.new_file.id
         olds = [_blob_at(p.tree, path) for p in parents]
         if any(old == new for old in olds):
             continue   # the blob came whole from one parent
@@ -146,11 +141,9 @@ def _attribute_merge(repo: pygit2.Repository, commit: pygit2.Commit, parents: li
     olds: list[dict[str, pygit2.Oid | None]] = []   # per parent: {path: its blob there} where it differs
     for parent in parents:
         differs: dict[str, pygit2.Oid | None] = {}
-        for delta in commit.tree.diff_to_tree(parent.tree, swap=True).deltas:
-            if delta.status in (pygit2.enums.DeltaStatus.ADDED, pygit2.enums.DeltaStatus.MODIFIED):
-                path = delta.new_file.path
-                new_ids[path] = delta.new_file.id
-                differs[path] = None if delta.status == pygit2.enums.DeltaStatus.ADDED else delta.old_file.id
+        for path, new, old in _changed_blobs(repo, parent.tree, commit.tree):
+            new_ids[path] = new
+            differs[path] = old
         olds.append(differs)
     elsewhere: dict[int, set[str]] = {}   # parent index -> commits of the other parents that it lacks
     for path in sorted(new_ids):
@@ -220,6 +213,24 @@ def _blob_paths(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = ""):
             yield from _blob_paths(repo, repo[entry.id], path + "/")
         elif entry.type_str == "blob":
             yield path, entry.id
+
+
+def _changed_blobs(repo: pygit2.Repository, old: "pygit2.Tree | None", new: pygit2.Tree, prefix: str = ""):
+    """(path, blob id, the blob there before or None) of each blob of *new* (down to
+    `facts/<xx>/`) added or changed since *old*: what a diff's added and modified entries give,
+    reading only the folders whose tree id changed. (libgit2's tree diff reads every folder of
+    both trees: 0.1 s for a commit of two facts among 50,000.)"""
+    before = {entry.name: entry for entry in old} if old is not None else {}
+    for entry in new:
+        path = f"{prefix}{entry.name}"
+        was = before.get(entry.name)
+        if was is not None and was.id == entry.id:
+            continue
+        if entry.type_str == "tree" and path.count("/") < 2:
+            inner = repo[was.id] if was is not None and was.type_str == "tree" else None
+            yield from _changed_blobs(repo, inner, repo[entry.id], path + "/")
+        elif entry.type_str == "blob":
+            yield path, entry.id, was.id if was is not None and was.type_str == "blob" else None
 
 
 def _blob_at(tree: pygit2.Tree, path: str) -> pygit2.Oid | None:
