@@ -38,6 +38,7 @@ assert not hasattr(Fact, "__post_init__") and not hasattr(FactMetadata, "__post_
 
 _ROW = struct.Struct(ROW_STRUCT)
 _FACT_ID = re.compile(r"[0-9a-f]{16}")
+DICT_AFTER = 8   # `Subtree.fact` lookups by a search of the id column before a dict of every id
 _ID, _BLOB, _OFFSET, _LENGTH = (ROW_INDEX[name] for name in ("id", "blob", "offset", "length"))
 
 # blob file name -> (blob id, the parsed fact or None, the warning if it was skipped)
@@ -147,7 +148,7 @@ class Subtree:
     `blobs` is read."""
 
     __slots__ = ("oid", "_facts", "_blobs", "_warnings", "_raw", "_rows", "_data", "_skipped", "_list", "_decoded",
-                 "_row_of", "_blob_fact", "_rest", "_split")
+                 "_row_of", "_blob_fact", "_rest", "_split", "_lookups")
 
     def __init__(self, oid: pygit2.Oid | None, facts: dict[str, Fact], blobs: BlobEntries,
                  warnings: tuple[str, ...]) -> None:
@@ -167,6 +168,7 @@ class Subtree:
         self._list: list[Fact] | None = None
         self._decoded: dict[int, Fact] = {}         # row -> fact, for a lazy subtree (one object per fact)
         self._row_of: dict[int, int] | None = None  # fact id (as a number) -> row, for a lazy subtree
+        self._lookups = 0                           # `fact` calls before `_row_of` was built
 
     @classmethod
     def of(cls, oid: pygit2.Oid, blobs: BlobEntries) -> "Subtree":
@@ -320,9 +322,20 @@ class Subtree:
         """The fact with this id, or None (a lazy subtree decodes only it)."""
         if self._facts is not None:
             return self._facts.get(fact_id)
-        if self._row_of is None:   # ids as numbers: formatting every id of a large folder cost more
+        if not (isinstance(fact_id, str) and _FACT_ID.fullmatch(fact_id)):
+            return None
+        wanted = int(fact_id, 16)
+        if self._row_of is None:
+            # The first few lookups search the id column (a write looks up the few facts it
+            # compares with, in every folder: a dict of each folder's ids cost more than that).
+            self._lookups += 1
+            if self._lookups <= DICT_AFTER:
+                import numpy as np
+
+                found = np.flatnonzero(self.rows()["id"] == np.uint64(wanted))
+                return self.fact_at(int(found[-1])) if len(found) else None   # the last, as a dict keeps
             self._row_of = {row[_ID]: j for j, row in enumerate(_ROW.iter_unpack(self._raw))}
-        j = self._row_of.get(int(fact_id, 16)) if isinstance(fact_id, str) and _FACT_ID.fullmatch(fact_id) else None
+        j = self._row_of.get(wanted)
         return None if j is None else self.fact_at(j)
 
     def fact_ids(self) -> list[str]:
