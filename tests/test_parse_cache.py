@@ -74,13 +74,12 @@ def test_a_cold_reader_reads_the_encoded_facts_of_the_folders_it_decodes_only(re
     path.unlink()
     journal_path(path).unlink(missing_ok=True)
     cold_facts(store)                      # a new cache, written whole (no journal)
-    reads: list[int] = []
+    reads: list[object] = []
     original = subtree.CachedBytes._read
 
     def counted(self):
-        data = original(self)
-        reads.append(len(data))
-        return data
+        reads.append(self)
+        return original(self)
 
     monkeypatch.setattr(subtree.CachedBytes, "_read", counted)
     backend = store.project_store
@@ -88,7 +87,8 @@ def test_a_cold_reader_reads_the_encoded_facts_of_the_folders_it_decodes_only(re
     folders = {fact_id[:2] for fact_id in ref_fact_ids(repo_with_commit)}
     assert len(table) > 40 and len(reads) <= 1   # the pointer check decodes the fact with depends_on
     facts = list(table)
-    assert len(reads) == len(folders)           # each folder's bytes read once, when first decoded
+    # Each folder's bytes (its valid facts', and its retired facts' if it has any) read once.
+    assert len({id(part) for part in reads}) == len(reads) and len(folders) <= len(reads) <= 2 * len(folders)
     assert {f.id: f for f in facts} == {i: fact_from_json(show_blob(repo_with_commit, i))
                                         for i in ref_fact_ids(repo_with_commit)}
 
@@ -322,3 +322,31 @@ def test_a_cold_reader_keeps_the_cached_facts_of_a_changed_folder_as_they_are(re
     read = _counting_reads(monkeypatch)
     again = RefStore(backend.repo, backend.common_dir, backend.signature).load()
     assert read == [] and again.facts == parsed    # the journal holds the spliced folder
+
+
+def test_a_retired_facts_bytes_are_read_only_when_it_is_asked_for(repo_with_commit, monkeypatch):
+    """Each folder keeps its valid facts' encoded forms apart from its retired facts': decoding
+    every valid fact reads none of the retired facts' bytes; decoding a retired one reads them."""
+    from neo_git.fact_table import VALID
+    from neo_git.store import subtree
+    from neo_git.store.parse_journal import journal_path
+
+    store = _populated(repo_with_commit)    # holds a superseded fact
+    path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
+    path.unlink()
+    journal_path(path).unlink(missing_ok=True)
+    cold_facts(store)                      # a new cache, written whole
+    read: list[object] = []
+    original = subtree.CachedBytes._read
+    monkeypatch.setattr(subtree.CachedBytes, "_read", lambda self: read.append(self) or original(self))
+    backend = store.project_store
+    cold = RefStore(backend.repo, backend.common_dir, backend.signature)
+    table, _warnings = cold.table()
+    retired_parts = {id(sub._rest) for sub in cold._subtrees.values() if sub._rest is not None}
+    valid = [i for i, flags in enumerate(table.rows["flags"].tolist()) if flags & VALID]
+    retired = [i for i, flags in enumerate(table.rows["flags"].tolist()) if not flags & VALID]
+    assert retired and [table[i].id for i in valid]
+    assert not any(id(part) in retired_parts for part in read)
+    old = table[retired[0]]
+    assert any(id(part) in retired_parts for part in read)
+    assert old == fact_from_json(show_blob(repo_with_commit, old.id)) and not old.is_valid

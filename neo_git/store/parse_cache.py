@@ -22,12 +22,14 @@ ignored.
 
 Layout after the seal line: an 8-byte length, the header (`marshal`: format, ref, and
 per subtree its tree id, the rows of its facts, its skipped blobs, where its encoded
-facts are and their sha256), then the encoded facts of every subtree, one after the
-other. The seal covers the length and the header; each subtree's encoded facts are read
-when one of them is first decoded and believed only if they match the sha256 the sealed
-header gives (`subtree.CachedBytes`; else that subtree's facts are read from their blobs).
-So a cold process reads the rows of every fact (~8 MB at 50,000) and the encoded facts of
-the few it decodes, not the whole file (27 MB at 50,000, most of them retired facts').
+facts are and the sha256 of its valid facts' forms and of its retired facts'), then the
+encoded facts of every subtree, one after the other, each subtree's valid facts first. The
+seal covers the length and the header; a subtree's valid (or retired) facts' forms are
+read when one of them is first decoded and believed only if they match the sha256 the
+sealed header gives (`subtree.CachedBytes`; else those facts are read from their blobs).
+So a cold process reads the rows of every fact (~8 MB at 50,000) and the forms of the
+valid facts it decodes: a retired fact's bytes are read only when it is asked for
+(`--all`, `history`, `why`), not the whole file (32 MB at 50,000).
 
 Moving the tip does not rewrite it: the changed blobs of the changed subtrees are
 appended to a journal beside it (`.log`, one sealed record per change, each naming
@@ -112,14 +114,14 @@ def _parse(path: Path, ref: str, blob_fact: BlobFact | None) -> dict[str, Subtre
             if end < 0 or len(head) < end + 1 + _LENGTH.size:
                 return {}
             (size,) = _LENGTH.unpack_from(head, end + 1)
-            if size > stat.st_size:
+            sealed = end + 1 + _LENGTH.size + size   # the seal line, the length and the header
+            if sealed > stat.st_size:
                 return {}
-            sealed = head[end + 1:] + fh.read(size)   # the length and the header: what the seal covers
-        body = _verified_body(head[:end + 1] + sealed, path)
-        if body is None:
+            raw = os.pread(fh.fileno(), sealed, 0)   # one read, no copy: what the seal covers
+        body = _verified_body(raw, path)
+        if body is None or len(raw) != sealed:
             return {}
-        region = FileRegion(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns), end + 1 + len(sealed),
-                            stat.st_size - (end + 1 + len(sealed)))
+        region = FileRegion(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns), sealed, stat.st_size - sealed)
         subtrees = unpack_subtrees(body, ref, region, blob_fact)  # sealed: written by us from validated facts
         if subtrees is None:
             return {}
@@ -156,38 +158,46 @@ def unpack_subtrees(body: memoryview, ref: str, region: "FileRegion | None" = No
 
 
 def lazy_subtree(entry, data: "memoryview | FileRegion", blob_fact: BlobFact | None = None) -> Subtree:
-    """A subtree from its header entry [tree hex, rows, skipped, start, length, sha256 of its
-    encoded facts] over *data* (in memory, or where in the cache file). A journal's entries (a
-    sealed record each) carry no sha256: [tree hex, rows, skipped, start, length] in memory."""
+    """A subtree from its header entry [tree hex, rows, skipped, start, length, split, sha256 of
+    the valid facts' encoded forms (before *split*), sha256 of the retired ones' (from it on)]
+    over *data* (in memory, or where in the cache file). A journal's entries (a sealed record
+    each) carry no sha256: [tree hex, rows, skipped, start, length] in memory."""
     from neo_git.fact_table import ROW_STRUCT
 
+    if not isinstance(entry, list) or len(entry) not in (5, 8):
+        raise ValueError("a parse-cache subtree out of shape")
     tree_hex, rows, skipped, start, length = entry[:5]
-    digest = entry[5] if len(entry) == 6 else None
+    split, live, rest = entry[5:] if len(entry) == 8 else (None, None, None)
     size = data.size if isinstance(data, FileRegion) else len(data)
     if not isinstance(rows, bytes) or len(rows) % struct.calcsize(ROW_STRUCT) or not isinstance(skipped, list) \
-            or not 0 <= start <= start + length <= size or len(entry) not in (5, 6) \
-            or (digest is None) != (len(entry) == 5) or (digest is not None and not isinstance(digest, bytes)) \
-            or (digest is None and isinstance(data, FileRegion)):
+            or not 0 <= start <= start + length <= size \
+            or (split is None and isinstance(data, FileRegion)) \
+            or (split is not None and not (isinstance(live, bytes) and isinstance(rest, bytes) and 0 <= split <= length)):
         raise ValueError("a parse-cache subtree out of shape")
+    if split is None:
+        return Subtree.lazy(pygit2.Oid(hex=tree_hex), rows, data[start:start + length], skipped, blob_fact)
     if isinstance(data, FileRegion):
-        chunk: "memoryview | CachedBytes" = CachedBytes(digest, path=data.path, stamp=data.stamp,
-                                                        start=data.offset + start, length=length)
+        first = CachedBytes(live, path=data.path, stamp=data.stamp, start=data.offset + start, length=split)
+        second = CachedBytes(rest, path=data.path, stamp=data.stamp, start=data.offset + start + split,
+                             length=length - split)
     else:
-        chunk = data[start:start + length]
-        if digest is not None:
-            chunk = CachedBytes(digest, view=chunk)
-    return Subtree.lazy(pygit2.Oid(hex=tree_hex), rows, chunk, skipped, blob_fact)
+        first = CachedBytes(live, view=data[start:start + split])
+        second = CachedBytes(rest, view=data[start + split:start + length])
+    return Subtree.lazy(pygit2.Oid(hex=tree_hex), rows, first, skipped, blob_fact, split=split, rest=second)
 
 
-def pack_subtrees(subtrees: dict[str, Subtree]) -> tuple[dict, list[bytes]]:
-    """({name: [tree hex, rows, skipped, start, length, sha256 of the encoded facts]}, the encoded
-    facts of each subtree in order): what a cache holds for *subtrees*."""
+def pack_subtrees(subtrees: dict[str, Subtree]) -> tuple[dict, list["bytes | memoryview"]]:
+    """({name: [tree hex, rows, skipped, start, length, split, sha256 of the valid facts' encoded
+    forms, sha256 of the retired ones']}, the encoded facts in order: each subtree's valid ones,
+    then its retired ones): what a cache holds for *subtrees*. A cold recall then reads the
+    valid facts' bytes of the folders it decodes, never the retired ones'."""
     header, chunks, at = {}, [], 0
     for name, sub in subtrees.items():
-        rows, data, skipped = sub.encoded()
-        header[name] = [str(sub.oid), rows, skipped, at, len(data), hashlib.sha256(data).digest()]
-        chunks.append(data)
-        at += len(data)
+        rows, live, retired, skipped = sub.split_encoded()
+        header[name] = [str(sub.oid), rows, skipped, at, len(live) + len(retired), len(live),
+                        hashlib.sha256(live).digest(), hashlib.sha256(retired).digest()]
+        chunks += [live, retired]
+        at += len(live) + len(retired)
     return header, chunks
 
 

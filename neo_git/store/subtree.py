@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import marshal
 import os
+import re
 import struct
 from dataclasses import fields
 from typing import TYPE_CHECKING, Callable
@@ -40,6 +41,8 @@ _TYPED = ("invalidation", "possibly_supersedes", "citations")
 assert not hasattr(Fact, "__post_init__") and not hasattr(FactMetadata, "__post_init__")
 
 _ROW = struct.Struct(ROW_STRUCT)
+_FACT_ID = re.compile(r"[0-9a-f]{16}")
+DICT_AFTER = 8   # `Subtree.fact` lookups by a search of the id column before a dict of every id
 _ID, _BLOB, _OFFSET, _LENGTH = (ROW_INDEX[name] for name in ("id", "blob", "offset", "length"))
 
 # blob file name -> (blob id, the parsed fact or None, the warning if it was skipped)
@@ -129,6 +132,26 @@ def decode_fact(data: "bytes | memoryview") -> Fact:
     return restore(marshal.loads(data))
 
 
+def _arranged(rows: "np.ndarray", chunks: list[bytes]) -> tuple[bytes, bytes, bytes]:
+    """(*rows* (a private copy) with offsets and lengths into the chunks laid out valid facts
+    first, the valid facts' chunks joined, the retired ones' joined): *chunks* are the encoded
+    facts of *rows*, in row order."""
+    import numpy as np
+
+    from neo_git.fact_table import VALID
+
+    lengths = np.array([len(chunk) for chunk in chunks], dtype=np.int64)
+    valid = (rows["flags"] & VALID) != 0
+    order = np.concatenate([np.flatnonzero(valid), np.flatnonzero(~valid)])
+    offsets = np.empty(len(rows), dtype=np.int64)
+    offsets[order] = np.cumsum(lengths[order]) - lengths[order]
+    rows["length"] = lengths
+    rows["offset"] = offsets
+    live = b"".join(chunks[i] for i in np.flatnonzero(valid).tolist())
+    retired = b"".join(chunks[i] for i in np.flatnonzero(~valid).tolist())
+    return rows.tobytes(), live, retired
+
+
 class Subtree:
     """One parsed `facts/<xx>/` folder: its tree id, its facts (id -> Fact, in tree order), its
     blob entries (name -> (blob id, fact or None, warning)) and the warnings of skipped blobs.
@@ -138,7 +161,7 @@ class Subtree:
     `blobs` is read."""
 
     __slots__ = ("oid", "_facts", "_blobs", "_warnings", "_raw", "_rows", "_data", "_skipped", "_list", "_decoded",
-                 "_row_of", "_blob_fact")
+                 "_row_of", "_blob_fact", "_rest", "_split", "_lookups")
 
     def __init__(self, oid: pygit2.Oid | None, facts: dict[str, Fact], blobs: BlobEntries,
                  warnings: tuple[str, ...]) -> None:
@@ -149,11 +172,16 @@ class Subtree:
         self._raw: bytes | None = None          # the rows as the cache holds them (lazy subtrees)
         self._rows: "np.ndarray | None" = None
         self._data: "memoryview | CachedBytes | None" = None   # their encoded forms (lazy subtrees)
+        # Valid facts' forms come first: the retired ones', from offset `_split` on, may be kept
+        # apart (`_rest`), read only when a retired fact is decoded. `_split` None: in any order.
+        self._rest: CachedBytes | None = None
+        self._split: int | None = None
         self._blob_fact: BlobFact | None = None
         self._skipped: list | None = None
         self._list: list[Fact] | None = None
         self._decoded: dict[int, Fact] = {}         # row -> fact, for a lazy subtree (one object per fact)
-        self._row_of: dict[str, int] | None = None  # fact id -> row, for a lazy subtree, on demand
+        self._row_of: dict[int, int] | None = None  # fact id (as a number) -> row, for a lazy subtree
+        self._lookups = 0                           # `fact` calls before `_row_of` was built
 
     @classmethod
     def of(cls, oid: pygit2.Oid, blobs: BlobEntries) -> "Subtree":
@@ -163,29 +191,37 @@ class Subtree:
 
     @classmethod
     def lazy(cls, oid: pygit2.Oid, rows: bytes, data: "memoryview | CachedBytes", skipped: list,
-             blob_fact: BlobFact | None = None) -> "Subtree":
+             blob_fact: BlobFact | None = None, split: int | None = None,
+             rest: CachedBytes | None = None) -> "Subtree":
         """A subtree from the parse cache: *rows* of its facts (in tree order), *data* holding their
         encoded forms (rows' offsets count from its start), *skipped* the [name, blob hex,
-        warning] of blobs that are not facts. *blob_fact* reads a fact from its blob, should *data*
-        fail its check (without it, that is a ValueError)."""
+        warning] of blobs that are not facts. With *split*, the valid facts' forms are those
+        before that offset, and *rest* (if given) holds the others, from that offset on.
+        *blob_fact* reads a fact from its blob, should its bytes fail their check (without it,
+        that is a ValueError)."""
         sub = cls(oid, None, None, tuple(str(w) for _, _, w in skipped))  # type: ignore[arg-type]
         sub._raw, sub._data, sub._skipped, sub._blob_fact = rows, data, skipped, blob_fact
+        sub._split, sub._rest = split, rest
         return sub
 
-    def _encoded(self) -> "memoryview | None":
-        """The encoded facts of a lazy subtree, or None when they failed their check."""
+    def _part(self, offset: int) -> "tuple[memoryview | None, int]":
+        """(the checked bytes holding the encoded fact at *offset*, or None; where they start)."""
+        if self._rest is not None and offset >= self._split:
+            return self._rest.view(), self._split
         data = self._data
-        return data.view() if isinstance(data, CachedBytes) else data
+        return (data.view() if isinstance(data, CachedBytes) else data), 0
 
     def sound(self) -> bool:
         """False when the encoded facts of a lazy subtree are not those its cache sealed."""
-        return self._raw is None or self._encoded() is not None
+        if self._raw is None:
+            return True
+        return self._part(0)[0] is not None and (self._rest is None or self._rest.view() is not None)
 
     def _decode_row(self, row: tuple) -> Fact:
         """The fact of one of its rows (as `_ROW` unpacks it): decoded, or else read from its blob."""
-        data = self._encoded()
+        data, base = self._part(row[_OFFSET])
         if data is not None:
-            start = row[_OFFSET]
+            start = row[_OFFSET] - base
             fact = decode_fact(data[start:start + row[_LENGTH]])
         elif self._blob_fact is not None:
             fact = self._blob_fact(hex_id(row[_ID]), bytes(row[_BLOB]))
@@ -197,10 +233,10 @@ class Subtree:
 
     def _row_bytes(self, row: tuple) -> bytes:
         """The encoded form of the fact of one of its rows."""
-        data = self._encoded()
+        data, base = self._part(row[_OFFSET])
         if data is None:
             return encode_fact(self._decode_row(row))
-        start = row[_OFFSET]
+        start = row[_OFFSET] - base
         return bytes(data[start:start + row[_LENGTH]])
 
     @classmethod
@@ -232,11 +268,9 @@ class Subtree:
                 rows[i] = fresh[n]
                 chunks.append(encode_fact(item[3]))
                 n += 1
-        lengths = np.array([len(chunk) for chunk in chunks], dtype=np.int64)
-        rows["length"] = lengths
-        rows["offset"] = np.cumsum(lengths) - lengths
+        raw, live, retired = _arranged(rows, chunks)
         skipped = [[item[1], str(item[2]), item[3]] for item in items if item[0] == "skip"]
-        return cls.lazy(oid, rows.tobytes(), memoryview(b"".join(chunks)), skipped, previous._blob_fact)
+        return cls.lazy(oid, raw, memoryview(live + retired), skipped, previous._blob_fact, split=len(live))
 
     def entries(self) -> dict[str, tuple[bytes, int | None, "str | None"]]:
         """name -> (raw blob id, row of its fact or None, warning) of a lazy subtree, without
@@ -301,9 +335,20 @@ class Subtree:
         """The fact with this id, or None (a lazy subtree decodes only it)."""
         if self._facts is not None:
             return self._facts.get(fact_id)
+        if not (isinstance(fact_id, str) and _FACT_ID.fullmatch(fact_id)):
+            return None
+        wanted = int(fact_id, 16)
         if self._row_of is None:
-            self._row_of = {hex_id(row[_ID]): j for j, row in enumerate(_ROW.iter_unpack(self._raw))}
-        j = self._row_of.get(fact_id)
+            # The first few lookups search the id column (a write looks up the few facts it
+            # compares with, in every folder: a dict of each folder's ids cost more than that).
+            self._lookups += 1
+            if self._lookups <= DICT_AFTER:
+                import numpy as np
+
+                found = np.flatnonzero(self.rows()["id"] == np.uint64(wanted))
+                return self.fact_at(int(found[-1])) if len(found) else None   # the last, as a dict keeps
+            self._row_of = {row[_ID]: j for j, row in enumerate(_ROW.iter_unpack(self._raw))}
+        j = self._row_of.get(wanted)
         return None if j is None else self.fact_at(j)
 
     def fact_ids(self) -> list[str]:
@@ -339,19 +384,27 @@ class Subtree:
 
     def encoded(self) -> tuple[bytes, "bytes | memoryview", list]:
         """(rows with their offsets, the encoded facts they point into, skipped entries): what
-        the parse cache writes for this subtree (a lazy one as it was read, not re-encoded)."""
-        data = self._encoded() if self._raw is not None else None
-        if data is not None:
-            return self._raw, data, self._skipped   # as the cache file held them: no copy
-        import numpy as np
+        a journal record keeps of this subtree (`split_encoded`, joined)."""
+        rows, live, retired, skipped = self.split_encoded()
+        return rows, (live if not len(retired) else bytes(live) + bytes(retired)), skipped
 
+    def split_encoded(self) -> tuple[bytes, "bytes | memoryview", "bytes | memoryview", list]:
+        """(rows with their offsets, the encoded valid facts, then the retired ones' (offsets go on
+        from the end of the first), skipped entries): what the parse cache writes for this subtree
+        (a lazy one as it was read: never decoded, at most its bytes put in that order)."""
+        if self._raw is not None and self.sound():
+            first = self._part(0)[0]
+            if self._split is not None and self._rest is not None:
+                return self._raw, first, self._rest.view(), self._skipped   # as the cache file held them
+            if self._split is not None:
+                return self._raw, first[:self._split], first[self._split:], self._skipped
+            rows = self.rows().copy()
+            chunks = [bytes(first[o:o + n]) for o, n in zip(rows["offset"].tolist(), rows["length"].tolist())]
+            return (*_arranged(rows, chunks), self._skipped)
         rows = self.rows().copy()
         chunks = [encode_fact(fact) for fact in self.facts.values()]
-        lengths = np.array([len(chunk) for chunk in chunks], dtype=np.int64)
-        rows["length"] = lengths
-        rows["offset"] = np.cumsum(lengths) - lengths
         skipped = [[name, str(oid), warning] for name, (oid, fact, warning) in self.blobs.items() if fact is None]
-        return rows.tobytes(), b"".join(chunks), skipped
+        return (*_arranged(rows, chunks), skipped)
 
     def _materialize(self) -> None:
         entries: list[tuple[str, tuple]] = []

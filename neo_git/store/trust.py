@@ -28,7 +28,7 @@ from neo_git.errors import NeoError
 from neo_git.facts import FactScope
 from neo_git.store import accepted, received
 from neo_git.store.local_writes import written_here
-from neo_git.store.provenance import fact_origins
+from neo_git.store.provenance import Origins, fact_origins, split_ids
 from neo_git.store.signers import NONE as NO_SIGNERS, signers_for
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -125,15 +125,32 @@ def ref_claims(repo: "pygit2.Repository", common_dir: Path, trusted: frozenset[s
     if memo is not None and memo[0] is origins and memo[1] is table and memo[2] is written \
             and memo[3] is decided and memo[4] == (trusted, remotes) and memo[5] is keys:
         return memo[6]
-    claims: dict[str, str] = {}
-    for fact_id, (email, commit) in origins.items():
+    def believed(email: str, commit: str) -> bool:
         if commit in written:   # made in this clone: its author is the local user's claim to check
-            ok = email in trusted
-        else:                   # brought in: only its verdict counts; no verdict is no trust (closed)
-            verdict = table.get(commit)
-            ok = verdict is not None and received.is_trusted(verdict, trusted, remotes, keys)
-        if not ok and not (decided and accepted.is_accepted(decided, fact_id, commit)):
-            claims[fact_id] = email
+            return email in trusted
+        verdict = table.get(commit)   # brought in: only its verdict counts; none is no trust (closed)
+        return verdict is not None and received.is_trusted(verdict, trusted, remotes, keys)
+
+    claims: dict[str, str] = {}
+    if isinstance(origins, Origins):   # from the cache: one answer per commit, facts split only for claims
+        for (email, commit), joined in origins.groups():
+            if believed(email, commit):
+                for fact_id in split_ids(joined) if claims else ():
+                    claims.pop(fact_id, None)   # an id under two origins: the later one holds
+                continue
+            for fact_id in split_ids(joined):
+                if decided and accepted.is_accepted(decided, fact_id, commit):
+                    claims.pop(fact_id, None)
+                else:
+                    claims[fact_id] = email
+    else:
+        verdicts: dict[tuple[str, str], bool] = {}
+        for fact_id, origin in origins.items():
+            ok = verdicts.get(origin)
+            if ok is None:
+                ok = verdicts[origin] = believed(*origin)
+            if not ok and not (decided and accepted.is_accepted(decided, fact_id, origin[1])):
+                claims[fact_id] = origin[0]
     _CLAIMS[key] = (origins, table, written, decided, (trusted, remotes), keys, claims)
     return claims
 

@@ -152,14 +152,16 @@ class WritePaths:
 
     def _facts_of_others(self: "FactStore") -> frozenset[str]:
         """Ids of project facts whose author (`provenance.fact_origins`) is not the local user."""
-        from neo_git.store.provenance import fact_origins
+        from neo_git.store.provenance import Origins, fact_origins
         from neo_git.store.trust import local_email
 
         if self.repo is None or self.paths is None:
             return frozenset()
         me = local_email(self)
-        return frozenset(i for i, (email, _commit) in fact_origins(self.repo, self.paths.common_dir).items()
-                         if email != me)
+        origins = fact_origins(self.repo, self.paths.common_dir)
+        if isinstance(origins, Origins) and all(email == me for (email, _commit), _ids in origins.groups()):
+            return frozenset()   # every fact ours: no need to walk 50,000 of them
+        return frozenset(i for i, (email, _commit) in origins.items() if email != me)
 
     def _body_similarity(self: "FactStore", a: Fact, b: Fact) -> float:
         """Cosine of two facts' bodies (rule 2's guard; asked only for long bodies of one subject)."""
