@@ -102,7 +102,7 @@ def judge(repo, touched: list[str], renamed: dict[str, str],
     *measure* giving (HEAD's snapshot, the index's) when a touched file is source code; settings
     are read from *repo*."""
     from neo_git.config import config_int
-    from neo_git.health.delta import counts_every_edge
+    from neo_git.health.snapshot import counts_every_edge
     from neo_git.health.metrics import language_for_path
 
     limit = config_int("maxNesting", DEFAULT_MAX_NESTING, repo=repo)
