@@ -1,5 +1,5 @@
 """The one build step pyproject.toml cannot express: ship the repository's top-level data
-folders (`hooks/`, `construct/`; DESIGN.md §1) inside the package, as
+folders (`hooks/`, `construct/`; docs/architecture.md §1) inside the package, as
 `neo_git/_shipped/<name>/`, with every file in them (nested folders included).
 
 Packages are discovered in pyproject.toml (`[tool.setuptools.packages.find]`); setuptools

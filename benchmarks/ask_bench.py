@@ -35,7 +35,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 from _common import machine_info, table  # noqa: E402
 
-# Real statements about git-neo (DESIGN.md, docs/design-notes.md), grouped by topic so a
+# Real statements about git-neo (docs/architecture.md, docs/design-notes.md), grouped by topic so a
 # familiar question meets several of them. (subject, body, kind, confidence)
 FACTS = [
     ("Facts ref storage", "Project facts live on refs/neo/facts: one canonical JSON blob per fact under "

@@ -143,7 +143,7 @@ def statebench(embedder: str, view: str, show: bool = False) -> dict:
                     _advance(event.at)
                     subject, body = texts(event, view)
                     result = store.add_detailed(subject[:200] or "-", body[:16384], kind="decision")
-                    if truth is not None:
+                    if truth is not None and truth != result.fact.id:   # a verbatim restatement is the current fact
                         retired.add(truth)
                     by_write.append((event, result.fact.id))
                     values.append(event.value)

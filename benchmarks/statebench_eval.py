@@ -244,7 +244,7 @@ def replay(timeline: Timeline, vectors: VectorMemo, thresholds: Thresholds, view
             result = store.add(*texts(w, view), truth if oracle else None, w.at)
             if not result.duplicate:
                 note(result, truth)
-            if truth is not None:
+            if truth is not None and truth != result.fact.id:   # a verbatim restatement is the current fact
                 retired.add(truth)
             by_write.append((w, result.fact.id))
             seen_values.append(w.value)

@@ -1,6 +1,6 @@
 """git-neo: git-native, team-shared, self-correcting memory for AI-assisted coding.
 
-The public API (DESIGN.md §11) is imported lazily so that ``import neo_git`` and
+The public API (docs/architecture.md §11) is imported lazily so that ``import neo_git`` and
 ``git neo -h`` stay instant; numpy and pygit2 load on first use of the store.
 """
 from __future__ import annotations

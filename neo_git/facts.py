@@ -1,4 +1,4 @@
-"""The fact: typed, scoped, supersession-aware, with canonical JSON (DESIGN.md §2).
+"""The fact: typed, scoped, supersession-aware, with canonical JSON (docs/architecture.md §2).
 
 `Fact.to_dict()` is exactly what is stored on `refs/neo/facts` and in `~/.neo`;
 `canonical_json()` gives the bytes (sorted keys, UTF-8, trailing newline), so
@@ -101,7 +101,7 @@ class FactMetadata:
     possibly_supersedes: tuple[dict, ...] = ()
     # Facts a person said are distinct from this one (a rejected review): never proposed again.
     distinct_from: tuple[str, ...] = ()
-    # Code the fact cites (DESIGN.md §13): ({"cited", "path", "symbol" | "span", "blob",
+    # Code the fact cites (docs/architecture.md §13): ({"cited", "path", "symbol" | "span", "blob",
     # "fingerprint", "state", "since", …}, ...) in the order given; see neo_git/citations/.
     citations: tuple[dict, ...] = ()
     # Git pathspec globs the fact is limited to (`src/api/**`), as given.

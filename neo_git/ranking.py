@@ -1,4 +1,4 @@
-"""How recall orders the facts it may return (DESIGN.md §5).
+"""How recall orders the facts it may return (docs/architecture.md §5).
 
 The score is cos(query, fact) × confidence × (1 + success_bonus) × scope weight (× the
 weights of claims and stale facts) + a recency boost; then the current-state rules:
@@ -36,7 +36,7 @@ SCOPE_WEIGHT = {FactScope.SESSION: 1.0, FactScope.PROJECT: 1.0, FactScope.ORG: 0
 # A claim (a teammate's fact whose author is not trusted, see neo_git.sync.trust) ranks below
 # trusted facts of similar relevance and never enters the always-included constraint layer.
 CLAIM_WEIGHT = 0.5
-# A stale fact (every code citation changed or gone, DESIGN.md §13) ranks after the facts whose
+# A stale fact (every code citation changed or gone, docs/architecture.md §13) ranks after the facts whose
 # code still holds, and weighs less when the best few are picked.
 STALE_WEIGHT = 0.5
 
@@ -73,7 +73,7 @@ def recency_boost(fact: Fact, now: datetime, last_accessed: str | None = None) -
 
 def rank_score(cosine: float, fact: Fact, now: datetime, last_accessed: str | None = None,
                claim: bool = False) -> float:
-    """The ranking formula of DESIGN.md §5 (a *claim* weighs CLAIM_WEIGHT)."""
+    """The ranking formula of docs/architecture.md §5 (a *claim* weighs CLAIM_WEIGHT)."""
     meta = fact.metadata
     weight = SCOPE_WEIGHT[fact.scope] * (CLAIM_WEIGHT if claim else 1.0) * stale_weight(fact)
     return (cosine * meta.confidence * (1 + success_bonus(meta.success_count)) * weight

@@ -1,4 +1,4 @@
-"""Recall in layers within a token budget (DESIGN.md §5).
+"""Recall in layers within a token budget (docs/architecture.md §5).
 
 `constraints` always come first (global → org → project → session, at most
 2/3 of the budget), then `valid_facts` ranked by

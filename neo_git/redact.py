@@ -134,7 +134,10 @@ def _redact_rule(text: str, rule: Rule, spans=None) -> str:
     pieces: list[str] = []
     last = 0
     marks = [m.span() for m in _MARK.finditer(text)] if "[REDACTED:" in text else []
-    for match in _matches(rule, text, spans):
+    # A mark's rule id is our word, not the user's: `[REDACTED:sshpass-password] scp a host:/srv`
+    # must not read as "password … : /srv". Rules scan a copy with the ids blanked (same length).
+    scan = _MARK.sub(lambda m: "[REDACTED:" + "_" * (len(m.group()) - 11) + "]", text) if marks else text
+    for match in _matches(rule, scan, spans):
         start, end = _span(match, rule.group)
         if start < 0 or start == end or start < last:
             continue

@@ -2,7 +2,7 @@
 Construct pattern library (`construct/`), found the same way from a source checkout,
 an editable install and an installed wheel.
 
-In the repository they sit beside `neo_git/` (DESIGN.md §1). The wheel carries them as
+In the repository they sit beside `neo_git/` (docs/architecture.md §1). The wheel carries them as
 plain data folders `neo_git/_shipped/<name>/` (copied by `setup.py`'s build step): not
 packages, and under a name no module may take, so a `neo_git/hooks.py` can never be
 shadowed by them.

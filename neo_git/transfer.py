@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from neo_git import safejson
 from neo_git.errors import InvalidFact, NeoError
 from neo_git.facts import SCOPE_ORDER, Fact, FactScope, now_iso, parse_scope
-from neo_git.scoring import retention_score
+from neo_git.store.policy import plan_evictions
 from neo_git.redact import citation_names, redact, redact_fact, refuse_secrets
 from neo_git.store.base import Change
 from neo_git.store.filestore import ENVELOPE_VERSION
@@ -114,7 +114,7 @@ def import_file(store: "FactStore", path: str | Path, scope: str | None = None,
             continue
         added: list[Fact] = []
         evicted: list[str] = []
-        cap = store.caps.get(fact_scope)
+        cap = store.cap_of(fact_scope)
 
         def body(facts: dict[str, Fact], batch=batch, added=added, evicted=evicted, cap=cap,
                  fact_scope=fact_scope) -> Change | None:
@@ -189,25 +189,17 @@ def cut_dangling(parsed: list[tuple[Fact, list | None]], stored: set[str]) -> tu
     return out, report
 
 
-def evict_over_cap(facts: "dict[str, Fact]", added: list[Fact], scope: FactScope, cap: int | None) -> list[Fact]:
-    """The facts to invalidate so that *scope* holds at most *cap* valid facts once *added* are in:
-    the lowest-scoring unprotected ones (existing or imported), ranked as an add ranks them
-    (retention score, then age, then id). Protected facts may leave the scope over its cap."""
+def evict_over_cap(facts: "dict[str, Fact]", added: list[Fact], scope: FactScope, cap) -> list[Fact]:
+    """The facts to invalidate so that *scope* holds at most *cap* valid facts once *added* are in,
+    by the rule an add follows (`store.policy.plan_evictions`: the lowest retention score first,
+    never a protected fact). *cap* is the store's `cap_of(scope)`: a teammate's facts (`cap.others()`)
+    are neither counted nor evicted by an import, as by an add."""
     if cap is None:
         return []
     current = {**facts, **{f.id: f for f in added}}
-    valid = [f for f in current.values() if f.is_valid and f.scope is scope]
-    excess = len(valid) - cap
-    if excess <= 0:
-        return []
-    stamp = now_iso()
-    ranked = sorted((f for f in valid if not f.is_protected),
-                    key=lambda f: (retention_score(f), f.metadata.created_at, f.id))
-    return [fact.evolve(is_valid=False, metadata={"invalidation": {
-        "reason": "evicted", "at": stamp,
-        "detail": f"an import took the {scope.value} scope over its cap of {cap} valid facts; "
-                  f"this one scored lowest ({retention_score(fact):.3f})"}})
-        for fact in ranked[:excess]]
+    theirs = cap.others() if getattr(cap, "others", None) is not None else frozenset()
+    valid = [f for f in current.values() if f.is_valid and f.scope is scope and f.id not in theirs]
+    return plan_evictions(valid, scope, cap, now_iso())
 
 
 def _use_embeddings(store: "FactStore", parsed: list[tuple[Fact, list | None]]) -> str:

@@ -52,8 +52,12 @@ def test_git_config_parameters_are_parsed_as_git_writes_them(text, expected):
 
 
 def test_version_into_a_pipe_that_closes_early_prints_no_traceback(tmp_path):
+    # Unbuffered (PYTHONUNBUFFERED, as CI and containers often set it), each line is its own
+    # write: `head -1` leaves after the first and the next one meets a closed pipe. Buffered,
+    # the whole output is one write at exit and the race is not there to lose.
     proc = subprocess.run(["sh", "-c", "git-neo --version | head -1; git-neo help | head -1"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120, env={**os.environ, **PATH})
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **PATH, "PYTHONUNBUFFERED": "1"})
     assert proc.stdout.startswith("git-neo version ")
     assert proc.stderr == "", proc.stderr
 

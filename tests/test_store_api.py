@@ -1,4 +1,4 @@
-"""The public library API (DESIGN.md §11) and its errors on bad input: each is clear
+"""The public library API (docs/architecture.md §11) and its errors on bad input: each is clear
 and changes nothing on the ref or in ~/.neo."""
 from __future__ import annotations
 

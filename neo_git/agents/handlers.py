@@ -10,7 +10,9 @@ from neo_git.agents import turns
 from neo_git.agents.context import DEFAULT_AGENT_TOKENS, loaded_by_agent, render, session_start_sections
 from neo_git.agents.payload import EDIT_TOOLS, PayloadError, file_edits, text_field
 from neo_git.agents.session_state import load_state, state_path, update_state
+from neo_git.errors import NeoError
 from neo_git.identity import RepositoryPaths
+from neo_git.readfile import read_regular
 
 _HOOK_EVENT_NAME = {"session-start": "SessionStart", "prompt-submit": "UserPromptSubmit",
                     "pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse"}
@@ -282,10 +284,9 @@ class HookContext:
         target = Path(path) if os.path.isabs(path) else Path(text_field(self.payload, "cwd") or base) / path
         try:
             target.resolve().relative_to(Path(base).resolve())
-            if target.stat().st_size > MAX_EDITED_BYTES:
-                return None
-            return target.read_bytes().decode("utf-8")
-        except (OSError, ValueError, UnicodeDecodeError):
+            # A FIFO would block the hook until its time limit; a device never ends.
+            return read_regular(target, MAX_EDITED_BYTES).decode("utf-8")
+        except (OSError, ValueError, UnicodeDecodeError, NeoError):
             return None
 
     def post_tool_use(self) -> None:

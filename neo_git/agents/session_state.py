@@ -1,6 +1,6 @@
 """What one agent session has already been given, so hooks never repeat a fact.
 
-`.git/neo/agents/<agent>-<session>.json`: fact ids injected in this session, the current
+`.git/neo/agents/<agent>-<session slug>-<hash>.json`: fact ids injected in this session, the current
 turn's id and the facts given during that turn (recorded with the agent's edits as the facts
 in its context), the facts given for each file it edits (what an edit of that file relies
 on), and the facts the session start gave before any turn existed (put on record on the

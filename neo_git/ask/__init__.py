@@ -1,5 +1,5 @@
 """`git neo ask`: providers, memory-driven reasoning effort, and a plan–code–verify loop
-(DESIGN.md §8).
+(docs/architecture.md §8).
 
     from neo_git import NeoEngine
     result = NeoEngine.open(".").ask("why does the importer retry on 429?", files=["src/importer.py"])

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from neo_git.knowledge import asks_about_change
+from neo_git.readfile import FileTooLarge, NotARegularFile, kind_of, read_regular
 from neo_git.redact import redact
 
 _REDACT_MARGIN = 65_536   # characters past a cut that are redacted with what is kept
@@ -23,6 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from neo_git.recall import ContextResult
 
 MAX_FILE_CHARS = 16_000          # per included file (neo.askMaxFileChars)
+MAX_INCLUDE_BYTES = 4 << 20      # a larger --include file is left out unread (as `--cite` refuses one)
 MAX_TOTAL_FILE_CHARS = 48_000    # all included files together
 MAX_PATTERN_CHARS = 1_500
 # Pattern search blends cosine and BM25; unrelated patterns score ≈ 0.04–0.08 and a
@@ -228,11 +230,17 @@ def read_included(paths: Sequence[str], workdir: Path | None, cwd: Path | None =
             except ValueError:
                 raise NeoError(f"{name} is outside the repository", "--include takes files of this repository") from None
         try:
-            data = path.read_bytes()
+            data = read_regular(path, MAX_INCLUDE_BYTES)   # a FIFO would block, /dev/zero never end
+        except FileTooLarge:
+            notes.append(f"{rel} left out: larger than {_size(MAX_INCLUDE_BYTES)}")
+            continue
+        except NotARegularFile:
+            if path.is_dir():
+                raise NeoError(f"cannot include {name}: it is a directory", "include files one by one") from None
+            raise NeoError(f"cannot include {name}: it is {kind_of(path.stat().st_mode)}, not a regular file",
+                           "--include reads regular files only") from None
         except FileNotFoundError:
             raise NeoError(f"cannot include {name}: no such file", "give a path relative to this directory") from None
-        except IsADirectoryError:
-            raise NeoError(f"cannot include {name}: it is a directory", "include files one by one") from None
         except OSError as exc:
             raise NeoError(f"cannot include {name}: {exc.strerror}", "check the path and its permissions") from None
         if b"\0" in data[:8192]:
@@ -253,6 +261,10 @@ def read_included(paths: Sequence[str], workdir: Path | None, cwd: Path | None =
         if cut:
             notes.append(f"{rel} truncated to {cap:,} of {len(text):,} characters")
     return files, notes
+
+
+def _size(limit: int) -> str:
+    return f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit >> 10} KiB"
 
 
 def file_health(path: str, data: bytes) -> dict | None:

@@ -18,7 +18,7 @@ Settings (git config `neo.*` or the same key in `~/.neo/config.json`):
     timeout             seconds per call (default 60; the time budget can shorten it)
     maxRetries          retries of 429/5xx/connection errors with backoff (default 2)
     maxEffort           low | medium | high | xhigh: the highest effort ask may use
-    relevanceFloor      cosine from which a fact is relevant (default: the embedder's calibrated floor)
+    relevanceFloor      a fixed cosine replacing recall's relevance decision (default: unset)
     askMaxFileChars     characters sent per --include file (default 16000)
 """
 from __future__ import annotations

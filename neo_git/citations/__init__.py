@@ -1,4 +1,4 @@
-"""Facts anchored to code (DESIGN.md §13): citations resolved with the health engine's grammars,
+"""Facts anchored to code (docs/architecture.md §13): citations resolved with the health engine's grammars,
 fingerprints that ignore whitespace and comments, verification against a revision, path scope.
 
 | module | job |

@@ -61,14 +61,16 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     # Each clause only when it is about what was found (a hooks-only report has no ref problem).
     clauses = [f"`git neo doctor --fix` repairs {fixable} of them (local state only, or a damaged ref put back "
                "to its own last good tip)"] if fixable else []
-    if any(f.check in REF_CHECKS for f in remaining):
-        clauses.append("the facts ref is shared, so its problems are reported, never rewritten")
+    if any(f.check in REF_CHECKS and not f.fix for f in remaining):
+        clauses.append("the facts ref is shared, so problems in what it holds are reported, never rewritten")
     if clauses:
         print("hint: " + "; ".join(clauses), file=sys.stderr)
     return 1
 
 
-REF_CHECKS = ("ref", "ref-file", "pointers")   # the findings about refs/neo/facts itself
+# The findings about what refs/neo/facts holds (not the ref's file, which --fix puts back to its
+# own last good tip; its findings --fix cannot repair say themselves what to do).
+REF_CHECKS = ("ref", "pointers")
 
 
 def _fix_ref(repo, args: argparse.Namespace) -> int | None:

@@ -78,6 +78,8 @@ def _sync(args: argparse.Namespace) -> int:
         print_json(report.to_dict())
         return 0
     print(f"org facts: {report.facts}" + (f" ({report.summary})" if report.summary else ""))
+    for line in report.keys:
+        print(visible(f"trust: {line}"))
     if report.pushed:
         print(f"pushed to {report.remote}: {', '.join(report.pushed)}")
     return 0

@@ -31,6 +31,9 @@ def register(sub) -> dict[str, str]:
     p = sub.add_parser("trust", help="whose facts count as knowledge (others' are unverified claims)")
     p.add_argument("action", choices=("add", "remove", "list"))
     p.add_argument("who", nargs="?", help="an author's e-mail (add/remove)")
+    p.add_argument("--key", metavar="KEY",
+                   help="with add: their ssh public key (`ssh-ed25519 AAAA…`, as their `git neo trust list` prints "
+                        "it, or a .pub file): only it speaks for them from now on, in every repository")
     json_flag(p)
     return {"sync": "cmd_sync", "pull": "cmd_pull", "push": "cmd_push", "trust": "cmd_trust"}
 
@@ -74,6 +77,8 @@ def _print_report(report, args: argparse.Namespace) -> None:
     facts = report.facts + (f" ({report.summary})" if report.summary else "")
     print(f"facts: {facts}")
     print(f"notes: {report.notes}")
+    for line in report.keys:
+        print(visible(f"trust: {line}"))
     if report.pushed:
         print(f"pushed to {report.remote}: {', '.join(report.pushed)}")
 
@@ -98,8 +103,9 @@ def _announce_trust(syncer, report, args: argparse.Namespace) -> None:
         setting = (f"neo.trustUnsigned = {', '.join(remotes)}: every commit from "
                    f"{'any remote' if '*' in remotes else ', '.join(remotes)} counts as its author's, signed or not")
     else:
-        setting = ("signatures: a commit counts as its author's only when git verifies a signature by someone you "
-                   "trust (`git neo trust add EMAIL`); unsigned ones are shown with the author they claim")
+        setting = ("signatures: a commit counts as its author's only when its signature is verified for someone you "
+                   "trust: your own key, or the key bound to or pinned for a teammate you trusted with "
+                   "`git neo trust add EMAIL`; unsigned ones, and others', are shown with the author they claim")
     print(f"trust: {setting}. Of {len(plan.added)} fact(s) from others, {len(arrived)} are unverified: they reach "
           "recall and agents as team knowledge; their constraints and changes to your facts wait for "
           "`git neo review` (`git neo trust list` shows who counts)")
@@ -181,46 +187,100 @@ def record_choice(repo, remote: str, remove: bool, quiet: bool) -> None:
 
 
 def cmd_trust(args: argparse.Namespace) -> int:
-    """Add, remove or list trusted authors."""
+    """Add, remove or list trusted authors (and their signing keys)."""
     from neo_git.errors import NeoError
     from neo_git.store import FactStore
     from neo_git.sync import trust
 
     store = FactStore.open()
     if args.action == "list":
-        me = trust.local_email(store)
-        listed = trust.configured_trust(store.repo)
-        remotes = trust.trusted_remotes(store.repo)
-        if args.json:
-            print_json({"local_user": me, "trusted": listed, "trusted_remotes": remotes})
-        else:
-            print(visible(f"{me} (you): commits this clone wrote"))
-            for email in listed:
-                if email != me:
-                    print(visible(f"{email}: commits git verifies as signed by this address"))
-            for remote in remotes:
-                print(visible(f"every commit from remote {remote}, signed or not (neo.trustUnsigned)"))
-            if not remotes:
-                print("unsigned commits from others count as nobody's: their facts are team knowledge shown with "
-                      "the author they claim; their constraints wait for `git neo review` "
-                      "(`git config neo.trustUnsigned <remote>` trusts a remote's write access instead)")
-        return 0
+        return _trust_list(store, args)
     if not args.who:
         raise NeoError(f"`git neo trust {args.action}` needs an e-mail address",
                        f"e.g. `git neo trust {args.action} alice@example.com`")
+    if args.key is not None and args.action != "add":
+        raise NeoError("--key goes with `git neo trust add`", "e.g. `git neo trust add alice@example.com --key ssh-ed25519 AAAA…`")
     if args.action == "add":
+        bound = trust.bind_key(args.who, args.key) if args.key is not None else None
         email = trust.add_trusted(store, args.who)
-        message = (f"trusted {email}: commits git verifies as signed by {email} now count as theirs "
-                   f"(gpg, or ssh with gpg.ssh.allowedSignersFile naming the key)")
-        if not trust.trusted_remotes(store.repo):
-            message += (f"\nunsigned commits claiming {email} stay unverified (anyone can type an address); "
-                        "`git config neo.trustUnsigned <remote>` counts every commit from a remote whose "
-                        "write access you trust")
+        message = _added_message(store, email, bound)
     else:
         email = trust.remove_trusted(store, args.who)
         message = f"no longer trusted: {email}"
     if args.json:
-        print_json({"action": args.action, "email": email})
+        print_json({"action": args.action, "email": email, **({"key": bound[1]} if args.key is not None else {})})
     else:
-        print(message)
+        for line in message.splitlines():
+            print(visible(line))
+    return 0
+
+
+def _added_message(store, email: str, bound: "tuple[str, str, bool] | None") -> str:
+    """What `trust add` did, for signed and for unsigned commits."""
+    from neo_git.sync import trust
+
+    lines = [f"trusted {email}: commits git verifies as signed by {email} now count as theirs "
+             "(gpg, or ssh with gpg.ssh.allowedSignersFile naming the key)"]
+    keys = trust.key_listing(store)
+    if bound is not None:
+        lines.append(f"key {bound[1]} speaks for {email} in every repository (~/.neo/keys/allowed_signers): "
+                     "commits it signs count as theirs here; keys pinned for them on first use no longer do")
+    else:
+        pinned = [p for p in keys.pins if p["address"] == email and p["counts"]]
+        for pin in pinned:
+            lines.append(f"their signing key pinned from {pin['remote']} on first use ({pin['key']}, first seen on "
+                         f"{pin['commit'][:12]}): commits it signs count as theirs from now on; compare it with what "
+                         f"`git neo trust list` shows on their machine, or bind the right one with --key")
+        if not pinned and not any(a == email for a, _ in keys.bound):
+            lines.append(f"no signing key of {email} was seen yet: the first one that signs as them from a remote "
+                         "is pinned and counts; `--key` binds theirs now instead")
+    if not trust.trusted_remotes(store.repo):
+        lines.append(f"unsigned commits claiming {email} stay unverified (anyone can type an address); "
+                     "`git config neo.trustUnsigned <remote>` counts every commit from a remote whose "
+                     "write access you trust")
+    return "\n".join(lines)
+
+
+def _trust_list(store, args: argparse.Namespace) -> int:
+    from neo_git.sync import trust
+
+    me = trust.local_email(store)
+    listed = trust.configured_trust(store.repo)
+    remotes = trust.trusted_remotes(store.repo)
+    keys = trust.key_listing(store)
+    if args.json:
+        print_json({"local_user": me, "trusted": listed, "trusted_remotes": remotes,
+                    "signing": keys.signing, "signing_key": keys.own_public or None,
+                    "signing_key_fingerprint": keys.own_fingerprint or None,
+                    "keys": [{"address": a, "key": k} for a, k in keys.bound],
+                    "pins": keys.pins, "conflicts": keys.conflicts})
+        return 0
+    print(visible(f"{me} (you): commits this clone wrote, and commits signed with your key"))
+    if keys.own_public:
+        print(visible(f"  your signing key ({keys.own_fingerprint}): {keys.own_public}"))
+        print(visible(f"  your other machines: `git neo trust add {me} --key '{keys.own_public}'`"))
+    elif keys.signing == "own-key":
+        print("  your signing key: none yet (made in ~/.neo/keys with your first write)")
+    if keys.signing == "off":
+        print("  facts commits here are not signed (neo.signCommits false or neo.autoSign false)")
+    for email in listed:
+        if email != me:
+            print(visible(f"{email}: commits git verifies as signed by this address, or signed by a key bound to "
+                          "them or pinned for them"))
+    for address, key in keys.bound:
+        print(visible(f"key {key} speaks for {address} (bound with --key)"))
+    for pin in keys.pins:
+        if not pin["counts"]:
+            continue
+        status = "trusted" if pin["trusted"] else f"knowledge only (`git neo trust add {pin['address']}`)"
+        print(visible(f"key {pin['key']} pinned for {pin['address']} from {pin['remote']} on first use: {status}"))
+    for row in keys.conflicts:
+        print(visible(f"warning: {row['commits']} commit(s) from {row['remote'] or 'an unknown remote'} "
+                      f"{row['why']}: unverified claims"))
+    for remote in remotes:
+        print(visible(f"every commit from remote {remote}, signed or not (neo.trustUnsigned)"))
+    if not remotes:
+        print("unsigned commits from others count as nobody's: their facts are team knowledge shown with "
+              "the author they claim; their constraints wait for `git neo review` "
+              "(`git config neo.trustUnsigned <remote>` trusts a remote's write access instead)")
     return 0

@@ -39,20 +39,36 @@ def check_trust_record(ctx: Context) -> list[Finding]:
     state = received.state(ctx.paths.neo_dir)
     waiting = unjudged(_git(ctx), ctx.repo, ctx.paths.common_dir, REF)
     path = str(received.record_path(ctx.paths.neo_dir))
+    found = _lost_pins(ctx)
     if not waiting and state != "unreadable":
-        return []
+        return found
     why = {"missing": "no trust record: it was deleted, or the ref came by a plain `git fetch` or a mirror clone",
            "unreadable": "the trust record is unreadable"}.get(
         state, "the ref was moved outside `git neo sync`, e.g. by a plain `git fetch` of refs/neo/facts")
     problem = (f"{len(waiting)} commit(s) on {REF} have no trust verdict ({why}): "
                "their facts count as unverified claims" if waiting else f"{path} is unreadable")
     return [Finding("trust", problem, fix="judge them again from git data (signatures, the remotes' facts history)",
-                    path=path, action=ACTION)]
+                    path=path, action=ACTION), *found]
+
+
+def _lost_pins(ctx: Context) -> list[Finding]:
+    """The record of keys pinned on first use (`store/pins.py`), gone or unreadable while verdicts
+    could pin: until it is rebuilt, no pinned key speaks for anyone."""
+    from neo_git.store import pins
+    from neo_git.sync.signatures import pins_lost
+
+    if not pins_lost(ctx.paths.neo_dir):
+        return []
+    state = pins.state(ctx.paths.neo_dir)
+    return [Finding("trust", f"the record of signing keys pinned on first use is {state}: keys pinned for teammates "
+                    "speak for nobody until it is rebuilt", fix="pin again from the verdicts, in the facts "
+                    "history's order", path=str(pins.record_path(ctx.paths.neo_dir)), action=ACTION)]
 
 
 def rejudge_commits(finding: Finding, ctx: "Context | None", held: "set[str] | None") -> bool:
-    """The "rejudge" repair: verdicts recomputed from git data, the record rewritten."""
-    from neo_git.store import received
+    """The "rejudge" repair: verdicts recomputed from git data, the record rewritten (and the pins
+    rebuilt from them when that record was lost)."""
+    from neo_git.store import pins, received
     from neo_git.sync.signatures import rejudge
 
     if ctx is None:
@@ -60,5 +76,8 @@ def rejudge_commits(finding: Finding, ctx: "Context | None", held: "set[str] | N
     if received.state(ctx.paths.neo_dir) == "unreadable":
         received.record_path(ctx.paths.neo_dir).unlink(missing_ok=True)
         received.clear_memo()
+    if pins.state(ctx.paths.neo_dir) == "unreadable":
+        pins.record_path(ctx.paths.neo_dir).unlink(missing_ok=True)
+        pins.clear_memo()
     rejudge(_git(ctx), ctx.repo, ctx.paths.common_dir, REF)
     return True

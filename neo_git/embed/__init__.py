@@ -97,7 +97,7 @@ def family_threshold(embedder: Embedder) -> float:
     """The cosine from which recall treats two ranked facts as statements on one matter
     (`ranking.newest_in_family`): the embedder's own calibrated `family_threshold`, else its
     `related_threshold`. Kept apart from the review band: asking a person costs more than
-    putting the newer of two related statements first (DESIGN.md §5)."""
+    putting the newer of two related statements first (docs/architecture.md §5)."""
     value = getattr(embedder, "family_threshold", None)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
         return related_threshold(embedder)

@@ -1,6 +1,6 @@
 """Local cache of embedding vectors, keyed by (embedder id, sha256 of the text).
 
-Embeddings are derived data (DESIGN §2): they never go into the shared ref, and
+Embeddings are derived data (docs/architecture.md §2): they never go into the shared ref, and
 losing this folder only costs re-embedding.
 
 One file per embedder, ``neo_home()/cache/vectors/<sanitised id>/vectors.bin``, in the

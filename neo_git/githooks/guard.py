@@ -1,6 +1,6 @@
 """The pre-commit gate: block a staged change that makes the code measurably worse.
 
-It fails only for what the change *introduces* (DESIGN.md §6 metrics, staged snapshot
+It fails only for what the change *introduces* (docs/architecture.md §6 metrics, staged snapshot
 against HEAD): a module entering an import-time cycle (every-edge cycles with
 `neo.guardCycles=all`), a file becoming a god file, or a touched file whose nesting
 rises above `neo.maxNesting` (default 4). What was already there never blocks, a

@@ -1,4 +1,4 @@
-"""Code health from git objects: import cycles, god files, nesting depth (DESIGN.md §6).
+"""Code health from git objects: import cycles, god files, nesting depth (docs/architecture.md §6).
 
     from neo_git.health import snapshot_commit, snapshot_index, health_delta
 

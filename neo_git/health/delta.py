@@ -1,6 +1,6 @@
 """Did the code get healthier? Compare two snapshots: regression, neutral or improvement.
 
-The rule (DESIGN.md §6): more god files is a regression, fewer an improvement.
+The rule (docs/architecture.md §6): more god files is a regression, fewer an improvement.
 With the god-file count unchanged, more import cycles or a max nesting that
 rose by more than the noise band is a regression, and the mirror image an
 improvement. "Worse cycles" means more modules tangled in cycles, more new cycles

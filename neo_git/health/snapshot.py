@@ -111,7 +111,7 @@ class HealthSnapshot:
         return paths
 
     def to_dict(self) -> dict:
-        """JSON form: the DESIGN.md §10 keys of `git neo health --json` and more."""
+        """JSON form: the docs/architecture.md §10 keys of `git neo health --json` and more."""
         files = self.file_metrics
         deepest = self.max_nesting
         return {

@@ -1,4 +1,4 @@
-"""Org memory shared through a git remote (DESIGN.md §15).
+"""Org memory shared through a git remote (docs/architecture.md §15).
 
     from neo_git.org import connect, disconnect, sync_org, org_status
     connect(store, "git@github.com:acme/neo-org.git")     # facts_org_acme.json -> ~/.neo/org/acme.git

@@ -1,4 +1,4 @@
-"""Outcome records as git notes on `refs/notes/neo` (DESIGN.md §3 "Outcomes").
+"""Outcome records as git notes on `refs/notes/neo` (docs/architecture.md §3 "Outcomes").
 
 One note per processed commit, JSON Lines: one object per line, each with `"v"`
 (format version), `"id"` (unique per record) and `"ts"`, so `git notes merge -s

@@ -1,4 +1,4 @@
-"""The outcome loop for new commits (DESIGN.md §7): classify pending suggestions against
+"""The outcome loop for new commits (docs/architecture.md §7): classify pending suggestions against
 what shipped, measure health, move facts, write the note, remember the commit.
 
     process_commits(repo, [commit_hex, ...], trigger="post-commit")

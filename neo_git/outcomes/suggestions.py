@@ -1,5 +1,5 @@
 """Pending suggestions: advice recorded before code ships, so the hooks can tell later
-whether it was taken (DESIGN.md §7).
+whether it was taken (docs/architecture.md §7).
 
 One JSON file per repository, `.git/neo/suggestions.json` (the common dir, so linked
 worktrees share it), local and never pushed. Every write happens under an exclusive lock,

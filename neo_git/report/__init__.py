@@ -1,4 +1,4 @@
-"""`git neo report`: one self-contained HTML page of health and memory over time (DESIGN.md §14).
+"""`git neo report`: one self-contained HTML page of health and memory over time (docs/architecture.md §14).
 
     from neo_git.report.build import build_report
 

@@ -73,7 +73,7 @@ def current_cycles(repo: "pygit2.Repository", snapshot: "HealthSnapshot", tree: 
 
 
 def _import_time_nodes(snapshot: "HealthSnapshot") -> set[str] | None:
-    """Modules in import-time cycles, when the health engine reports them (DESIGN.md §6), else None."""
+    """Modules in import-time cycles, when the health engine reports them (docs/architecture.md §6), else None."""
     components = getattr(snapshot, "import_time_components", None)
     if components is None:
         return None

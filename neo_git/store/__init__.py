@@ -1,4 +1,4 @@
-"""`FactStore`: the one API over all scopes (DESIGN.md §11).
+"""`FactStore`: the one API over all scopes (docs/architecture.md §11).
 
 project → `refs/neo/facts` (RefStore); global and org → `~/.neo/facts/*.json`
 and session → `.git/neo/session.json` (FileStore). Adds go through the write
@@ -56,7 +56,7 @@ class FactStore(WritePaths, StoreEmbedding):
         author = identity.author_identity(repo)
         name, _, email = author.partition(" <")
         signature = pygit2.Signature(name or "git-neo", email.rstrip(">") or "neo@localhost")
-        project_store = RefStore(repo, paths.common_dir, signature, project_id=lambda: self.project_id)
+        project_store = RefStore(repo, paths.common_dir, signature, project_id=lambda: self.project_id, home=home)
         # A connected org memory is a ref store of its own; otherwise (one is_dir) the plain file.
         org_store = open_org_memory(home, org_id, signature) or FileStore(home / "facts" / f"facts_org_{org_id}.json")
         self._setup(repo, paths, home, org_id, author, embedder, {

@@ -257,7 +257,7 @@ def _same_code(a: dict, b: dict) -> bool:
 
 
 def cites_other_code(new: Fact, old: Fact) -> bool:
-    """Both facts cite code (`metadata.citations`, DESIGN.md §13) and none of one's citations may be
+    """Both facts cite code (`metadata.citations`, docs/architecture.md §13) and none of one's citations may be
     the code of one of the other's: two statements about different code (`retry()` in the client,
     `retry()` in the worker) that read alike. Similarity alone never retires one for the other."""
     mine, theirs = new.metadata.citations, old.metadata.citations

@@ -104,7 +104,7 @@ def _review_reason(fact: Fact, by_id: Mapping[str, Fact]) -> str:
 
 
 def _how(rule: str, detail: Mapping[str, Any]) -> str:
-    """The clause naming the rule that retired a fact (DESIGN.md §4, rules 1-3, and review)."""
+    """The clause naming the rule that retired a fact (docs/architecture.md §4, rules 1-3, and review)."""
     similarity = detail.get("similarity")
     if rule == "explicit":
         return "explicitly (--supersedes) (rule 1)"

@@ -43,6 +43,6 @@ def open_org_memory(home: Path, org: str, signature: "pygit2.Signature") -> "Ref
         raise NeoError(f"the org memory {path} is not a git repository ({exc})",
                        f"move it out of the way (org facts then come from facts_org_{org}.json), "
                        f"or connect again: `git neo org connect <url> --org {org}`") from None
-    store = RefStore(repo, path, signature, scope=FactScope.ORG, meta={"org_id": org})
+    store = RefStore(repo, path, signature, scope=FactScope.ORG, meta={"org_id": org}, home=home)
     store.description = f"{path} (refs/neo/facts)"
     return store

@@ -1,4 +1,4 @@
-"""The write policy (DESIGN.md §4), as pure functions over one scope's facts.
+"""The write policy (docs/architecture.md §4), as pure functions over one scope's facts.
 
 Given the facts a backend holds now and a new fact, `plan_add` decides:
 duplicate (nothing to write), explicit or similarity-based supersession

@@ -5,12 +5,15 @@ When `git neo sync` brings commits from a remote it asks git to verify their sig
 (`git log --format=%G?`, which honours `gpg.ssh.allowedSignersFile` and gpg's trust) and
 records, per commit, in `.git/neo/trust/received.json` (local, never pushed):
 
-    {"remote": "origin", "sig": "G", "signer": "alice@example.com", "claimed": "alice@…"}
+    {"remote": "origin", "sig": "G", "signer": "alice@example.com", "claimed": "alice@…",
+     "key": "SHA256:…"}
 
-`sig` is git's one-letter verdict (G good, U good but unknown key, N none, B bad, …) and
-`signer` the principal git names for a good signature. Whether such a commit is trusted is
-decided when asked (`is_trusted`), with the configuration of that moment: a good signature
-by a trusted address, or a remote listed in `neo.trustUnsigned`. A commit with no record
+`sig` is git's one-letter verdict (G good, U good but unknown key, N none, B bad, …),
+`signer` the principal git names for a good signature and `key` the signing key's fingerprint
+(`%GF`; for ssh, git reports it for U too: the signature is valid, the key just not in an
+allowed-signers file). Whether such a commit is trusted is decided when asked (`is_trusted`),
+with the configuration of that moment: a good signature by a trusted address, a key that speaks
+for a trusted address (`store/signers.py`), or a remote listed in `neo.trustUnsigned`. A commit with no record
 counts by its author only when this clone wrote it (`store/local_writes.py`); any other is
 unverified until judged: a lost or damaged record fails closed, and the next sync (or
 `git neo doctor --fix`) judges again from git data (`sync/signatures.rejudge`). `remote` is
@@ -20,7 +23,10 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import MappingProxyType
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
+
+if TYPE_CHECKING:  # pragma: no cover
+    from neo_git.store.signers import Signers
 
 
 RECORD = Path("trust") / "received.json"
@@ -81,14 +87,21 @@ def record(neo_dir: Path, new: Mapping[str, dict], *, always: bool = False, repl
     _MEMO.pop(str(path), None)
 
 
-def is_trusted(verdict: Mapping, trusted: Iterable[str], trusted_remotes: Iterable[str]) -> bool:
-    """Whether a received commit counts: a good signature by a trusted address, or a remote
-    whose write access is trusted (`neo.trustUnsigned`; `*` is every remote)."""
+def is_trusted(verdict: Mapping, trusted: Iterable[str], trusted_remotes: Iterable[str],
+               signers: "Signers | None" = None) -> bool:
+    """Whether a received commit counts: a remote whose write access is trusted
+    (`neo.trustUnsigned`; `*` is every remote), a good signature git verified by a trusted
+    address (the user's allowed-signers file or gpg), or a signing key that speaks for a trusted
+    address (*signers*, `store/signers.py`: your key, a bound key, a key pinned on first use)."""
     remotes = set(trusted_remotes)
     remote = verdict.get("remote")
     if remote and (remote in remotes or "*" in remotes):
         return True
-    return verdict.get("sig") == GOOD and signer_email(verdict.get("signer", "")) in set(trusted)
+    trusted = set(trusted)
+    if verdict.get("sig") == GOOD and signer_email(verdict.get("signer", "")) in trusted:
+        return True
+    address = signers.speaks_for(verdict) if signers is not None else ""
+    return bool(address) and address in trusted
 
 
 def signer_email(principal: str) -> str:
@@ -100,10 +113,13 @@ def signer_email(principal: str) -> str:
     return text.strip().lower() if "@" in text else ""
 
 
-def describe(verdict: Mapping) -> str:
+def describe(verdict: Mapping, signers: "Signers | None" = None) -> str:
     """How a received commit's author is known, for people: "signed by X", "unverified (…)"."""
     if verdict.get("sig") == GOOD and verdict.get("signer"):
         return f"signed by {verdict['signer']}"
+    how = signers.describe(verdict) if signers is not None else ""
+    if how:
+        return f"{how}, from {verdict.get('remote') or '?'}"
     return f"unverified: claims {verdict.get('claimed', '?')}, from {verdict.get('remote', '?')}"
 
 

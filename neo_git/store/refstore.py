@@ -64,7 +64,7 @@ class RefStore(SubtreeReading):
 
     def __init__(self, repo: pygit2.Repository, common_dir: Path, signature: pygit2.Signature,
                  project_id: "Callable[[], str | None] | str | None" = None, ref: str = FACTS_REF,
-                 scope: FactScope = FactScope.PROJECT, meta: dict | None = None) -> None:
+                 scope: FactScope = FactScope.PROJECT, meta: dict | None = None, home: Path | None = None) -> None:
         self.repo = repo
         self.ref = ref
         self.description = ref
@@ -72,6 +72,7 @@ class RefStore(SubtreeReading):
         self._meta = meta           # what meta.json records instead of the project id (org memory)
         self.common_dir = Path(common_dir)
         self.signature = signature
+        self.home = home            # the NEO_HOME whose key signs the commits (None: $NEO_HOME, ~/.neo)
         # Who the writes are made for when not the person (the MCP server sets its agent): named
         # in every commit's message as `Agent: …`, so the log says an agent made the change.
         self.on_behalf_of: str | None = None
@@ -94,7 +95,7 @@ class RefStore(SubtreeReading):
         self._index_from: dict[str, Subtree] | None = None   # the subtrees the index reflects
         self._in_tree_order = True       # False once incremental updates appended out of order
         self._pointer_warnings: tuple = (None, [])  # (tip, warnings about pointers leading nowhere)
-        self._sign: bool | None = None     # sign commits (store/signing.py), read on the first write
+        self._sign: tuple[str | None] | None = None   # (signing mode,): store/signing.py, read on the first write
         # The subtrees as the parse cache file holds them (None: not read from it in this process);
         # a save journals only what differs from them.
         self._persisted: dict[str, Subtree] | None = None
@@ -331,8 +332,7 @@ class RefStore(SubtreeReading):
             return False
         builder = self.repo.TreeBuilder()
         builder.insert("meta.json", self._meta_blob(), _BLOB)
-        commit = self.repo.create_commit(None, self.signature, self.signature, "init git-neo facts\n",
-                                         builder.write(), [])
+        commit = self._create_commit("init git-neo facts\n", builder.write(), [])
         return self._compare_and_swap(None, commit, "init git-neo facts")
 
     def _write_commit(self, tip: pygit2.Oid | None, change: Change) -> pygit2.Oid:
@@ -372,20 +372,16 @@ class RefStore(SubtreeReading):
             oid = pygit2.Oid(hex=extra) if isinstance(extra, str) else extra
             if oid not in parents:
                 parents.append(oid)
-        tree = root_builder.write()
-        if self._signing():
-            from neo_git.store.signing import signed_commit
+        return self._create_commit(message, root_builder.write(), parents)
 
-            return signed_commit(repo, self.signature, message, tree, parents)
-        return repo.create_commit(None, self.signature, self.signature, message, tree, parents)
+    def _create_commit(self, message: str, tree: pygit2.Oid, parents: list[pygit2.Oid]) -> pygit2.Oid:
+        """The commit object (not yet on the ref), signed as `store/signing.py` decides: the
+        signing mode is read once per store (config does not change mid-command)."""
+        from neo_git.store.signing import signing_mode, write_commit
 
-    def _signing(self) -> bool:
-        """Whether commits are signed (read once per store: config does not change mid-command)."""
         if self._sign is None:
-            from neo_git.store.signing import wants_signing
-
-            self._sign = wants_signing(self.repo)
-        return self._sign
+            self._sign = (signing_mode(self.repo),)
+        return write_commit(self.repo, self._sign[0], self.signature, message, tree, parents, home=self.home)
 
     def facts_at(self, tip: pygit2.Oid | None) -> "TreeFacts":
         """The facts at commit *tip* of this ref as a mapping that reads only the blobs asked for."""

@@ -1,4 +1,4 @@
-"""The supersession rule (DESIGN.md §4, refined in docs/design-notes.md "Memory correctness").
+"""The supersession rule (docs/architecture.md §4; the reasons: docs/design-notes.md "Write policy").
 
 Which valid fact, if any, a new fact of the same scope and kind replaces:
 

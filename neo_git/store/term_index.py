@@ -176,6 +176,6 @@ def pool_words(index: TermIndex, query: str, table, positions: "Sequence[int] | 
     rows = table.rows
     picked = list(positions)
     keys = [bytes(k) for k in rows["key"][picked]] if picked else []
-    found = index.match(query, keys, lambda i: table[picked[i]].text)
+    found = index.match(query, keys, lambda i: table.peek(picked[i]).text)
     return Words({picked[i]: value for i, value in found.bm25.items()},
                  {picked[i]: value for i, value in found.rare.items()})

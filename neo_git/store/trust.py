@@ -9,7 +9,9 @@ plus every `neo.trusted` value in git config (multi-valued: `git neo trust add` 
 (`provenance.fact_origins`, the commit that gave them their text) is not trusted.
 A commit a sync brought in is judged by what git verified about it
 (`store/received.py`): a good signature by a trusted address, or a remote listed in
-`neo.trustUnsigned`; the e-mail it claims counts only for commits this clone wrote
+`neo.trustUnsigned`, or a signing key that speaks for a trusted address (`store/signers.py`:
+your own key, a key bound with `trust add --key`, a key pinned per remote on first use); the
+e-mail it claims counts only for commits this clone wrote
 (`store/local_writes.py`, from the ref's reflog). A commit that is neither (the record
 lost, the ref moved by plain `git fetch`) counts as unverified: trust fails closed. Trusting someone takes effect at once, on every fact they brought.
 Recall ranks such *claims* below trusted facts, keeps them out of the constraint
@@ -27,6 +29,7 @@ from neo_git.facts import FactScope
 from neo_git.store import accepted, received
 from neo_git.store.local_writes import written_here
 from neo_git.store.provenance import fact_origins
+from neo_git.store.signers import NONE as NO_SIGNERS, signers_for
 
 if TYPE_CHECKING:  # pragma: no cover
     import pygit2
@@ -89,44 +92,49 @@ def untrusted_authors(store: "FactStore") -> dict[str, str]:
     org = store.backends.get(FactScope.ORG)
     if getattr(org, "scope", None) is FactScope.ORG:  # a connected org memory: a ref with a history
         refs.append((org.repo, org.common_dir))
-    trusted = trusted_emails(store)
+    trusted, me = trusted_emails(store), local_email(store)
     if len(refs) == 1:  # the same dict while nothing changed: recall then reuses what it built from it
-        return ref_claims(*refs[0], trusted)
+        return ref_claims(*refs[0], trusted, me, store.home)
     claims: dict[str, str] = {}
     for repo, common_dir in refs:
-        claims.update(ref_claims(repo, common_dir, trusted))
+        claims.update(ref_claims(repo, common_dir, trusted, me, store.home))
     return claims
 
 
-def ref_claims(repo: "pygit2.Repository", common_dir: Path, trusted: frozenset[str]) -> dict[str, str]:
+def ref_claims(repo: "pygit2.Repository", common_dir: Path, trusted: frozenset[str], me: str | None = None,
+               home: Path | None = None) -> dict[str, str]:
     """{fact id: claimed e-mail} of the facts on one repository's facts ref whose author is not
     trusted: a commit a sync brought in by its verdict (`store/received.py`, kept in that
-    repository's `neo/` folder), one made there by its author's e-mail."""
+    repository's `neo/` folder) and the key that signed it (`store/signers.py`), one made there
+    by its author's e-mail. *me*: the local user's address (default: *repo*'s git identity);
+    *home*: their NEO_HOME (default `$NEO_HOME`), where their key is."""
     origins = fact_origins(repo, common_dir)
     if not origins:
         return {}
-    table = received.verdicts(Path(common_dir) / "neo")
+    neo_dir = Path(common_dir) / "neo"
+    table = received.verdicts(neo_dir)
     written = written_here(repo, common_dir)
-    decided = accepted.decisions(Path(common_dir) / "neo")
+    decided = accepted.decisions(neo_dir)
     remotes = tuple(trusted_remotes(repo)) if table else ()
+    keys = signers_for(neo_dir, me if me is not None else local_address(repo), home) if table else NO_SIGNERS
     key = str(common_dir)
     memo = _CLAIMS.get(key)
-    # fact_origins, verdicts, written_here and decisions hand back the same dicts while the tip
-    # and the records are unchanged: then the claims are too, unless the trust set changed (one
-    # pass over 50,000 facts cost 10 ms per recall).
+    # fact_origins, verdicts, written_here, decisions and the signers come back as the same objects
+    # while the tip and the records are unchanged: then the claims are too, unless the trust set
+    # changed (one pass over 50,000 facts cost 10 ms per recall).
     if memo is not None and memo[0] is origins and memo[1] is table and memo[2] is written \
-            and memo[3] is decided and memo[4] == (trusted, remotes):
-        return memo[5]
+            and memo[3] is decided and memo[4] == (trusted, remotes) and memo[5] is keys:
+        return memo[6]
     claims: dict[str, str] = {}
     for fact_id, (email, commit) in origins.items():
         if commit in written:   # made in this clone: its author is the local user's claim to check
             ok = email in trusted
         else:                   # brought in: only its verdict counts; no verdict is no trust (closed)
             verdict = table.get(commit)
-            ok = verdict is not None and received.is_trusted(verdict, trusted, remotes)
+            ok = verdict is not None and received.is_trusted(verdict, trusted, remotes, keys)
         if not ok and not (decided and accepted.is_accepted(decided, fact_id, commit)):
             claims[fact_id] = email
-    _CLAIMS[key] = (origins, table, written, decided, (trusted, remotes), claims)
+    _CLAIMS[key] = (origins, table, written, decided, (trusted, remotes), keys, claims)
     return claims
 
 
@@ -136,15 +144,20 @@ def claim_origins(repo: "pygit2.Repository", common_dir: Path, trusted: frozense
     return {fact_id: origins[fact_id] for fact_id in ref_claims(repo, common_dir, trusted) if fact_id in origins}
 
 
-def trusted_here(repo: "pygit2.Repository") -> frozenset[str]:
-    """The trust set of a repository without a FactStore: its git identity and the configured list."""
+def local_address(repo: "pygit2.Repository") -> str:
+    """The local user's address in *repo* (git's author identity, lower case; "" when none)."""
     from neo_git.identity import author_identity
 
     match = re.search(r"<([^<>]*)>\s*$", author_identity(repo))
-    return frozenset([(match.group(1) if match else "").strip().lower(), *configured_trust(repo)])
+    return (match.group(1) if match else "").strip().lower()
 
 
-# common dir -> (origins, verdicts, written here, decisions, (trust set, trusted remotes), the claims).
+def trusted_here(repo: "pygit2.Repository") -> frozenset[str]:
+    """The trust set of a repository without a FactStore: its git identity and the configured list."""
+    return frozenset([local_address(repo), *configured_trust(repo)])
+
+
+# common dir -> (origins, verdicts, written here, decisions, (trust set, trusted remotes), signers, the claims).
 _CLAIMS: dict[str, tuple] = {}
 
 
@@ -157,5 +170,6 @@ def unverified_commits(store: "FactStore") -> dict[str, str]:
     if not table:
         return {}
     origins = fact_origins(store.repo, store.paths.common_dir)
-    return {fact_id: received.describe(table[commit]) for fact_id, (_email, commit) in origins.items()
+    keys = signers_for(store.paths.neo_dir, local_email(store), store.home)
+    return {fact_id: received.describe(table[commit], keys) for fact_id, (_email, commit) in origins.items()
             if commit in table}

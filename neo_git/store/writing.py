@@ -130,7 +130,7 @@ class WritePaths:
 
         def plan(facts: Mapping[str, Fact]) -> Change | None:
             results, change = plan_many(facts, resolved, similarity=similarity,
-                                        thresholds=Thresholds.of(embedder), cap=self._cap(scope),
+                                        thresholds=Thresholds.of(embedder), cap=self.cap_of(scope),
                                         body_similarity=self._body_similarity)
             out[0] = results
             return change
@@ -138,7 +138,7 @@ class WritePaths:
         self.backends[scope].transact(plan)
         return out[0]
 
-    def _cap(self: "FactStore", scope: FactScope):
+    def cap_of(self: "FactStore", scope: FactScope):
         """The scope's cap. In project scope it bounds the local user's own facts: facts whose
         author (the ref's history) is someone else are not counted and never evicted by our
         writes, and claims using our address are evicted first."""

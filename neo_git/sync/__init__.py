@@ -1,4 +1,4 @@
-"""Team sharing: fetch, merge and push `refs/neo/facts` and `refs/notes/neo` (DESIGN.md §9).
+"""Team sharing: fetch, merge and push `refs/neo/facts` and `refs/notes/neo` (docs/architecture.md §9).
 
     from neo_git.sync import Syncer
     report = Syncer(store, "origin").sync()     # or .pull() / .push()

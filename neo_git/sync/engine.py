@@ -56,12 +56,13 @@ class SyncReport:
     summary: str = ""
     attempts: int = 0
     plan: MergePlan | None = None
+    keys: list[str] = field(default_factory=list)   # signing keys pinned on first use by this pull
 
     def to_dict(self) -> dict:
         """The `--json` form."""
         plan = self.plan
         return {"remote": self.remote, "facts": self.facts, "notes": self.notes, "pushed": self.pushed,
-                "summary": self.summary, "attempts": self.attempts, "warnings": self.warnings,
+                "summary": self.summary, "attempts": self.attempts, "warnings": self.warnings, "keys": self.keys,
                 "added": plan.added if plan else [], "updated": plan.updated if plan else [],
                 "merged": plan.merged if plan else [], "removed": plan.removed if plan else [],
                 "skipped": [path for path, _ in plan.skipped] if plan else []}
@@ -127,6 +128,7 @@ class Syncer:
         self.label = f"{self.remote}/neo/facts"
         self._described = 0
         self._first_contact = False   # no tracking ref of the remote's facts before this pull
+        self._key_news: list = []     # what this pull's judging pinned, and which keys did not match (KeyNews)
 
     # --- pull -------------------------------------------------------------------------
 
@@ -155,7 +157,11 @@ class Syncer:
             # Commits on ours with no verdict (a lost record, a plain `git fetch`) are judged
             # again from git data before anything is merged (issue 36: trust fails closed).
             rejudge(self.git, self.repo, self.paths.common_dir, self.backend.ref)
+            self._key_news = []
             self.merge_facts(tracking, report)
+            for news in self._key_news:
+                report.keys += [n for n in news.notes if n not in report.keys]
+                report.warnings += [w for w in news.warnings if w not in report.warnings]
         if not self.target.notes:
             report.notes = "not shared here"
         elif names.notes_remote in remote_tips:
@@ -215,15 +221,22 @@ class Syncer:
         """Judge theirs' new commits (recorded) and say which of our facts they may not change
         (None when every one of them is trusted)."""
         from neo_git.store import received
-        from neo_git.store.trust import ref_claims, trusted_emails, trusted_remotes
+        from neo_git.store.signers import signers_for
+        from neo_git.store.trust import local_email, ref_claims, trusted_emails, trusted_remotes
+        from neo_git.sync.keynews import key_news
 
-        verdicts, brought = judge_incoming(self.git, self.paths.neo_dir, self.remote, theirs, ours)
+        verdicts, brought, pinned = judge_incoming(self.git, self.paths.neo_dir, self.remote, theirs, ours)
         trusted = self.target.trusted if self.target.trusted is not None else trusted_emails(self.store)
         remotes = trusted_remotes(self.repo)
+        store = self.store
+        keys = signers_for(self.paths.neo_dir, local_email(store) if store is not None else "",
+                           store.home if store is not None else None)
+        self._key_news.append(key_news(keys, pinned, [verdicts[c] for c in brought if c in verdicts], trusted,
+                                       self.remote))
 
         def commit_trusted(commit: str) -> bool:
             verdict = verdicts.get(commit)
-            return verdict is not None and received.is_trusted(verdict, trusted, remotes)
+            return verdict is not None and received.is_trusted(verdict, trusted, remotes, keys)
 
         def claimed(commit: str) -> str:
             return (verdicts.get(commit) or {}).get("claimed", "?")
@@ -236,7 +249,9 @@ class Syncer:
             # Every fact's origin ({id: claimed author}): read only when theirs changes facts of ours
             # (`TrustGate.apply`).
             if not memo:
-                memo.append(dict(ref_claims(self.repo, self.paths.common_dir, trusted)) if ours is not None else {})
+                memo.append(dict(ref_claims(self.repo, self.paths.common_dir, trusted, keys.me,
+                                            store.home if store is not None else None))
+                            if ours is not None else {})
             return memo[0]
 
         return TrustGate(self.repo, theirs, ours, claims, commit_trusted, claimed, self._cap(), self.remote,

@@ -1,6 +1,6 @@
 """Merging the outcome notes (`refs/notes/neo`) with a teammate's.
 
-Notes are JSON Lines (one object per line, DESIGN.md §3), so git's own
+Notes are JSON Lines (one object per line, docs/architecture.md §3), so git's own
 `cat_sort_uniq` strategy merges them without conflicts: per annotated commit, the
 sorted union of both sides' lines. `git notes merge` writes the merge commit on
 `refs/notes/neo` and never touches the work tree for this strategy.

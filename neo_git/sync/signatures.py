@@ -4,17 +4,24 @@ A commit's author e-mail is typed by whoever made it, so it proves nothing. Git 
 verifies signatures (`git log --format=%G?` runs gpg or `ssh-keygen -Y verify` as
 `git verify-commit` does, with the user's `gpg.ssh.allowedSignersFile` and gpg trust),
 and names the signer (`%GS`: the ssh principal from the allowed-signers file, or the gpg
-user id). Each new commit's verdict is recorded locally (`store/received.py`); trust then
-reads it, and the sync gate (`sync/gate.py`) uses it to decide which incoming changes may
-touch trusted facts.
+user id) and the key (`%GF`). Each new commit's verdict is recorded locally
+(`store/received.py`), and the first key seen signing as an address from a remote is pinned
+(`store/pins.py`); trust then reads both, and the sync gate (`sync/gate.py`) uses them to decide
+which incoming changes may touch trusted facts.
+
+git cannot check an ssh signature at all without an allowed-signers file (`%G?` is N and it
+prints an error), so when the user has none git-neo gives it an empty one: a valid signature
+by a key no file names is then U with its fingerprint, which is what the keys git-neo knows
+(`store/signers.py`) and pinning need.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 from neo_git.errors import NeoError
-from neo_git.store import received
+from neo_git.store import pins, received
 
 if TYPE_CHECKING:  # pragma: no cover
     import pygit2
@@ -22,14 +29,50 @@ if TYPE_CHECKING:  # pragma: no cover
     from neo_git.sync.transport import Git
 
 # unit and record separators: no signer name or e-mail can hold them (git strips controls)
-_FORMAT = "%H%x1f%G?%x1f%GS%x1f%ae%x1e"
+_FORMAT = "%H%x1f%G?%x1f%GS%x1f%ae%x1f%GF%x1e"
+
+
+class Judged(NamedTuple):
+    """What judging a pull's new commits found."""
+
+    verdicts: dict[str, dict]   # commit id -> verdict: these and every one recorded before
+    brought: list[str]          # the commits theirs brings, newest first
+    pinned: list[dict]          # keys pinned on first use by these commits (`store/pins.py`)
+
+
+def verify_args(git: "Git") -> list[str]:
+    """`-c gpg.ssh.allowedSignersFile=<empty>` for git's verification when the user set no usable
+    file (theirs is used when it exists: it may name their team's keys). With an empty one git
+    reports every valid ssh signature as U with its key, and `store/signers.py` says whom the key
+    speaks for (git-neo's own record is not handed to git: its G would let a bound key vouch for
+    any address its commit claims)."""
+    proc = git.run(["config", "--type=path", "--get", "gpg.ssh.allowedSignersFile"], check=False)
+    configured = proc.stdout.strip()
+    if proc.returncode == 0 and configured and (Path(git.cwd) / configured).is_file():
+        return []
+    return ["-c", f"gpg.ssh.allowedSignersFile={os.devnull}"]
+
+
+def _rows(text: str) -> list[tuple[str, dict]]:
+    """(commit, verdict without its remote) for each record of `_FORMAT` output, in git's order."""
+    out = []
+    for row in text.split("\x1e"):
+        fields = row.strip("\n").split("\x1f")
+        if len(fields) != 5 or not fields[0]:
+            continue
+        commit, sig, signer, claimed, key = (f.strip() for f in fields)
+        verdict = {"sig": sig, "signer": signer, "claimed": claimed.lower()}
+        if key and sig in pins.SIGNED:
+            verdict["key"] = key
+        out.append((commit, verdict))
+    return out
 
 
 def judge_incoming(git: "Git", neo_dir, remote: str, theirs: "pygit2.Oid",
-                   ours: "pygit2.Oid | None") -> tuple[dict[str, dict], list[str]]:
-    """Verdicts for every commit of *theirs* that *ours* does not have (recorded): ({commit id:
-    verdict} with those recorded before, [the ids of the commits theirs brings])."""
-    args = ["log", f"--format={_FORMAT}", str(theirs)]
+                   ours: "pygit2.Oid | None") -> Judged:
+    """Verdicts for every commit of *theirs* that *ours* does not have (recorded), and the keys
+    their first uses pin (oldest commit first)."""
+    args = [*verify_args(git), "log", "--topo-order", f"--format={_FORMAT}", str(theirs)]
     if ours is not None:
         args += ["--not", str(ours)]
     proc = git.run(args, check=False)
@@ -41,18 +84,13 @@ def judge_incoming(git: "Git", neo_dir, remote: str, theirs: "pygit2.Oid",
     known = received.verdicts(neo_dir)
     new: dict[str, dict] = {}
     brought: list[str] = []
-    for row in proc.stdout.split("\x1e"):
-        fields = row.strip("\n").split("\x1f")
-        if len(fields) != 4 or not fields[0]:
-            continue
-        commit, sig, signer, claimed = fields
+    for commit, verdict in _rows(proc.stdout):
         brought.append(commit)
-        if commit in known:
-            continue
-        new[commit] = {"remote": remote, "sig": sig.strip(), "signer": signer.strip(),
-                       "claimed": claimed.strip().lower()}
+        if commit not in known:
+            new[commit] = {"remote": remote, **verdict}
     received.record(neo_dir, new)
-    return {**known, **new}, brought
+    pinned = pins.pin_first_uses(neo_dir, reversed(list(new.items())))
+    return Judged({**known, **new}, brought, pinned)
 
 
 def unjudged(git: "Git", repo: "pygit2.Repository", common_dir, ref: str = "refs/neo/facts") -> list[str]:
@@ -72,11 +110,12 @@ def rejudge(git: "Git", repo: "pygit2.Repository", common_dir, ref: str = "refs/
     """Judge again, from git data, every commit on *ref* that has no verdict and was not written
     here: git verifies its signature, and the remote whose facts history (`refs/remotes/<r>/neo/facts`,
     left by `git neo sync`) holds it is named as where it came from ("" when none does). Records
-    the verdicts (the record is written even when there were none); returns how many."""
+    the verdicts (the record is written even when there were none), and rebuilds lost pins from
+    them; returns how many commits were judged."""
     neo_dir = Path(common_dir) / "neo"
     marker = neo_dir / JUDGED_TIP
     tip = _tip(repo, ref)
-    if tip is not None and received.state(neo_dir) == "ok" \
+    if tip is not None and received.state(neo_dir) == "ok" and not pins_lost(neo_dir) \
             and not any(v.get("remote") == "" for v in received.verdicts(neo_dir).values()):
         try:
             if marker.read_text(encoding="utf-8").strip() == tip:
@@ -104,12 +143,18 @@ def _tip(repo: "pygit2.Repository", ref: str) -> str | None:
         return None
 
 
+def pins_lost(neo_dir: Path) -> bool:
+    """Whether the pins record that is gone or unreadable while some verdict could pin a key."""
+    return pins.state(neo_dir) != "ok" and any(pins.pinnable(v) for v in received.verdicts(neo_dir).values())
+
+
 def _rejudge(git: "Git", repo: "pygit2.Repository", common_dir, ref: str, neo_dir: Path) -> int:
     todo = unjudged(git, repo, common_dir, ref)
     # Commits judged while no remote's history held them (a plain `git fetch`): once `git neo
     # sync` has fetched that history, the remote is known.
     nowhere = {c: v for c, v in received.verdicts(neo_dir).items() if v.get("remote") == ""}
-    if not todo and not nowhere:
+    rebuild = pins_lost(neo_dir)
+    if not todo and not nowhere and not rebuild:
         if received.state(neo_dir) != "ok":
             received.record(neo_dir, {}, always=True)
         return 0
@@ -122,24 +167,30 @@ def _rejudge(git: "Git", repo: "pygit2.Repository", common_dir, ref: str, neo_di
     found = {c: {**v, "remote": holders[c]} for c, v in nowhere.items() if c in holders}
     if found:
         received.record(neo_dir, found, replace=True)
-    if not todo:
-        return 0
-    proc = git.run(["log", "--no-walk=unsorted", f"--format={_FORMAT}", "--stdin"], check=False,
-                   input="\n".join(todo) + "\n")
-    if proc.returncode != 0:
-        raise NeoError("could not check the signatures of the facts commits: "
-                       f"{(proc.stderr.strip().splitlines() or ['git log failed'])[-1]}",
-                       "their facts stay unverified; `git fsck` checks the repository")
     new: dict[str, dict] = {}
-    for row in proc.stdout.split("\x1e"):
-        fields = row.strip("\n").split("\x1f")
-        if len(fields) != 4 or not fields[0]:
-            continue
-        commit, sig, signer, claimed = fields
-        new[commit] = {"remote": holders.get(commit, ""), "sig": sig.strip(), "signer": signer.strip(),
-                       "claimed": claimed.strip().lower(), "rejudged": True}
-    received.record(neo_dir, new, always=True)
+    if todo:
+        proc = git.run([*verify_args(git), "log", "--no-walk=unsorted", f"--format={_FORMAT}", "--stdin"],
+                       check=False, input="\n".join(todo) + "\n")
+        if proc.returncode != 0:
+            raise NeoError("could not check the signatures of the facts commits: "
+                           f"{(proc.stderr.strip().splitlines() or ['git log failed'])[-1]}",
+                           "their facts stay unverified; `git fsck` checks the repository")
+        new = {commit: {"remote": holders.get(commit, ""), **verdict, "rejudged": True}
+               for commit, verdict in _rows(proc.stdout)}
+        received.record(neo_dir, new, always=True)
+    if found or new or rebuild:
+        # Pins in the order the history gives (oldest first): what first use would have pinned.
+        table = received.verdicts(neo_dir)
+        order = git.run(["rev-list", "--topo-order", "--reverse", ref], check=False).stdout.split()
+        pins.pin_first_uses(neo_dir, _in_order(table, order), always=rebuild)
     return len(new)
+
+
+def _in_order(table: dict[str, dict], order: Iterable[str]) -> list[tuple[str, dict]]:
+    """The verdicts of *order*'s commits in that order, then any others (sorted: stable)."""
+    seen = [(c, table[c]) for c in order if c in table]
+    listed = {c for c, _ in seen}
+    return seen + sorted((c, v) for c, v in table.items() if c not in listed)
 
 
 def _tracking_refs(repo: "pygit2.Repository") -> list[str]:

@@ -119,7 +119,7 @@ def _run_locked(store: "FactStore", now: datetime, dry_run: bool, scopes: tuple[
             "synthesize": lambda f, s=scope: plan_synthesis(f, s, vectors_of, now, author=store.author,
                                                             embedder_id=embedder_id, max_clusters=1,
                                                             memo=clustering, exclude=claims),
-            "evict": lambda f, s=scope: plan_cap(f, s, store._cap(s), now, local),
+            "evict": lambda f, s=scope: plan_cap(f, s, store.cap_of(s), now, local),
             "purge": lambda f, s=scope: plan_purge(f, s, now),
         }
         for step in STEPS:

@@ -19,7 +19,7 @@ KEY = "sk-" + "proj-" + "ZZ11yy22XX33ww44VV55uu66"     # a fake key, assembled a
 def test_a_key_in_an_included_file_never_appears_in_a_request(repo, llm):
     (repo / "settings.py").write_text(f'OPENAI_API_KEY = "{KEY}"\npassword = "hunter2hunter2"\n')
     llm.queue(answer())
-    engine_for(repo, llm).ask(f"why is {KEY} in settings.py?", files=["settings.py"])
+    engine_for(repo, llm, timeout=30).ask(f"why is {KEY} in settings.py?", files=["settings.py"])   # a loaded machine
     [request] = llm.requests
     assert KEY not in request.text and "hunter2hunter2" not in request.text
     assert "[REDACTED:openai-key]" in request.messages_text and "# File settings.py" in request.messages_text

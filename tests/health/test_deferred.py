@@ -1,4 +1,4 @@
-"""Import-time vs deferred import edges, and the cycles each kind makes (DESIGN.md §6)."""
+"""Import-time vs deferred import edges, and the cycles each kind makes (docs/architecture.md §6)."""
 from __future__ import annotations
 
 import json

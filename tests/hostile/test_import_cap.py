@@ -40,3 +40,23 @@ def test_cli_import_reports_evictions(team_repo, tmp_path, capsys):
     assert len(json.loads(listed.out)) == 500
     added = neo(capsys, "add", "--json", "Yet another fact", "different words here")
     assert len(json.loads(added.out)["evicted"]) <= 1
+
+
+def test_import_over_the_cap_never_evicts_a_teammates_fact(repo_with_commit, tmp_path, monkeypatch):
+    """As for an add (issue 35), the cap bounds the importer's own facts: a teammate's facts are
+    neither counted nor evicted by an import."""
+    from neo_git.transfer import import_file
+
+    def as_author(email):
+        for name in ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"):
+            monkeypatch.setenv(name, email)
+
+    as_author("teammate@example.com")
+    theirs = [open_store(repo_with_commit).add(f"Teammate fact {i}", f"their words number {i}", kind="pattern").id
+              for i in range(5)]
+    as_author("me@example.com")
+    store = open_store(repo_with_commit, project=10)
+    summary = import_file(store, _facts_file(tmp_path / "facts.json", 12))
+    assert len(summary["evicted"]["project"]) == 2          # my 12 imported facts, my cap 10
+    valid = {f.id for f in open_store(repo_with_commit).list(scope="project")}
+    assert set(theirs) <= valid

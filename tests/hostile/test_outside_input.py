@@ -139,3 +139,48 @@ def test_import_refuses_what_is_not_a_regular_file_before_reading_it(team_repo, 
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.startswith("fatal: ") and "not a regular file" in proc.stderr and "hint: " in proc.stderr
     assert git(repo, "rev-parse", "refs/neo/facts").strip() == before
+
+
+@pytest.mark.parametrize("make", ["fifo", "too-large"])
+def test_ask_include_refuses_a_fifo_and_leaves_out_a_huge_file_before_reading_it(team_repo, make, monkeypatch):
+    """`--include` names a file of the work tree: a FIFO there would block the read until a
+    writer came, a file of gigabytes would be read whole to keep 16,000 characters of it."""
+    import os
+
+    repo, _ = team_repo
+    if make == "fifo":
+        os.mkfifo(repo / "pipe.py")
+        proc = _run_neo(repo, "ask", "what is in pipe.py?", "--include", "pipe.py", "--provider", "none",
+                        "--show-prompt", timeout=30)
+        assert proc.returncode == 1, proc.stderr
+        assert proc.stderr.startswith("fatal: ") and "not a regular file" in proc.stderr and "hint: " in proc.stderr
+        return
+    from neo_git.ask import prompt
+
+    monkeypatch.setattr(prompt, "MAX_INCLUDE_BYTES", 4096)
+    (repo / "big.py").write_text("x = 1\n" * 2000, encoding="utf-8")
+    (repo / "small.py").write_text("y = 2\n", encoding="utf-8")
+    files, notes = prompt.read_included(["big.py", "small.py"], repo, repo)
+    assert [f.path for f in files] == ["small.py"]
+    assert any("big.py left out" in note and "larger than 4 KiB" in note for note in notes), notes
+
+
+def test_an_agents_edit_of_a_fifo_does_not_hold_the_hook_to_its_limit(team_repo):
+    """PostToolUse reads the edited file to place the edit's lines: a FIFO there is skipped, not
+    waited on until the hook's time limit (which then drops the hook's work)."""
+    import json
+    import os
+
+    from tests.agents.helpers import payload, run_hook_process
+
+    repo, _ = team_repo
+    os.mkfifo(repo / "edited.py")
+    data = payload("claude_post_tool_use_multiedit", repo)
+    data["tool_input"]["file_path"] = str(repo / "edited.py")
+    # A limit far above a loaded machine's start-up: only a read that blocks can reach it.
+    code, _out, took = run_hook_process("PostToolUse", "claude", json.dumps(data).encode(), repo,
+                                        env={"NEO_AGENT_HOOK_TIMEOUT_MS": "30000"}, timeout=60)
+    assert code == 0
+    log = repo / ".git" / "neo" / "hook.log"
+    assert "time limit" not in (log.read_text(encoding="utf-8") if log.exists() else ""), log.read_text()
+    assert took < 25, took

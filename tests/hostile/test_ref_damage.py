@@ -314,3 +314,17 @@ def test_a_bad_packed_line_under_a_good_loose_ref_is_dropped_and_the_loose_ref_k
     assert neo(capsys, "doctor", "--fix").code == 0
     assert "zzzz" not in _packed(repo).read_text(encoding="utf-8")
     assert git(repo, "rev-parse", REF).strip() == tip        # git reads packed-refs again, and the newer tip
+
+
+@pytest.mark.parametrize("kind", ["loose-garbage", "packed-every-line"])
+def test_doctors_closing_hint_says_the_damaged_ref_is_repaired_not_only_reported(team_repo, capsys, kind):
+    """The ref's file is put back by --fix: the closing hint does not also say the facts ref's
+    problems are "never rewritten", and after a repair that leaves only other refs' packed lines
+    it does not blame the facts ref for them."""
+    repo, _ = team_repo
+    _damage(repo, kind)
+    doctor = neo(capsys, "doctor")
+    assert doctor.code == 1 and "`git neo doctor --fix` repairs 1 of them" in doctor.err, doctor.err
+    assert "never rewritten" not in doctor.err, doctor.err
+    fixed = neo(capsys, "doctor", "--fix")
+    assert "never rewritten" not in fixed.err, fixed.err

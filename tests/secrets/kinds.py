@@ -129,7 +129,11 @@ KINDS = _all_rows()
 
 def leaks(text: str, kinds=None) -> list[str]:
     """The kinds whose secret appears in *text*: the whole secret, or (for one of 12+ characters)
-    its last 12 or middle 12 characters (a secret cut or half redacted still counts)."""
+    its last 12 or middle 12 characters (a secret cut or half redacted still counts). A mark's
+    rule id is not the secret (`[REDACTED:django-insecure-secret-key]` holds a prefix of one)."""
+    import re
+
+    text = re.sub(r"\[REDACTED:[\w.-]*\]", "[REDACTED]", text)
     out = []
     for kind, _line, secret in KINDS if kinds is None else kinds:
         probes = [secret] if len(secret) < 12 else [secret[-12:], secret[len(secret) // 2 - 6:len(secret) // 2 + 6]]

@@ -53,6 +53,12 @@ ORDINARY = [
     "aGVsbG8gd29ybGQ= decodes to hello world",
     "See https://docs.example.com/guide/install?lang=en#linux for the steps.",
     "clone https://github.com/acme/api.git and run make",
+    # a URL after a secret's name says where it lives (a draft of the rules took it for the secret)
+    "For the staging password see: https://wiki.example.com/staging",
+    "the password is at https://vault.example.com/ui/secret/deploy",
+    "Reset your password: https://accounts.example.com/reset",
+    "secret: http://intranet.example.com/howto/secrets",
+    "api_key = https://console.example.com/settings/api-keys",
     "postgres://db.internal:5432/app is the staging database",
     "redis://cache.internal:6379/0 holds sessions",
     "Bump requests from 2.31.0 to 2.32.3",

@@ -295,8 +295,10 @@ def test_ask_sends_nothing_secret_to_the_model(here):
     FactStore.open(here, embedder="hash").add("Deploy settings", "Settings live in src/settings.py. " + KINDS[7][1])
     with LoopbackLLM() as llm:
         llm.queue(answer(plan=("read the settings",)))
-        engine_for(here, llm).ask("why does deploy fail? " + " ".join(line for _k, line, _s in KINDS[:60]),
-                                  ["src/settings.py"])
+        # 30 s for the whole call: what is checked is what was sent, and a loaded machine took
+        # more than the default 5 s to import the SDK and redact the request.
+        question = "why does deploy fail? " + " ".join(line for _k, line, _s in KINDS[:60])
+        engine_for(here, llm, timeout=30).ask(question, ["src/settings.py"])
         sent = "\n".join(request.text for request in llm.requests)
     assert "DEBUG = False" in sent
     assert leaks(sent) == []

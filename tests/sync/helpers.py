@@ -24,10 +24,12 @@ class Team:
         git(seed, "commit", "-q", "-m", "initial")
         git(seed, "push", "-q", str(self.remote), "main")
 
-    def clone(self, who: str, *options: str, trust_remote: bool = True) -> Path:
+    def clone(self, who: str, *options: str, trust_remote: bool = True, auto_sign: bool = False) -> Path:
         """A clone of the remote (extra `git clone` options allowed) owned by *who*. The team
         trusts its remote's write access (`neo.trustUnsigned origin`) unless *trust_remote* is
-        False: the merge tests are about merging, the trust tests say otherwise."""
+        False: the merge tests are about merging, the trust tests say otherwise. Its commits are
+        unsigned (`neo.autoSign false`) unless *auto_sign*: everyone here shares the test's one
+        NEO_HOME, hence one signing key (`test_trust_own_key.py` gives each person their own)."""
         path = self.root / who
         source = f"file://{self.remote}" if options else str(self.remote)
         git(self.root, "clone", "-q", *options, source, str(path))
@@ -37,6 +39,8 @@ class Team:
         git(path, "config", "neo.remote", "origin")   # the team chose origin for its facts (sharing is opt-in)
         if trust_remote:
             git(path, "config", "neo.trustUnsigned", "origin")
+        if not auto_sign:
+            git(path, "config", "neo.autoSign", "false")
         return path
 
     def store(self, who: str):

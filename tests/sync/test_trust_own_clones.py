@@ -1,6 +1,8 @@
-"""A person's own facts from another of their clones (issue 36): signed, they come back as
-theirs with no review step; unsigned, they cannot be told from a forger's, so they arrive as
-team knowledge under the person's address and a constraint among them waits for acceptance."""
+"""A person's own facts from another of their clones (issue 36): signed with git's own signing,
+they come back as theirs with no review step; unsigned (automatic signing turned off), they cannot
+be told from a forger's, so they arrive as team knowledge under the person's address and a
+constraint among them waits for acceptance. The default, git-neo's own key, is
+`test_trust_own_key.py`."""
 from __future__ import annotations
 
 import json
@@ -13,12 +15,14 @@ from tests.conftest import git
 
 @pytest.fixture
 def laptop(team):
-    """alice's second clone (same address, another machine)."""
+    """alice's second clone (same address, another machine), writing unsigned commits unless a
+    test configures git's signing."""
     path = team.root / "alice-laptop"
     git(team.root, "clone", "-q", str(team.remote), str(path))
     git(path, "config", "user.name", "Alice Example")
     git(path, "config", "user.email", "alice@example.com")
     git(path, "config", "neo.remote", "origin")
+    git(path, "config", "neo.autoSign", "false")
     return path
 
 

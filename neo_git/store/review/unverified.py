@@ -21,17 +21,18 @@ ACTIONS = {"accept": "the constraint applies to your agents from now on (this cl
            "reject": "it stays a claim and leaves this list"}
 
 
-def _claims(neo_dir: Path) -> dict[str, tuple[str, str]]:
+def _claims(neo_dir: Path) -> tuple[dict[str, tuple[str, str]], str]:
+    """The claims on the ref ({fact id: (claimed e-mail, commit)}) and the local user's address."""
     import pygit2
 
-    from neo_git.store.trust import claim_origins, trusted_here
+    from neo_git.store.trust import claim_origins, local_address, trusted_here
 
     common_dir = Path(neo_dir).parent
     try:
         repo = pygit2.Repository(str(common_dir))
     except (pygit2.GitError, OSError):
-        return {}
-    return claim_origins(repo, common_dir, trusted_here(repo))
+        return {}, ""
+    return claim_origins(repo, common_dir, trusted_here(repo)), local_address(repo)
 
 
 class UnverifiedConstraints:
@@ -48,8 +49,10 @@ class UnverifiedConstraints:
         if neo_dir is None or not wanted:
             return []
         from neo_git.store import accepted, received
+        from neo_git.store.signers import signers_for
 
-        claims = _claims(neo_dir)
+        claims, me = _claims(neo_dir)
+        keys = signers_for(neo_dir, me)
         decided = accepted.decisions(neo_dir)
         verdicts = received.verdicts(neo_dir)
         out = []
@@ -59,7 +62,8 @@ class UnverifiedConstraints:
             email, commit = claims[fact.id]
             if (decided.get(fact.id) or {}).get("commit") == commit:
                 continue   # decided for this text (rejected: an accepted one is no claim)
-            how = received.describe(verdicts[commit]) if commit in verdicts else "no verdict (not synced by git neo)"
+            how = received.describe(verdicts[commit], keys) if commit in verdicts else \
+                "no verdict (not synced by git neo)"
             out.append({"type": TYPE, "id": fact.id, "scope": fact.scope.value, "kind": fact.kind.value,
                         "actions": list(ACTIONS), "subject": fact.subject, "body": fact.body,
                         "author": email, "commit": commit,
