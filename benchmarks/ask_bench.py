@@ -5,11 +5,11 @@
 A scripted session of 32 questions on facts about a real repository (git-neo's own
 design, recorded on a throwaway local clone of this repository): 18 familiar questions
 that the recorded facts answer and 14 novel ones. Every question is asked twice through
-the real OpenAI SDK against the loopback server of the test suite (tests/ask/loopback.py):
+the real OpenAI SDK against the loopback server of the test suite (tests/helpers/loopback.py):
 once with the effort memory chooses, once forced to high. Nothing is recorded (no
 suggestions, no confidence changes), so both passes see the same memory.
 
-Billing (as the real APIs report usage; see tests/ask/loopback.py):
+Billing (as the real APIs report usage; see tests/helpers/loopback.py):
     input tokens = request characters / 4
     reasoning    = 400 × {low 1, medium 4, high 10, xhigh 20}[effort]
     output       = reply characters / 4 + reasoning
@@ -147,7 +147,7 @@ def run(as_json: bool) -> int:
     from neo_git.ask.engine import NeoEngine
     from neo_git.ask.providers import make_provider
     from neo_git.ask.settings import ProviderSettings
-    from tests.ask.loopback import LoopbackLLM
+    from tests.helpers.loopback import LoopbackLLM
 
     with tempfile.TemporaryDirectory(prefix="ask-bench-") as tmp, LoopbackLLM(responder=responder) as server:
         os.environ.update(NEO_HOME=str(Path(tmp) / "neo-home"), GIT_CONFIG_NOSYSTEM="1",

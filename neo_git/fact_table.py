@@ -51,6 +51,7 @@ STATEMENT = 1 << 10         # scoring.statement_sized: may join a family in reca
 ROW_FIELDS = (
     ("id", "<u8", "Q"), ("superseded_by", "<u8", "Q"), ("supersedes", "<u8", "Q"),
     ("confidence", "<f8", "d"), ("success", "<i8", "q"), ("tokens", "<i8", "q"),
+    ("retired_at", "<i8", "q"),                              # metadata.invalidation.at, epoch seconds (0: none)
     ("duplicate", "<u8", "Q"), ("subject", "<u8", "Q"),      # textkeys.duplicate_hash / subject_hash
     ("key", "V32", "32s"), ("blob", "V20", "20s"),            # sha256 of fact.text; git blob id (ref facts)
     ("offset", "<u8", "Q"), ("length", "<u4", "I"),          # the encoded fact in the parse cache
@@ -108,6 +109,7 @@ def columns_of(facts: Sequence[Fact], keys: bool = True) -> "np.ndarray":
     if not len(facts):
         return rows
     ids, by, sup, conf, success, tokens, flags, kind, scope, text_keys = ([] for _ in range(10))
+    retired_at = []
     dup, subj = [], []
     for fact in facts:
         meta = fact.metadata
@@ -139,6 +141,7 @@ def columns_of(facts: Sequence[Fact], keys: bool = True) -> "np.ndarray":
         conf.append(meta.confidence)
         success.append(meta.success_count)
         tokens.append(fact.tokens)
+        retired_at.append(0 if fact.is_valid else _seconds(meta.invalidation))
         flags.append(bits)
         kind.append(KIND_INDEX[fact.kind])
         scope.append(SCOPE_INDEX[fact.scope])
@@ -147,12 +150,23 @@ def columns_of(facts: Sequence[Fact], keys: bool = True) -> "np.ndarray":
             dup.append(duplicate_hash(fact.subject, fact.body))
             subj.append(subject_hash(fact.subject))
     for name, values in (("id", ids), ("superseded_by", by), ("supersedes", sup), ("confidence", conf),
-                         ("success", success), ("tokens", tokens), ("flags", flags), ("kind", kind),
-                         ("scope", scope), ("duplicate", dup), ("subject", subj)):
+                         ("success", success), ("tokens", tokens), ("retired_at", retired_at), ("flags", flags),
+                         ("kind", kind), ("scope", scope), ("duplicate", dup), ("subject", subj)):
         if values:
             rows[name] = values
     rows["key"] = np.frombuffer(b"".join(text_keys), dtype="V32")
     return rows
+
+
+def _seconds(invalidation) -> int:
+    """When a fact was retired (its invalidation's `at`), in seconds since the epoch; 0 if unknown."""
+    from datetime import datetime
+
+    at = invalidation.get("at") if isinstance(invalidation, dict) else None
+    try:
+        return int(datetime.fromisoformat(at).timestamp()) if isinstance(at, str) else 0
+    except (ValueError, OverflowError, OSError):
+        return 0
 
 
 def member(values: "np.ndarray", wanted: "np.ndarray") -> "np.ndarray":

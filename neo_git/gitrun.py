@@ -26,7 +26,6 @@ class GitCommandError(NeoError):
         last = next((line for line in reversed(stderr.strip().splitlines()) if line.strip()), "")
         super().__init__(f"`git {' '.join(args)}` failed (exit {returncode})" + (f": {last}" if last else ""),
                          hint)
-        self.args_list = list(args)
         self.returncode = returncode
         self.stderr = stderr
 

@@ -1,4 +1,5 @@
-"""Words as evidence: the terms of a text and Okapi BM25 over a store's facts.
+"""Words as evidence: the terms of a text, and the Okapi BM25 parameters the store's term index
+(`store/term_index.py`) scores them with.
 
 An embedder's cosine cannot tell "worded differently" from "unrelated"; the words a question
 shares with a fact, weighted by how rare each is among the stored facts (IDF), can. Recall
@@ -8,11 +9,8 @@ by its parts (`max_connections` → max_connections, max, connection).
 """
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
 from functools import lru_cache
-from typing import Iterable, Mapping, Sequence
 
 K1 = 1.2   # Okapi BM25's usual parameters (Robertson & Zaragoza 2009)
 B = 0.75
@@ -75,49 +73,3 @@ def terms(text: str) -> tuple[str, ...]:
             out.append(stem(low))
     return tuple(out)
 
-
-class Bm25:
-    """Okapi BM25 over a fixed list of documents (each given by its terms)."""
-
-    def __init__(self, docs: Sequence[Sequence[str]]) -> None:
-        self.n = len(docs)
-        self.lengths = [len(d) for d in docs]
-        self.average = (sum(self.lengths) / self.n) if self.n else 0.0
-        self.df: Counter[str] = Counter()
-        self.postings: dict[str, list[tuple[int, int]]] = {}
-        for i, doc in enumerate(docs):
-            for term, count in Counter(doc).items():
-                self.df[term] += 1
-                self.postings.setdefault(term, []).append((i, count))
-
-    @classmethod
-    def of_texts(cls, texts: Iterable[str]) -> "Bm25":
-        """An index of *texts* (their `terms`)."""
-        return cls([terms(t) for t in texts])
-
-    def idf(self, term: str) -> float:
-        """ln(1 + (N − df + ½) / (df + ½)): never negative; a term no document has scores highest."""
-        df = self.df.get(term, 0)
-        return math.log(1.0 + (self.n - df + 0.5) / (df + 0.5))
-
-    def scores(self, query_terms: Iterable[str]) -> dict[int, float]:
-        """{document index: BM25 score} of the documents sharing a term with the query."""
-        out: dict[int, float] = {}
-        average = self.average or 1.0
-        for term in set(query_terms):
-            postings = self.postings.get(term)
-            if not postings:
-                continue
-            idf = self.idf(term)
-            for i, count in postings:
-                norm = K1 * (1 - B + B * self.lengths[i] / average)
-                out[i] = out.get(i, 0.0) + idf * count * (K1 + 1) / (count + norm)
-        return out
-
-    def matched(self, query_terms: Iterable[str]) -> Mapping[int, frozenset[str]]:
-        """{document index: the query's terms it holds}."""
-        found: dict[int, set[str]] = {}
-        for term in set(query_terms):
-            for i, _ in self.postings.get(term, ()):
-                found.setdefault(i, set()).add(term)
-        return {i: frozenset(t) for i, t in found.items()}

@@ -13,8 +13,8 @@ from neo_git.facts import Fact, FactScope
 from neo_git.store import Change, FactStore
 from neo_git.store.filestore import FileStore
 from neo_git.store.memory import MemoryBackend
-from tests.conftest import git
-from tests.store_helpers import distinct_text, memory_store, open_store, ref_fact_ids
+from tests.helpers.git import git
+from tests.helpers.store import distinct_text, memory_store, open_store, ref_fact_ids
 
 
 def _facts(store, n: int, seed: int) -> list[Fact]:

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from neo_git.cli import main
-from tests.store_helpers import HTTP_NEW, HTTP_OLD, PYTHON, neo_home, run_cli, snapshot_tree
+from tests.helpers.store import HTTP_NEW, HTTP_OLD, PYTHON, neo_home, run_cli, snapshot_tree
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from neo_git.cli import main
-from tests.test_supersession import POSSIBLE_NEW, POSSIBLE_OLD
+from tests.helpers.store import POSSIBLE_NEW, POSSIBLE_OLD
 
 
 @pytest.fixture
@@ -115,13 +115,13 @@ def test_a_newer_fact_with_several_candidates_is_one_question(repo, capsys):
     """A record that states a change brings its other close records as alternatives: the queue
     asks once about the newer record, lists each candidate with its own command, and after one is
     accepted the alternatives leave the queue."""
-    from tests.test_supersession import _close_records
+    from tests.helpers.store import close_records
 
-    class Adder:   # what _close_records needs of a store, through the CLI
+    class Adder:   # what close_records needs of a store, through the CLI
         def add(self, subject, body, kind):
             return type("Added", (), run_json(capsys, "add", "-k", kind, "--json", subject, body))
 
-    best, second, third, text = _close_records(Adder())
+    best, second, third, text = close_records(Adder())
     new = run_json(capsys, "add", "-k", "decision", "--json", "Hermetic builds", text)
     listed = run_json(capsys, "review", "--json")
     assert sorted((i["candidate"], tuple(i["evidence"])) for i in listed) == sorted(
@@ -144,13 +144,13 @@ def test_once_an_alternative_is_accepted_the_command_the_queue_prints_works_and_
     one item left prints `→ git neo review accept | reject NEW` without a candidate, so that command
     must resolve it, and neither `why` nor recall's `possible_supersessions` may still offer the
     hidden alternatives as open (`git neo review` no longer lists them, accept cannot take them)."""
-    from tests.test_supersession import _close_records
+    from tests.helpers.store import close_records
 
     class Adder:
         def add(self, subject, body, kind):
             return type("Added", (), run_json(capsys, "add", "-k", kind, "--json", subject, body))
 
-    best, second, third, text = _close_records(Adder())
+    best, second, third, text = close_records(Adder())
     new = run_json(capsys, "add", "-k", "decision", "--json", "Hermetic builds", text)
     run(capsys, "review", "accept", new["id"][:8], second.id[:8])
     out = run(capsys, "review").out

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import git
-from tests.store_helpers import PYTHON, REF, neo_home, open_store
+from tests.helpers.git import git
+from tests.helpers.store import PYTHON, REF, neo_home, open_store
 
 WORKERS = 8
 PER_WORKER = 25
@@ -23,7 +23,7 @@ PER_WORKER = 25
 
 def _add_many(repo: str, scope: str, seed: int, count: int, start, results) -> None:
     """Worker process: wait for the start signal, then add *count* distinct facts."""
-    from tests.store_helpers import distinct_text, open_store
+    from tests.helpers.store import distinct_text, open_store
 
     store = open_store(repo, **{scope: 100_000})
     rng = random.Random(seed)
@@ -95,7 +95,7 @@ def test_eight_processes_add_to_the_global_file(repo_with_commit):
 
 _WRITER = r"""
 import random, sys
-from tests.store_helpers import distinct_text, open_store
+from tests.helpers.store import distinct_text, open_store
 scope, seed = sys.argv[1], int(sys.argv[2])
 store = open_store(".", **{scope: 100_000})
 rng = random.Random(seed)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from neo_git.cli import main
-from tests.conftest import git
+from tests.helpers.git import git
 
 ROOT = Path(__file__).resolve().parent.parent
 MAN = ROOT / "man" / "git-neo.1"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from neo_git.cli import main
-from tests.conftest import commit_files, git
+from tests.helpers.git import commit_files, git
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = str(Path(sys.executable).parent)

@@ -17,7 +17,7 @@ from neo_git.embed import fastembed_model as fm
 from neo_git.embed.hashing import HashEmbedder, split_identifier, stem, tokens
 from neo_git.errors import NeoError
 
-from tests.conftest import git
+from tests.helpers.git import git
 
 ROOT = Path(__file__).resolve().parent.parent
 HTTP_10 = "HTTP client\nWe use httpx with a 10 s timeout for all outbound calls."

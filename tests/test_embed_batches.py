@@ -12,7 +12,7 @@ from pathlib import Path
 from neo_git.embed import batches
 from neo_git.embed.cache import VectorCache
 from neo_git.embed.hashing import HashEmbedder
-from tests.store_helpers import open_store, random_word
+from tests.helpers.store import open_store, random_word
 
 
 class CountingEmbedder:
@@ -88,3 +88,34 @@ def test_calls_take_fewer_texts_the_longer_they_are():
     spans = batches.calls(mixed)
     assert spans[0] == (0, 10) and spans[-1][1] == 21
     assert all(last - first <= 2 for first, last in spans if first <= 10 < last)   # the long one nearly alone
+
+
+def test_a_first_recall_holds_neither_every_vector_nor_a_matrix_of_them(repo_with_commit, monkeypatch):
+    """Past `REMEMBER_AT` texts the vector cache keeps none of what it stored, and recall's family
+    relation (every ranked fact's cosine with the best one) is read from the file a block at a
+    time: nothing asks for the vectors of more than a handful of facts at once."""
+    from neo_git.store import FactStore, table_vectors
+
+    _populate(repo_with_commit, 700)
+    query = open_store(repo_with_commit).list()[123].body
+    shutil.rmtree(Path(os.environ["NEO_HOME"]) / "cache" / "vectors", ignore_errors=True)
+    monkeypatch.setattr(batches, "REMEMBER_AT", 100)
+    monkeypatch.setattr(table_vectors, "KEEP_EMBEDDED", 100)
+    asked: list[int] = []
+    read = table_vectors.TableVectors.__getitem__
+
+    def counting_read(self, positions):
+        out = read(self, positions)
+        asked.append(len(out))
+        return out
+
+    monkeypatch.setattr(table_vectors.TableVectors, "__getitem__", counting_read)
+    first = FactStore.open(repo_with_commit)
+    got = first.recall(query)
+    assert got.decision is not None and got.decision.known   # the family relation was computed
+    kept = sum(len(block) for shelf in first.vector_cache._shelves.values() for block in shelf._blocks)
+    assert kept < 100, kept
+    assert asked and max(asked) < 100, asked
+    expected = FactStore.open(repo_with_commit).recall(query)
+    assert [f.id for f in got.valid_facts] == [f.id for f in expected.valid_facts]
+    assert got.scores == expected.scores and got.relevance == expected.relevance

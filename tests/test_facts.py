@@ -7,7 +7,7 @@ import pytest
 
 from neo_git.errors import InvalidFact
 from neo_git.facts import Fact, FactKind, FactMetadata, FactScope, canonical_json, fact_from_json
-from tests.store_helpers import open_store, show_blob
+from tests.helpers.store import open_store, show_blob
 
 
 def _full_fact() -> Fact:

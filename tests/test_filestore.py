@@ -9,7 +9,7 @@ import pytest
 
 from neo_git.errors import CorruptStore
 from neo_git.store.filestore import FileStore
-from tests.store_helpers import neo_home, open_store, snapshot_tree
+from tests.helpers.store import neo_home, open_store, snapshot_tree
 
 
 def _global_file():
@@ -26,7 +26,7 @@ def test_global_facts_are_stored_in_the_neo_envelope(repo_with_commit):
 
 
 def test_org_facts_go_to_the_org_file(repo_with_commit):
-    from tests.conftest import git
+    from tests.helpers.git import git
 
     git(repo_with_commit, "remote", "add", "origin", "git@github.com:Acme/api.git")
     store = open_store(repo_with_commit)

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from tests.store_helpers import open_store, random_word
+from tests.helpers.store import open_store, random_word
 
 SUBJECTS = ["HTTP client", "Retry policy", "Cache layer", "Queue consumers", "Deploy window"]
 

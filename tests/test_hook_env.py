@@ -14,8 +14,8 @@ import stat
 import sys
 from pathlib import Path
 
-from tests.conftest import commit_files, git
-from tests.store_helpers import run_cli
+from tests.helpers.git import commit_files, git
+from tests.helpers.store import run_cli
 
 HOOK = """#!/bin/sh
 out="$NEO_HOOK_OUT"

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from neo_git import identity
-from tests.conftest import commit_files, git
-from tests.store_helpers import REF, open_store
+from tests.helpers.git import commit_files, git
+from tests.helpers.store import REF, open_store
 
 
 @pytest.mark.parametrize("url, org", [

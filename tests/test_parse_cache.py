@@ -4,34 +4,25 @@ from __future__ import annotations
 
 import random
 
-from neo_git.facts import Fact, fact_from_json
+from neo_git.facts import fact_from_json
 from neo_git.store.parse_cache import decode, encode, parse_cache_path
 from neo_git.store.refstore import RefStore
-from tests.conftest import git
-from tests.store_helpers import distinct_text, open_store, ref_fact_ids, show_blob
-
-
-def _populated(repo):
-    store = open_store(repo)
-    rng = random.Random(1)
-    base = store.add("HTTP client", "We use httpx with a 10 s timeout.", kind="decision", tags=["seed"])
-    store.add("Retry", "tenacity around httpx, three attempts.", depends_on=[base.id], source_file="a.py")
-    store.add("HTTP client", "All outbound HTTP goes through httpx, timeout 30 s.", kind="decision")
-    for _ in range(40):  # enough subtrees for the cache to be written
-        store.add(*distinct_text(rng), confidence=rng.random())
-    return store
-
-
-def _cold_facts(store) -> dict[str, Fact]:
-    backend = store.project_store
-    return RefStore(backend.repo, backend.common_dir, backend.signature).load().facts
+from tests.helpers.git import git
+from tests.helpers.store import (
+    cold_facts,
+    distinct_text,
+    open_store,
+    populated_store,
+    ref_fact_ids,
+    show_blob,
+)
 
 
 def test_a_cold_read_from_the_cache_equals_parsing_every_blob(repo_with_commit):
-    store = _populated(repo_with_commit)
+    store = populated_store(repo_with_commit)
     path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
     assert path.exists()
-    cold = _cold_facts(store)
+    cold = cold_facts(store)
     parsed = {i: fact_from_json(show_blob(repo_with_commit, i)) for i in ref_fact_ids(repo_with_commit)}
     assert cold == parsed
     for fact in cold.values():  # real objects: frozen, hashable, with working properties
@@ -41,17 +32,90 @@ def test_a_cold_read_from_the_cache_equals_parsing_every_blob(repo_with_commit):
 
 
 def test_a_damaged_cache_entry_is_ignored(repo_with_commit):
-    store = _populated(repo_with_commit)
+    store = populated_store(repo_with_commit)
     path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
     seal, _, body = path.read_bytes().partition(b"\n")  # the first line seals the data below it
     data = decode(body)
     entries = next(iter(data["subtrees"].values()))[1]
     entries[0][2]["subject"] = "damaged"   # a well-formed entry the seal does not cover
     path.write_bytes(seal + b"\n" + encode(data))
-    cold = _cold_facts(store)
+    cold = cold_facts(store)
     assert cold == store.project_store.load().facts
     assert len(cold) == len(ref_fact_ids(repo_with_commit)) == len(git(
         repo_with_commit, "ls-tree", "-r", "--name-only", "refs/neo/facts").split()) - 1  # meta.json
+
+
+def test_encoded_facts_edited_under_their_sealed_header_are_read_from_git(repo_with_commit):
+    """The seal covers the header (rows, and each subtree's sha256); the encoded facts are read
+    when first decoded. Bytes edited there, the seal line and header kept, fail their sha256: the
+    facts of that folder come from their blobs, and the doctor's check counts them."""
+    from neo_git.store.parse_cache import untrusted_entries
+
+    store = populated_store(repo_with_commit)
+    path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
+    raw = path.read_bytes()
+    assert raw.count(b"10 s timeout") == 1
+    path.write_bytes(raw.replace(b"10 s timeout", b"99 s timeout"))
+    cold = cold_facts(store)
+    parsed = {i: fact_from_json(show_blob(repo_with_commit, i)) for i in ref_fact_ids(repo_with_commit)}
+    assert cold == parsed and not any("99 s" in f.body for f in cold.values())
+    total, bad = untrusted_entries(path, "refs/neo/facts")
+    assert total >= len(parsed) and bad >= 1
+
+
+def test_a_cold_reader_reads_the_encoded_facts_of_the_folders_it_decodes_only(repo_with_commit, monkeypatch):
+    """Opening the cache reads the header; the encoded facts of a folder are read (and checked)
+    when one of its facts is first decoded, and of that folder only."""
+    from neo_git.store import subtree
+    from neo_git.store.parse_journal import journal_path
+
+    store = populated_store(repo_with_commit)
+    path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
+    path.unlink()
+    journal_path(path).unlink(missing_ok=True)
+    cold_facts(store)                      # a new cache, written whole (no journal)
+    reads: list[int] = []
+    original = subtree.CachedBytes._read
+
+    def counted(self):
+        data = original(self)
+        reads.append(len(data))
+        return data
+
+    monkeypatch.setattr(subtree.CachedBytes, "_read", counted)
+    backend = store.project_store
+    table, _warnings = RefStore(backend.repo, backend.common_dir, backend.signature).table()
+    folders = {fact_id[:2] for fact_id in ref_fact_ids(repo_with_commit)}
+    assert len(table) > 40 and len(reads) <= 1   # the pointer check decodes the fact with depends_on
+    facts = list(table)
+    assert len(reads) == len(folders)           # each folder's bytes read once, when first decoded
+    assert {f.id: f for f in facts} == {i: fact_from_json(show_blob(repo_with_commit, i))
+                                        for i in ref_fact_ids(repo_with_commit)}
+
+
+def test_a_cache_replaced_after_its_header_was_read_yields_the_facts_of_git(repo_with_commit, monkeypatch):
+    """Another process may rewrite the cache between a reader's look at its header and its first
+    decode: that file's bytes are never read as the first one's; the facts come from git."""
+    from neo_git.store.parse_journal import journal_path
+
+    from_blobs: list[str] = []
+    original = RefStore._cached_blob_fact
+    monkeypatch.setattr(RefStore, "_cached_blob_fact",
+                        lambda self, fact_id, blob: from_blobs.append(fact_id) or original(self, fact_id, blob))
+
+    store = populated_store(repo_with_commit)
+    path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
+    path.unlink()
+    journal_path(path).unlink(missing_ok=True)
+    cold_facts(store)                      # a new cache, written whole (no journal)
+    backend = store.project_store
+    table, _warnings = RefStore(backend.repo, backend.common_dir, backend.signature).table()
+    replacement = path.with_name("replacement")
+    replacement.write_bytes(path.read_bytes())
+    replacement.replace(path)               # same bytes, another file (as an atomic rewrite leaves it)
+    facts = list(table)
+    parsed = {i: fact_from_json(show_blob(repo_with_commit, i)) for i in ref_fact_ids(repo_with_commit)}
+    assert {f.id: f for f in facts} == parsed and len(from_blobs) >= len(parsed) // 2   # (one folder read before)
 
 
 def test_an_entry_without_the_fields_of_a_fact_is_refused():
@@ -81,9 +145,9 @@ def test_each_python_keeps_its_own_cache_and_the_json_of_earlier_versions_goes(r
     legacy = path.with_name("facts-refs_neo_facts.json")
     path.parent.mkdir(parents=True, exist_ok=True)
     legacy.write_text('{"format": "3:old"}')
-    _populated(repo_with_commit)
+    populated_store(repo_with_commit)
     path.unlink()
-    assert _cold_facts(store)  # a cold read of the whole ref writes the cache again
+    assert cold_facts(store)  # a cold read of the whole ref writes the cache again
     assert path.exists() and not legacy.exists()
 
 
@@ -105,9 +169,9 @@ def test_a_moved_tip_is_journalled_not_rewritten(repo_with_commit, monkeypatch):
     changed subtrees, once: it appends them to the journal instead of rewriting the cache."""
     from neo_git.store.parse_journal import journal_path
 
-    store = _populated(repo_with_commit)
+    store = populated_store(repo_with_commit)
     path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
-    _cold_facts(store)
+    cold_facts(store)
     base = path.read_bytes()
     rng = random.Random(9)
     other = open_store(repo_with_commit)           # another process: its own view of the ref
@@ -115,11 +179,11 @@ def test_a_moved_tip_is_journalled_not_rewritten(repo_with_commit, monkeypatch):
     journal = journal_path(path)
     before = journal.stat().st_size if journal.exists() else 0
     read = _counting_reads(monkeypatch)
-    cold = _cold_facts(store)                       # reads the 3 changed subtrees from git ...
+    cold = cold_facts(store)                       # reads the 3 changed subtrees from git ...
     assert sorted(read) == sorted({i[:2] for i in new})
     assert path.read_bytes() == base and journal.stat().st_size > before   # ... and journals them
     read.clear()
-    again = _cold_facts(store)                      # the next cold reader reads nothing from git
+    again = cold_facts(store)                      # the next cold reader reads nothing from git
     assert read == []
     parsed = {i: fact_from_json(show_blob(repo_with_commit, i)) for i in ref_fact_ids(repo_with_commit)}
     assert cold == again == parsed
@@ -128,13 +192,13 @@ def test_a_moved_tip_is_journalled_not_rewritten(repo_with_commit, monkeypatch):
 def test_a_damaged_or_foreign_journal_is_ignored(repo_with_commit, monkeypatch):
     from neo_git.store.parse_journal import journal_path
 
-    store = _populated(repo_with_commit)
+    store = populated_store(repo_with_commit)
     path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
-    _cold_facts(store)
+    cold_facts(store)
     rng = random.Random(10)
     other = open_store(repo_with_commit)
     changed = other.add(*distinct_text(rng))
-    _cold_facts(store)
+    cold_facts(store)
     journal = journal_path(path)
     record = journal.read_bytes()
     header, _, body = record.partition(b"\n")
@@ -142,21 +206,21 @@ def test_a_damaged_or_foreign_journal_is_ignored(repo_with_commit, monkeypatch):
     assert forged != body
     journal.write_bytes(header + b"\n" + forged)   # edited, seal kept: never applied
     read = _counting_reads(monkeypatch)
-    cold = _cold_facts(store)
+    cold = cold_facts(store)
     assert cold[changed.id].subject == changed.subject and changed.id[:2] in read
     assert all("EVIL" not in f.subject for f in cold.values())
     # A valid record written against another base is not applied either.
     journal.write_bytes(record)
     path.write_bytes(path.read_bytes())            # same base: the record applies
     read.clear()
-    assert _cold_facts(store)[changed.id] == cold[changed.id] and read == []
-    _cold_facts(store)
+    assert cold_facts(store)[changed.id] == cold[changed.id] and read == []
+    cold_facts(store)
     from neo_git.store.parse_cache import write_parse_cache
     write_parse_cache(path, "refs/neo/facts", {})  # a new base (empty): the journal goes with the old one
     assert not journal.exists()
     journal.write_bytes(record)
     read.clear()
-    assert _cold_facts(store) == cold
+    assert cold_facts(store) == cold
     assert changed.id[:2] in read
 
 
@@ -164,30 +228,30 @@ def test_a_long_journal_is_folded_into_a_new_base(repo_with_commit, monkeypatch)
     import neo_git.store.parse_journal as parse_cache
 
     monkeypatch.setattr(parse_cache, "JOURNAL_MIN_BYTES", 0)   # a quarter of the base is the limit
-    store = _populated(repo_with_commit)
+    store = populated_store(repo_with_commit)
     path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
-    _cold_facts(store)
+    cold_facts(store)
     rng = random.Random(11)
     for _ in range(30):
         open_store(repo_with_commit).add(*distinct_text(rng))
-        _cold_facts(store)
+        cold_facts(store)
         assert parse_cache.journal_path(path).exists() or not path.read_bytes().startswith(b"neo-parse-journal")
     size = path.stat().st_size
     journal = parse_cache.journal_path(path)
     assert not journal.exists() or journal.stat().st_size <= size // 4
     parsed = {i: fact_from_json(show_blob(repo_with_commit, i)) for i in ref_fact_ids(repo_with_commit)}
-    assert _cold_facts(store) == parsed
+    assert cold_facts(store) == parsed
 
 
 def test_the_doctors_exact_check_covers_the_journal(repo_with_commit):
     from neo_git.store.parse_cache import untrusted_entries
     from neo_git.store.parse_journal import journal_path
 
-    store = _populated(repo_with_commit)
+    store = populated_store(repo_with_commit)
     path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
-    _cold_facts(store)
+    cold_facts(store)
     open_store(repo_with_commit).add(*distinct_text(random.Random(12)))
-    _cold_facts(store)                                 # journals the new fact
+    cold_facts(store)                                 # journals the new fact
     total, bad = untrusted_entries(path, "refs/neo/facts")
     assert bad == 0 and total > len(ref_fact_ids(repo_with_commit))   # base entries + journalled ones
     journal = journal_path(path)
@@ -221,7 +285,7 @@ def test_a_cold_reader_keeps_the_cached_facts_of_a_changed_folder_as_they_are(re
 
     import neo_git.store.subtree as subtree
 
-    store = _populated(repo_with_commit)
+    store = populated_store(repo_with_commit)
     rng = random.Random(7)
     while True:  # ids are random: 43 facts leave every folder with one fact ~3% of the time
         by_folder: dict[str, list[str]] = {}
@@ -231,7 +295,7 @@ def test_a_cold_reader_keeps_the_cached_facts_of_a_changed_folder_as_they_are(re
         if len(ids) >= 3:
             break
         store.add(*distinct_text(rng))
-    _cold_facts(store)
+    cold_facts(store)
     rewritten = json.loads(show_blob(repo_with_commit, ids[0]))
     rewritten["body"] = "rewritten by a teammate"
     newcomer = json.loads(show_blob(repo_with_commit, ids[-1]))

@@ -12,7 +12,7 @@ import random
 import pytest
 
 from neo_git.errors import NeoError
-from tests.store_helpers import HTTP_NEW, HTTP_OLD, distinct_text, memory_store, open_store, show_blob
+from tests.helpers.store import HTTP_NEW, HTTP_OLD, distinct_text, memory_store, open_store, show_blob
 
 
 @pytest.fixture

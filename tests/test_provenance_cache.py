@@ -9,7 +9,7 @@ import pygit2
 import pytest
 
 from neo_git.store import provenance
-from tests.store_helpers import open_store
+from tests.helpers.store import open_store
 
 
 @pytest.fixture

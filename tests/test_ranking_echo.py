@@ -9,7 +9,7 @@ from neo_git.embed import family_threshold, get_embedder, related_threshold
 from neo_git.embed.hashing import HashEmbedder
 from neo_git.facts import Fact, FactKind, FactScope, new_fact_id
 from neo_git.recall import assemble
-from tests.store_helpers import memory_store
+from tests.helpers.store import memory_store
 
 
 @pytest.mark.parametrize("query, wh", [

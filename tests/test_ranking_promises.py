@@ -10,8 +10,8 @@ import numpy as np
 from neo_git.facts import Fact
 from neo_git.recall import assemble
 from neo_git.store import FactStore
-from tests.agents.helpers import payload, run_hook
-from tests.conftest import commit_files
+from tests.helpers.agents import payload, run_hook
+from tests.helpers.git import commit_files
 
 RETRY = ("Retry policy", "Outbound HTTP calls retry three times with exponential backoff.")
 UPDATE = ("Retries", "Outbound HTTP calls now retry five times with exponential backoff.")   # "now": an update?

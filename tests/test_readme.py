@@ -50,7 +50,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import commit_files, git
+from tests.helpers.git import commit_files, git
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"

@@ -11,7 +11,7 @@ import pytest
 
 from neo_git.facts import FactScope
 from neo_git.store.base import Change
-from tests.store_helpers import HTTP_NEW, HTTP_OLD, commit_messages, distinct_text, memory_store, open_store
+from tests.helpers.store import HTTP_NEW, HTTP_OLD, commit_messages, distinct_text, memory_store, open_store
 
 
 @pytest.fixture
@@ -148,7 +148,7 @@ def test_org_and_global_scopes_are_recalled(store):
 
 def test_environment_carries_head_health_once_measured_and_never_scans(repo_with_commit):
     from neo_git.health import snapshot_commit
-    from tests.conftest import commit_files
+    from tests.helpers.git import commit_files
 
     commit_files(repo_with_commit, {"pkg/__init__.py": "", "pkg/a.py": "from pkg import b\n",
                                     "pkg/b.py": "from pkg import a\n"}, "a cycle")

@@ -10,7 +10,7 @@ import pytest
 
 from neo_git.facts import Fact, FactKind, FactScope
 from neo_git.store.base import Change
-from tests.store_helpers import open_store, random_word
+from tests.helpers.store import open_store, random_word
 
 WORDS = """cache retry timeout client server queue worker deploy build image schema index migration
 token session header payload parser router endpoint version release branch lock job logging""".split()

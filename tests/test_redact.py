@@ -7,7 +7,7 @@ import json
 import pytest
 
 from neo_git.redact import contains_secret, redact
-from tests.store_helpers import neo_home, open_store, show_blob
+from tests.helpers.store import neo_home, open_store, show_blob
 
 # Assembled at run time so this file itself does not trip secret scanners.
 OPENAI = "sk-" + "proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4"

@@ -11,7 +11,7 @@ import multiprocessing
 
 import pygit2
 
-from tests.conftest import git
+from tests.helpers.git import git
 
 WORKERS = 6
 ROUNDS = 25

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from tests.conftest import commit_files, git
-from tests.store_helpers import (
+from tests.helpers.git import commit_files, git
+from tests.helpers.store import (
     HTTP_NEW, HTTP_OLD, REF, commit_messages, open_store, plant_blob, ref_fact_ids, ref_paths, show_blob,
 )
 

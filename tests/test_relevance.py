@@ -9,8 +9,8 @@ import pytest
 
 from neo_git.cli import main
 from neo_git.recall import assemble
-from tests.conftest import git
-from tests.store_helpers import open_store
+from tests.helpers.git import git
+from tests.helpers.store import open_store
 
 DECISIONS = [
     ("HTTP client", "All outbound HTTP goes through httpx with a 10 s timeout."),

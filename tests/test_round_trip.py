@@ -7,8 +7,8 @@ import json
 from neo_git.cli import main
 from neo_git.facts import Fact, FactScope
 from neo_git.store import Change
-from tests.conftest import git
-from tests.store_helpers import HTTP_NEW, HTTP_OLD, open_store
+from tests.helpers.git import git
+from tests.helpers.store import HTTP_NEW, HTTP_OLD, open_store
 
 REF = "refs/neo/facts"
 

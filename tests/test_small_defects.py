@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from tests.conftest import commit_files, git
-from tests.outcome_helpers import VENV_BIN
+from tests.helpers.git import commit_files, git
+from tests.helpers.outcomes import VENV_BIN
 
 PATH = {"PATH": VENV_BIN + os.pathsep + os.environ.get("PATH", "")}
 

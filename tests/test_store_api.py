@@ -6,7 +6,7 @@ import pytest
 
 import neo_git
 from neo_git.errors import FactNotFound, InvalidFact, NeoError, NotARepository
-from tests.store_helpers import neo_home, open_store, snapshot_tree
+from tests.helpers.store import neo_home, open_store, snapshot_tree
 
 
 def test_public_names_import_from_the_package():

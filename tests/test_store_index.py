@@ -12,7 +12,7 @@ from neo_git.store.index import COMPACT_AFTER, FactIndex, IndexedFacts, PeerGrou
 from neo_git.store.policy import plan_add
 from neo_git.store.supersession import Thresholds
 from neo_git.store.refstore import RefStore
-from tests.store_helpers import HTTP_NEW, HTTP_OLD, distinct_text, open_store, plant_blob
+from tests.helpers.store import HTTP_NEW, HTTP_OLD, distinct_text, open_store, plant_blob
 
 TOPICS = ["http client timeout", "docker layer cache", "database migration order", "retry backoff policy",
           "logging format json", "auth token refresh"]

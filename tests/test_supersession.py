@@ -8,12 +8,10 @@ import pytest
 from neo_git.embed.hashing import HashEmbedder
 from neo_git.facts import Fact
 from neo_git.store.supersession import entity_labels, subject_key
-from tests.store_helpers import HTTP_NEW, HTTP_OLD, commit_messages, memory_store, open_store
-from tests.conftest import git
-
-POSSIBLE_OLD = ("Cache layer", "Redis caches the session tokens for an hour.")
-# In the review band (hash cosine 0.415) with evidence: the newer statement says it changed ("now").
-POSSIBLE_NEW = ("Login sessions", "Session tokens now live in Memcached for an hour.")
+from tests.helpers.git import git
+from tests.helpers.store import (
+    HTTP_NEW, HTTP_OLD, POSSIBLE_NEW, POSSIBLE_OLD, close_records, commit_messages, memory_store, open_store,
+)
 
 
 @pytest.fixture
@@ -320,23 +318,12 @@ def test_of_long_records_only_the_best_match_is_asked_about_for_a_change_the_top
     assert links[best.id] == ["alternative"] and links[second.id] == ["alternative"]
 
 
-def _close_records(store):
-    """Three long records of one project, and a newer one that states a change about the most
-    similar of them (`change`) and says nothing about the other two."""
-    shared = " ".join(["service deploy pipeline build artifact staging"] * 8)
-    best = store.add("Nightly build schedule", shared + " " + shared + " Nightly builds run at midnight.",
-                     kind="decision")
-    second = store.add("Artifact retention", shared + " Artifacts are kept for thirty days.", kind="decision")
-    third = store.add("Staging promotion", shared + " Staging is promoted by hand.", kind="decision")
-    return best, second, third, shared + " " + shared + " We no longer run builds at night on a schedule."
-
-
 def test_a_change_brings_the_other_close_records_as_alternatives(store):
     """A record that says "we no longer …" replaces something, often another of its closest records
     than the one its change words sit next to (ADR dev: "Remove protocol buffers" replaced "Use
     protobufs as the data storage approach", not the serialisation record it names): the other long
     candidates join the same question as alternatives."""
-    best, second, third, text = _close_records(store)
+    best, second, third, text = close_records(store)
     result = store.add_detailed("Hermetic builds", text, kind="decision")
     links = {link["id"]: link.get("evidence") for link in result.possible}
     assert links == {best.id: ["change"], second.id: ["alternative"], third.id: ["alternative"]}
@@ -346,7 +333,7 @@ def test_a_change_brings_the_other_close_records_as_alternatives(store):
 
 
 def test_without_a_change_a_named_record_brings_no_alternatives(store):
-    best, second, third, text = _close_records(store)
+    best, second, third, text = close_records(store)
     named = text.replace("We no longer run builds at night on a schedule", "We keep the nightly build schedule")
     result = store.add_detailed("Hermetic builds", named, kind="decision")
     links = {link["id"]: link.get("evidence") for link in result.possible}
@@ -377,13 +364,13 @@ def test_alternatives_can_be_turned_off(store, monkeypatch):
     from neo_git.store import supersession
 
     monkeypatch.setattr(supersession, "ALTERNATIVES", False)
-    best, _, _, text = _close_records(store)
+    best, _, _, text = close_records(store)
     result = store.add_detailed("Hermetic builds", text, kind="decision")
     assert [(link["id"], link["evidence"]) for link in result.possible] == [(best.id, ["change"])]
 
 
 def test_accepting_one_candidate_answers_the_question_its_alternatives_leave_the_queue(store):
-    best, second, third, text = _close_records(store)
+    best, second, third, text = close_records(store)
     new = store.add("Hermetic builds", text, kind="decision")
     store.resolve_review("accept", new.id, second.id)
     assert not store.get(second.id).is_valid and store.get(new.id).supersedes == second.id
@@ -505,7 +492,7 @@ def test_invalidate_retracts_without_a_successor(store):
 
 
 def _has_ref(repo) -> bool:
-    from tests.conftest import git
+    from tests.helpers.git import git
 
     try:
         git(repo, "rev-parse", "--verify", "-q", "refs/neo/facts")

@@ -11,7 +11,7 @@ from neo_git.cli import main
 from neo_git.facts import Fact
 from neo_git.store import FactStore
 from neo_git.store.evidence import cites_other_code
-from tests.conftest import commit_files
+from tests.helpers.git import commit_files
 
 CODE = ("import time\n\n\n"
         "def retry(call, attempts=3):\n"

@@ -8,8 +8,8 @@ import pytest
 from neo_git.cli import main
 from neo_git.errors import NeoError
 from neo_git.transfer import export_envelope, import_file
-from tests.conftest import git
-from tests.store_helpers import HTTP_NEW, HTTP_OLD, commit_messages, neo_home, open_store, snapshot_tree
+from tests.helpers.git import git
+from tests.helpers.store import HTTP_NEW, HTTP_OLD, commit_messages, neo_home, open_store, snapshot_tree
 
 
 def _populate(store):

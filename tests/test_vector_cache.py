@@ -232,7 +232,7 @@ def test_same_id_with_another_dimension_starts_over(tmp_path):
 
 
 def test_a_cache_that_cannot_be_written_still_answers(tmp_path, monkeypatch):
-    def disk_full(self, keys, vectors):
+    def disk_full(self, keys, vectors, remember=True):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(cache_module._Shelf, "append", disk_full)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -159,7 +161,19 @@ def distinct_statements(draw):
     return out
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.xfail(strict=True, reason="known write-policy defect (issue 32, open): two statements about different "
+                   "subjects that share an attribute word and a value are read as a new value (rule 3)")
+def test_statements_about_two_subjects_sharing_a_value_are_not_retired():
+    """The counterexample Hypothesis found for the property below (kept here so every run sees it)."""
+    store = FactStore.in_memory(embedder=HashEmbedder())
+    store.add("billing service: timeout set to eu-west-1", "", kind="decision")
+    store.add("search index: owner set to eu-west-1", "", kind="decision")
+    assert [f for f in store.list(include_invalid=True) if not f.is_valid] == []
+
+
+# derandomize: the same examples every run. It finds the defect above (issue 32, open): expected to fail until fixed.
+@pytest.mark.xfail(strict=True, reason="issue 32, open: shared attribute words and value read as a new value")
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(distinct_statements())
 def test_distinct_statements_are_never_retired(statements):
     store = FactStore.in_memory(embedder=HashEmbedder())

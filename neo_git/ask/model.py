@@ -4,7 +4,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 EFFORTS = ("low", "medium", "high", "xhigh")
-DIFFICULTIES = ("easy", "medium", "hard")
 
 
 def effort_rank(effort: str) -> int:

@@ -25,6 +25,10 @@ CALL = 32              # texts per embedder call, at most
 # +6 GB. A call takes texts while calls x longest^2 stays within this (8 texts of 256 tokens,
 # 32 of 128; ~4 characters a token); short facts still go 32 at a time.
 CALL_BUDGET = 8 * 256 * 256
+# A run of at most this many texts also stays in the vector cache's memory (~8 MB at 512 floats):
+# a process usually asks for them again. A larger run (a store's first embedding) keeps none of
+# them; they are read back from the file if asked for (holding all of them cost 100 MB at 50,000).
+REMEMBER_AT = 4096
 DELAY_SECONDS = 1.0    # nothing is drawn for work that ends sooner
 REFRESH_SECONDS = 0.2
 
@@ -34,8 +38,9 @@ def embed_in_batches(cache: "VectorCache", embedder, keys: Sequence[bytes], text
                      stream: TextIO | None = None) -> None:
     """Embed the texts *text_of(i)* of *keys* (no two alike) `CALL` at a time, append them to
     *cache* *batch* at a time and hand each batch's vectors to *take(first index, vectors)*;
-    nothing is kept here."""
+    nothing is kept here (nor in the cache's memory, past `REMEMBER_AT` texts)."""
     progress = _Progress(len(keys), stream if stream is not None else sys.stderr)
+    remember = len(keys) <= REMEMBER_AT
     try:
         import numpy as np
 
@@ -47,7 +52,7 @@ def embed_in_batches(cache: "VectorCache", embedder, keys: Sequence[bytes], text
                 vectors[first:last] = embedder.embed(texts[first:last])
                 progress.update(start + last)
             del texts
-            take(start, cache.store(embedder, list(keys[start:end]), vectors))
+            take(start, cache.store(embedder, list(keys[start:end]), vectors, remember=remember))
     finally:
         progress.close()
 

@@ -332,8 +332,10 @@ class _Shelf:
             return None
         return self._blocks[found[0][0]], [row for _, row in found]
 
-    def append(self, keys: list[bytes], vectors: "np.ndarray") -> None:
-        """Append records under the lock, repairing a torn tail (or a foreign file) first."""
+    def append(self, keys: list[bytes], vectors: "np.ndarray", remember: bool = True) -> None:
+        """Append records under the lock, repairing a torn tail (or a foreign file) first. With
+        *remember* this process also keeps the vectors (else it reads them back when asked: a
+        store's first embedding must not hold every vector it wrote)."""
         import numpy as np
 
         records = np.empty(len(keys), dtype=self._dtype())
@@ -348,7 +350,8 @@ class _Shelf:
         payload_all = b"".join(p for _, p in pending) + payload
         try:
             with locked(self.folder / LOCK_FILE, timeout=APPEND_LOCK_WAIT):
-                self._append_locked(keys_all, payload_all, np.frombuffer(payload_all, dtype=self._dtype())["vec"])
+                self._append_locked(keys_all, payload_all, np.frombuffer(payload_all, dtype=self._dtype())["vec"],
+                                    remember)
             self._unwritten = []
         except LockTimeout:
             # The cache is shared by every repository under this home: whoever holds its lock
@@ -357,7 +360,7 @@ class _Shelf:
             self._unwritten = [*pending, (list(keys), payload)]
             self.remember(keys, np.array(vectors, dtype=np.float32))
 
-    def _append_locked(self, keys: list[bytes], payload: bytes, vectors: "np.ndarray") -> None:
+    def _append_locked(self, keys: list[bytes], payload: bytes, vectors: "np.ndarray", remember: bool) -> None:
         """`append`'s work under the lock."""
         import numpy as np
 
@@ -385,7 +388,8 @@ class _Shelf:
             os.close(fd)
             if self.inode is not None:  # indexed before: index what was appended too
                 self.refresh()
-            self.remember(keys, np.array(vectors, dtype=np.float32))
+            if remember:
+                self.remember(keys, np.array(vectors, dtype=np.float32))
 
     def _rewrite(self, body: bytes) -> None:
         """Replace the whole file (caller holds the lock); readers notice the new inode."""
@@ -489,33 +493,24 @@ class VectorCache:
                 out[i] = out[unique[keys[i]]]
         return out
 
-    def embed_and_store(self, embedder: "Embedder", keys: list[bytes], texts: list[str]) -> "np.ndarray":
-        """Embed *texts* (whose keys are *keys*, no two alike) and append them to the cache."""
-        import numpy as np
-
-        embedded = np.asarray(embedder.embed(texts), dtype=np.float32)
-        return self.store(embedder, keys, embedded)
-
-    def store(self, embedder: "Embedder", keys: list[bytes], embedded: "np.ndarray") -> "np.ndarray":
-        """Append vectors *embedder* made for the texts whose keys are *keys* (no two alike)."""
+    def store(self, embedder: "Embedder", keys: list[bytes], embedded: "np.ndarray", remember: bool = True
+              ) -> "np.ndarray":
+        """Append vectors *embedder* made for the texts whose keys are *keys* (no two alike); with
+        *remember*, this process keeps them too (see `_Shelf.append`)."""
         if embedded.shape != (len(keys), embedder.dim):
             raise ValueError(
                 f"embedder {embedder.id} returned shape {embedded.shape}, expected {(len(keys), embedder.dim)}")
         try:
-            self._shelf(embedder.id, embedder.dim).append(keys, embedded)
+            self._shelf(embedder.id, embedder.dim).append(keys, embedded, remember)
         except OSError:
             pass  # a read-only or full disk costs speed, not correctness
         return embedded
 
-    def vector_rows(self, embedder: "Embedder", texts: Sequence[str]) -> tuple["np.ndarray", list[int] | None]:
-        """Like `vectors`, but when every text is cached in one block (a cold process asking for
-        a whole store) that block and the row of each text in it, not a copy in text order:
-        100 MB less at 50,000 facts of 512 floats. The block is shared: read it only."""
-        return self.vector_rows_by_keys(embedder, [text_key(t) for t in texts], texts.__getitem__)
-
     def vector_rows_by_keys(self, embedder: "Embedder", keys: Sequence[bytes], text_of: Callable[[int], str]
                             ) -> tuple["np.ndarray", list[int] | None]:
-        """`vector_rows` for texts given by their keys (see `vectors_by_keys`)."""
+        """Like `vectors_by_keys`, but when every text is cached in one block (a cold process asking
+        for a whole store) that block and the row of each text in it, not a copy in key order:
+        100 MB less at 50,000 facts of 512 floats. The block is shared: read it only."""
         shelf = self._shelf(embedder.id, embedder.dim)
         shelf.fetch(keys)
         found = shelf.block_rows(keys)

@@ -71,7 +71,11 @@ IDENT_WEIGHT = 0.8      # the whole multi-part identifier, on top of its parts
 NGRAM_WEIGHT = 0.25     # each character 3-gram
 SUBJECT_WEIGHT = 0.75   # each first-line word, repeated in its own namespace
 
-MAX_MEMO_FEATURES = 300_000  # memoised words/features per embedder before starting afresh
+# Memoised words/features per embedder before starting afresh (~25 MB of Python objects at
+# 50,000). Most features of a large store are identifiers met once, so a larger memo buys no
+# speed: at 300,000 a store's first embedding of 50,000 facts held 90 MB of them, and embedded
+# them no faster (issue 35's bounded memory). The vectors are the same either way.
+MAX_MEMO_FEATURES = 50_000
 
 STOPWORDS = frozenset("""
 a an and are as at be been being but by can could did do does doing for from

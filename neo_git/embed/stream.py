@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from neo_git.embed.cache import SCAN_RECORDS
+from neo_git.embed.cache import KEYS_FILE, KEYS_HEADER, KEYS_MAGIC, SCAN_RECORDS
 from neo_git.embed.vecfile import HEADER_BYTES, KEY_BYTES, header_dim, record_vectors, trusted_words
 from neo_git.embed.rows import cosines
 
@@ -52,6 +52,33 @@ class RecordReader:
                     if not trusted_words(words)[0]:
                         return None
                     out[j] = record_vectors(words)[0]
+        except OSError:
+            return None
+        return out
+
+    def cosines(self, rows: "np.ndarray", keys: "np.ndarray", query: "np.ndarray") -> "np.ndarray | None":
+        """The cosine of *query* with the vector of the record at each of *rows* (float32), which
+        must hold *keys* ((n,) 32-byte values) and pass their checks; None when the file was
+        replaced or a record does not. The records are read in order through one buffer of
+        `SCAN_RECORDS`, never all at once (recall asks for every fact's cosine with its best one)."""
+        import numpy as np
+
+        if self.inode is None:
+            return None
+        rows = np.asarray(rows, dtype=np.int64)
+        out = np.empty(len(rows), dtype=np.float32)
+        order = np.argsort(rows, kind="stable")
+        ordered = rows[order]
+        want = np.frombuffer(np.ascontiguousarray(keys).tobytes(), dtype="<u4").reshape(len(rows), KEY_BYTES // 4)
+        try:
+            with open(self.path, "rb") as fh:
+                if os.fstat(fh.fileno()).st_ino != self.inode:
+                    return None
+                for at, end, picked in _read_runs(fh, self.record, ordered):
+                    if picked is None or not (picked[:, :KEY_BYTES // 4] == want[order[at:end]]).all() \
+                            or not trusted_words(picked).all():
+                        return None
+                    out[order[at:end]] = cosines(record_vectors(picked), query)
         except OSError:
             return None
         return out
@@ -129,8 +156,10 @@ def _scan(path: Path, record: int, dim: int, keys: "np.ndarray", start, take
                 return inverse, rows[inverse], reader
             reader.inode = stat.st_ino
             total = (stat.st_size - HEADER_BYTES) // record   # whole records below the size seen now
-            block = np.empty((max(1, min(SCAN_RECORDS, total)), record // 4), dtype="<u4")
             at = 0
+            if len(unique) * SPARSE_SHARE <= total:   # a few keys of a large file: found by the key file
+                at = _from_key_file(fh, path, stat.st_ino, total, record, unique, first, take, rows)
+            block = np.empty((max(1, min(SCAN_RECORDS, total - at)), record // 4), dtype="<u4")
             while at < total:
                 part = block[:min(len(block), total - at)]
                 fh.seek(HEADER_BYTES + at * record)
@@ -154,14 +183,104 @@ def _scan(path: Path, record: int, dim: int, keys: "np.ndarray", start, take
     return inverse, rows[inverse], reader
 
 
+SPARSE_SHARE = 4    # read records by the key file when the keys asked for are at most 1/4 of them
+MAX_GAP = 16        # records between two wanted ones that one read takes along rather than seek
+
+
+def _read_runs(fh, record: int, rows: "np.ndarray"):
+    """(start, end, records) for the sorted record *rows*: records holds the rows rows[start:end]
+    as (end - start, record words), up to `SCAN_RECORDS` of them at a time, gathered from runs of
+    nearby rows (one read takes along up to `MAX_GAP` records between two wanted ones); None when
+    the file ended first. Two buffers are reused: nothing grows with the rows asked for."""
+    import bisect
+
+    import numpy as np
+
+    if not len(rows):
+        return
+    wanted = rows.tolist()
+    width = record // 4
+    out = np.empty((min(SCAN_RECORDS, len(wanted)), width), dtype="<u4")
+    block = np.empty((min(SCAN_RECORDS, wanted[-1] - wanted[0] + 1), width), dtype="<u4")
+    bounds = [0, *(np.flatnonzero(np.diff(rows) > MAX_GAP + 1) + 1).tolist(), len(wanted)]
+    done = filled = 0
+    for run_start, run_end in zip(bounds, bounds[1:]):
+        i = run_start
+        while i < run_end:
+            first = wanted[i]
+            j = min(run_end, i + len(out) - filled, bisect.bisect_left(wanted, first + len(block), i, run_end))
+            span = wanted[j - 1] - first + 1
+            fh.seek(HEADER_BYTES + first * record)
+            if span == j - i:   # adjacent rows: straight into place
+                ok = fh.readinto(memoryview(out[filled:filled + span]).cast("B")) == span * record
+            else:
+                ok = fh.readinto(memoryview(block[:span]).cast("B")) == span * record
+                if ok:
+                    out[filled:filled + j - i] = block[rows[i:j] - first]
+            if not ok:
+                if filled:
+                    yield done, done + filled, out[:filled]
+                yield done + filled, len(wanted), None
+                return
+            filled += j - i
+            i = j
+            if filled == len(out):
+                yield done, done + filled, out
+                done, filled = done + filled, 0
+    if filled:
+        yield done, done + filled, out[:filled]
+
+
+def _from_key_file(fh, path: Path, inode: int, total: int, record: int, unique: "np.ndarray", first: "np.ndarray",
+                   take, rows: "np.ndarray") -> int:
+    """`_scan` for the records the key file beside *path* indexes (when it indexes this file):
+    the newest record of each key asked for is read alone (with runs of neighbours), checked and
+    handed to *take*. Returns how many records the key file covers (0: none; scan them all).
+    The key file is a hint: a record whose own key differs is not taken (its text is embedded
+    again), never misread."""
+    import numpy as np
+
+    try:
+        with open(path.with_name(KEYS_FILE), "rb") as keys_file:
+            header = keys_file.read(KEYS_HEADER)
+            if header[:8] != KEYS_MAGIC or int.from_bytes(header[8:16], "little") != inode:
+                return 0
+            data = keys_file.read(total * KEY_BYTES)
+    except OSError:
+        return 0
+    count = len(data) // KEY_BYTES
+    if not count:
+        return 0
+    hits, slots = _matches(np.frombuffer(data, dtype="<u4", count=count * KEY_BYTES // 4).reshape(count, -1),
+                           unique, first)
+    if len(hits):
+        last = len(slots) - 1 - np.unique(slots[::-1], return_index=True)[1]   # each key's newest record
+        order = np.argsort(hits[last])
+        hits, slots = hits[last][order], slots[last][order]
+        for at, end, picked in _read_runs(fh, record, hits):
+            if picked is None:
+                break   # cut meanwhile: what was not read counts as not cached
+            sound = trusted_words(picked) & (picked[:, :KEY_BYTES // 4].view("<u8") == unique[slots[at:end]]).all(axis=1)
+            if not sound.all():
+                at_sound = np.flatnonzero(sound)
+                take(slots[at:end][at_sound], picked[at_sound])
+                rows[slots[at:end][at_sound]] = hits[at:end][at_sound]
+            else:
+                take(slots[at:end], picked)
+                rows[slots[at:end]] = hits[at:end]
+    return count
+
+
 def _matches(records: "np.ndarray", unique: "np.ndarray", first: "np.ndarray") -> "tuple[np.ndarray, np.ndarray]":
     """(positions of *records* whose key is one of *unique*'s rows, which row), in record order."""
     import numpy as np
 
     heads = records[:, :KEY_BYTES // 4].view("<u8")        # (count, 4): each record's key
-    slot = np.minimum(np.searchsorted(first, heads[:, 0]), len(first) - 1)
-    prefix = first[slot] == heads[:, 0]
-    whole = prefix & (unique[slot] == heads).all(axis=1)
+    lead = np.ascontiguousarray(heads[:, 0])                # searched faster than a strided column
+    slot = np.minimum(np.searchsorted(first, lead), len(first) - 1)
+    prefix = first[slot] == lead
+    whole = prefix.copy()
+    whole[prefix] = (unique[slot[prefix]] == heads[prefix]).all(axis=1)   # the whole key, where the prefix is
     hits, slots = np.flatnonzero(whole), slot[whole]
     odd = np.flatnonzero(prefix & ~whole)
     if len(odd):  # two keys asked for share their first 8 bytes: look at the others of that prefix

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import json
 import posixpath
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 from neo_git.errors import NeoError
 from neo_git.facts import check_id, new_fact_id, now_iso
@@ -256,14 +256,3 @@ def resolve_fact_ids(store, fact_ids: Sequence[str], *, strict: bool = True) -> 
     return tuple(out)
 
 
-def set_status(paths: RepositoryPaths, updates: Iterable[tuple[str, str, dict | None]]) -> list[Suggestion]:
-    """Set (status, outcome) of suggestions by id: [(id, status, outcome), ...]."""
-    wanted = {sid: (status, outcome) for sid, status, outcome in updates}
-
-    def change(current: list[Suggestion]) -> list[Suggestion] | None:
-        if not any(s.id in wanted for s in current):
-            return None
-        return [replace(s, status=wanted[s.id][0], outcome=wanted[s.id][1]) if s.id in wanted else s
-                for s in current]
-
-    return update_suggestions(paths, change)

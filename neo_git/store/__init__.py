@@ -365,7 +365,7 @@ class FactStore(WritePaths, StoreEmbedding):
         relative to the repository root) the facts citing it or scoped to it come first and its
         path-scoped constraints apply; with *explain* the result carries why each ranked fact is
         relevant (`relevance.Explanation`)."""
-        from neo_git.recall import assemble
+        from neo_git.recall import assemble, scored_positions
 
         check_text("query", query, 100_000, required=True)
         if k < 0 or max_tokens <= 0:
@@ -374,7 +374,8 @@ class FactStore(WritePaths, StoreEmbedding):
         from neo_git.store.term_index import pool_words
 
         table = self._table()
-        cosines, matrix = self._table_cosines(table, self._embed_one(query)) if len(table) else ([], None)
+        cosines, matrix = self._table_cosines(table, self._embed_one(query), scored_positions(table.rows)) \
+            if len(table) else ([], None)
         claims = self.untrusted()
         if claims is not self._claims[0]:  # the same dict while the tips and the trust set are
             self._claims = (claims, frozenset(claims))

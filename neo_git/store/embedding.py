@@ -127,8 +127,9 @@ class StoreEmbedding:
             return cache.vector_rows_by_keys(self.embedder, keys, text_of)
         return cache.vectors_by_keys(self.embedder, keys, text_of)
 
-    def _table_cosines(self, table, query: "np.ndarray"):
-        """(cosine of *query* with each fact of *table*, its vectors for recall's family ordering).
+    def _table_cosines(self, table, query: "np.ndarray", positions: "np.ndarray | None" = None):
+        """(cosine of *query* with each fact of *table* at *positions* (None: every fact; NaN at
+        the others, whose vectors are never read), their vectors for recall's family ordering).
         The first recall of a store reads the vector file once, keeping only the cosines (a cold
         `git neo recall` never holds every vector: 100 MB at 50,000 facts); later ones keep the
         rows in memory and multiply."""
@@ -139,10 +140,16 @@ class StoreEmbedding:
             self._streamed = True
             from neo_git.store.table_vectors import streamed_cosines
 
-            return streamed_cosines(self, table, query)
+            return streamed_cosines(self, table, query, positions)
         else:
             from neo_git.store.table_vectors import row_keys
 
-            view = self._vector_rows().key_rows_view(row_keys(table), lambda i: table[i].text)
+            keys = row_keys(table)
+            if positions is None:
+                view = self._vector_rows().key_rows_view(keys, lambda i: table[i].text)
+            else:
+                picked = positions.tolist()
+                view = self._vector_rows().key_rows_view([keys[i] for i in picked],
+                                                          lambda j: table[picked[j]].text).spread(picked, len(keys))
             self._recall_rows = (table, view)
         return view @ query, view

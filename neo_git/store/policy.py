@@ -39,12 +39,6 @@ def index_of(facts: Mapping[str, Fact]) -> FactIndex:
     return index if isinstance(index, FactIndex) else FactIndex.build(facts)
 
 
-def find_duplicate(facts: Mapping[str, Fact], new: Fact) -> Fact | None:
-    """A valid fact of the same scope and kind that says exactly the same thing (smallest id if several)."""
-    found = index_of(facts).duplicate_of(new)
-    return None if found is None else facts[found]
-
-
 @dataclass(frozen=True)
 class AddResult:
     """What an add did."""

@@ -50,11 +50,6 @@ _TEXT_KEYS = ("subject", "body", "kind")
 _MEMO: dict[tuple[str, str], tuple[str, dict[str, tuple[str, str]]]] = {}
 
 
-def fact_authors(repo: pygit2.Repository, common_dir: Path, ref: str = "refs/neo/facts") -> dict[str, str]:
-    """{fact id: e-mail (lower case) the commit that gave it its text claims} for every fact ever on *ref*."""
-    return {fact_id: origin[0] for fact_id, origin in fact_origins(repo, common_dir, ref).items()}
-
-
 def fact_origins(repo: pygit2.Repository, common_dir: Path,
                  ref: str = "refs/neo/facts") -> dict[str, tuple[str, str]]:
     """{fact id: (claimed e-mail, commit id)} of the commit that gave each fact on *ref* its text."""

@@ -13,7 +13,7 @@ from neo_git.facts import Fact
 from neo_git.store.objects import MissingObject, fetch_missing
 from neo_git.store.parse_cache import REWRITE_AFTER, Subtree, parse_cache_path, read_parse_cache
 from neo_git.store.parse_journal import save_parse_cache
-from neo_git.store.ref_facts import fact_from_blob
+from neo_git.store.ref_facts import fact_from_blob, fact_path
 
 _BLOB = pygit2.enums.FileMode.BLOB
 _EMPTY = Subtree(None, {}, {}, ())  # stands in for a subtree that is absent
@@ -66,7 +66,8 @@ class SubtreeReading:
         known = self._subtrees
         cold = not known and self._subtrees_tip is None
         if cold:
-            known = read_parse_cache(self._parse_cache_path(), self.ref)  # a cold process: skip unchanged subtrees
+            # A cold process: skip unchanged subtrees.
+            known = read_parse_cache(self._parse_cache_path(), self.ref, self._cached_blob_fact)
             self._persisted = known
         subtrees: dict[str, Subtree] = {}
         read = 0
@@ -144,6 +145,16 @@ class SubtreeReading:
         except InvalidFact as exc:
             # A teammate's malformed fact: skip it, keep it on the ref untouched.
             return None, f"{exc.message}; skipped"
+
+    def _cached_blob_fact(self, fact_id: str, blob: bytes) -> Fact:
+        """A fact the parse cache lists (its sealed row names it and its blob) but whose encoded
+        form the cache no longer gives back (the file was replaced since its header was read, or
+        edited): read from its blob, as a full read would."""
+        path = fact_path(fact_id)
+        obj = self._object(pygit2.Oid(raw=blob), f"{self.ref}:{path}")
+        if not isinstance(obj, pygit2.Blob):
+            raise InvalidFact(f"{self.ref}:{path}: not a file")
+        return fact_from_blob(obj.data, path, self.ref, self.scope)
 
     def _parse_cache_path(self) -> Path:
         return parse_cache_path(self.common_dir, self.ref)

@@ -9,10 +9,13 @@ several times faster. The forms come only from sealed cache files written from v
 """
 from __future__ import annotations
 
+import hashlib
+import hmac
 import marshal
+import os
 import struct
 from dataclasses import fields
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import pygit2
 
@@ -37,6 +40,44 @@ _ID, _BLOB, _OFFSET, _LENGTH = (ROW_INDEX[name] for name in ("id", "blob", "offs
 
 # blob file name -> (blob id, the parsed fact or None, the warning if it was skipped)
 BlobEntries = dict[str, tuple[pygit2.Oid, "Fact | None", "str | None"]]
+# (fact id, raw blob id) -> the fact read from that blob: how a cached subtree whose encoded facts
+# cannot be had (see `CachedBytes`) reads them instead
+BlobFact = Callable[[str, bytes], Fact]
+
+
+class CachedBytes:
+    """A subtree's encoded facts in the parse cache, believed only if they hash to the sha256 the
+    cache's sealed header gives them: read from the file when first needed (*path*, unchanged
+    since its header was checked: same inode, size and mtime), or given in memory. A cold recall
+    decodes a few facts of a few subtrees: it reads, and checks, only theirs. `view()` is None
+    when they are not those bytes (edited, or the file replaced meanwhile)."""
+
+    __slots__ = ("_digest", "_path", "_stamp", "_start", "_length", "_view", "_done")
+
+    def __init__(self, digest: bytes, *, view: "memoryview | None" = None, path: "os.PathLike | None" = None,
+                 stamp: tuple = (), start: int = 0, length: int = 0) -> None:
+        self._digest, self._view, self._done = digest, view, False
+        self._path, self._stamp, self._start, self._length = path, stamp, start, length
+
+    def view(self) -> "memoryview | None":
+        """The bytes, read and checked on the first call; None if they fail their check."""
+        if not self._done:
+            self._done = True
+            data = self._view if self._path is None else self._read()
+            self._view = data if data is not None and hmac.compare_digest(
+                hashlib.sha256(data).digest(), self._digest) else None
+        return self._view
+
+    def _read(self) -> "memoryview | None":
+        try:
+            with open(self._path, "rb") as fh:
+                stat = os.fstat(fh.fileno())
+                if (stat.st_ino, stat.st_size, stat.st_mtime_ns) != self._stamp:
+                    return None   # replaced since its header was read: another file's bytes
+                data = os.pread(fh.fileno(), self._length, self._start)
+        except OSError:
+            return None
+        return memoryview(data) if len(data) == self._length else None
 
 
 def cache_form(fact: Fact) -> tuple:
@@ -84,7 +125,7 @@ class Subtree:
     `blobs` is read."""
 
     __slots__ = ("oid", "_facts", "_blobs", "_warnings", "_raw", "_rows", "_data", "_skipped", "_list", "_decoded",
-                 "_row_of")
+                 "_row_of", "_blob_fact")
 
     def __init__(self, oid: pygit2.Oid | None, facts: dict[str, Fact], blobs: BlobEntries,
                  warnings: tuple[str, ...]) -> None:
@@ -94,7 +135,8 @@ class Subtree:
         self._warnings = warnings
         self._raw: bytes | None = None          # the rows as the cache holds them (lazy subtrees)
         self._rows: "np.ndarray | None" = None
-        self._data: memoryview | None = None
+        self._data: "memoryview | CachedBytes | None" = None   # their encoded forms (lazy subtrees)
+        self._blob_fact: BlobFact | None = None
         self._skipped: list | None = None
         self._list: list[Fact] | None = None
         self._decoded: dict[int, Fact] = {}         # row -> fact, for a lazy subtree (one object per fact)
@@ -107,13 +149,46 @@ class Subtree:
         return cls(oid, facts, blobs, tuple(w for _, _, w in blobs.values() if w))
 
     @classmethod
-    def lazy(cls, oid: pygit2.Oid, rows: bytes, data: memoryview, skipped: list) -> "Subtree":
+    def lazy(cls, oid: pygit2.Oid, rows: bytes, data: "memoryview | CachedBytes", skipped: list,
+             blob_fact: BlobFact | None = None) -> "Subtree":
         """A subtree from the parse cache: *rows* of its facts (in tree order), *data* holding their
         encoded forms (rows' offsets count from its start), *skipped* the [name, blob hex,
-        warning] of blobs that are not facts."""
+        warning] of blobs that are not facts. *blob_fact* reads a fact from its blob, should *data*
+        fail its check (without it, that is a ValueError)."""
         sub = cls(oid, None, None, tuple(str(w) for _, _, w in skipped))  # type: ignore[arg-type]
-        sub._raw, sub._data, sub._skipped = rows, data, skipped
+        sub._raw, sub._data, sub._skipped, sub._blob_fact = rows, data, skipped, blob_fact
         return sub
+
+    def _encoded(self) -> "memoryview | None":
+        """The encoded facts of a lazy subtree, or None when they failed their check."""
+        data = self._data
+        return data.view() if isinstance(data, CachedBytes) else data
+
+    def sound(self) -> bool:
+        """False when the encoded facts of a lazy subtree are not those its cache sealed."""
+        return self._raw is None or self._encoded() is not None
+
+    def _decode_row(self, row: tuple) -> Fact:
+        """The fact of one of its rows (as `_ROW` unpacks it): decoded, or else read from its blob."""
+        data = self._encoded()
+        if data is not None:
+            start = row[_OFFSET]
+            fact = decode_fact(data[start:start + row[_LENGTH]])
+        elif self._blob_fact is not None:
+            fact = self._blob_fact(hex_id(row[_ID]), bytes(row[_BLOB]))
+        else:
+            raise ValueError("a parse-cache subtree whose facts are not those its header sealed")
+        if hex_id(row[_ID]) != fact.id:
+            raise ValueError("a parse-cache entry under another fact's id")
+        return fact
+
+    def _row_bytes(self, row: tuple) -> bytes:
+        """The encoded form of the fact of one of its rows."""
+        data = self._encoded()
+        if data is None:
+            return encode_fact(self._decode_row(row))
+        start = row[_OFFSET]
+        return bytes(data[start:start + row[_LENGTH]])
 
     @classmethod
     def spliced(cls, oid: pygit2.Oid, previous: "Subtree", items: list[tuple]) -> "Subtree":
@@ -135,13 +210,11 @@ class Subtree:
         kept = [item for item in items if item[0] != "skip"]
         rows = np.empty(len(kept), dtype=dtype)
         chunks: list[bytes] = []
-        data, n = previous._data, 0
+        n = 0
         for i, item in enumerate(kept):
             if item[0] == "row":
-                row = old_rows[item[1]]
-                rows[i] = row
-                start = int(row["offset"])
-                chunks.append(bytes(data[start:start + int(row["length"])]))
+                rows[i] = old_rows[item[1]]
+                chunks.append(previous._row_bytes(_ROW.unpack_from(previous._raw, item[1] * _ROW.size)))
             else:
                 rows[i] = fresh[n]
                 chunks.append(encode_fact(item[3]))
@@ -150,7 +223,7 @@ class Subtree:
         rows["length"] = lengths
         rows["offset"] = np.cumsum(lengths) - lengths
         skipped = [[item[1], str(item[2]), item[3]] for item in items if item[0] == "skip"]
-        return cls.lazy(oid, rows.tobytes(), memoryview(b"".join(chunks)), skipped)
+        return cls.lazy(oid, rows.tobytes(), memoryview(b"".join(chunks)), skipped, previous._blob_fact)
 
     def entries(self) -> dict[str, tuple[bytes, int | None, "str | None"]]:
         """name -> (raw blob id, row of its fact or None, warning) of a lazy subtree, without
@@ -204,11 +277,7 @@ class Subtree:
             if self._facts is None:
                 fact = self._decoded.get(j)
                 if fact is None:
-                    row = _ROW.unpack_from(self._raw, j * _ROW.size)
-                    start = row[_OFFSET]
-                    fact = decode_fact(self._data[start:start + row[_LENGTH]])
-                    if hex_id(row[_ID]) != fact.id:
-                        raise ValueError("a parse-cache entry under another fact's id")
+                    fact = self._decode_row(_ROW.unpack_from(self._raw, j * _ROW.size))
                     if keep:
                         self._decoded[j] = fact
                 return fact
@@ -258,8 +327,9 @@ class Subtree:
     def encoded(self) -> tuple[bytes, "bytes | memoryview", list]:
         """(rows with their offsets, the encoded facts they point into, skipped entries): what
         the parse cache writes for this subtree (a lazy one as it was read, not re-encoded)."""
-        if self._raw is not None:
-            return self._raw, self._data, self._skipped   # a view of the cache file read: no copy
+        data = self._encoded() if self._raw is not None else None
+        if data is not None:
+            return self._raw, data, self._skipped   # as the cache file held them: no copy
         import numpy as np
 
         rows = self.rows().copy()
@@ -273,14 +343,10 @@ class Subtree:
     def _materialize(self) -> None:
         entries: list[tuple[str, tuple]] = []
         facts: dict[str, Fact] = {}
-        data = self._data
         for j, row in enumerate(_ROW.iter_unpack(self._raw)):
             fact = self._decoded.get(j)
             if fact is None:
-                start = row[_OFFSET]
-                fact = decode_fact(data[start:start + row[_LENGTH]])
-            if hex_id(row[_ID]) != fact.id:
-                raise ValueError("a parse-cache entry under another fact's id")
+                fact = self._decode_row(row)
             facts[fact.id] = fact
             entries.append((f"{fact.id}.json", (pygit2.Oid(raw=row[_BLOB]), fact, None)))
         for name, blob_hex, warning in self._skipped:

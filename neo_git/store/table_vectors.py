@@ -57,11 +57,32 @@ class TableVectors:
             out[on_file] = read if read is not None else self._fallback(wanted)
         return out
 
+    def cosines_with(self, positions: Sequence[int], query: "np.ndarray") -> "np.ndarray":
+        """The cosine of *query* with the vector of each fact at *positions* (float32), computed
+        while the records are read, a block at a time: never every vector in memory (100 MB at
+        50,000 facts). Each value is the one a product over all of them gives (`embed.rows`)."""
+        import numpy as np
 
-def streamed_cosines(store: "FactStore", table: "FactTable", query: "np.ndarray"
-                     ) -> "tuple[np.ndarray, TableVectors]":
-    """(the cosine of *query* with each fact of *table*, their vectors on demand), reading the
-    vector file once without keeping it."""
+        from neo_git.embed.rows import cosines
+        from neo_git.embed.stream import stream_cosines
+
+        positions = np.asarray(positions, dtype=np.int64)
+        keys = self._table.rows["key"][positions]
+        rows = self._rows[positions]
+        values = self._reader.cosines(rows, keys, query) if bool((rows >= 0).all()) else None
+        if values is None:   # found on no record by the first pass (embedded since), or the file changed
+            reader = self._reader
+            values, _rows, _reader = stream_cosines(reader.path, reader.record, reader.dim, keys, query)
+            lost = np.flatnonzero(np.isnan(values))
+            if len(lost):   # not stored (a read-only cache, a busy lock): from memory, or embedded again
+                values[lost] = cosines(self[positions[lost]], query)
+        return values
+
+
+def streamed_cosines(store: "FactStore", table: "FactTable", query: "np.ndarray",
+                     positions: "np.ndarray | None" = None) -> "tuple[np.ndarray, TableVectors]":
+    """(the cosine of *query* with each fact of *table* at *positions* (None: every fact; NaN
+    at the others), their vectors on demand), reading the vector file once without keeping it."""
     import numpy as np
 
     from neo_git.embed.batches import embed_in_batches
@@ -70,9 +91,16 @@ def streamed_cosines(store: "FactStore", table: "FactTable", query: "np.ndarray"
 
     embedder, cache = store.embedder, store.vector_cache
     path, record = cache.shelf_file(embedder)
-    values, rows, reader = stream_cosines(path, record, embedder.dim, table.rows["key"], query)
+    if positions is None:
+        values, rows, reader = stream_cosines(path, record, embedder.dim, table.rows["key"], query)
+        missing = np.flatnonzero(rows < 0).tolist()
+    else:
+        found, at, reader = stream_cosines(path, record, embedder.dim, table.rows["key"][positions], query)
+        values = np.full(len(table), np.nan, dtype=np.float32)
+        rows = np.full(len(table), -1, dtype=np.int64)
+        values[positions], rows[positions] = found, at
+        missing = positions[at < 0].tolist()
     embedded: dict[int, np.ndarray] = {}
-    missing = np.flatnonzero(rows < 0).tolist()
     if missing:
         # Texts the cache lacks (all of them on a store's first recall): embedded batch by batch,
         # each decoded without being kept and stored as it is done; only the cosines stay, and

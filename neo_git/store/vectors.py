@@ -208,14 +208,34 @@ class RowView:
         self.rows = rows
 
     def __matmul__(self, vector: "np.ndarray") -> "np.ndarray":
+        import numpy as np
+
         from neo_git.embed.rows import cosines  # each row's value independent of the others
 
-        return cosines(self._buffer.buffer[:self._buffer.used], vector)[self.rows]
+        out = cosines(self._buffer.buffer[:self._buffer.used], vector)[self.rows]
+        if len(self.rows) and int(self.rows.min()) < 0:
+            out[self.rows < 0] = np.nan   # positions not asked for (`spread`)
+        return out
+
+    def spread(self, positions: Sequence[int], length: int) -> "RowView":
+        """This view's rows placed at *positions* of a view of *length* rows; the others hold no
+        vector (NaN in a product, never to be read)."""
+        import numpy as np
+
+        rows = np.full(length, -1, dtype=np.int64)
+        rows[np.asarray(positions, dtype=np.int64)] = self.rows
+        return RowView(self._buffer, rows)
 
     def __getitem__(self, index) -> "np.ndarray":
         import numpy as np
 
         return self._buffer.buffer[self.rows[np.asarray(index)]]
+
+    def cosines_with(self, positions: Sequence[int], query: "np.ndarray") -> "np.ndarray":
+        """The cosine of *query* with the rows at *positions* (float32), without copying them out."""
+        import numpy as np
+
+        return (self @ query)[np.asarray(positions, dtype=np.int64)]
 
     def __len__(self) -> int:
         return len(self.rows)

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from tests.agents.test_mcp_server import run_session
-from tests.conftest import git
+from tests.helpers.git import git
+from tests.helpers.mcp import run_session
 
 pytest.importorskip("mcp")
 

@@ -11,7 +11,7 @@ from neo_git.agents.turns import load_turns
 from neo_git.identity import open_repository, repository_paths
 from neo_git.outcomes.suggestions import load_suggestions
 from neo_git.store import FactStore
-from tests.agents.helpers import payload, run_hook, run_hook_process
+from tests.helpers.agents import payload, run_hook, run_hook_process
 
 
 @pytest.fixture

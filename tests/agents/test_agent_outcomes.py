@@ -9,9 +9,9 @@ from neo_git.cli import main
 from neo_git.identity import open_repository, repository_paths
 from neo_git.outcomes.suggestions import load_suggestions
 from neo_git.store import FactStore
-from tests.agents.helpers import payload, run_hook
-from tests.conftest import commit_files, git
-from tests.outcome_helpers import process_head
+from tests.helpers.agents import payload, run_hook
+from tests.helpers.git import commit_files, git
+from tests.helpers.outcomes import process_head
 
 WRITTEN = ("import httpx\n\n\ndef fetch(url):\n    with httpx.Client(timeout=30) as client:\n"
            "        return client.get(url).json()\n")

@@ -8,9 +8,9 @@ import pytest
 from neo_git.agents.edit_lines import lines_holding, patch_lines, redo_replacement
 from neo_git.identity import open_repository, repository_paths
 from neo_git.outcomes.suggestions import load_suggestions
-from tests.agents.helpers import payload, run_hook
-from tests.conftest import commit_files, git
-from tests.outcome_helpers import process_head
+from tests.helpers.agents import payload, run_hook
+from tests.helpers.git import commit_files, git
+from tests.helpers.outcomes import process_head
 
 BEFORE = "import os\n\nTIMEOUT = 5  # seconds\nRETRIES = 3\n"
 AFTER = "import os\n\nTIMEOUT = 10  # seconds\nRETRIES = 3\n"

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from neo_git.agents.gitdir import UNSURE, GitPlace, find_git_place
-from tests.conftest import git
+from tests.helpers.git import git
 
 
 def git_says(cwd: Path) -> GitPlace:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from tests.agents.helpers import finish, payload, spawn_hook
+from tests.helpers.agents import finish, payload, spawn_hook
 
 HTTP_BODY = "All outbound HTTP goes through httpx with a 30 s timeout."
 

@@ -16,8 +16,8 @@ from neo_git.agents.wire import PROTOCOL, Reader, send
 from neo_git.identity import open_repository, repository_paths
 from neo_git.outcomes.suggestions import load_suggestions
 from neo_git.store import FactStore
-from tests.agents.helpers import McpServer, finish, payload, run_hook_process, spawn_hook
-from tests.conftest import git
+from tests.helpers.agents import McpServer, finish, payload, run_hook_process, spawn_hook
+from tests.helpers.git import git
 
 pytest.importorskip("mcp")
 

@@ -14,8 +14,8 @@ from neo_git.agents import wire
 from neo_git.agents.hook_answer import ServedStore
 from neo_git.agents.hook_socket import listening, serve_hooks
 from neo_git.store import FactStore
-from tests.agents.helpers import McpServer, finish, payload, run_hook_process, spawn_hook
-from tests.conftest import commit_files, git
+from tests.helpers.agents import McpServer, finish, payload, run_hook_process, spawn_hook
+from tests.helpers.git import commit_files, git
 
 HTTP_BODY = "All outbound HTTP goes through httpx with a 30 s timeout."
 

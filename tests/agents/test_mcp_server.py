@@ -1,7 +1,6 @@
 """A real MCP client session (the SDK's own stdio client) against `git neo mcp`."""
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import sys
@@ -9,27 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import commit_files, git
+from tests.helpers.git import commit_files, git
+from tests.helpers.mcp import run_session
 
 mcp = pytest.importorskip("mcp")
-from mcp import ClientSession  # noqa: E402
-from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
-
-
-def _server(repo: Path) -> StdioServerParameters:
-    env = {k: v for k, v in os.environ.items()}
-    return StdioServerParameters(command=sys.executable, args=["-m", "neo_git.cli", "mcp"], env=env, cwd=str(repo))
-
-
-async def _session_run(repo: Path, script):
-    async with stdio_client(_server(repo)) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            return await script(session)
-
-
-def run_session(repo: Path, script):
-    return asyncio.run(asyncio.wait_for(_session_run(repo, script), timeout=60))
 
 
 @pytest.fixture

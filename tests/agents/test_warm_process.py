@@ -17,8 +17,8 @@ from neo_git.cli import main
 from neo_git.embed import fastembed_model as fm
 from neo_git.embed import pypi_model
 from neo_git.store import FactStore
-from tests.agents.helpers import finish, payload, run_hook, run_hook_process, spawn_hook
-from tests.conftest import git
+from tests.helpers.agents import finish, payload, run_hook, run_hook_process, spawn_hook
+from tests.helpers.git import git
 
 HTTP_BODY = "All outbound HTTP goes through httpx with a 30 s timeout."
 MINILM = "fastembed:sentence-transformers/all-MiniLM-L6-v2"
@@ -241,7 +241,7 @@ def test_a_warm_process_that_cannot_load_its_model_is_not_started_again_for_ever
 
 def test_the_agents_mcp_server_takes_the_hooks_over_from_a_warm_process(repo):
     pytest.importorskip("mcp")
-    from tests.agents.helpers import McpServer
+    from tests.helpers.agents import McpServer
 
     git(repo, "config", "neo.agentWarm", "true")
     run_hook_process("session-start", "claude", json.dumps(payload("claude_session_start", repo)).encode(), repo,

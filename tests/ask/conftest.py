@@ -2,13 +2,12 @@
 the server through the real SDK clients."""
 from __future__ import annotations
 
-import json
 import socket
 
 import pytest
 
-from tests.ask.loopback import LoopbackLLM
-from tests.conftest import commit_files
+from tests.helpers.git import commit_files
+from tests.helpers.loopback import LoopbackLLM
 
 FAKE_OPENAI_KEY = "sk-" + "test-" + "Q1w2E3r4T5y6U7i8O9p0"   # assembled: no secret scanner trips on this file
 FAKE_ANTHROPIC_KEY = "sk-ant-" + "test-" + "Z9x8C7v6B5n4M3a2S1d0"
@@ -31,36 +30,6 @@ def repo(repo_with_commit, monkeypatch):
     monkeypatch.chdir(repo_with_commit)
     FactStore.open(repo_with_commit).init()
     return repo_with_commit
-
-
-def settings_for(llm, provider="openai", *, model=None, timeout=5.0, retries=2, api="auto"):
-    """ProviderSettings pointing at the loopback server."""
-    from neo_git.ask.settings import ProviderSettings
-
-    key = {"openai": FAKE_OPENAI_KEY, "anthropic": FAKE_ANTHROPIC_KEY}.get(provider)
-    return ProviderSettings(provider, model or MODELS[provider], api_key=key, base_url=llm.url + BASES[provider],
-                            timeout=timeout, max_retries=retries, api=api)
-
-
-def engine_for(repo, llm, provider="openai", **kwargs):
-    """A NeoEngine on *repo* whose provider talks to the loopback server."""
-    from neo_git.ask.engine import NeoEngine
-    from neo_git.ask.providers import make_provider
-    from neo_git.store import FactStore
-
-    return NeoEngine(FactStore.open(repo), make_provider(settings_for(llm, provider, **kwargs)))
-
-
-def answer(*suggestions, plan=("do it",), facts=(), confidence=0.9) -> str:
-    """A model reply in the answer/code form, wrapped in prose and a fence like real models do."""
-    body = {"plan": list(plan), "suggestions": list(suggestions), "facts": list(facts), "confidence": confidence}
-    return "Here is my answer.\n```json\n" + json.dumps(body) + "\n```\nHope this helps."
-
-
-def suggestion(file="src/importer.py", code="def fetch():\n    return 1\n", facts=(), confidence=0.9,
-               description="fix it") -> dict:
-    """One suggestion object of a reply."""
-    return {"file": file, "code": code, "description": description, "facts": list(facts), "confidence": confidence}
 
 
 @pytest.fixture

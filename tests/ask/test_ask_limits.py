@@ -8,13 +8,13 @@ import time
 import pytest
 
 from neo_git.cli import main
-from tests.ask.conftest import BASES, FAKE_ANTHROPIC_KEY, FAKE_OPENAI_KEY, answer, suggestion
-from tests.conftest import git
+from tests.helpers.ask import BASES, FAKE_ANTHROPIC_KEY, FAKE_OPENAI_KEY, answer, suggestion
+from tests.helpers.git import git
 
 PROVIDERS = ("openai", "anthropic", "ollama")
 
 
-def _configure(repo, llm, monkeypatch, provider: str, **settings) -> None:
+def configure_provider(repo, llm, monkeypatch, provider: str, **settings) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_OPENAI_KEY)
     monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_ANTHROPIC_KEY)
     git(repo, "config", "neo.provider", provider)
@@ -29,7 +29,7 @@ def _configure(repo, llm, monkeypatch, provider: str, **settings) -> None:
                          ids=["after-1", "after-ms-5", "nan"])
 def test_a_negative_or_odd_retry_after_is_backoff_not_a_crash(repo, llm, importer_facts, monkeypatch, capsys,
                                                                provider, header):
-    _configure(repo, llm, monkeypatch, provider, maxRetries=1)
+    configure_provider(repo, llm, monkeypatch, provider, maxRetries=1)
     llm.queue({"status": 429, "headers": header}, answer(suggestion()))
     started = time.monotonic()
     assert main(["ask", "why does the importer retry forever on 429?", "--effort", "low"]) == 0, \
@@ -46,7 +46,7 @@ def test_a_negative_or_odd_retry_after_is_backoff_not_a_crash(repo, llm, importe
 def test_a_huge_retry_after_ends_within_the_time_limit(repo, llm, importer_facts, monkeypatch, capsys, provider):
     """The SDKs differ (openai refuses to wait that long, anthropic waits): either way `ask`
     answers or says why within neo.timeout, never a traceback."""
-    _configure(repo, llm, monkeypatch, provider, maxRetries=1, timeout=4)
+    configure_provider(repo, llm, monkeypatch, provider, maxRetries=1, timeout=4)
     llm.queue({"status": 429, "headers": {"retry-after-ms": "1e400"}}, answer(suggestion()))
     started = time.monotonic()
     code = main(["ask", "why does the importer retry forever on 429?", "--effort", "low"])
@@ -58,7 +58,7 @@ def test_a_huge_retry_after_ends_within_the_time_limit(repo, llm, importer_facts
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_a_model_that_trickles_its_reply_is_cut_off_at_the_time_limit(repo, llm, importer_facts, monkeypatch,
                                                                      capsys, provider):
-    _configure(repo, llm, monkeypatch, provider, timeout=3, maxRetries=0)
+    configure_provider(repo, llm, monkeypatch, provider, timeout=3, maxRetries=0)
     llm.queue({"text": answer(suggestion()), "trickle": 1.0})   # ~1 KB at one byte a second: 20 minutes
     started = time.monotonic()
     code = main(["ask", "why does the importer retry forever on 429?", "--effort", "low"])

@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 from neo_git.cli import main
-from tests.ask.conftest import FAKE_ANTHROPIC_KEY, answer, suggestion
-from tests.conftest import git
+from tests.helpers.ask import FAKE_ANTHROPIC_KEY, answer, suggestion
+from tests.helpers.git import git
 
 
 def test_ask_json_with_settings_from_git_config_and_environment(repo, llm, importer_facts, monkeypatch, capsys):

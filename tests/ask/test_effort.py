@@ -85,7 +85,7 @@ def test_effort_follows_accumulating_facts(repo, no_connections):
 
 def test_max_effort_setting_caps_and_bad_values_are_refused(repo):
     from neo_git.ask.engine import NeoEngine
-    from tests.conftest import git
+    from tests.helpers.git import git
 
     git(repo, "config", "neo.maxEffort", "medium")
     engine = NeoEngine.open(repo, provider="none")

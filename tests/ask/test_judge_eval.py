@@ -6,14 +6,11 @@ import json
 import sys
 from pathlib import Path
 
-from tests.ask.conftest import settings_for
-from tests.ask.test_judge import LONG
+from tests.helpers.ask import LONG, answering, settings_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import judge_eval  # noqa: E402
-
-from tests.ask.test_judge_wider import _answering  # noqa: E402
 
 
 def _records():
@@ -37,7 +34,7 @@ def test_the_judges_verdicts_are_counted_against_the_authors_edges(llm):
         wrong = (older, newer) == ("Use RabbitMQ for messaging", "Service handler layout")   # a judge's mistake
         return {"verdict": "updated" if updated or wrong else "distinct", "reason": "as the test says"}
 
-    llm.responder = _answering(lambda newer, older: decide(older, newer))
+    llm.responder = answering(lambda newer, older: decide(older, newer))
     embedder = get_embedder("hash")
     provider = make_provider(settings_for(llm, "openai"))
     total = judge_eval.judge_replay(_records(), judge_eval.VectorMemo(embedder), Thresholds.of(embedder), provider)

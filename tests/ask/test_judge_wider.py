@@ -12,9 +12,14 @@ from neo_git.cli import main
 from neo_git.facts import Fact, FactKind, FactScope
 from neo_git.store.review.candidates import RECORD, candidate_pairs, judged, pair_key
 from neo_git.store.supersession import LONG_CANDIDATES, Thresholds
-from tests.ask.conftest import FAKE_OPENAI_KEY
-from tests.ask.test_judge import LONG, _configure, _quoted_facts
-from tests.conftest import git
+from tests.helpers.ask import (
+    FAKE_OPENAI_KEY,
+    LONG,
+    answering,
+    configure_provider,
+    quoted_facts,
+)
+from tests.helpers.git import git
 
 UPDATED = {"verdict": "updated", "reason": "the event pipeline replaces the RabbitMQ decision"}
 
@@ -42,7 +47,7 @@ def _tip(repo) -> str:
 def test_an_updated_verdict_puts_the_pair_in_the_queue_and_it_is_not_asked_again(repo, llm, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_OPENAI_KEY)
     old, new = _unproposed_pair(repo)
-    _configure(repo, llm, "openai")
+    configure_provider(repo, llm, "openai")
     assert main(["review", "--judge"]) == 0                          # without --wider: nothing to ask
     assert "nothing to judge" in capsys.readouterr().out and llm.requests == []
     llm.queue(json.dumps(UPDATED))
@@ -50,7 +55,7 @@ def test_an_updated_verdict_puts_the_pair_in_the_queue_and_it_is_not_asked_again
     out = capsys.readouterr().out
     assert f"{new.id[:8]} / {old.id[:8]}: updated — the event pipeline replaces" in out and "nothing retired" in out
     [request] = llm.requests
-    quoted = _quoted_facts(request)
+    quoted = quoted_facts(request)
     assert quoted["older"]["subject"] == "Use RabbitMQ for messaging" and quoted["newer"]["subject"] == \
         "Event pipeline design" and "passages" not in quoted
     from neo_git.store import FactStore
@@ -70,7 +75,7 @@ def test_an_updated_verdict_puts_the_pair_in_the_queue_and_it_is_not_asked_again
 def test_a_distinct_verdict_writes_nothing_to_the_ref_and_is_remembered(repo, llm, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_OPENAI_KEY)
     old, new = _unproposed_pair(repo)
-    _configure(repo, llm, "openai")
+    configure_provider(repo, llm, "openai")
     tip = _tip(repo)
     llm.queue(json.dumps({"verdict": "distinct", "reason": "messaging and event design are separate"}))
     assert main(["review", "--judge", "--wider", "--json"]) == 0
@@ -90,7 +95,7 @@ def test_a_distinct_verdict_writes_nothing_to_the_ref_and_is_remembered(repo, ll
 def test_auto_mode_supersedes_a_pair_the_judge_found_and_restore_undoes_it(repo, llm, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_OPENAI_KEY)
     old, new = _unproposed_pair(repo)
-    _configure(repo, llm, "openai")
+    configure_provider(repo, llm, "openai")
     git(repo, "config", "neo.reviewJudge", "auto")
     llm.queue(json.dumps(UPDATED))
     assert main(["review", "--judge", "--wider", "--json"]) == 0
@@ -109,7 +114,7 @@ def test_auto_mode_supersedes_a_pair_the_judge_found_and_restore_undoes_it(repo,
 def test_limit_and_flags(repo, llm, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_OPENAI_KEY)
     _unproposed_pair(repo)
-    _configure(repo, llm, "openai")
+    configure_provider(repo, llm, "openai")
     assert main(["review", "--judge", "--wider", "--limit", "0"]) == 0 and llm.requests == []
     assert main(["review", "--wider"]) == 2
     assert "--wider go with --judge" in capsys.readouterr().err
@@ -175,7 +180,7 @@ def test_auto_mode_never_lets_a_claim_retire_a_trusted_fact(repo, llm, monkeypat
                                    kind="decision")
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "ada@example.com")
     assert new.id in FactStore.open(repo).untrusted() and old.id not in FactStore.open(repo).untrusted()
-    _configure(repo, llm, "openai")
+    configure_provider(repo, llm, "openai")
     git(repo, "config", "neo.reviewJudge", "auto")
     llm.queue(json.dumps(UPDATED))
     assert main(["review", "--judge", "--wider"]) == 0
@@ -222,7 +227,7 @@ def test_an_unwritable_record_of_answers_warns_and_keeps_the_verdict(repo, llm, 
     cannot be written (a read-only or damaged .git/neo) costs a question next time, not the run."""
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_OPENAI_KEY)
     old, new = _unproposed_pair(repo)
-    _configure(repo, llm, "openai")
+    configure_provider(repo, llm, "openai")
     (repo / ".git" / "neo" / RECORD).mkdir(parents=True)            # a folder where the file should be
     llm.queue(json.dumps(UPDATED))
     assert main(["review", "--judge", "--wider"]) == 0
@@ -259,9 +264,9 @@ def test_auto_mode_retires_at_most_one_fact_per_newer_fact(repo, llm, monkeypatc
 
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_OPENAI_KEY)
     facts = _chain(repo)
-    _configure(repo, llm, "openai")
+    configure_provider(repo, llm, "openai")
     git(repo, "config", "neo.reviewJudge", "auto")
-    llm.responder = _answering(lambda newer, older: UPDATED)
+    llm.responder = answering(lambda newer, older: UPDATED)
     assert main(["review", "--judge", "--wider", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert len(llm.requests) == 2   # the newest fact's two candidates are one question
@@ -289,8 +294,8 @@ def test_a_pair_whose_fact_was_retired_during_the_run_is_asked_again_once_it_is_
         return {"verdict": "distinct", "reason": "apart"} if {newer, older} == {third.subject, second.subject} \
             else UPDATED
 
-    llm.responder = _answering(verdict)
-    _configure(repo, llm, "openai")
+    llm.responder = answering(verdict)
+    configure_provider(repo, llm, "openai")
     git(repo, "config", "neo.reviewJudge", "auto")
     assert main(["review", "--judge", "--wider", "--json"]) == 0
     rows = {(r["id"], r["candidate"]): r for r in json.loads(capsys.readouterr().out)}
@@ -303,24 +308,12 @@ def test_a_pair_whose_fact_was_retired_during_the_run_is_asked_again_once_it_is_
     assert len(llm.requests) == asked + 1
 
 
-def _answering(decide):
-    """A loopback responder: *decide(newer subject, older subject)* -> {"verdict", "reason"} for a
-    question about one candidate, or each candidate of a question about several."""
-    def respond(seen) -> str:
-        quoted = _quoted_facts(seen)
-        newer, older = quoted["newer"]["subject"], quoted["older"]
-        if isinstance(older, dict):
-            return json.dumps(decide(newer, older["subject"]))
-        return json.dumps({"verdicts": [{"older": o["label"], **decide(newer, o["subject"])} for o in older]})
-    return respond
-
-
 def test_the_judges_tokens_are_counted_by_stats_apart_from_ask(repo, llm, monkeypatch, capsys):
     """Each question to the judge is a model call someone pays for: `git neo stats` sums them
     (even an unreadable reply's), apart from `ask`'s effort table and its estimated saving."""
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_OPENAI_KEY)
     _unproposed_pair(repo)
-    _configure(repo, llm, "openai")
+    configure_provider(repo, llm, "openai")
     llm.queue("not json at all")
     assert main(["review", "--judge", "--wider"]) == 0
     llm.queue(json.dumps(UPDATED))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from neo_git.cli import main
-from tests.ask.conftest import answer, engine_for, suggestion
-from tests.conftest import git
+from tests.helpers.ask import answer, engine_for, suggestion
+from tests.helpers.git import git
 
 QUESTION = "why does the importer retry forever on 429?"
 

@@ -11,7 +11,7 @@ from neo_git.ask.loop import ReasoningLoop
 from neo_git.ask.providers import make_provider
 from neo_git.ask.verify import rules_from_constraints
 from neo_git.errors import NeoError
-from tests.ask.conftest import answer, engine_for, settings_for, suggestion
+from tests.helpers.ask import answer, engine_for, settings_for, suggestion
 
 HARD = "fix the race condition in the distributed scheduler lock"   # memory holds nothing on it
 

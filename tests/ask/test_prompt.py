@@ -10,8 +10,8 @@ import pytest
 
 from neo_git.cli import main
 from neo_git.errors import NeoError
-from tests.ask.conftest import answer, engine_for
-from tests.conftest import git
+from tests.helpers.ask import answer, engine_for
+from tests.helpers.git import git
 
 KEY = "sk-" + "proj-" + "ZZ11yy22XX33ww44VV55uu66"     # a fake key, assembled at run time
 

@@ -6,7 +6,7 @@ import pytest
 
 from neo_git.ask.model import ModelRequest
 from neo_git.ask.providers import ProviderError, make_provider
-from tests.ask.conftest import (
+from tests.helpers.ask import (
     FAKE_ANTHROPIC_KEY, FAKE_OPENAI_KEY, answer, engine_for, settings_for, suggestion,
 )
 

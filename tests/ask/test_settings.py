@@ -8,7 +8,7 @@ import pytest
 
 from neo_git.ask.settings import resolve_settings
 from neo_git.errors import NeoError
-from tests.conftest import git
+from tests.helpers.git import git
 
 KEY = "sk-" + "cfg-" + "A1s2D3f4G5h6J7k8L9"
 

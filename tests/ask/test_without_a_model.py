@@ -12,7 +12,7 @@ import pytest
 
 from neo_git.ask.none_provider import SELECTION, config_command, how_to_configure
 from neo_git.cli import main
-from tests.conftest import git
+from tests.helpers.git import git
 
 QUESTION = "can I use eval here?"
 
@@ -45,7 +45,7 @@ def test_the_hint_comes_first_and_the_prompt_only_when_asked_for(with_facts, cap
 
 def test_show_prompt_with_a_model_prints_what_is_sent_then_the_answer(repo, llm, importer_facts, monkeypatch,
                                                                       capsys):
-    from tests.ask.conftest import answer, suggestion
+    from tests.helpers.ask import answer, suggestion
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-" + "x" * 24)
     git(repo, "config", "neo.openaiBaseUrl", llm.url + "/v1")

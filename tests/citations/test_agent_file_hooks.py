@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from neo_git.store import FactStore
-from tests.agents.helpers import payload, run_hook
-from tests.conftest import commit_files
+from tests.helpers.agents import payload, run_hook
+from tests.helpers.git import commit_files
 
 IMPORTER = "import httpx\n\n\ndef fetch(url):\n    with httpx.Client(timeout=30) as client:\n        return client.get(url).json()\n"
 
@@ -45,7 +45,7 @@ def test_claude_pre_tool_use_injects_the_path_scoped_constraint_once(repo):
 def test_codex_apply_patch_gets_the_cited_fact_marked_stale_when_its_code_changed(repo):
     repo, ids = repo
     commit_files(repo, {"src/importer.py": IMPORTER.replace("timeout=30", "timeout=10")}, "shorter timeout")
-    from tests.citations.helpers import process
+    from tests.helpers.citations import process
 
     process(repo)
     code, out, _ = run_hook("pre-tool-use", "codex", payload("codex_pre_tool_use_apply_patch", repo))

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from neo_git.cli import main
-from tests.citations.helpers import CONFIG, process
-from tests.conftest import commit_files, git
+from tests.helpers.citations import CONFIG, process
+from tests.helpers.git import commit_files, git
 
 
 @pytest.fixture

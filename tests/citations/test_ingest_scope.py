@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from neo_git.ingest import ingest
 from neo_git.store import FactStore
-from tests.conftest import commit_files
+from tests.helpers.git import commit_files
 
 FILES = {
     "CLAUDE.md": "# Style\nUse type hints everywhere.\n",

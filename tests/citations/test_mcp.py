@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.agents.test_mcp_server import run_session
-from tests.citations.helpers import citations, process
-from tests.conftest import commit_files, git
+from tests.helpers.citations import citations, process
+from tests.helpers.git import commit_files, git
+from tests.helpers.mcp import run_session
 
 pytest.importorskip("mcp")
 

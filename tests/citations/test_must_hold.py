@@ -3,8 +3,8 @@ verified under the new path, one changed statement makes it changed, a deleted f
 a clone without the blob says unknown, never gone."""
 from __future__ import annotations
 
-from tests.citations.helpers import CONFIG, REFORMATTED, citations, cited_repo, facts_log, process, state, verify
-from tests.conftest import commit_files, git
+from tests.helpers.citations import CONFIG, REFORMATTED, citations, cited_repo, facts_log, process, state, verify
+from tests.helpers.git import commit_files, git
 
 
 def test_reformatting_the_cited_function_leaves_it_verified(repo_with_commit):

@@ -3,8 +3,8 @@ checked by later commits like any other."""
 from __future__ import annotations
 
 from neo_git.store import FactStore
-from tests.conftest import commit_files
-from tests.outcome_helpers import BASE, RETRY, process_head, setup_repo, suggest
+from tests.helpers.git import commit_files
+from tests.helpers.outcomes import BASE, RETRY, process_head, setup_repo, suggest
 
 
 def test_an_accepted_outcome_cites_the_function_that_shipped(repo_with_commit):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import git
+from tests.helpers.git import git
 
 BUNDLE = Path(__file__).parent / "fixtures" / "replay.bundle"
 ANCHOR_INDEX = 1          # cite at the second commit of the bundle

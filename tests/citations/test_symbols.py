@@ -7,7 +7,7 @@ import pytest
 
 from neo_git.citations.pathglob import glob_matches
 from neo_git.citations.symbols import read_code
-from tests.conftest import commit_files, git
+from tests.helpers.git import commit_files, git
 
 # (language, source, reformatted with other whitespace and comments, one statement changed,
 #  the symbols it defines)

@@ -9,9 +9,9 @@ import sys
 import time
 from pathlib import Path
 
-from tests.citations.helpers import CONFIG, citations, cited_repo, facts_log, process
-from tests.conftest import commit_files, git
-from tests.outcome_helpers import VENV_BIN
+from tests.helpers.citations import CONFIG, citations, cited_repo, facts_log, process
+from tests.helpers.git import commit_files, git
+from tests.helpers.outcomes import VENV_BIN
 
 KILL_AT = r"""
 import os, sys

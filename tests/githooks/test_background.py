@@ -5,8 +5,8 @@ import json
 import os
 import time
 
-from tests.conftest import git
-from tests.outcome_helpers import BASE, VENV_BIN, note, setup_repo, suggest
+from tests.helpers.git import git
+from tests.helpers.outcomes import BASE, VENV_BIN, note, setup_repo, suggest
 
 N = 20
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import commit_files, git
-from tests.outcome_helpers import BASE, RETRY, VENV_BIN, note, setup_repo, suggest
+from tests.helpers.git import commit_files, git
+from tests.helpers.outcomes import BASE, RETRY, VENV_BIN, note, setup_repo, suggest
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL_HOME = os.path.expanduser("~")        # read at import, before the test isolation swaps HOME

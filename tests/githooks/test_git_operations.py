@@ -7,66 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
-import pytest
-
-from neo_git.cli import main
-from tests.conftest import commit_files, git
-from tests.outcome_helpers import BASE, RETRY, VENV_BIN, note, setup_repo, suggest
-
-SQUASH_SECOND = "sed -i -e '2s/^pick/squash/'"
-
-
-def run(repo: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, f"git {' '.join(args)} failed: {proc.stderr}"
-    return proc
-
-
-def history_operations(repo: Path, env: dict) -> dict[str, str]:
-    """commit, merge, rebase -i with a squash, amend, cherry-pick; returns commit ids."""
-    ids = {}
-
-    def commit_here(repo: Path, files: dict[str, str], message: str) -> None:
-        # every commit runs the hooks with the test's PATH (CI has git-neo on its own PATH)
-        for name, text in files.items():
-            (repo / name).parent.mkdir(parents=True, exist_ok=True)
-            (repo / name).write_text(text)
-            run(repo, env, "add", "--", name)
-        run(repo, env, "commit", "-q", "-m", message)
-
-    (repo / "src" / "db.py").write_text(BASE + "\n\n" + RETRY)
-    run(repo, env, "commit", "-qam", "adopt retry")
-    ids["commit"] = run(repo, env, "rev-parse", "HEAD").stdout.strip()
-    run(repo, env, "checkout", "-q", "-b", "feature")
-    commit_here(repo, {"src/feature.py": "def feature():\n    return 1\n"}, "feature")
-    run(repo, env, "checkout", "-q", "main")
-    commit_here(repo, {"src/other.py": "def other():\n    return 2\n"}, "other")
-    run(repo, env, "merge", "-q", "--no-edit", "feature")
-    commit_here(repo, {"src/one.py": "def one():\n    return 1\n"}, "one")
-    commit_here(repo, {"src/two.py": "def two():\n    return 2\n"}, "two")
-    run(repo, {**env, "GIT_SEQUENCE_EDITOR": SQUASH_SECOND, "GIT_EDITOR": "true"}, "rebase", "-q", "-i", "HEAD~2")
-    ids["squashed"] = run(repo, env, "rev-parse", "HEAD").stdout.strip()
-    run(repo, env, "commit", "-q", "--amend", "-m", "one and two")
-    ids["amended"] = run(repo, env, "rev-parse", "HEAD").stdout.strip()
-    run(repo, env, "checkout", "-q", "-b", "side", "HEAD~1")
-    commit_here(repo, {"src/side.py": "def side():\n    return 3\n"}, "side")
-    side = run(repo, env, "rev-parse", "HEAD").stdout.strip()
-    run(repo, env, "checkout", "-q", "main")
-    run(repo, env, "cherry-pick", side)
-    ids["picked"] = run(repo, env, "rev-parse", "HEAD").stdout.strip()
-    assert run(repo, env, "status", "--porcelain").stdout == ""
-    assert (repo / "src" / "side.py").is_file() and (repo / "src" / "two.py").is_file()
-    return ids
-
-
-@pytest.fixture
-def installed(repo_with_commit, monkeypatch):
-    repo = repo_with_commit
-    fact_id = setup_repo(repo)
-    monkeypatch.chdir(repo)
-    assert main(["install"]) == 0
-    return repo, fact_id
+from tests.helpers.git import commit_files, git
+from tests.helpers.outcomes import RETRY, VENV_BIN, history_operations, note, suggest
 
 
 def test_outcome_state_follows_every_history_operation(installed):
@@ -112,7 +54,7 @@ def test_everything_succeeds_with_a_corrupt_home_a_locked_and_absent_store(insta
     lock.unlink()
     # once the lock is gone the next worker catches up on what was left behind
     commit_files(repo, {"src/later.py": "def later():\n    return 0\n"}, "later")
-    from tests.outcome_helpers import process_head
+    from tests.helpers.outcomes import process_head
 
     process_head(repo)
     verdicts = [r["verdict"] for r in note(repo, ids["commit"]) if r["type"] == "outcome"]

@@ -5,8 +5,8 @@ import os
 import subprocess
 
 from neo_git.cli import main
-from tests.conftest import commit_files, git
-from tests.outcome_helpers import hook_env
+from tests.helpers.git import commit_files, git
+from tests.helpers.outcomes import hook_env
 
 DEEP = ("def f(x):\n    if x:\n        for i in x:\n            while i:\n                if i:\n"
         "                    with x:\n                        return i\n")

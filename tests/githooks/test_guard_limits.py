@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from neo_git.cli import main
-from tests.conftest import git
-from tests.outcome_helpers import VENV_BIN
+from tests.helpers.git import git
+from tests.helpers.outcomes import VENV_BIN
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIM = ROOT / "hooks" / "pre-commit"

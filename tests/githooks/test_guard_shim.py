@@ -14,8 +14,8 @@ import yaml
 
 from neo_git.cli import main
 from neo_git.health.languages import EXTENSIONS
-from tests.conftest import commit_files, git
-from tests.outcome_helpers import VENV_BIN
+from tests.helpers.git import commit_files, git
+from tests.helpers.outcomes import VENV_BIN
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIM = ROOT / "hooks" / "pre-commit"

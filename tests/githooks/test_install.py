@@ -7,8 +7,8 @@ import subprocess
 
 
 from neo_git.cli import main
-from tests.conftest import git
-from tests.outcome_helpers import hook_env
+from tests.helpers.git import git
+from tests.helpers.outcomes import hook_env
 
 USER_HOOK = b"#!/bin/sh\n# my own hook\necho \"user hook ran: $*\" >> \"$(git rev-parse --git-dir)/user-hook.log\"\n"
 
@@ -80,7 +80,7 @@ def test_hooks_path_outside_the_work_tree_is_used(repo_with_commit, tmp_path, mo
 
 
 def test_linked_worktree_commits_are_processed(repo_with_commit, tmp_path, monkeypatch):
-    from tests.outcome_helpers import RETRY, BASE, note, setup_repo, suggest
+    from tests.helpers.outcomes import RETRY, BASE, note, setup_repo, suggest
 
     repo = repo_with_commit
     fact_id = setup_repo(repo)

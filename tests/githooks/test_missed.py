@@ -6,14 +6,13 @@ import os
 import subprocess
 
 from neo_git.cli import main
-from tests.conftest import commit_files, git
-from tests.githooks.test_git_operations import history_operations, installed  # noqa: F401 - fixture
-from tests.outcome_helpers import RETRY, VENV_BIN, note, suggest
+from tests.helpers.git import commit_files, git
+from tests.helpers.outcomes import RETRY, VENV_BIN, history_operations, note, suggest
 
 NO_NEO = "/usr/bin:/bin"
 
 
-def test_commits_without_git_neo_on_path_are_recorded_and_caught_up(installed):  # noqa: F811
+def test_commits_without_git_neo_on_path_are_recorded_and_caught_up(installed):
     repo, fact_id = installed
     suggest(repo, RETRY, [fact_id])
     env = {**os.environ, "PATH": NO_NEO}
@@ -65,7 +64,7 @@ def test_doctor_reports_missed_commits_and_fix_catches_up(installed, capsys, mon
     assert not (repo / ".git" / "neo" / "missed.tsv").exists()
 
 
-def test_a_commit_with_git_neo_on_path_records_nothing(installed):  # noqa: F811
+def test_a_commit_with_git_neo_on_path_records_nothing(installed):
     repo, _ = installed
     commit_files(repo, {"src/x.py": "def x():\n    return 1\n"}, "x")   # conftest's git: the test's PATH
     assert not (repo / ".git" / "neo" / "missed.tsv").exists()

@@ -13,8 +13,8 @@ import pytest
 from neo_git.cli import main
 from neo_git.health import cached_summary
 from neo_git.health.measure import snapshot_commit
-from tests.conftest import commit_files
-from tests.health.test_measure import functions, nested
+from tests.helpers.git import commit_files
+from tests.helpers.health import functions, nested
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,8 +7,8 @@ import os
 import pytest
 
 from neo_git.cli import main
-from tests.conftest import commit_files, git
-from tests.health.test_measure import functions, nested
+from tests.helpers.git import commit_files, git
+from tests.helpers.health import functions, nested
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 from neo_git.cli import main
 from neo_git.health.cycles import Step, cycle_steps, format_cycle
 from neo_git.health.model import ImportGraph
-from tests.conftest import commit_files, git
+from tests.helpers.git import commit_files, git
 
 
 def graph(edges: dict[str, list[str]], deferred: dict[str, list[str]] | None = None) -> ImportGraph:

@@ -10,7 +10,8 @@ import pytest
 from neo_git.cli import main
 from neo_git.health.measure import snapshot_commit
 from neo_git.health.metrics import analyze_source
-from tests.conftest import commit_files
+from tests.helpers.git import commit_files
+from tests.helpers.health import CLICK_STYLE
 
 
 def deferred_of(path: str, source: str) -> dict[str, bool]:
@@ -86,13 +87,6 @@ def test_typescript_type_only_imports_never_run(path):
 def test_declaration_languages_have_no_deferred_imports(path, source):
     metrics = analyze_source(path, source.encode())
     assert metrics.imports and not any(ref.deferred for ref in metrics.imports)
-
-
-CLICK_STYLE = {
-    "pkg/__init__.py": "",
-    "pkg/_neo_x.py": "from . import _neo_y\n\n\ndef f():\n    return _neo_y.g()\n",
-    "pkg/_neo_y.py": "def g():\n    from . import _neo_x\n    return _neo_x\n",
-}
 
 
 def test_a_cycle_closed_by_a_deferred_import_is_every_edge_but_not_import_time(git_repo, monkeypatch, capsys):

@@ -6,9 +6,8 @@ import pytest
 
 from neo_git.health.delta import health_delta
 from neo_git.health.measure import snapshot_commit
-from tests.conftest import commit_files
-from tests.health.test_deferred import CLICK_STYLE
-from tests.health.test_measure import functions, nested
+from tests.helpers.git import commit_files
+from tests.helpers.health import CLICK_STYLE, functions, nested
 
 
 def delta_of(repo_path, before_files, after_files, **options):
@@ -197,7 +196,7 @@ def test_health_diff_follows_the_guard_cycles_setting(git_repo, monkeypatch, cap
     import json
 
     from neo_git.cli import main
-    from tests.conftest import git
+    from tests.helpers.git import git
 
     commit_files(git_repo, CYCLE_FREE, "before")
     commit_files(git_repo, {"app/b.py": "X = 1\n\n\ndef later():\n    from app import a\n    return a\n"}, "after")

@@ -9,7 +9,7 @@ import pytest
 from neo_git.cli import main
 from neo_git.health.excludes import compile_glob, excluded_paths, is_test_path
 from neo_git.health.measure import snapshot_commit
-from tests.conftest import commit_files, git
+from tests.helpers.git import commit_files, git
 
 
 def functions(n: int) -> str:

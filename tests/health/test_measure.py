@@ -15,24 +15,14 @@ from neo_git.errors import NeoError
 from neo_git.health import metrics
 from neo_git.health.progress import Progress
 from neo_git.health.measure import snapshot_commit, snapshot_index
-from tests.conftest import commit_files, git
+from tests.helpers.git import commit_files, git
+from tests.helpers.health import functions, nested
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def functions(count: int) -> str:
-    return "".join(f"def f{i}():\n    return {i}\n" for i in range(count))
-
-
 def lines(count: int) -> str:
     return "x = 1\n" * count
-
-
-def nested(depth: int, name: str = "deep") -> str:
-    body = f"def {name}(a):\n"
-    for level in range(depth):
-        body += "    " * (level + 1) + "if a:\n"
-    return body + "    " * (depth + 1) + "return a\n"
 
 
 def snap(path: Path, rev: str = "HEAD") -> dict:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import git
+from tests.helpers.git import git
 
 
 @pytest.fixture

@@ -2,8 +2,8 @@
 from __future__ import annotations
 import pygit2
 from neo_git.store.refstore import RefStore
-from tests.test_parse_cache import _populated, _cold_facts
-from tests.store_helpers import ref_fact_ids
+from tests.helpers.store import cold_facts, populated_store
+from tests.helpers.store import ref_fact_ids
 
 
 def _chmod(repo, path, mode):
@@ -27,8 +27,8 @@ def _fresh(store):
 
 
 def test_exec_bit_set_then_cleared(repo_with_commit):
-    store = _populated(repo_with_commit)
-    _cold_facts(store)                       # the cache is written
+    store = populated_store(repo_with_commit)
+    cold_facts(store)                       # the cache is written
     fid = sorted(ref_fact_ids(repo_with_commit))[0]
     path = f"facts/{fid[:2]}/{fid}.json"
     _chmod(repo_with_commit, path, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)

@@ -6,9 +6,9 @@ import struct
 import pytest
 
 from neo_git.store.parse_cache import parse_cache_path
-from tests.conftest import git
-from tests.hostile.plumbing import edit_parse_cache, neo, ref_blob
-from tests.store_helpers import open_store
+from tests.helpers.git import git
+from tests.helpers.plumbing import edit_parse_cache, neo, ref_blob
+from tests.helpers.store import open_store
 
 
 def _parse_cache(repo):

@@ -6,8 +6,8 @@ import os
 import time
 
 from neo_git.store.parse_cache import parse_cache_path
-from tests.hostile.plumbing import edit_parse_cache, fact_dict, neo, push_files, ref_state
-from tests.store_helpers import open_store
+from tests.helpers.plumbing import edit_parse_cache, fact_dict, neo, push_files, ref_state
+from tests.helpers.store import open_store
 
 
 def _age(path, seconds=600):

@@ -6,8 +6,8 @@ import os
 import pytest
 
 from neo_git.store.parse_cache import parse_cache_path
-from tests.conftest import commit_files, git
-from tests.hostile.plumbing import neo, read_only, ref_state
+from tests.helpers.git import commit_files, git
+from tests.helpers.plumbing import neo, read_only, ref_state
 
 
 def _fatal(result):

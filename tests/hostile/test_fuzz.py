@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import git
-from tests.hostile.plumbing import fact_dict, neo, push_files
+from tests.helpers.git import git
+from tests.helpers.plumbing import fact_dict, neo, push_files
 
 HOSTILE_ID = "ab00000000000001"
 SETTINGS = settings(max_examples=15, deadline=None, derandomize=True, database=None,

@@ -1,7 +1,7 @@
 """Case 5: a hostile push cannot override, hide or fake facts silently."""
 from __future__ import annotations
 
-from tests.hostile.plumbing import fact_dict, neo, push_files, ref_blob, ref_state
+from tests.helpers.plumbing import fact_dict, neo, push_files, ref_blob, ref_state
 
 
 def test_a_blob_filed_under_the_wrong_folder_does_not_override_the_real_fact(team_repo, capsys):

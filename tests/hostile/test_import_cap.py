@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 
-from tests.hostile.plumbing import neo
-from tests.store_helpers import open_store
+from tests.helpers.plumbing import neo
+from tests.helpers.store import open_store
 
 
 def _facts_file(path, n, start=0):

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from tests.conftest import git
-from tests.hostile.plumbing import REF, neo
+from tests.helpers.git import git
+from tests.helpers.plumbing import REF, neo
 
 
 def _ref_file(repo):

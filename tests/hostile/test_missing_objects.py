@@ -1,8 +1,8 @@
 """Case 3: objects the repository lacks are fetched where git can, else a clear fatal."""
 from __future__ import annotations
 
-from tests.conftest import git
-from tests.hostile.plumbing import mktree, neo, push_tree
+from tests.helpers.git import git
+from tests.helpers.plumbing import mktree, neo, push_tree
 
 
 def _missing(repo, rev="refs/neo/facts"):

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from tests.conftest import git
-from tests.hostile.plumbing import fact_dict, neo, push_files, ref_state
+from tests.helpers.git import git
+from tests.helpers.plumbing import fact_dict, neo, push_files, ref_state
 
 DEEP = b"[" * 1000 + b"]" * 1000
 HOSTILE_ID = "abcdef0123456789"

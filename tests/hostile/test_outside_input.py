@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from tests.conftest import git
-from tests.hostile.plumbing import neo
+from tests.helpers.git import git
+from tests.helpers.plumbing import neo
 
 BAD_NOTES = [
     {"facts": "notalist"},
@@ -92,7 +92,7 @@ def _run_neo(cwd, *args, timeout=60):
     import os
     import subprocess
 
-    from tests.outcome_helpers import VENV_BIN
+    from tests.helpers.outcomes import VENV_BIN
 
     return subprocess.run([os.path.join(VENV_BIN, "git-neo"), *args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, stdin=subprocess.DEVNULL)
@@ -171,7 +171,7 @@ def test_an_agents_edit_of_a_fifo_does_not_hold_the_hook_to_its_limit(team_repo)
     import json
     import os
 
-    from tests.agents.helpers import payload, run_hook_process
+    from tests.helpers.agents import payload, run_hook_process
 
     repo, _ = team_repo
     os.mkfifo(repo / "edited.py")

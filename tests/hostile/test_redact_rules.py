@@ -9,7 +9,7 @@ import string
 import pytest
 
 from neo_git.redact import RULES_FILE, redact, rules
-from tests.hostile.plumbing import neo
+from tests.helpers.plumbing import neo
 
 
 def _mix(n: int, alphabet: str = string.ascii_letters + string.digits, seed: int = 7) -> str:
@@ -151,7 +151,7 @@ def test_crash_logs_redact_argv_and_the_traceback(team_repo, capsys, monkeypatch
 
 
 def test_listed_kinds_never_reach_the_ref_or_neo_home(team_repo, isolated_env, capsys):
-    from tests.conftest import git
+    from tests.helpers.git import git
 
     repo, _ = team_repo
     secrets = {k: CASES[k] for k in ("private-key", "slack-webhook", "huggingface-token", "azure-storage-key",

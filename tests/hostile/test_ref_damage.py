@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import git
-from tests.hostile.plumbing import REF, neo
+from tests.helpers.git import git
+from tests.helpers.plumbing import REF, neo
 
 COMMANDS = (["list"], ["recall", "HTTP"], ["add", "new rule", "body"], ["init"], ["why", "0000"],
             ["export", "out.json"], ["review"], ["sync"], ["push"], ["verify"], ["report"], ["gc"])

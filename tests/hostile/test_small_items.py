@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from tests.conftest import commit_files, git
-from tests.hostile.plumbing import neo, ref_state
+from tests.helpers.git import commit_files, git
+from tests.helpers.plumbing import neo, ref_state
 
 
 def test_a_stale_ref_lock_fails_fast_with_gits_own_wording(team_repo, capsys):

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import commit_files, git
-from tests.hostile.plumbing import neo
+from tests.helpers.git import commit_files, git
+from tests.helpers.plumbing import neo
 
 NON_UTF8 = os.fsdecode(b"caf\xe9.py")       # a file name git stores as bytes that are not UTF-8
 
@@ -26,7 +26,7 @@ def test_a_symlink_loop_named_agents_md(repo_with_commit, capsys, monkeypatch):
 
 
 def test_a_non_utf8_file_name_in_suggest_and_the_worker(repo_with_commit, capsys, monkeypatch, tmp_path):
-    from tests.outcome_helpers import process_head
+    from tests.helpers.outcomes import process_head
 
     monkeypatch.chdir(repo_with_commit)
     neo(capsys, "init")
@@ -52,7 +52,7 @@ def test_a_commit_the_worker_cannot_process_is_failed_once_and_never_blocks(repo
     from neo_git.errors import InvalidFact
     from neo_git.outcomes import confidence
     from neo_git.outcomes.ledger import Ledger
-    from tests.outcome_helpers import process_head, setup_repo, suggest
+    from tests.helpers.outcomes import process_head, setup_repo, suggest
 
     fact_id = setup_repo(repo_with_commit)
     code = "def retry_twice(fn):\n    return fn() or fn()\n"

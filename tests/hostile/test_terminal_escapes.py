@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.hostile.plumbing import fact_dict, neo, push_files
+from tests.helpers.plumbing import fact_dict, neo, push_files
 
 ESCAPES = ("\x1b", "\x07", "\r", "\x9b", "\u202e")
 HOSTILE = "5555666677778888"
@@ -56,7 +56,7 @@ def test_visible_leaves_ordinary_text_alone():
 
 def test_health_report_shows_control_characters_in_file_names(repo_with_commit, monkeypatch, capsys):
     from neo_git.cli import main
-    from tests.conftest import commit_files
+    from tests.helpers.git import commit_files
 
     commit_files(repo_with_commit, {"evil\x1b[2Jname.py": "import os\n" * 900}, "a long file with a hostile name")
     monkeypatch.chdir(repo_with_commit)

@@ -2,8 +2,8 @@
 exactly as the full read of the ref does, hostile blobs included."""
 from __future__ import annotations
 
-from tests.hostile.plumbing import fact_dict, push_files
-from tests.store_helpers import open_store
+from tests.helpers.plumbing import fact_dict, push_files
+from tests.helpers.store import open_store
 
 
 def test_lookups_by_id_agree_with_the_loaded_facts(team_repo):

@@ -2,8 +2,8 @@
 reader and reported by the doctor, never a crash or a "missing object"."""
 from __future__ import annotations
 
-from tests.conftest import git
-from tests.hostile.plumbing import REF, mktree, neo, push_tree
+from tests.helpers.git import git
+from tests.helpers.plumbing import REF, mktree, neo, push_tree
 
 
 def _plant_modes(repo) -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.org.helpers import Org
+from tests.helpers.org import Org
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from neo_git.errors import NeoError
-from tests.org.helpers import Org, org_ids, org_tree
-from tests.store_helpers import assert_no_supersession_cycle, distinct_text, random_write
+from tests.helpers.org import Org, org_ids, org_tree
+from tests.helpers.store import assert_no_supersession_cycle, distinct_text, random_write
 
 OPS = st.lists(st.tuples(st.sampled_from(["add", "supersede", "confidence", "sync"]),
                          st.sampled_from(["alice", "bob"]), st.integers(0, 10_000)), min_size=2, max_size=7)

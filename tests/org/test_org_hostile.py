@@ -6,8 +6,8 @@ import json
 
 import pygit2
 
-from tests.org.helpers import org_ids
-from tests.sync.helpers import fact_json
+from tests.helpers.org import org_ids
+from tests.helpers.sync import fact_json
 
 GOOD = "abcdef0123456789"
 

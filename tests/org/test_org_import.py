@@ -8,8 +8,8 @@ import json
 import pytest
 
 from neo_git.cli import main
-from tests.conftest import commit_files, git
-from tests.store_helpers import neo_home, open_store
+from tests.helpers.git import commit_files, git
+from tests.helpers.store import neo_home, open_store
 
 
 def _repo(tmp_path, name: str, url: str | None):

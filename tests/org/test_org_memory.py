@@ -9,8 +9,8 @@ import sys
 
 from neo_git.facts import FactScope
 from neo_git.store.filestore import FileStore
-from tests.conftest import git
-from tests.org.helpers import org_ids, org_tree
+from tests.helpers.git import git
+from tests.helpers.org import org_ids, org_tree
 
 
 def test_connect_moves_the_org_file_into_the_org_memory_and_pushes_it(org):

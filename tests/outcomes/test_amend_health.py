@@ -2,8 +2,8 @@
 commit as it stands made the code healthier is still measured (it used to be `"health": null`)."""
 from __future__ import annotations
 
-from tests.conftest import commit_files, git
-from tests.outcome_helpers import note, process_head
+from tests.helpers.git import commit_files, git
+from tests.helpers.outcomes import note, process_head
 
 
 def test_the_amended_commits_note_has_its_health(repo_with_commit):

@@ -5,8 +5,8 @@ import json
 
 from neo_git.cli import main
 from neo_git.fileio import locked
-from tests.conftest import commit_files
-from tests.outcome_helpers import BASE, RETRY, process_head, setup_repo
+from tests.helpers.git import commit_files
+from tests.helpers.outcomes import BASE, RETRY, process_head, setup_repo
 
 
 def test_suggest_then_commit_then_outcomes_and_show(repo_with_commit, monkeypatch, capsys, tmp_path):
@@ -84,7 +84,7 @@ def test_hook_log_is_rotated(tmp_path):
 
 def test_post_merge_without_orig_head_processes_head(repo_with_commit, monkeypatch):
     from neo_git.identity import find_repository_paths
-    from tests.conftest import git
+    from tests.helpers.git import git
 
     repo = repo_with_commit
     monkeypatch.chdir(repo)

@@ -12,9 +12,9 @@ from neo_git.agents.payload import FileEdit
 from neo_git.identity import open_repository, repository_paths
 from neo_git.outcomes.suggestions import load_suggestions, suggestions_path, update_suggestions
 from neo_git.store import FactStore
-from tests.agents.helpers import payload, run_hook
-from tests.conftest import commit_files, git
-from tests.outcome_helpers import BASE, RETRY, fact, note, process_head, setup_repo, suggest
+from tests.helpers.agents import payload, run_hook
+from tests.helpers.git import commit_files, git
+from tests.helpers.outcomes import BASE, RETRY, fact, note, process_head, setup_repo, suggest
 
 CLIENT = 'import httpx\n\nBASE_URL = "https://api.example.com"\n\n\ndef client():\n    return httpx.Client(base_url=BASE_URL)\n'
 WITH_AGENT = CLIENT.replace('BASE_URL = "https://api.example.com"\n',

@@ -6,8 +6,8 @@ import json
 
 from neo_git.cli import main
 from neo_git.store import FactStore
-from tests.conftest import commit_files, git
-from tests.outcome_helpers import BASE, RETRY, fact, process_head, setup_repo, suggest
+from tests.helpers.git import commit_files, git
+from tests.helpers.outcomes import BASE, RETRY, fact, process_head, setup_repo, suggest
 
 MAKE_STR = "def make_str(value):\n    return str(value)\n"
 

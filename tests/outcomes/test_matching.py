@@ -1,7 +1,7 @@
 """The matching rule: substance shipped -> accepted, rewritten -> modified, else pending."""
 from neo_git.outcomes.matching import ACCEPTED, MODIFIED, PENDING, is_trivial, match_suggestion, normalise
 
-from tests.outcome_helpers import BASE as BEFORE, RETRY
+from tests.helpers.outcomes import BASE as BEFORE, RETRY
 
 
 def test_verbatim_is_accepted():

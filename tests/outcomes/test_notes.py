@@ -5,7 +5,7 @@ import json
 
 from neo_git.identity import open_repository
 from neo_git.outcomes.notes import add_records, move_note, read_note
-from tests.conftest import commit_files, git
+from tests.helpers.git import commit_files, git
 
 
 def test_records_append_to_a_note_git_wrote_and_repeat_ids_are_skipped(repo_with_commit):

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from neo_git.outcomes.confidence import MAX_OUTCOME_FACTS, confidence_change
-from tests.conftest import commit_files, git
-from tests.outcome_helpers import BASE, RETRY, fact, note, process_head, setup_repo, suggest
+from tests.helpers.git import commit_files, git
+from tests.helpers.outcomes import BASE, RETRY, fact, note, process_head, setup_repo, suggest
 
 
 def adopt_verbatim(repo) -> str:

@@ -10,8 +10,7 @@ import pytest
 
 from neo_git.cli import main
 from neo_git.patterns.library import PROJECT_FOLDER
-
-from .helpers import pattern_text, write_pattern
+from tests.helpers.patterns import pattern_text, write_pattern
 
 
 @pytest.fixture(autouse=True)

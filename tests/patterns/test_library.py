@@ -12,7 +12,7 @@ from neo_git.patterns import (REQUIRED_SECTIONS, find_pattern, load_library, shi
 from neo_git.patterns.library import PROJECT_FOLDER, read_pattern_bytes
 from neo_git.patterns.parse import check_pattern
 
-from .helpers import pattern_text, write_pattern
+from tests.helpers.patterns import pattern_text, write_pattern
 
 SHIPPED = sorted(p for p in shipped_root().glob("*/*.md"))
 

@@ -7,8 +7,7 @@ import pytest
 
 from neo_git.patterns.model import MAX_BYTES, MAX_LINES
 from neo_git.patterns.parse import check_pattern
-
-from .helpers import SECTIONS, pattern_text
+from tests.helpers.patterns import SECTIONS, pattern_text
 
 PATH = Path("lib/structure/sample.md")
 

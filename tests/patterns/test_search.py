@@ -10,8 +10,7 @@ from neo_git.embed.hashing import HashEmbedder
 from neo_git.patterns import PatternHit, search_patterns
 from neo_git.patterns import search as search_module
 from neo_git.patterns.library import PROJECT_FOLDER
-
-from .helpers import pattern_text, write_pattern
+from tests.helpers.patterns import pattern_text, write_pattern
 
 QUERIES = json.loads((Path(__file__).resolve().parents[2] / "benchmarks" / "construct_queries.json")
                      .read_text(encoding="utf-8"))

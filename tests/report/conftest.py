@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.report.repo_fixture import Built, build
+from tests.helpers.report import Built, build
 
 
 @pytest.fixture

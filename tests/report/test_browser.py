@@ -1,5 +1,5 @@
 """The report in a real browser: Debian's headless Chromium, network off, driven over the
-DevTools protocol (tests/report/chromium.py). Skipped only when no Chromium is installed at
+DevTools protocol (tests/helpers/chromium.py). Skipped only when no Chromium is installed at
 all, and never in CI (`.ci/run` installs it; with CI set a missing browser fails)."""
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 from neo_git.identity import open_repository
 from neo_git.report.build import build_report
-from tests.report.chromium import Chromium, find_chromium
-from tests.report.repo_fixture import HOSTILE_FACT, HOSTILE_FILE
+from tests.helpers.chromium import Chromium, find_chromium
+from tests.helpers.report import HOSTILE_FACT, HOSTILE_FILE
 
 CHROMIUM = find_chromium()
 pytestmark = pytest.mark.skipif(CHROMIUM is None and not os.environ.get("CI"),

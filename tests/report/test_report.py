@@ -10,8 +10,8 @@ import pytest
 
 from neo_git.identity import open_repository
 from neo_git.report.build import build_report, collect
-from tests.conftest import commit_files
-from tests.report.repo_fixture import HOSTILE_FACT, HOSTILE_FILE, HOSTILE_SUBJECT, run_cli
+from tests.helpers.git import commit_files
+from tests.helpers.report import HOSTILE_FACT, HOSTILE_FILE, HOSTILE_SUBJECT, run_cli
 
 
 def parsed(page: str) -> tuple[set[str], list[tuple[str, str]]]:
@@ -285,7 +285,7 @@ def test_history_of_a_tree_is_a_fatal_with_a_hint(built):
 
 
 def test_memory_counts_facts_whose_cited_code_changed_as_stale(git_repo):
-    from tests.citations.helpers import process
+    from tests.helpers.citations import process
 
     commit_files(git_repo, {"app.py": "def run():\n    return 1\n"}, "code")
     proc = run_cli(git_repo, "add", "--kind", "pattern", "--cite", "app.py:run", "Run returns one", "run() is 1")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import commit_files, git
+from tests.helpers.git import commit_files, git
 from tests.secrets.kinds import KINDS, leaks
 
 REF = "refs/neo/facts"
@@ -194,7 +194,7 @@ def test_ingest(here, capsys):
 
 
 def test_suggestions_and_outcome_notes(here, capsys, tmp_path):
-    from tests.outcome_helpers import process_head
+    from tests.helpers.outcomes import process_head
 
     body = "\n".join(f"SETTING_{n} = 1  # {line.splitlines()[-1]}" for n, (_k, line, _s) in enumerate(KINDS))
     commit_files(here, {"src/app.py": "import os\n"}, "app")
@@ -219,7 +219,7 @@ def test_suggestions_and_outcome_notes(here, capsys, tmp_path):
 def test_agent_hooks_write_edit_and_prompt(here):
     """Agent Write and MultiEdit content kept as suggestions, and the context a prompt gets back."""
     from neo_git.store import FactStore
-    from tests.agents.helpers import payload, run_hook
+    from tests.helpers.agents import payload, run_hook
 
     commit_files(here, {"src/importer.py": "import httpx\ntimeout=30\n"}, "app")
     content = "\n".join(line for _k, line, _s in KINDS)
@@ -284,8 +284,8 @@ def test_ask_prompt_with_included_files(here, capsys):
 def test_ask_sends_nothing_secret_to_the_model(here):
     """Through the real SDK client to a loopback server: every request body it received, and the
     question kept under .git/neo for the next comparison."""
-    from tests.ask.conftest import answer, engine_for
-    from tests.ask.loopback import LoopbackLLM
+    from tests.helpers.ask import answer, engine_for
+    from tests.helpers.loopback import LoopbackLLM
 
     commit_files(here, {"src/settings.py": "DEBUG = False\n" + "\n".join(
         f"# {line.splitlines()[-1]}" for _k, line, _s in KINDS)}, "settings")
@@ -307,7 +307,7 @@ def test_ask_sends_nothing_secret_to_the_model(here):
 
 def test_mcp_add_suggest_and_paths(here):
     pytest.importorskip("mcp")
-    from tests.agents.test_mcp_server import run_session
+    from tests.helpers.mcp import run_session
 
     commit_files(here, {"src/app.py": "import os\n"}, "app")
     token = _standalone()[0][2]

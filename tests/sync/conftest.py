@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.sync.helpers import Team
+from tests.helpers.sync import Team
 
 
 @pytest.fixture

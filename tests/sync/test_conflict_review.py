@@ -54,10 +54,10 @@ def test_two_clones_accepting_different_candidates_of_one_question(team, cli):
     decisions hold after the sync (both older facts retired, each naming the successor), though
     the successor's one `supersedes` pointer names only one; restoring the other brings its link
     back to the successor, as any restore does, so nothing of the question is lost."""
-    from tests.test_supersession import _close_records
+    from tests.helpers.store import close_records
 
     team.clone("alice"), team.clone("bob")
-    best, second, third, text = _close_records(team.store("alice"))
+    best, second, third, text = close_records(team.store("alice"))
     new = team.store("alice").add("Hermetic builds", text, kind="decision")
     team.sync("alice"), team.sync("bob")
     team.store("alice").resolve_review("accept", new.id, second.id)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import stat
 
-from tests.conftest import git
-from tests.sync.helpers import REF
+from tests.helpers.git import git
+from tests.helpers.sync import REF
 
 NOTES = "refs/notes/neo"
 

@@ -12,8 +12,8 @@ import pytest
 from neo_git.facts import FactScope
 from neo_git.store.base import SCOPE_CAPS
 from neo_git.store.review import incoming
-from tests.conftest import git
-from tests.sync.helpers import REF, fact_ids, tree_of
+from tests.helpers.git import git
+from tests.helpers.sync import REF, fact_ids, tree_of
 
 
 def _fill(team, who: str, n: int, start: int = 0, kind: str = "pattern") -> list[str]:

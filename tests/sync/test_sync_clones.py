@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import git
-from tests.sync.helpers import REF, fact_ids, tree_of
+from tests.helpers.git import git
+from tests.helpers.sync import REF, fact_ids, tree_of
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from tests.store_helpers import assert_no_supersession_cycle, distinct_text, random_write
-from tests.sync.helpers import Team, fact_ids, tree_of
+from tests.helpers.store import assert_no_supersession_cycle, distinct_text, random_write
+from tests.helpers.sync import Team, fact_ids, tree_of
 
 
 def test_three_clones_syncing_at_once_all_end_with_every_fact(team):

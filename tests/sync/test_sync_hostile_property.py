@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from neo_git.errors import NeoError
-from tests.sync.helpers import PEOPLE, REF
+from tests.helpers.sync import PEOPLE, REF
 
 SETTINGS = settings(max_examples=12, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import git
-from tests.hostile.plumbing import hash_object, mktree
-from tests.sync.helpers import REF, fact_ids, fact_json
+from tests.helpers.git import git
+from tests.helpers.plumbing import hash_object, mktree
+from tests.helpers.sync import REF, fact_ids, fact_json
 
 GOOD = "abcdef0123456789"
 LINKED = "1234567890abcdef"

@@ -7,8 +7,8 @@ import pytest
 
 from neo_git.errors import NeoError
 from neo_git.sync import RemoteMoved, Syncer
-from tests.conftest import commit_files, git
-from tests.sync.helpers import REF, fact_ids, tree_of
+from tests.helpers.git import commit_files, git
+from tests.helpers.sync import REF, fact_ids, tree_of
 
 
 def test_two_clones_converge_and_the_merge_commit_says_what_came_from_where(team):

@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from tests.conftest import git
-from tests.sync.helpers import REF, fact_ids, fact_json
+from tests.helpers.git import git
+from tests.helpers.sync import REF, fact_ids, fact_json
 
 
 def _mktree_bytes(repo, rows: list[tuple[bytes, bytes, str, bytes]]) -> str:

@@ -9,8 +9,8 @@ import subprocess
 import pytest
 
 from neo_git.store import Change
-from tests.conftest import git
-from tests.sync.helpers import REF, fact_ids, fact_json, plant
+from tests.helpers.git import git
+from tests.helpers.sync import REF, fact_ids, fact_json, plant
 
 
 def _as(clone, email: str) -> None:

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from neo_git.errors import NeoError
-from tests.conftest import git
-from tests.sync.helpers import REF, fact_ids, fact_json, plant
+from tests.helpers.git import git
+from tests.helpers.sync import REF, fact_ids, fact_json, plant
 
 GOOD = "abcdef0123456789"
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.conftest import git
+from tests.helpers.git import git
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from neo_git.store import Change
-from tests.conftest import git
+from tests.helpers.git import git
 
 
 def _session_start(store) -> str:

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from tests.conftest import git
+from tests.helpers.git import git
 
 
 @pytest.fixture

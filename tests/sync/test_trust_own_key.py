@@ -13,7 +13,7 @@ import stat
 import pytest
 
 from tests.conftest import git
-from tests.sync.helpers import REF
+from tests.helpers.sync import REF
 
 RULE = ("No network in hooks", "hooks never touch the network")
 

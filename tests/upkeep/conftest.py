@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.store_helpers import open_store
+from tests.helpers.store import open_store
 
 
 @pytest.fixture

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import git
-from tests.store_helpers import REF, open_store, run_cli
-from tests.upkeep.helpers import days_ago, make, put
+from tests.helpers.git import git
+from tests.helpers.store import REF, open_store, run_cli
+from tests.helpers.upkeep import days_ago, make, put
 
 
 def test_gc_dry_run_then_real(repo_with_commit):

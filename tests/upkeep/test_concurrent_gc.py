@@ -10,8 +10,8 @@ import subprocess
 from neo_git.facts import FactScope
 from neo_git.upkeep import run_gc
 from neo_git.upkeep import runner as upkeep_runner
-from tests.store_helpers import PYTHON, distinct_text, open_store, random_word
-from tests.upkeep.helpers import NOW, days_ago, make, put
+from tests.helpers.store import PYTHON, distinct_text, open_store, random_word
+from tests.helpers.upkeep import NOW, days_ago, make, put
 
 WRITERS = 2
 PER_WRITER = 10
@@ -19,7 +19,7 @@ CLUSTERS = 12
 
 
 def _writer(repo: str, seed: int, ready, start, results) -> None:
-    from tests.store_helpers import open_store
+    from tests.helpers.store import open_store
 
     store = open_store(repo)
     store.list()  # warm: the race should be between writes, not imports

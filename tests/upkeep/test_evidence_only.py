@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from neo_git.upkeep import maybe_run_daily
 from neo_git.upkeep.rules import stamp, utc_now
-from tests.store_helpers import open_store, run_cli
+from tests.helpers.store import open_store, run_cli
 
 DECISION = ("Redirects are not followed by default",
             "Unlike requests, HTTPX does not follow redirects by default; pass follow_redirects=True.")
@@ -86,8 +86,8 @@ def test_fact_written_minutes_ago_is_not_demoted_after_12_lookups(repo_with_comm
 def test_facts_an_agent_is_given_count_as_consulted(repo_with_commit):
     """The agent hooks' session start and file context hand facts out without a recall: those
     are consulted too, so gc keeps them through the window."""
-    from tests.agents.helpers import payload, run_hook
-    from tests.upkeep.helpers import days_ago, make, put
+    from tests.helpers.agents import payload, run_hook
+    from tests.helpers.upkeep import days_ago, make, put
 
     repo = repo_with_commit
     store = open_store(repo)

@@ -7,8 +7,8 @@ import pytest
 
 from neo_git.ingest import ingest
 from neo_git.ingest.sections import split_sections
-from tests.conftest import git
-from tests.store_helpers import REF, open_store, run_cli
+from tests.helpers.git import git
+from tests.helpers.store import REF, open_store, run_cli
 
 CLAUDE = """# Project rules
 

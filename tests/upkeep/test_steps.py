@@ -9,10 +9,10 @@ import pytest
 from neo_git.errors import FactNotFound
 from neo_git.facts import FactScope
 from neo_git.upkeep import maybe_run_daily, run_gc
-from tests.conftest import git
-from tests.store_helpers import REF, commit_messages, open_store, ref_fact_ids
+from tests.helpers.git import git
+from tests.helpers.store import REF, commit_messages, open_store, ref_fact_ids
 from neo_git.upkeep.rules import stamp
-from tests.upkeep.helpers import NOW, days_ago, make, put, state
+from tests.helpers.upkeep import NOW, days_ago, make, put, state
 
 
 def test_stale_pruning_thresholds(store, repo_with_commit):

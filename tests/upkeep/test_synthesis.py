@@ -5,9 +5,9 @@ import pytest
 
 from neo_git.upkeep import run_gc
 from neo_git.upkeep.synthesis import clusters
-from tests.conftest import git
-from tests.store_helpers import REF, open_store
-from tests.upkeep.helpers import NOW, make, put, state
+from tests.helpers.git import git
+from tests.helpers.store import REF, open_store
+from tests.helpers.upkeep import NOW, make, put, state
 
 SPELLINGS = (
     "Accepted: use a context manager to close the file in loader.py",

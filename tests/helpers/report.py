@@ -12,7 +12,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.conftest import commit_files, git
+from tests.helpers.git import commit_files, git
 
 HOSTILE_FACT = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 HOSTILE_FILE = "web/<img src=x onerror=alert(1)>.js"

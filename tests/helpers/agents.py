@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parent.parent / "agents" / "fixtures"
 
 
 def payload(name: str, cwd: Path, **override) -> dict:

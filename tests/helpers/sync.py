@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import git
+from tests.helpers.git import git
 
 REF = "refs/neo/facts"
 PEOPLE = {"alice": "Alice Example <alice@example.com>", "bob": "Bob Example <bob@example.com>",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import git
+from tests.helpers.git import git
 
 PEOPLE = {"alice": ("Alice Example", "alice@example.com"), "bob": ("Bob Example", "bob@example.com")}
 

@@ -10,8 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from neo_git.facts import FactScope
-from tests.conftest import git
+from neo_git.facts import Fact, FactScope
+from neo_git.store.refstore import RefStore
+from tests.helpers.git import git
 
 REF = "refs/neo/facts"
 PYTHON = sys.executable
@@ -151,3 +152,38 @@ def assert_no_supersession_cycle(facts: dict) -> None:
             assert node not in seen, f"cycle through {node}"
             seen.add(node)
             node = facts[node].superseded_by
+
+
+POSSIBLE_OLD = ("Cache layer", "Redis caches the session tokens for an hour.")
+# In the review band (hash cosine 0.415) with evidence: the newer statement says it changed ("now").
+POSSIBLE_NEW = ("Login sessions", "Session tokens now live in Memcached for an hour.")
+
+
+def populated_store(repo):
+    """A store on *repo* with 43 project facts (one superseded, one dependent): enough subtrees
+    for the parse cache to be written."""
+    store = open_store(repo)
+    rng = random.Random(1)
+    base = store.add("HTTP client", "We use httpx with a 10 s timeout.", kind="decision", tags=["seed"])
+    store.add("Retry", "tenacity around httpx, three attempts.", depends_on=[base.id], source_file="a.py")
+    store.add("HTTP client", "All outbound HTTP goes through httpx, timeout 30 s.", kind="decision")
+    for _ in range(40):  # enough subtrees for the cache to be written
+        store.add(*distinct_text(rng), confidence=rng.random())
+    return store
+
+
+def cold_facts(store) -> dict[str, Fact]:
+    """The project facts as a reader without this process's memory reads them (the caches on disk)."""
+    backend = store.project_store
+    return RefStore(backend.repo, backend.common_dir, backend.signature).load().facts
+
+
+def close_records(store):
+    """Three long records of one project, and a newer one that states a change about the most
+    similar of them (`change`) and says nothing about the other two."""
+    shared = " ".join(["service deploy pipeline build artifact staging"] * 8)
+    best = store.add("Nightly build schedule", shared + " " + shared + " Nightly builds run at midnight.",
+                     kind="decision")
+    second = store.add("Artifact retention", shared + " Artifacts are kept for thirty days.", kind="decision")
+    third = store.add("Staging promotion", shared + " Staging is promoted by hand.", kind="decision")
+    return best, second, third, shared + " " + shared + " We no longer run builds at night on a schedule."

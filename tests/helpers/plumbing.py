@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 from typing import NamedTuple
 
-from tests.conftest import git
+from tests.helpers.git import git
 
 REF = "refs/neo/facts"
 

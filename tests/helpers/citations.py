@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import commit_files, git
+from tests.helpers.git import commit_files, git
 
 CONFIG = ("import os\n\n\n"
           "def load_config(path, attempts=3):\n"
