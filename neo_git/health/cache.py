@@ -300,9 +300,6 @@ class KeptWrites:
         self.rows: list[tuple[bytes, str, str, str]] = []
         self.states: dict[bytes, dict] = {}
 
-    def __len__(self) -> int:
-        return len(self.rows) + len(self.states)
-
     def write(self) -> None:
         """Write them, through a cache opened for writing now (a lock or an error costs the write)."""
         with MetricsCache(self.path, self.version, self.state_version) as cache:

@@ -12,8 +12,8 @@ from neo_git.githooks.guard import check_commit, check_staged
 from neo_git.health.measure import snapshot_commit, staged_against_head
 from neo_git.health.plumbing import Git, measure_staged, open_staged
 from neo_git.identity import open_index
-from tests.conftest import commit_files, git
-from tests.health.test_measure import MIXED, STEPS
+from tests.helpers.git import commit_files, git
+from tests.helpers.health import MIXED, STEPS
 
 BODY = "\n\ndef helper():\n    return 'a long enough body for git to see a rename'\n"
 DEEP = ("def f(x):\n    if x:\n        for i in x:\n            while i:\n                if i:\n"
