@@ -300,7 +300,7 @@ for name in sys.argv[1].split(","):
     importlib.import_module(name)
 imported, imported_cpu = time.perf_counter(), time.process_time()
 from neo_git.githooks.guard import check_commit
-result, _ = check_commit()
+result = check_commit().result
 done, done_cpu = time.perf_counter(), time.process_time()
 print(imported - started, done - imported, imported_cpu - started_cpu, done_cpu - imported_cpu, int(result.ok),
       ",".join(sorted(sys.modules)))

@@ -331,7 +331,7 @@ def test_a_retired_facts_bytes_are_read_only_when_it_is_asked_for(repo_with_comm
     from neo_git.store import subtree
     from neo_git.store.parse_journal import journal_path
 
-    store = _populated(repo_with_commit)    # holds a superseded fact
+    store = populated_store(repo_with_commit)    # holds a superseded fact
     path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
     path.unlink()
     journal_path(path).unlink(missing_ok=True)

@@ -14,9 +14,10 @@ from __future__ import annotations
 import os
 import posixpath
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 if TYPE_CHECKING:  # pragma: no cover
+    from neo_git.health.cache import KeptWrites
     from neo_git.health.snapshot import HealthSnapshot
 
 DEFAULT_MAX_NESTING = 4
@@ -73,11 +74,20 @@ def check_staged(repo) -> GuardResult:
     return judge(repo, touched, renamed, lambda: staged_against_head(repo, index))
 
 
-def check_commit(trace: Callable[[str], None] = lambda step: None) -> tuple[GuardResult, object]:
+class CommitCheck(NamedTuple):
+    """What the pre-commit hook's check found, the repository settings were read from, and what
+    its scans would have written (None when nothing was measured, or when pygit2 measured and
+    wrote as it always does)."""
+
+    result: GuardResult
+    repository: object
+    kept: KeptWrites | None
+
+
+def check_commit(trace: Callable[[str], None] = lambda step: None) -> CommitCheck:
     """What the pre-commit hook runs: `check_staged` through git's plumbing (health/plumbing.py:
     no pygit2, nothing written), or through pygit2 where that view does not apply (no commit
-    yet, a conflicted index). Returns (the result, the repository settings were read from);
-    *trace* is told each step as it ends."""
+    yet, a conflicted index). *trace* is told each step as it ends."""
     from neo_git.health.plumbing import Git, measure_staged, open_staged
 
     with Git() as git:
@@ -87,10 +97,17 @@ def check_commit(trace: Callable[[str], None] = lambda step: None) -> tuple[Guar
 
             trace("no plumbing view (no commit yet, or a conflicted index): through pygit2")
             repo = open_repository()
-            return check_staged(repo), repo
+            return CommitCheck(check_staged(repo), repo, None)
         trace(f"staged change read ({len(staged.touched)} file(s))")
-        result = judge(staged.repository, staged.touched, staged.renamed, lambda: measure_staged(staged), trace)
-        return result, staged.repository
+        kept: list[KeptWrites] = []
+
+        def measure() -> tuple[HealthSnapshot, HealthSnapshot]:
+            before, after, writes = measure_staged(staged)
+            kept.append(writes)
+            return before, after
+
+        result = judge(staged.repository, staged.touched, staged.renamed, measure, trace)
+        return CommitCheck(result, staged.repository, kept[0] if kept else None)
 
 
 def judge(repo, touched: list[str], renamed: dict[str, str],
@@ -100,7 +117,7 @@ def judge(repo, touched: list[str], renamed: dict[str, str],
     *measure* giving (HEAD's snapshot, the index's) when a touched file is source code; settings
     are read from *repo*."""
     from neo_git.config import config_int
-    from neo_git.health.delta import counts_every_edge
+    from neo_git.health.snapshot import counts_every_edge
     from neo_git.health.metrics import language_for_path
 
     limit = config_int("maxNesting", DEFAULT_MAX_NESTING, repo=repo)

@@ -260,7 +260,7 @@ def pre_commit(args: list[str]) -> int:
             limit_ms = _configured_timeout(None)
             _arm(started, limit_ms)
         trace("modules imported")
-        result, repo = check_commit(trace)
+        result, repo, kept = check_commit(trace)
         _disarm()
         trace(f"done: {'ok' if result.ok else 'blocks'}")
     except GuardTimeout:
@@ -275,10 +275,47 @@ def pre_commit(args: list[str]) -> int:
         print(f"git-neo guard: internal error, {'blocking (neo.strict=true)' if strict else 'commit allowed'}: "
               f"{type(exc).__name__}: {exc}", file=sys.stderr)
         return block if strict else 0
-    if result.ok:
-        return 0
-    print(format_result(result), file=sys.stderr)
-    return block
+    if not result.ok:
+        print(format_result(result), file=sys.stderr)
+    # What the scans measured is kept for the next guard when nothing else will store it: HEAD's
+    # state when it had to be derived, or this change's results when the commit is blocked (no
+    # post-commit worker follows) — written once git no longer waits for this process.
+    if kept is not None and (kept.states or (kept.rows and not result.ok)):
+        trace(f"answered; {len(kept.rows)} result(s) and {len(kept.states)} state(s) written in the background")
+        _after_answer(kept.write)
+    return 0 if result.ok else block
+
+
+def _after_answer(work: Callable[[], None]) -> None:
+    """Run *work* in a detached grandchild (its own session, stdin/stdout/stderr on /dev/null, no
+    other descriptor kept, niced), so that neither git nor a caller reading its output waits for
+    it; a failure there is nobody's problem. NEO_HOOK_SYNC=1 (tests): now, in this process."""
+    if os.environ.get("NEO_HOOK_SYNC") == "1":
+        work()
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        child = os.fork()
+    except OSError:
+        return
+    if child:
+        os.waitpid(child, 0)   # it only forks again: no zombie is left behind
+        return
+    try:
+        os.setsid()
+        if os.fork():
+            os._exit(0)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.closerange(3, 1 << 16)
+        os.nice(10)
+        work()
+    except BaseException:  # noqa: BLE001 - detached: there is no one to tell
+        pass
+    finally:
+        os._exit(0)
 
 
 _GRACE = 0.9    # the check gives up at 90 % of the limit, before the shim's own timer fires

@@ -71,7 +71,7 @@ class MetricsCache:
     """Per-file results (JSON text) keyed by (blob id, language) for one analyzer version."""
 
     def __init__(self, path: Path | None, version: str, state_version: str = "", *,
-                 read_only: bool = False) -> None:
+                 read_only: bool = False, keep_writes: bool = False) -> None:
         self.path = path
         self.version = version
         self.state_version = state_version or version
@@ -79,6 +79,9 @@ class MetricsCache:
         self._pending: list[tuple[bytes, str, str, str]] = []
         self._states: dict[bytes, StoredState] = {}   # loaded this session: one decode per tree
         self._writable = not read_only
+        # keep_writes (with read_only): what would have been written is kept for `write_kept`
+        # later, in another process (the pre-commit guard writes nothing before the commit returns)
+        self.kept = KeptWrites(path, version, self.state_version) if keep_writes else None
         if path is not None:
             self._conn = self._connect_read_only(path) if read_only else self._connect(path)
 
@@ -166,6 +169,9 @@ class MetricsCache:
 
     def put(self, key: Key, result: str) -> None:
         """Remember one result; written in batches."""
+        if self.kept is not None:
+            self.kept.rows.append((key[0], key[1], self.version, result))
+            return
         if self._conn is None or not self._writable:
             return
         self._pending.append((key[0], key[1], self.version, result))
@@ -233,6 +239,9 @@ class MetricsCache:
 
     def save_state(self, tree: bytes, state: dict) -> None:
         """Store the state of *tree*, keeping the MAX_STATES most recent ones."""
+        if self.kept is not None:
+            self.kept.states[tree] = state
+            return
         if self._conn is None or not self._writable:
             return
         data = zlib.compress(json.dumps(state, separators=(",", ":")).encode(), 1)
@@ -279,6 +288,26 @@ class MetricsCache:
                 conn.close()
             except sqlite3.Error:
                 pass
+
+
+class KeptWrites:
+    """Per-file results and states a read-only cache was asked to write (`keep_writes`), to be
+    written by `write` later: the pre-commit hook writes them after it has answered, from a
+    detached process."""
+
+    def __init__(self, path: Path | None, version: str, state_version: str) -> None:
+        self.path, self.version, self.state_version = path, version, state_version
+        self.rows: list[tuple[bytes, str, str, str]] = []
+        self.states: dict[bytes, dict] = {}
+
+    def write(self) -> None:
+        """Write them, through a cache opened for writing now (a lock or an error costs the write)."""
+        with MetricsCache(self.path, self.version, self.state_version) as cache:
+            for blob, language, _version, result in self.rows:
+                cache.put((blob, language), result)
+            cache.flush()
+            for tree, state in self.states.items():
+                cache.save_state(tree, state)
 
 
 def cache_path(repo: "pygit2.Repository") -> Path | None:

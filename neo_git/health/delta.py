@@ -24,7 +24,7 @@ import posixpath
 from dataclasses import dataclass
 from typing import Iterable
 
-from neo_git.health.snapshot import HealthSnapshot
+from neo_git.health.snapshot import HealthSnapshot, counts_every_edge  # noqa: F401 - delta's setting too
 
 REGRESSION, NEUTRAL, IMPROVEMENT = "regression", "neutral", "improvement"
 
@@ -79,14 +79,6 @@ class HealthDelta:
             "nesting_rose": list(self.nesting_rose),
             "nesting_fell": list(self.nesting_fell),
         }
-
-
-def counts_every_edge(repo) -> bool:
-    """`git config neo.guardCycles all`: cycles through deferred imports count too (the guard
-    blocks them, verdicts count them); the default counts import-time cycles only."""
-    from neo_git.config import neo_config
-
-    return str(neo_config("guardCycles", "import-time", repo=repo)).strip().lower() == "all"
 
 
 class _View:

@@ -30,7 +30,7 @@ from typing import IO, Iterator
 from neo_git.config import ConfigValues
 from neo_git.gitrun import GitCommandError, StartedGit, git_env, run_git
 from neo_git.health import CACHE_FILE
-from neo_git.health.cache import MetricsCache, StoredState
+from neo_git.health.cache import KeptWrites, MetricsCache, StoredState
 from neo_git.health.scan import Scan
 from neo_git.health.snapshot import HealthSnapshot, snapshot_from_state
 from neo_git.health.sources import MODE_TREE, Change, Entry, file_reader
@@ -172,22 +172,27 @@ def touched_and_renamed(records: list[tuple[str, Entry, Entry]]) -> tuple[list[s
     return touched, {old.path: new.path for status, old, new in records if status == "R"}
 
 
-def measure_staged(staged: Staged) -> tuple[HealthSnapshot, HealthSnapshot]:
-    """(HEAD's snapshot, the index's), as `measure.staged_against_head` measures them, over a
-    read-only cache: HEAD's state is stored (or derived from the latest stored one), the index's
-    starts from it, and nothing is written."""
+def measure_staged(staged: Staged) -> tuple[HealthSnapshot, HealthSnapshot, KeptWrites]:
+    """(HEAD's snapshot, the index's, what a scan would have written), as
+    `measure.staged_against_head` measures them, over a read-only cache: HEAD's state is stored
+    (or derived from the latest stored one), the index's starts from it, and nothing is written
+    here. What was kept (per-file results; HEAD's state when it had to be derived) is the
+    caller's to write once the commit no longer waits (`KeptWrites.write`)."""
     rows: dict = {}
-    with MetricsCache(staged.cache_file, analyzer_version(), state_version(), read_only=True) as cache:
-        head = Scan(None, staged.head, progress=False, workers=1, cache=cache, rows=rows, store=False)
+    with MetricsCache(staged.cache_file, analyzer_version(), state_version(), read_only=True,
+                      keep_writes=True) as cache:
+        head = Scan(None, staged.head, progress=False, workers=1, cache=cache, rows=rows)
         head_state = head.state()
         index = Scan(None, staged.index, progress=False, workers=1, cache=cache, rows=rows, store=False,
                      base=StoredState(bytes.fromhex(staged.head.tree), head_state))
         index_state = index.state()
+        kept = cache.kept
+    assert kept is not None
     before = snapshot_from_state(staged.repository, staged.head.rev, head_state, False, head.row_metrics,
                                  read=file_reader(staged.head))
     after = snapshot_from_state(staged.repository, "index", index_state, False, index.row_metrics,
                                 read=file_reader(staged.index))
-    return before, after
+    return before, after, kept
 
 
 class StagedIndex:

@@ -170,6 +170,14 @@ def god_file_thresholds(repo: Repository) -> tuple[int, int]:
             config_int("godFileFunctions", DEFAULT_GOD_FILE_FUNCTIONS, repo=repo))
 
 
+def counts_every_edge(repo) -> bool:
+    """`git config neo.guardCycles all`: cycles through deferred imports count too (the guard
+    blocks them, verdicts count them); the default counts import-time cycles only."""
+    from neo_git.config import neo_config
+
+    return str(neo_config("guardCycles", "import-time", repo=repo)).strip().lower() == "all"
+
+
 def snapshot_from_state(repo: Repository, rev: str, state: dict, include_type_checking: bool,
                         row_metrics=metrics_from_row, *, read: Reader | None = None,
                         include_excluded: bool = False) -> HealthSnapshot:

@@ -65,7 +65,8 @@ def _grammar_versions() -> list[str]:
         site = Path(spec.origin).resolve().parent.parent
         if site not in listings:
             try:
-                listings[site] = sorted(os.listdir(site))
+                # every _GRAMMAR_MODULES name starts so: the rest of site-packages is not looked at
+                listings[site] = sorted(name for name in os.listdir(site) if name.startswith("tree_sitter"))
             except OSError:
                 listings[site] = []
         found += [name for name in listings[site] if _names_module(name, module)]

@@ -82,11 +82,13 @@ def test_a_readme_or_lock_file_commit_never_starts_python(repo_with_commit, monk
     lines = trace.read_text().splitlines()
     assert [line for line in lines if not line.startswith("pre-commit: guard: ")][-2:] == [
         "pre-commit: guard started (limit 10000 ms)", "pre-commit: guard exited 86"]
-    # in between, the guard itself says where its time went
+    # in between, the guard itself says where its time went; a blocked commit has no post-commit
+    # worker, so what it measured is written once it has answered
     steps = [line.split(" at ")[0] for line in lines if line.startswith("pre-commit: guard: ")]
     assert steps == ["pre-commit: guard: modules imported", "pre-commit: guard: staged change read (1 file(s))",
                      "pre-commit: guard: HEAD and the index measured", "pre-commit: guard: judged",
-                     "pre-commit: guard: done: blocks"]
+                     "pre-commit: guard: done: blocks",
+                     "pre-commit: guard: answered; 1 result(s) and 0 state(s) written in the background"]
 
 
 def test_the_shim_knows_exactly_the_languages_health_knows():
@@ -215,3 +217,29 @@ def test_the_framework_entry_blocks_only_when_the_guard_does(repo_with_commit, t
     assert proc.returncode == 1 and "new import cycle" in proc.stderr  # a new import-time cycle
     dying = fake_bin(tmp_path / "bin", "#!/bin/sh\nexit 3\n")          # a guard that dies at start
     assert framework_guard(repo, dying).returncode == 0
+
+
+def test_what_a_blocked_guard_measured_is_kept_once_it_has_answered(repo_with_commit, monkeypatch):
+    """The hook writes nothing while the commit waits. A blocked commit has no post-commit worker,
+    so what it measured (the staged file's result; HEAD's state, which nothing had stored) is
+    written by a detached process after the hook has answered, for the retry to start from."""
+    import sqlite3
+
+    repo = installed(repo_with_commit, monkeypatch)
+    (repo / "deep.py").write_text(DEEP)
+    git(repo, "add", "deep.py")
+    proc = commit(repo, "deep.py", {"PATH": VENV_BIN + os.pathsep + os.environ["PATH"]})   # not NEO_HOOK_SYNC
+    assert proc.returncode == 1 and "nesting 5" in proc.stderr
+    head_tree = bytes.fromhex(git(repo, "rev-parse", "HEAD^{tree}").strip())
+    blob = bytes.fromhex(git(repo, "rev-parse", ":deep.py").strip())
+    cache = repo / ".git" / "neo" / "health.sqlite"
+    found = (0, 0)
+    deadline = time.monotonic() + 60
+    while found != (1, 1) and time.monotonic() < deadline:
+        time.sleep(0.1)
+        if cache.exists():
+            with sqlite3.connect(f"{cache.as_uri()}?mode=ro", uri=True) as conn:
+                found = (conn.execute("SELECT COUNT(*) FROM file_results WHERE blob = ?", (blob,)).fetchone()[0],
+                         conn.execute("SELECT COUNT(*) FROM snapshot_states WHERE tree = ?",
+                                      (head_tree,)).fetchone()[0])
+    assert found == (1, 1)

@@ -16,7 +16,7 @@ from neo_git.health import metrics
 from neo_git.health.progress import Progress
 from neo_git.health.measure import snapshot_commit, snapshot_index
 from tests.helpers.git import commit_files, git
-from tests.helpers.health import functions, nested
+from tests.helpers.health import MIXED, STEPS, functions, nested
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -355,37 +355,6 @@ def test_progress_is_silent_when_stderr_is_not_a_terminal_or_disabled():
 
 
 # --- incremental scans give exactly what a scan from scratch gives ------------------
-
-MIXED = {
-    "pkg/__init__.py": "", "pkg/a.py": "from pkg import b\n", "pkg/b.py": "X = 1\n",
-    "pkg/c.py": "import pkg.a\n",
-    "go.mod": "module example.com/m\n\ngo 1.22\n",
-    "a/a.go": 'package a\n\nimport "example.com/m/b"\n\nfunc A() { b.B() }\n',
-    "a/a2.go": "package a\n\nfunc A2() {}\n",
-    "b/b.go": "package b\n\nfunc B() {}\n",
-    "tsconfig.json": '{"compilerOptions": {"baseUrl": ".", "paths": {"@/*": ["src/*"]}}}\n',
-    "src/x.ts": 'import { y } from "@/y";\nexport const x = y;\n',
-    "src/y.ts": "export const y = 1;\n",
-    "Cargo.toml": '[package]\nname = "demo"\nversion = "0.1.0"\n',
-    "src/lib.rs": "mod m;\nmod n;\n",
-    "src/m.rs": "use crate::n::N;\npub struct M;\n",
-    "src/n.rs": "pub struct N;\n",
-    "java/com/acme/A.java": "package com.acme;\nimport com.acme.util.B;\nclass A { B b; }\n",
-    "java/com/acme/util/B.java": "package com.acme.util;\npublic class B {}\n",
-}
-
-STEPS = [
-    {"pkg/b.py": "from pkg import a\nX = 1\n"},                                   # python cycle
-    {"b/b.go": 'package b\n\nimport "example.com/m/a"\n\nfunc B() { a.A2() }\n',
-     "a/a2.go": "package a\n\nfunc A2() { if true { for { } } }\n"},            # go package cycle
-    {"src/y.ts": 'import { x } from "./x";\nexport const y = 1;\n'},            # ts cycle
-    {"tsconfig.json": '{"compilerOptions": {"baseUrl": "."}}\n'},                # config read changes
-    {"src/n.rs": "use crate::m::M;\npub struct N;\n"},                           # rust cycle
-    {"java/com/acme/util/B.java": "package com.other;\npublic class B {}\n"},   # java package moves
-    {"pkg/d.py": "import pkg.b\n", "pkg/c.py": None},                            # add and delete
-    {"pkg/b.py": b"\x00binary now\x00"},                                         # becomes skipped
-]
-
 
 def _compare_with_scratch(repo: pygit2.Repository, monkeypatch, take):
     from neo_git.health import measure

@@ -13,7 +13,7 @@ from neo_git.health.measure import snapshot_commit, staged_against_head
 from neo_git.health.plumbing import Git, measure_staged, open_staged
 from neo_git.identity import open_index
 from tests.helpers.git import commit_files, git
-from tests.health.test_measure import MIXED, STEPS
+from tests.helpers.health import MIXED, STEPS
 
 BODY = "\n\ndef helper():\n    return 'a long enough body for git to see a rename'\n"
 DEEP = ("def f(x):\n    if x:\n        for i in x:\n            while i:\n                if i:\n"
@@ -38,8 +38,8 @@ def both_views(repo, monkeypatch):
     with Git() as plumbing:
         staged = open_staged(plumbing)
         assert staged is not None
-        through_plumbing = measure_staged(staged)
-        fast, _ = check_commit()
+        through_plumbing = measure_staged(staged)[:2]
+        fast = check_commit().result
     pygit2_repo = pygit2.Repository(str(repo))
     through_pygit2 = staged_against_head(pygit2_repo, open_index(pygit2_repo))
     return through_plumbing, through_pygit2, fast, check_staged(pygit2_repo)
@@ -97,10 +97,10 @@ def test_a_temporary_index_is_what_is_measured(repo_with_commit, monkeypatch):
     git(repo_with_commit, "read-tree", "HEAD")
     git(repo_with_commit, "add", "a.py")
     monkeypatch.chdir(repo_with_commit)
-    result, _ = check_commit()
+    result = check_commit().result
     assert not result.ok and result.problems[0].startswith("a.py:6: nesting 5")
     monkeypatch.delenv("GIT_INDEX_FILE")
-    assert check_commit()[0].ok                                        # the real index holds no change
+    assert check_commit().result.ok                                        # the real index holds no change
 
 
 def test_the_hook_writes_nothing(repo_with_commit, monkeypatch):
@@ -118,7 +118,7 @@ def test_the_hook_writes_nothing(repo_with_commit, monkeypatch):
     stage(repo_with_commit, {"a.py": "import b\n", "b.py": "import a\n"})
     objects = git(repo_with_commit, "count-objects", "-v")
     monkeypatch.chdir(repo_with_commit)
-    result, _ = check_commit()
+    result = check_commit().result
     assert not result.ok and "new import cycle" in result.problems[0]
     assert rows() == counted and git(repo_with_commit, "count-objects", "-v") == objects
 
@@ -129,7 +129,7 @@ def test_where_the_view_does_not_apply_pygit2_answers(git_repo, monkeypatch):
     stage(git_repo, {"a.py": DEEP})
     with Git() as plumbing:
         assert open_staged(plumbing) is None
-    assert not check_commit()[0].ok
+    assert not check_commit().result.ok
     git(git_repo, "commit", "-qm", "first", "--no-verify")
     git(git_repo, "checkout", "-q", "-b", "other")
     commit_files(git_repo, {"a.py": "X = 2\n"}, "other")
@@ -138,4 +138,4 @@ def test_where_the_view_does_not_apply_pygit2_answers(git_repo, monkeypatch):
     git(git_repo, "merge", "-q", "other", check=False)
     with Git() as plumbing:
         assert open_staged(plumbing) is None
-    assert check_commit()[0].ok
+    assert check_commit().result.ok
