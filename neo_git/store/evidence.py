@@ -299,23 +299,41 @@ NEW_VALUE_SHARE = 1 / 2   # of the longer statement's words, shared in order (th
 UPDATE_SHARE = 1 / 3      # of the shorter statement's words, shared in order, beside a change word
 
 
+# A colon or semicolon between words ends a clause: "billing service: timeout set to 10" names the
+# thing, then says something of it. Words on either side of one never form a single place.
+_CLAUSE = re.compile(r"[:;](?=\s|$)")
+_BREAK = ":"   # the clause mark in a word sequence (no word is ":")
+
+
+def _clause_words(text: str) -> tuple[str, ...]:
+    """`words(text)` without words that only announce a change, with _BREAK where a clause ends."""
+    out: list[str] = []
+    for part in _CLAUSE.split(text):
+        if out and out[-1] != _BREAK:
+            out.append(_BREAK)
+        out.extend(w for w in words(part) if w not in UPDATE_WORDS)
+    return tuple(out[:-1] if out and out[-1] == _BREAK else out)
+
+
 @lru_cache(maxsize=1 << 14)
 def _alignment(older: str, newer: str) -> tuple[int, int, int, int, int, int]:
     """(shared words in order, of those not fillers, shorter length, longer length, places that
     differ, of those replacements) of two texts' words, words that only announce a change left
-    out; a place that differs only in fillers does not count."""
-    a = tuple(w for w in words(older) if w not in UPDATE_WORDS)
-    b = tuple(w for w in words(newer) if w not in UPDATE_WORDS)
+    out; a place that differs only in fillers or clause marks does not count. Clause marks are
+    aligned like words but never counted as one, so a place never spans one ("billing service:
+    timeout" → "search index: owner" differs in two places: what, and which of its settings)."""
+    a, b = _clause_words(older), _clause_words(newer)
     matcher = SequenceMatcher(None, a, b, autojunk=False)
     shared = content = places = replaced = 0
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
-            shared += i2 - i1
-            content += sum(w not in FILLER for w in a[i1:i2])
-        elif any(w not in FILLER for w in (*a[i1:i2], *b[j1:j2])):
+            shared += sum(w != _BREAK for w in a[i1:i2])
+            content += sum(w not in FILLER and w != _BREAK for w in a[i1:i2])
+        elif any(w not in FILLER and w != _BREAK for w in (*a[i1:i2], *b[j1:j2])):
             places += 1
             replaced += tag == "replace"
-    return shared, content, min(len(a), len(b)), max(len(a), len(b)), places, replaced
+    length_a, length_b = len(a) - a.count(_BREAK), len(b) - b.count(_BREAK)
+    return shared, content, min(length_a, length_b), max(length_a, length_b), places, replaced
 
 
 # A list item that opens with a code or bold span ("`make lint` - lint all libraries", "**Format**:
@@ -330,10 +348,35 @@ def opening_label(text: str) -> str | None:
     return " ".join(words(match.group(1))) if match else None
 
 
+# A plain label: a statement that opens with a few words and a colon ("billing service: timeout set
+# to 10", "Imports: absolute only") says what it is about before it says anything of it. Two with
+# labels that share no word are two entries of one list. Words that only mark the kind of remark
+# ("Note:", "Update:", "Correction:") label nothing.
+LABEL_WORDS = 4
+_PLAIN_LABEL = re.compile(r"^\s*([^:;\n]{1,60}?):(?=\s)")
+_REMARK = _GENERIC | UPDATE_WORDS | frozenset("note notes important reminder warning fyi nb ps tip".split())
+
+
+def plain_label(text: str) -> frozenset[str] | None:
+    """The content words of the plain label *text* opens with (at most LABEL_WORDS words before a
+    colon); None when it opens with none."""
+    match = _PLAIN_LABEL.match(text)
+    if match is None:
+        return None
+    said = words(match.group(1))
+    about = frozenset(w for w in said if w not in _REMARK)
+    return about if 0 < len(said) <= LABEL_WORDS and about else None
+
+
 def different_labels(new: Fact, old: Fact) -> bool:
-    """Both bodies (or texts) open with a code or bold label, and the labels differ."""
-    a, b = opening_label(new.body or new.text), opening_label(old.body or old.text)
-    return a is not None and b is not None and a != b
+    """Both bodies (or texts) open with a code or bold label, and the labels differ; or both open
+    with a plain label and the two share no word."""
+    mine, theirs = new.body or new.text, old.body or old.text
+    a, b = opening_label(mine), opening_label(theirs)
+    if a is not None and b is not None:
+        return a != b
+    left, right = plain_label(mine), plain_label(theirs)
+    return left is not None and right is not None and left.isdisjoint(right)
 
 
 @lru_cache(maxsize=1 << 14)
@@ -367,7 +410,32 @@ def _new_number(older: str, newer: str) -> bool:
     rest_a = {w for w in a if not _NUMBER.match(w) and w not in FILLER and len(w) > 1}
     rest_b = {w for w in b if not _NUMBER.match(w) and w not in FILLER and len(w) > 1}
     shorter = min(rest_a, rest_b, key=len)
-    return len(rest_a & rest_b) >= 2 and len(rest_a & rest_b) >= NEW_VALUE_SHARE * len(shorter)
+    if not (len(rest_a & rest_b) >= 2 and len(rest_a & rest_b) >= NEW_VALUE_SHARE * len(shorter)):
+        return False
+    # The new number stands where an old one stood: beside the same word (one of the BESIDE
+    # nearest before it or after it, fillers, change words and other numbers aside: "timeout 10 s"
+    # → "30 s", "25% volume discount" → "10% discount"), not merely somewhere in a text that shares
+    # two words ("the log level at 1" → "the database at 2").
+    places = {side for at, w in enumerate(a) if _NUMBER.match(w) for side in _beside(a, at)}
+    return any(side in places for at, w in enumerate(b) if w in numbers_b - numbers_a for side in _beside(b, at))
+
+
+BESIDE = 2   # words on each side of a number that say what it is the value of
+
+
+def _beside(text_words: tuple[str, ...], at: int) -> list[tuple[int, str]]:
+    """The BESIDE nearest words before (-1, word) and after (1, word) position *at* that are not
+    fillers, change words or numbers."""
+    found = []
+    for step in (-1, 1):
+        i, taken = at + step, 0
+        while 0 <= i < len(text_words) and taken < BESIDE:
+            word = text_words[i]
+            if word not in FILLER and word not in UPDATE_WORDS and not _NUMBER.match(word):
+                found.append((step, word))
+                taken += 1
+            i += step
+    return found
 
 
 def statement_evidence(new: Fact, old: Fact, bodies: bool = False) -> tuple[str, ...]:
