@@ -24,7 +24,7 @@ from neo_git.facts import SCOPE_ORDER, Fact, FactKind
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-COLUMNS_VERSION = 1
+COLUMNS_VERSION = 2
 _HEX_ID = re.compile(r"^[0-9a-f]{16}$")
 KINDS = tuple(FactKind)
 KIND_INDEX = {kind: i for i, kind in enumerate(KINDS)}
@@ -162,7 +162,7 @@ def _seconds(invalidation) -> int:
     """When a fact was retired (its invalidation's `at`), in seconds since the epoch; 0 if unknown."""
     from datetime import datetime
 
-    at = invalidation.get("at") if isinstance(invalidation, dict) else None
+    at = invalidation.at if invalidation is not None else None
     try:
         return int(datetime.fromisoformat(at).timestamp()) if isinstance(at, str) else 0
     except (ValueError, OverflowError, OSError):

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 from neo_git import recall
+from neo_git.fact_schema import Invalidation
 from neo_git.facts import FactScope
 from neo_git.store.base import Change
 from tests.helpers.store import HTTP_NEW, HTTP_OLD, open_store
@@ -35,8 +36,8 @@ def _retired_history(repo) -> dict[str, str]:
     for year, topic in zip((2022, 2023, 2024, 2025), OLD_TOPICS):
         fact = store.add(topic, f"{topic} settings for the payments cluster are tuned by hand.", kind="decision")
         ids[topic] = fact.id
-        facts.append(fact.evolve(is_valid=False, metadata={"invalidation": {
-            "reason": "invalidated", "at": f"{year}-03-01T00:00:00+00:00", "detail": "dropped"}}))
+        facts.append(fact.evolve(is_valid=False, metadata={"invalidation": Invalidation(
+            reason="invalidated", at=f"{year}-03-01T00:00:00+00:00", detail="dropped")}))
     store.backends[FactScope.PROJECT].transact(lambda _: Change(tuple(facts), "retire four facts"))
     return ids
 

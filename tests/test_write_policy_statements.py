@@ -180,6 +180,15 @@ def test_a_number_beside_other_words_under_one_topic_is_no_new_value():
     assert [f for f in store.list(include_invalid=True) if not f.is_valid] == []
 
 
+def test_one_sentence_said_of_different_things_retires_nothing():
+    """Found by tests/test_recall_retired.py: the same sentence under subjects that share no word,
+    differing only where it names its subject, is said of another thing, not a new value."""
+    store = FactStore.in_memory(embedder=HashEmbedder())
+    for topic in ("Kafka retention", "Redis eviction", "Celery beat", "Nginx buffering"):
+        store.add(topic, f"{topic} settings for the payments cluster are tuned by hand.", kind="decision")
+    assert [f.subject for f in store.list(include_invalid=True) if not f.is_valid] == []
+
+
 def test_a_new_number_beside_the_same_words_is_still_a_new_value():
     from neo_git.store.evidence import NEW_VALUE, statement_evidence
 

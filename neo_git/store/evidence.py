@@ -448,7 +448,8 @@ def statement_evidence(new: Fact, old: Fact, bodies: bool = False) -> tuple[str,
     if shorter and (places == 0 or says_all):
         found.append(RESTATED)
     if shorter and places == 1 and replaced == 1 and content >= 2 and shared >= NEW_VALUE_SHARE * longer:
-        found.append(NEW_VALUE)
+        if not (not bodies and _names_another(new, old, older, newer)):
+            found.append(NEW_VALUE)
     elif _new_number(older, newer):
         found.append(NEW_VALUE)
     said = {" ".join(m.group(0).casefold().split()) for m in _UPDATE.finditer(newer)}
@@ -456,6 +457,25 @@ def statement_evidence(new: Fact, old: Fact, bodies: bool = False) -> tuple[str,
             and shared >= UPDATE_SHARE * shorter:
         found.append(UPDATE)
     return tuple(found)
+
+
+def _names_another(new: Fact, old: Fact, older: str, newer: str) -> bool:
+    """Two facts with bodies under subjects that share no word, whose texts differ in the one place
+    that holds the older subject's words: the same sentence said of another thing ("Kafka retention
+    settings … are tuned by hand" → "Redis eviction settings … are tuned by hand"), not a new value."""
+    if not (old.body and new.body):
+        return False
+    about_old, about_new = content_words(old.subject), content_words(new.subject)
+    return bool(about_old and about_new) and about_old.isdisjoint(about_new) \
+        and not about_old.isdisjoint(_replaced_words(older, newer))
+
+
+@lru_cache(maxsize=1 << 12)
+def _replaced_words(older: str, newer: str) -> frozenset[str]:
+    """The older text's words in the places where the newer one differs (as `_alignment` aligns)."""
+    a, b = _clause_words(older), _clause_words(newer)
+    return frozenset(w for tag, i1, i2, _, _ in SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+                     if tag != "equal" for w in a[i1:i2])
 
 
 def worded_alike(new: Fact, old: Fact) -> bool:
