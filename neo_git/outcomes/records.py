@@ -16,7 +16,7 @@ from neo_git.outcomes.suggestions import Suggestion, update_suggestions
 if TYPE_CHECKING:  # pragma: no cover
     import pygit2
 
-    from neo_git.outcomes.processing import FileChange
+    from neo_git.outcomes.changes import FileChange
 
 log = logging.getLogger("neo_git.outcomes")
 
