@@ -14,7 +14,7 @@ from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 from typing import TYPE_CHECKING, Mapping, Protocol, Sequence
 
-from neo_git.citations.states import is_stale
+from neo_git.citation_states import is_stale
 from neo_git.facts import Fact, FactScope
 from neo_git.knowledge import _RETRACTION, is_retraction  # noqa: F401 - re-exported
 from neo_git.scoring import success_bonus

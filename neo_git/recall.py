@@ -16,9 +16,9 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
-from neo_git.citations.pathglob import any_matches
+from neo_git.pathglob import any_matches
 from neo_git import ranking
-from neo_git.citations.states import stale_note
+from neo_git.citation_states import stale_note
 from neo_git.fact_schema import PossibleLink
 from neo_git.facts import SCOPE_ORDER, Fact, FactKind
 from neo_git.knowledge import current_successor, is_open_proposal, open_links

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from neo_git.citations.code import CodeReader
 from neo_git.citations.resolve import commit_date
-from neo_git.citations.states import BROKEN, CHANGED, GONE, MOVED, UNKNOWN, VERIFIED
+from neo_git.citation_states import BROKEN, CHANGED, GONE, MOVED, UNKNOWN, VERIFIED
 from neo_git.citations.verify import Change as FileChange
 from neo_git.citations.verify import Check, Verifier
 from neo_git.fact_schema import Citation

@@ -22,6 +22,7 @@ from neo_git.errors import NeoError
 from neo_git.fact_schema import Citation, Invalidation
 from neo_git.facts import Fact, check_text, now_iso
 from neo_git.store.base import Change
+from neo_git.citing import resolver_for
 
 if TYPE_CHECKING:  # pragma: no cover
     from neo_git.store import FactStore
@@ -64,13 +65,11 @@ def stale_items(facts: Mapping[str, Fact]) -> list[dict]:
 def reanchor(store: "FactStore", fact: Fact) -> list[Citation]:
     """The fact's citations as they would be cited now (from HEAD and the work tree); the ones
     whose file or symbol no longer exists are left out."""
-    from neo_git.citations.resolve import Resolver
-
-    resolver = Resolver(store.repo, store.paths.workdir if store.paths else None)
+    resolve = resolver_for(store.repo, store.paths.workdir if store.paths else None)
     out = []
     for citation in fact.metadata.citations:
         try:
-            fresh = resolver.resolve(citation.label)
+            fresh = resolve(citation.label)
         except NeoError:
             continue
         out.append(replace(fresh, cited=citation.key))
