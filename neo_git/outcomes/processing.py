@@ -23,7 +23,7 @@ from neo_git.fact_schema import Citation
 from neo_git.facts import FactScope, now_iso
 from neo_git.fileio import locked
 from neo_git.identity import RepositoryPaths, repository_paths
-from neo_git.outcomes import notes
+from neo_git.store import notes
 from neo_git.outcomes.changes import FileChange
 from neo_git.outcomes.confidence import (
     MOVING, REVERTED, Outcome, project_plan, relied_on, review_fact, scope_plan,
