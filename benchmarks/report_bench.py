@@ -111,7 +111,7 @@ def add_memory(repo: Path, commits: list[str]) -> None:
     """150 facts with supersessions and retractions, successes, outcome notes and agent turns."""
     from neo_git.agents.turns import finish_turn, record_injection, start_turn
     from neo_git.identity import open_repository, repository_paths
-    from neo_git.outcomes.notes import add_records
+    from neo_git.store.notes import add_records
     from neo_git.store import Change, FactStore
 
     rng = random.Random(11)

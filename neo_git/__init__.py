@@ -55,6 +55,8 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'neo_git' has no attribute {name!r}")
     import importlib
 
+    if name == "FactStore":   # the citations feature registers its cite resolver (neo_git/citing.py)
+        importlib.import_module("neo_git.citations")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -36,8 +36,8 @@ NEEDS_REVIEW = 1 << 1
 OPEN_PROPOSAL = 1 << 2      # an agent's proposal no person accepted (knowledge.is_open_proposal)
 HAS_PATHS = 1 << 3          # metadata.paths is set
 HAS_CITATIONS = 1 << 4      # metadata.citations is set
-STALE = 1 << 5              # citations.states.is_stale
-RETRACTION = 1 << 6         # ranking.is_retraction
+STALE = 1 << 5              # citation_states.is_stale
+RETRACTION = 1 << 6         # knowledge.is_retraction
 SUPERSEDED_BY = 1 << 7      # the superseded_by column holds an id
 SUPERSEDES = 1 << 8         # the supersedes column holds an id
 DEPENDS_ON = 1 << 9         # depends_on is not empty
@@ -71,8 +71,8 @@ def row_dtype() -> "np.dtype":
 
 def _signature() -> str:
     from neo_git import scoring
-    from neo_git.citations.states import BROKEN
-    from neo_git.ranking import _RETRACTION
+    from neo_git.citation_states import BROKEN
+    from neo_git.knowledge import _RETRACTION
     from neo_git.textkeys import KEYS_SIGNATURE
 
     parts = (COLUMNS_VERSION, str(row_dtype().descr), _RETRACTION.pattern, _RETRACTION.flags, sorted(BROKEN),
@@ -97,9 +97,9 @@ def columns_of(facts: Sequence[Fact], keys: bool = True) -> "np.ndarray":
     writing its parse cache); recall never reads them."""
     import numpy as np
 
-    from neo_git.citations.states import is_stale
+    from neo_git.citation_states import is_stale
     from neo_git.knowledge import is_open_proposal
-    from neo_git.ranking import is_retraction
+    from neo_git.knowledge import is_retraction
     from neo_git.scoring import CALIBRATED_WORDS, word_count
     from neo_git.textkeys import duplicate_hash, subject_hash
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import NamedTuple
 
 K1 = 1.2   # Okapi BM25's usual parameters (Robertson & Zaragoza 2009)
 B = 0.75
@@ -73,3 +74,10 @@ def terms(text: str) -> tuple[str, ...]:
             out.append(stem(low))
     return tuple(out)
 
+
+class Words(NamedTuple):
+    """What a question's words found: BM25 by position, and the positions holding at least
+    `store.term_index.RARE_SHARED` of its words that no other text has (with those words)."""
+
+    bm25: dict[int, float]
+    rare: dict[int, tuple[str, ...]]

@@ -12,25 +12,22 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Protocol, Sequence
 
-from neo_git.citations.states import is_stale
+from neo_git.citation_states import is_stale
 from neo_git.facts import Fact, FactScope
+from neo_git.knowledge import _RETRACTION, is_retraction  # noqa: F401 - re-exported
 from neo_git.scoring import success_bonus
 from neo_git.textkeys import FILLER, words
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from neo_git.recall import _Layout
-
 RECENCY_BOOST = 0.05
 SESSION_WINDOW = timedelta(hours=4)   # "touched in this session": created or recalled this recently
-# A retraction stored as a fact ("[INVALIDATED - was based on wrong data: …] Original
-# conclusion: …") quotes the stale text, so it resembles the question more than the
-# correction does: retractions rank after every other fact (StateBench train, detect arm:
-# a score weight of 0.1 still let 23 of 158 retractions outrank their correction).
-_RETRACTION = re.compile(r"^\s*\[?\s*(?:INVALIDATED|RETRACTED|WITHDRAWN|REVOKED)\b")
+# A retraction stored as a fact quotes the stale text, so it resembles the question more than the
+# correction does: retractions rank after every other fact (`knowledge.is_retraction`, which
+# fact_table's rows record too).
 # More specific scopes win ties: what this repository says beats what the org says.
 SCOPE_WEIGHT = {FactScope.SESSION: 1.0, FactScope.PROJECT: 1.0, FactScope.ORG: 0.97, FactScope.GLOBAL: 0.94}
 # A claim (a teammate's fact whose author is not trusted, see neo_git.sync.trust) ranks below
@@ -55,11 +52,6 @@ def _parse_stamp(text: str) -> datetime | None:
     except ValueError:
         return None
     return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
-
-
-def is_retraction(fact: Fact) -> bool:
-    """A fact that only says another one was wrong ("[INVALIDATED …] original: …")."""
-    return bool(_RETRACTION.match(fact.body) or _RETRACTION.match(fact.subject))
 
 
 def recency_boost(fact: Fact, now: datetime, last_accessed: str | None = None) -> float:
@@ -210,7 +202,19 @@ def cached_bonus(success_count: int) -> float:
     return success_bonus(success_count)
 
 
-def rank(cos: "np.ndarray", layout: _Layout, now: datetime, accessed: Mapping[str, str | None],
+class RankedPool(Protocol):
+    """What `rank` reads of the facts it ranks: recall's layout (`recall._Layout`), whose
+    per-fact columns follow its `pool`."""
+
+    pool: Sequence[Fact]
+    confidence: "np.ndarray"
+    bonus: "np.ndarray"
+    weight: "np.ndarray"
+    retraction: list[bool]
+    stale: list[bool]
+
+
+def rank(cos: "np.ndarray", layout: RankedPool, now: datetime, accessed: Mapping[str, str | None],
          limit: int | None) -> list[tuple[int, float]]:
     """(position, rank_score) of the best *limit* facts and their ties (all facts when None),
     in (-score, id) order; the scores are exactly those of `rank_score`.

@@ -16,9 +16,9 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
-from neo_git.citations.pathglob import any_matches
+from neo_git.pathglob import any_matches
 from neo_git import ranking
-from neo_git.citations.states import stale_note
+from neo_git.citation_states import stale_note
 from neo_git.fact_schema import PossibleLink
 from neo_git.facts import SCOPE_ORDER, Fact, FactKind
 from neo_git.knowledge import current_successor, is_open_proposal, open_links
@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pygit2
 
     from neo_git.relevance import Decision, Explanation, Noise
-    from neo_git.store.term_index import Words
+    from neo_git.lexical import Words
 
     from neo_git.identity import RepositoryPaths
 
@@ -395,7 +395,7 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     *file* the file being worked on (its cited and path-scoped facts first, whatever the
     question's wording; its path-scoped constraints always);
     *noise* the embedder's `relevance.Noise` and *lexical* a function giving the words the query
-    shares with the facts at some table positions (`store.term_index.Words`): with *noise*, recall
+    shares with the facts at some table positions (`lexical.Words`): with *noise*, recall
     returns ranked facts only when memory knows the question (`relevance.decide`), ranked by
     cosine fused with BM25; *floor* an absolute cosine floor instead (`neo.relevanceFloor`; with
     neither, every fact is relevant). Known unknowns and retired facts follow the same decision;

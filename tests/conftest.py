@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import neo_git.citations  # noqa: F401 - registers the cite resolver with the store (neo_git/citing.py), as the CLI does
 from tests.helpers.git import commit_files, git
 
 GIT_ENV = {

@@ -49,7 +49,7 @@ def test_encoded_facts_edited_under_their_sealed_header_are_read_from_git(repo_w
     """The seal covers the header (rows, and each subtree's sha256); the encoded facts are read
     when first decoded. Bytes edited there, the seal line and header kept, fail their sha256: the
     facts of that folder come from their blobs, and the doctor's check counts them."""
-    from neo_git.store.parse_cache import untrusted_entries
+    from neo_git.store.parse_journal import untrusted_entries
 
     store = populated_store(repo_with_commit)
     path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")
@@ -244,7 +244,7 @@ def test_a_long_journal_is_folded_into_a_new_base(repo_with_commit, monkeypatch)
 
 
 def test_the_doctors_exact_check_covers_the_journal(repo_with_commit):
-    from neo_git.store.parse_cache import untrusted_entries
+    from neo_git.store.parse_journal import untrusted_entries
     from neo_git.store.parse_journal import journal_path
 
     store = populated_store(repo_with_commit)

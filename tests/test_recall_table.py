@@ -147,7 +147,7 @@ def test_rows_lay_out_recall_as_the_facts_do(repo_with_commit, monkeypatch):
     (evidence left out, standing constraints, unknowns, ranked weights, retractions, stale)."""
     import numpy as np
 
-    from neo_git.citations.states import is_stale
+    from neo_git.citation_states import is_stale
     from neo_git.knowledge import is_evidence, is_open_proposal
     from neo_git.ranking import CLAIM_WEIGHT, SCOPE_WEIGHT, cached_bonus, is_retraction, stale_weight
     from neo_git.recall import _Layout

@@ -49,7 +49,7 @@ def _first_line(fact: Fact, max_body: int) -> str:
 
 def stale_flag(fact: Fact) -> str:
     """` STALE (cited code changed since <date>):` for a fact whose cited code all changed."""
-    from neo_git.citations.states import stale_note
+    from neo_git.citation_states import stale_note
 
     note = stale_note(fact)
     return f" STALE ({note}):" if note else ""

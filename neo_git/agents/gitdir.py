@@ -101,3 +101,14 @@ def _first_line(path: str) -> str:
             return handle.readline(4096).decode("utf-8", "surrogateescape").strip()
     except (OSError, ValueError):
         return ""
+
+
+def cwd_neo_dir():
+    """`.git/neo` of the directory the agent started us in (where the log belongs when the
+    payload itself was unreadable); None outside a repository."""
+    try:
+        from neo_git.identity import open_repository, repository_paths
+
+        return repository_paths(open_repository()).neo_dir
+    except BaseException:  # noqa: BLE001 - only choosing where to log
+        return None

@@ -112,9 +112,7 @@ class HookContext:
             if self.shared_store is not None:   # the server outlives the hook: close the turn here
                 turns.finish_turn(self.paths, self.agent, self.session_id, "interrupted")
                 return Answer()
-            from neo_git.agents.hooks import detach_finish
-
-            detach_finish(self.agent, self.session_id, str(self.paths.workdir or self.paths.git_dir),
+            turns.detach_finish(self.agent, self.session_id, str(self.paths.workdir or self.paths.git_dir),
                           "interrupted")
         return Answer()
 

@@ -19,6 +19,8 @@ from neo_git.agents.wire import MAX_PAYLOAD_BYTES, PROTOCOL, Hangup, Reader, par
 from neo_git.hooklog import append_hook_log
 
 ACK_GRACE = 0.5   # seconds past the hook's deadline to wait for its ack (it disarms before printing)
+# (repository, paths, event) -> the embedder a hook's own child answers with (`warm.warm_up_elsewhere`)
+WarmUp = Callable[[Any, Any, str], Any]
 
 
 @dataclass
@@ -91,10 +93,11 @@ def read_request(reader: Reader, deadline: float) -> tuple[dict, bytes]:
 
 
 def answer_hook(conn: socket.socket, reader: Reader, request: dict, raw: bytes,
-                served: ServedStore | None = None) -> None:
+                served: ServedStore | None = None, warm_up: WarmUp | None = None) -> None:
     """Answer one hook request on *conn*: announce the limit, answer, and once acknowledged
     record what the agent was given. *served*: the MCP server's store; None: open the
-    repository here (a hook's child). Never raises for the hook's sake: failures are logged."""
+    repository here (a hook's child), whose embedder *warm_up* chooses (`hooks.py` passes
+    `warm.warm_up_elsewhere`). Never raises for the hook's sake: failures are logged."""
     from neo_git.agents.handlers import Answer, HookContext
     from neo_git.agents.payload import PayloadError, check_event, parse_payload
 
@@ -137,13 +140,11 @@ def answer_hook(conn: socket.socket, reader: Reader, request: dict, raw: bytes,
                 context = HookContext(agent, payload, served_store.repo, served_store.paths, shared_store=served_store)
             else:
                 context = HookContext.open(agent, payload)
-                if context is not None and event != "session-end":
-                    from neo_git.agents.warm import warm_up_elsewhere
-
+                if context is not None and event != "session-end" and warm_up is not None:
                     # With a neural embedder the model would cost this short-lived process about
                     # a second: start the warm process that keeps it loaded for the next hooks,
                     # and answer this prompt with the built-in embedder meanwhile.
-                    context.embedder = warm_up_elsewhere(context.repo, context.paths, event)
+                    context.embedder = warm_up(context.repo, context.paths, event)
             if context is not None:
                 neo_dir = context.paths.neo_dir
                 if not fixed:
@@ -184,7 +185,7 @@ def _neo_dir_of(request: dict):
 
     git_dir = request.get("git_dir")
     if not isinstance(git_dir, str):
-        from neo_git.agents.hooks import cwd_neo_dir
+        from neo_git.agents.gitdir import cwd_neo_dir
 
         return cwd_neo_dir()
     common = Path(git_dir)

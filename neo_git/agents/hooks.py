@@ -20,12 +20,12 @@ import json
 import os
 import signal
 import socket
-import subprocess
 import sys
 import time
 from typing import Any, NoReturn, Sequence
 
 from neo_git.agents.deadline import DEFAULT_TIMEOUT_MS, LIMIT_ENV
+from neo_git.agents.gitdir import cwd_neo_dir
 from neo_git.agents.payload import PayloadError, check_event, parse_payload
 from neo_git.agents.wire import STDIN_SHARE, Reader, parse_hook_args, read_payload
 from neo_git.hooklog import append_hook_log
@@ -62,7 +62,7 @@ def run_agent_hook(args: Sequence[str], stdin: Any = None, stdout: Any = None) -
         limit_ms = DEFAULT_TIMEOUT_MS
     started = time.monotonic()
     try:
-        if event == "finish-detached":  # the detached half of session-end (see detach_finish)
+        if event == "finish-detached":  # the detached half of session-end (see turns.detach_finish)
             _finish_detached({**extra, "agent": agent})
             return 0
         _arm(limit_ms / 1000)
@@ -108,31 +108,17 @@ def answer_in_child(conn: socket.socket, request: dict, raw: bytes) -> NoReturn:
             os.dup2(devnull, fd)
         from neo_git.agents.hook_answer import answer_hook
 
-        answer_hook(conn, Reader(conn), request, raw)
+        answer_hook(conn, Reader(conn), request, raw, warm_up=_warm_up_elsewhere)
     except BaseException:  # noqa: BLE001 - a child never unwinds into its parent's code
         pass
     finally:
         os._exit(0)
 
 
-def cwd_neo_dir():
-    """`.git/neo` of the directory the agent started us in (where the log belongs when the
-    payload itself was unreadable); None outside a repository."""
-    try:
-        from neo_git.identity import open_repository, repository_paths
+def _warm_up_elsewhere(repo, paths, event: str):
+    from neo_git.agents.warm import warm_up_elsewhere   # only a child that opened a repository loads it
 
-        return repository_paths(open_repository()).neo_dir
-    except BaseException:  # noqa: BLE001 - only choosing where to log
-        return None
-
-
-def detach_finish(agent: str, session_id: str, cwd: str, state: str) -> None:
-    """Close a turn from a detached process (agents kill slow session-end hooks)."""
-    subprocess.Popen(
-        [sys.executable, "-m", "neo_git.cli", "hook", "agent", "finish-detached", f"--agent={agent}",
-         f"--session={session_id}", f"--cwd={cwd}", f"--state={state}"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True, close_fds=True)
+    return warm_up_elsewhere(repo, paths, event)
 
 
 def _finish_detached(extra: dict) -> None:

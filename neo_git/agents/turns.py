@@ -26,6 +26,8 @@ next write. Times are epoch seconds (floats) in the file, ISO 8601 when shown.
 from __future__ import annotations
 
 import secrets
+import subprocess
+import sys
 import time
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
@@ -259,3 +261,12 @@ def newest_per_agent(turns: list[Turn]) -> list[Turn]:
         if key not in newest or turn.started_at >= newest[key].started_at:
             newest[key] = turn
     return sorted(newest.values(), key=lambda t: t.started_at, reverse=True)
+
+
+def detach_finish(agent: str, session_id: str, cwd: str, state: str) -> None:
+    """Close a turn from a detached process (agents kill slow session-end hooks)."""
+    subprocess.Popen(
+        [sys.executable, "-m", "neo_git.cli", "hook", "agent", "finish-detached", f"--agent={agent}",
+         f"--session={session_id}", f"--cwd={cwd}", f"--state={state}"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True, close_fds=True)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from neo_git.ask.model import ModelReply, ModelRequest
-from neo_git.ask.providers import SDKProvider, sdk_error
+from neo_git.ask.provider_base import SDKProvider, sdk_error
 
 # Thinking budget (tokens) per effort; 0 = thinking off. The API's minimum budget is 1,024
 # and max_tokens must exceed the budget, so the answer's own allowance is added on top.

@@ -14,7 +14,7 @@ import urllib.request
 
 from neo_git import safejson
 from neo_git.ask.model import ModelReply, ModelRequest
-from neo_git.ask.providers import ProviderError, scrub
+from neo_git.ask.provider_base import ProviderError, scrub
 from neo_git.ask.settings import ProviderSettings
 
 DEFAULT_URL = "http://localhost:11434"

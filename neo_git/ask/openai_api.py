@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from neo_git.ask.model import ModelReply, ModelRequest
-from neo_git.ask.providers import ProviderError, SDKProvider, sdk_error
+from neo_git.ask.provider_base import ProviderError, SDKProvider, sdk_error
 from neo_git.ask.settings import ProviderSettings
 
 # Models that take `reasoning.effort` (the o-series, gpt-5 family, codex models).

@@ -126,7 +126,7 @@ class AskContext:
 def stale_flags(fact: "Fact") -> list[str]:
     """["STALE: cited code changed since <date>"] for a fact whose cited code all changed: never
     passed off as current knowledge."""
-    from neo_git.citations.states import stale_note
+    from neo_git.citation_states import stale_note
 
     note = stale_note(fact)
     return [f"STALE: {note}; check the code before relying on it"] if note else []

@@ -28,11 +28,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from neo_git.config import neo_config
+from neo_git.errors import NeoError
 
 DEFAULT_MODELS = {"openai": "gpt-5-mini", "anthropic": "claude-sonnet-4-5", "ollama": "qwen3", "none": "none"}
 KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 BASE_URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL", "ollama": "OLLAMA_HOST"}
 BASE_URL_SETTING = {"openai": "openaiBaseUrl", "anthropic": "anthropicBaseUrl", "ollama": "ollamaUrl"}
+PROVIDER_NAMES = ("openai", "anthropic", "ollama", "none")
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_RETRIES = 2
 
@@ -84,6 +86,14 @@ def find_key(provider: str, repo=None) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
+def check_provider(name: str) -> str:
+    """*name* if it is a provider; NeoError listing the valid ones otherwise."""
+    text = str(name).strip().lower()
+    if text not in PROVIDER_NAMES:
+        raise NeoError(f"unknown provider '{name}'", "use one of: " + ", ".join(PROVIDER_NAMES))
+    return text
+
+
 def default_provider(repo=None) -> str:
     """openai if an OpenAI key is configured, else anthropic if an Anthropic key is, else none."""
     for name in ("openai", "anthropic"):
@@ -94,8 +104,6 @@ def default_provider(repo=None) -> str:
 
 def resolve_settings(provider: str | None = None, model: str | None = None, repo=None) -> ProviderSettings:
     """Settings for *provider* (or the configured/default one) and *model*."""
-    from neo_git.ask.providers import check_provider
-
     name = check_provider(provider or neo_config("provider", None, repo=repo) or default_provider(repo))
     base_url = None
     if name in BASE_URL_SETTING:

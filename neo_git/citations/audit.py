@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from neo_git.citations.recording import Recheck
-from neo_git.citations.states import BROKEN, MOVED, UNKNOWN
+from neo_git.citation_states import BROKEN, MOVED, UNKNOWN
 from neo_git.citations.verify import find_since
 from neo_git.errors import NeoError
 from neo_git.fact_schema import Citation

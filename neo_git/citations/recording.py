@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from neo_git.citations.code import CodeReader
 from neo_git.citations.resolve import commit_date
-from neo_git.citations.states import BROKEN, CHANGED, GONE, MOVED, UNKNOWN, VERIFIED
+from neo_git.citation_states import BROKEN, CHANGED, GONE, MOVED, UNKNOWN, VERIFIED
 from neo_git.citations.verify import Change as FileChange
 from neo_git.citations.verify import Check, Verifier
 from neo_git.fact_schema import Citation
@@ -219,7 +219,7 @@ class Recheck:
         """The note lines for *commit*: every citation whose recorded state it caused. Read from
         the citations themselves (`since`), so a run that repeats a commit whose states a killed
         worker already wrote still writes its lines (same ids: a note never doubles them)."""
-        from neo_git.outcomes.notes import NOTE_VERSION
+        from neo_git.store.notes import NOTE_VERSION
 
         before = {(t.fact, t.cited): t.before for t in self.transitions if t.commit == commit}
         records = []
@@ -311,7 +311,7 @@ def recheck_commits(repo: "pygit2.Repository", items: Sequence[tuple[str, Sequen
 
 def _notes(repo: "pygit2.Repository", run: Recheck, commits: Sequence[str]) -> None:
     from neo_git.facts import now_iso
-    from neo_git.outcomes import notes
+    from neo_git.store import notes
 
     ts = now_iso()
     for hexid in commits:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Iterable, NamedTuple
 from neo_git.citations.code import code_of
 from neo_git.citations.fingerprint import span_digest
 from neo_git.citations.languages import language_of, supported_extensions
-from neo_git.citations.states import VERIFIED
+from neo_git.citation_states import VERIFIED
 from neo_git.citations.symbols import line_tokens
 from neo_git.errors import NeoError
 from neo_git.fact_schema import Citation

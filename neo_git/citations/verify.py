@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Iterable, NamedTuple, Sequence
 from neo_git.citations.code import CodeReader, Unavailable
 from neo_git.citations.fingerprint import find_span, span_digest
 from neo_git.citations.languages import language_of
-from neo_git.citations.states import CHANGED, GONE, MOVED, UNKNOWN, VERIFIED
+from neo_git.citation_states import CHANGED, GONE, MOVED, UNKNOWN, VERIFIED
 from neo_git.citations.symbols import line_tokens
 from neo_git.fact_schema import Citation, CitationState
 

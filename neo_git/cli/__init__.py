@@ -26,6 +26,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_hook(argv[1], argv[2:])
     # The parser imports every command group's small module and neo_git.facts (~15 ms):
     # only commands that are not hooks pay for it.
+    import neo_git.citations  # noqa: F401 - registers the feature's cite resolver with the store (neo_git/citing.py)
     from neo_git.cli.parser import build_parser, command_in
 
     parser, commands = build_parser(command_in(argv))

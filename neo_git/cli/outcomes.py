@@ -95,9 +95,11 @@ def cmd_outcomes(args: argparse.Namespace) -> int:
 
     repo = open_repository()
     if args.wait is not None:
+        from neo_git.githooks.install import hooks_installed
         from neo_git.outcomes.waiting import wait_for_worker
 
-        if not wait_for_worker(repo, repository_paths(repo), args.wait):
+        paths = repository_paths(repo)
+        if not wait_for_worker(repo, paths, args.wait, hooks_installed(paths)):
             print(f"warning: the hooks' background worker has not finished with HEAD within {args.wait:g} s; "
                   "showing what is recorded so far (.git/neo/hook.log says what it is doing)", file=sys.stderr)
     records = recent_outcomes(repo, max(1, args.limit))

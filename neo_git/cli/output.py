@@ -42,7 +42,7 @@ def fact_line(fact) -> str:
 
 def stale_mark(fact) -> str:
     """` [stale: cited code changed since <date>]` for a stale fact, else ''."""
-    from neo_git.citations.states import stale_note
+    from neo_git.citation_states import stale_note
 
     note = stale_note(fact)
     return f" [stale: {note}]" if note else ""

@@ -17,7 +17,8 @@ def check_caches(paths: "RepositoryPaths", home: Path, ref: str = "refs/neo/fact
     from neo_git import safejson
     from neo_git.embed.cache import DATA_FILE
     from neo_git.embed.vecfile import untrusted_records
-    from neo_git.store.parse_cache import parse_cache_path, untrusted_entries
+    from neo_git.store.parse_cache import parse_cache_path
+    from neo_git.store.parse_journal import untrusted_entries
 
     findings = []
     snapshot = parse_cache_path(paths.common_dir, ref)

@@ -97,7 +97,8 @@ def _unreachable_tip(ctx: Context) -> str | None:
     import pygit2
 
     from neo_git.gitrun import git_dir_args, run_git
-    from neo_git.store.parse_cache import parse_cache_path, read_parse_cache
+    from neo_git.store.parse_cache import parse_cache_path
+    from neo_git.store.parse_journal import read_parse_cache
     from neo_git.store.ref_damage import tip_problem
 
     cached = {name: sub.oid for name, sub in read_parse_cache(parse_cache_path(ctx.paths.common_dir, REF), REF).items()}

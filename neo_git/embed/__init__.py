@@ -12,12 +12,12 @@ hash embedder. "auto" never touches the network.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Callable, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Callable
 
+from neo_git.embed.protocol import Embedder
 from neo_git.errors import NeoError
 
 if TYPE_CHECKING:  # pragma: no cover
-    import numpy as np
     import pygit2
 
     from neo_git.relevance import Noise
@@ -37,19 +37,6 @@ __all__ = [
 
 # For an embedder that does not say (a caller's own): cosine says little below this.
 DEFAULT_RELEVANCE_FLOOR = 0.3
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    """Turns texts into unit vectors; `id` names the vector space (it keys the cache)."""
-
-    id: str                     # stable and versioned: "hash-v1-512", "fastembed:<model>"
-    dim: int
-    supersede_threshold: float  # cosine above which a same-scope, same-kind fact is superseded
-
-    def embed(self, texts: Sequence[str]) -> "np.ndarray":
-        """Shape (len(texts), dim), float32, rows L2-normalised (a zero row for empty text)."""
-        ...
 
 
 def relevance_floor(embedder: "Embedder") -> float:

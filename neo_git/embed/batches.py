@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TYPE_CHECKING, Callable, Sequence, TextIO
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence, TextIO
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
-
-    from neo_git.embed.cache import VectorCache
 
 BATCH = 1024           # texts stored per append (one lock and fsync each)
 CALL = 32              # texts per embedder call, at most
@@ -33,7 +31,13 @@ DELAY_SECONDS = 1.0    # nothing is drawn for work that ends sooner
 REFRESH_SECONDS = 0.2
 
 
-def embed_in_batches(cache: "VectorCache", embedder, keys: Sequence[bytes], text_of: Callable[[int], str],
+class VectorSink(Protocol):
+    """Where the batches go: the vector cache (`embed/cache.py`'s `VectorCache.store`)."""
+
+    def store(self, embedder, keys: list[bytes], embedded: "np.ndarray", remember: bool = True) -> "np.ndarray": ...
+
+
+def embed_in_batches(cache: VectorSink, embedder, keys: Sequence[bytes], text_of: Callable[[int], str],
                      take: Callable[[int, "np.ndarray"], None], *, batch: int = BATCH,
                      stream: TextIO | None = None) -> None:
     """Embed the texts *text_of(i)* of *keys* (no two alike) `CALL` at a time, append them to

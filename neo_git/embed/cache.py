@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING, Callable, Collection, Iterable, Sequence
 
 from neo_git.embed.batches import embed_in_batches
 from neo_git.embed.vecfile import (
-    HEADER_BYTES, KEY_BYTES, SUM_BYTES, checksums, file_header, header_dim, record_size, record_vectors, text_key,
-    trusted_words,
+    HEADER_BYTES, KEY_BYTES, KEYS_FILE, KEYS_HEADER, KEYS_MAGIC, SCAN_RECORDS, SUM_BYTES, checksums, file_header,
+    header_dim, record_size, record_vectors, text_key, trusted_words,
 )
 from neo_git.fileio import LockTimeout, locked
 from neo_git.identity import vector_cache_dir
@@ -50,19 +50,15 @@ from neo_git.identity import vector_cache_dir
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from neo_git.embed import Embedder
+    from neo_git.embed.protocol import Embedder
 
 DATA_FILE = "vectors.bin"
-KEYS_FILE = "vectors.keys"
-KEYS_MAGIC = b"NEOKEYS1"
-KEYS_HEADER = 16     # magic + the inode of the vectors.bin it indexes (8 bytes, little-endian)
 LOCK_FILE = "lock"
 APPEND_LOCK_WAIT = 0.5    # seconds a recall waits to persist new vectors before keeping them in memory
 # A cache that only grows is cut back to its newest half when it passes this many
 # rows. (Queries are no longer stored; a cap at a store's own size made every add
 # to a 50,000-fact store throw away half of its vectors.)
 MAX_ROWS = 200_000   # 400 MB at 512 floats; well above a 50,000-fact store plus its growth
-SCAN_RECORDS = 2048  # records per read while indexing the file (~4 MB at 512 floats)
 STREAM_AT = 1024     # a process that never indexed the file streams it for this many keys or more
 
 

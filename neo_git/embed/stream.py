@@ -15,8 +15,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from neo_git.embed.cache import KEYS_FILE, KEYS_HEADER, KEYS_MAGIC, SCAN_RECORDS
-from neo_git.embed.vecfile import HEADER_BYTES, KEY_BYTES, header_dim, record_vectors, trusted_words
+from neo_git.embed.vecfile import (
+    HEADER_BYTES, KEY_BYTES, KEYS_FILE, KEYS_HEADER, KEYS_MAGIC, SCAN_RECORDS, header_dim, record_vectors, trusted_words,
+)
 from neo_git.embed.rows import cosines
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -26,6 +26,12 @@ SUM_BYTES = 4
 HEADER_BYTES = 64
 MAGIC = b"NEOVEC\x00\x02"   # version 2: records carry a checksum (version 1 files are rewritten)
 NORM_TOLERANCE = 1e-3
+# The keys file beside it (`embed/cache.py` writes it, `embed/stream.py` reads it): the magic,
+# then the keys of the vectors file's records in order.
+KEYS_FILE = "vectors.keys"
+KEYS_MAGIC = b"NEOKEYS1"
+KEYS_HEADER = 16     # magic + the inode of the vectors.bin it indexes (8 bytes, little-endian)
+SCAN_RECORDS = 2048  # records per read while indexing the file (~4 MB at 512 floats)
 
 
 def text_key(text: str) -> bytes:

@@ -156,6 +156,11 @@ def uninstall(repo, names: tuple[str, ...] = HOOK_NAMES) -> InstallReport:
     return report
 
 
+def hooks_installed(paths: RepositoryPaths) -> bool:
+    """Whether `git neo install` put the hooks in (its record says so)."""
+    return bool(_read_state(paths).get("hooks"))
+
+
 def _read_state(paths: RepositoryPaths) -> dict:
     try:
         data = safejson.loads((paths.neo_dir / STATE_FILE).read_text(encoding="utf-8"))

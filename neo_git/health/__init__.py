@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from neo_git.health.cache_file import CACHE_FILE
+
 __all__ = [
     "snapshot_commit", "snapshot_index", "cached_summary", "health_delta", "HealthSnapshot", "HealthDelta",
     "FileMetrics", "ImportGraph", "ImportRef",
 ]
-
-CACHE_FILE = "health.sqlite"   # in .git/neo/ (see cache.py)
 
 _LAZY = {
     "snapshot_commit": "neo_git.health.measure",

@@ -28,7 +28,7 @@ import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple
 
-from neo_git.health import CACHE_FILE
+from neo_git.health.cache_file import CACHE_FILE
 from neo_git.health.states import typed_rows
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -29,7 +29,7 @@ from typing import IO, Iterator
 
 from neo_git.config import ConfigValues
 from neo_git.gitrun import GitCommandError, StartedGit, git_env, run_git
-from neo_git.health import CACHE_FILE
+from neo_git.health.cache_file import CACHE_FILE
 from neo_git.health.cache import KeptWrites, MetricsCache, StoredState
 from neo_git.health.scan import Scan
 from neo_git.health.snapshot import HealthSnapshot, snapshot_from_state

@@ -7,7 +7,7 @@
 - Everything else (the top-level files, a rule with `alwaysApply: true`, `globs` of `*` or
   `**`) applies everywhere: no scope.
 
-Editor globs are minimatch-style; they become git pathspec globs (`neo_git.citations.pathglob`):
+Editor globs are minimatch-style; they become git pathspec globs (`neo_git.pathglob`):
 a glob without a '/' matches at any depth (`*.ts` → `**/*.ts`), `{a,b}` is expanded.
 """
 from __future__ import annotations

@@ -32,7 +32,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from neo_git.citations.pathglob import any_matches
+from neo_git.pathglob import any_matches
 from neo_git.fact_schema import Citation
 from neo_git.facts import Fact, FactMetadata, now_iso
 from neo_git.redact import redact

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from neo_git.outcomes.note_records import clean_record
-from neo_git.outcomes.notes import NOTES_REF, iter_notes
+from neo_git.store.notes import NOTES_REF, iter_notes
 
 
 def outcome_records(repo, ref: str = NOTES_REF) -> list[dict]:

@@ -23,7 +23,8 @@ from neo_git.fact_schema import Citation
 from neo_git.facts import FactScope, now_iso
 from neo_git.fileio import locked
 from neo_git.identity import RepositoryPaths, repository_paths
-from neo_git.outcomes import notes
+from neo_git.store import notes
+from neo_git.outcomes.changes import FileChange
 from neo_git.outcomes.confidence import (
     MOVING, REVERTED, Outcome, project_plan, relied_on, review_fact, scope_plan,
 )
@@ -42,16 +43,6 @@ MAX_WALK = 20                 # unprocessed ancestors a worker catches up on
 LOCK_TIMEOUT = 300.0          # a worker waits this long for the one before it
 SUGGESTION_DAYS = 14          # pending suggestions older than this expire
 CLOCK_SLACK = 5               # seconds: a suggestion made "after" a commit can still be in it
-
-
-@dataclass(frozen=True)
-class FileChange:
-    """One file a commit changed (renames followed: *old_path* is where it came from)."""
-
-    path: str
-    old_path: str | None
-    old_id: str | None
-    new_id: str | None
 
 
 @dataclass

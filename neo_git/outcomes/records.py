@@ -10,13 +10,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from neo_git.identity import RepositoryPaths
-from neo_git.outcomes import notes
+from neo_git.store import notes
 from neo_git.outcomes.suggestions import Suggestion, update_suggestions
 
 if TYPE_CHECKING:  # pragma: no cover
     import pygit2
 
-    from neo_git.outcomes.processing import FileChange
+    from neo_git.outcomes.changes import FileChange
 
 log = logging.getLogger("neo_git.outcomes")
 

@@ -19,7 +19,7 @@ import pygit2
 
 from neo_git.fileio import locked
 from neo_git.identity import RepositoryPaths, repository_paths
-from neo_git.outcomes import notes
+from neo_git.store import notes
 from neo_git.outcomes.ledger import Ledger, author_key
 from neo_git.outcomes.processing import LOCK_TIMEOUT, CommitResult, _after_processing, process_one, recheck_citations
 from neo_git.outcomes.suggestions import Suggestion, update_suggestions

@@ -39,11 +39,10 @@ def _queue_empty(neo_dir) -> bool:
         return True
 
 
-def wait_for_worker(repo, paths, seconds: float) -> bool:
-    """Wait up to *seconds* for the worker to finish with HEAD; False when time ran out."""
-    from neo_git.githooks.install import _read_state
-
-    if not _read_state(paths).get("hooks"):
+def wait_for_worker(repo, paths, seconds: float, hooks_installed: bool) -> bool:
+    """Wait up to *seconds* for the worker to finish with HEAD; False when time ran out.
+    Without the hooks (*hooks_installed*: `githooks.install.hooks_installed`) no worker runs."""
+    if not hooks_installed:
         return True
     deadline = time.monotonic() + max(0.0, seconds)
     while True:

@@ -7,47 +7,20 @@ default `.git/neo/report.html`) and the report's own derived caches, nothing els
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from neo_git.report.activity import Activity
-from neo_git.report.cycles import Cycle
+from neo_git.report.data import ReportData, TopFact
 from neo_git.report.memory import MemoryHistory
-from neo_git.report.series import CommitInfo, HealthPoint
+from neo_git.report.series import CommitInfo
 
 if TYPE_CHECKING:  # pragma: no cover
     import pygit2
 
-    from neo_git.facts import Fact
-
 TOP_FACTS = 10
 DEFAULT_FILE = "report.html"
-
-
-@dataclass
-class TopFact:
-    """A fact that earned successes, and the commits that earned them."""
-
-    fact: "Fact"
-    commits: list[CommitInfo | str]     # CommitInfo when the commit is readable, else its hex
-
-
-@dataclass
-class ReportData:
-    """Everything the page draws (see page.py and the section modules)."""
-
-    name: str                        # repository folder name
-    branch: str | None
-    head: CommitInfo
-    generated: float                 # epoch seconds
-    health: list[HealthPoint]
-    measured: int                    # commits measured by this run (0: all from the cache)
-    head_summary: dict
-    cycles: list[Cycle]
-    memory: MemoryHistory
-    top_facts: list[TopFact] = field(default_factory=list)
-    activity: Activity = field(default_factory=Activity)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from neo_git.report.page import empty, figure, legend, table
 from neo_git.report.text import day_text, esc, local_time, number, stamp_text
 
 if TYPE_CHECKING:  # pragma: no cover
-    from neo_git.report.build import ReportData
+    from neo_git.report.data import ReportData
     from neo_git.report.series import CommitInfo
 
 MAX_GRAPHS = 12          # cycles drawn as graphs; the rest are listed

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Iterable
 
-from neo_git.citations.states import is_stale
+from neo_git.citation_states import is_stale
 from neo_git.report import cache
 
 if TYPE_CHECKING:  # pragma: no cover

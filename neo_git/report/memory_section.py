@@ -13,7 +13,7 @@ from neo_git.report.page import empty, figure, legend, row_table, table
 from neo_git.report.text import day_text, esc, number, short_day, stamp_text
 
 if TYPE_CHECKING:  # pragma: no cover
-    from neo_git.report.build import ReportData
+    from neo_git.report.data import ReportData
 
 MAX_MEMORY_POINTS = 400      # a longer ref history is drawn every n-th commit (the last always)
 KINDS = ("constraint", "architecture", "decision", "pattern", "failure", "review", "known_unknown")

@@ -11,7 +11,7 @@ from neo_git.report.page import card, count_text, document
 from neo_git.report.text import day_text, esc, stamp_text
 
 if TYPE_CHECKING:  # pragma: no cover
-    from neo_git.report.build import ReportData
+    from neo_git.report.data import ReportData
 
 
 def render(data: "ReportData") -> str:

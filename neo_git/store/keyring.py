@@ -156,3 +156,11 @@ def bind(address: str, public_key: str, home: Path | None = None) -> bool:
     _MEMO.pop(str(path), None)
     return True
 
+
+def signer_email(principal: str) -> str:
+    """The address in git's signer name: an ssh principal (`alice@example.com`) or a gpg
+    user id (`Alice <alice@example.com>`); lower case, "" when none."""
+    text = (principal or "").strip()
+    if "<" in text and text.endswith(">"):
+        text = text[text.rindex("<") + 1:-1]
+    return text.strip().lower() if "@" in text else ""

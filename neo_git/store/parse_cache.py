@@ -39,7 +39,6 @@ base is rewritten (and the journal dropped) once the journal passes a quarter of
 """
 from __future__ import annotations
 
-import gc
 import hashlib
 import hmac
 import marshal
@@ -85,54 +84,6 @@ def parse_cache_path(common_dir: Path, ref: str) -> Path:
     Python version (marshal's format may differ between them): a hook run by another Python
     (e.g. pre-commit's own environment) keeps its own cache instead of rewriting this one."""
     return cache_file(common_dir, "facts", ref, f".{sys.implementation.cache_tag or 'python'}.bin")
-
-
-def read_parse_cache(path: Path, ref: str, blob_fact: BlobFact | None = None) -> dict[str, Subtree]:
-    """The subtrees recorded in the parse cache ({} if missing, for another ref, or unreadable),
-    lazy: their facts are decoded when asked for (read from their blobs by *blob_fact* when a
-    subtree's encoded facts fail their check)."""
-    # Decoding a subtree creates a few containers per fact, all acyclic: the cyclic GC would walk
-    # the growing heap again and again for nothing. Afterwards freeze + unfreeze moves them (with
-    # everything else) straight to the oldest generation, in O(1).
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _parse(path, ref, blob_fact)
-    finally:
-        if was_enabled:
-            gc.freeze()
-            gc.unfreeze()
-            gc.enable()
-
-
-def _parse(path: Path, ref: str, blob_fact: BlobFact | None) -> dict[str, Subtree]:
-    try:
-        with open(path, "rb") as fh:
-            stat = os.fstat(fh.fileno())
-            head = fh.read(len(_SEAL) + 64 + 1 + _LENGTH.size)   # the seal line and the header's length
-            end = head.find(b"\n")
-            if end < 0 or len(head) < end + 1 + _LENGTH.size:
-                return {}
-            (size,) = _LENGTH.unpack_from(head, end + 1)
-            sealed = end + 1 + _LENGTH.size + size   # the seal line, the length and the header
-            if sealed > stat.st_size:
-                return {}
-            raw = os.pread(fh.fileno(), sealed, 0)   # one read, no copy: what the seal covers
-        body = _verified_body(raw, path)
-        if body is None or len(raw) != sealed:
-            return {}
-        region = FileRegion(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns), sealed, stat.st_size - sealed)
-        subtrees = unpack_subtrees(body, ref, region, blob_fact)  # sealed: written by us from validated facts
-        if subtrees is None:
-            return {}
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError, struct.error, NeoError):
-        return {}  # derived data: a broken cache only means reading the ref in full
-    from neo_git.store.parse_journal import replay_journal  # beside this file, importing from it
-
-    replay_journal(path, _base_id(head), subtrees)
-    return subtrees
 
 
 class FileRegion(NamedTuple):
@@ -255,42 +206,6 @@ def _sealed_part(body: "bytes | memoryview") -> "bytes | memoryview":
     encoded facts after them)."""
     (size,) = _LENGTH.unpack_from(body)
     return body[:_LENGTH.size + size]
-
-
-def untrusted_entries(path: Path, ref: str) -> tuple[int, int] | None:
-    """For the doctor: (entries, entries that do not match the blob or tree they claim) in the
-    parse cache at *path*, checked the slow, exact way (canonical bytes against the blob id); a file
-    whose checksum fails counts as one bad entry. None if there is none, or it is for another
-    format or ref (so never used)."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return (1, 1)
-    body = _verified_body(raw, path, create_key=False)
-    if body is None:
-        return (1, 1)  # unsealed: never decoded (marshal is only for data we wrote)
-    try:
-        subtrees = unpack_subtrees(body, ref)
-    except (ValueError, EOFError, TypeError, KeyError, struct.error):
-        return (1, 1)
-    if subtrees is None:
-        return None
-    total, bad = 0, 0
-    try:
-        for sub in subtrees.values():
-            if not sub.sound():   # its encoded facts are not those the header sealed
-                total, bad = total + len(sub), bad + max(1, len(sub))
-                continue
-            more, worse = check_subtree(sub)
-            total, bad = total + more, bad + worse
-    except (ValueError, KeyError, TypeError, AttributeError, EOFError, NeoError):
-        return (max(total, 1), max(bad, 1))
-    from neo_git.store.parse_journal import untrusted_journal_entries
-
-    more, worse = untrusted_journal_entries(path)  # what the journal lays over the base
-    return (total + more, bad + worse)
 
 
 def check_subtree(sub: Subtree) -> tuple[int, int]:

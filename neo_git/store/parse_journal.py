@@ -7,19 +7,26 @@ it: rows and encoded facts), one sealed record per save, and a reader replays th
 the base. `write_parse_cache` (a new base)
 removes the journal; `append_parse_journal` refuses once the journal passes a quarter of
 the base, and the caller writes a new base instead.
+
+Reading the cache as a whole (`read_parse_cache`: the base with the journal replayed over it;
+`untrusted_entries`, the doctor's check of both) lives here too, beside the journal it replays.
 """
 from __future__ import annotations
 
+import gc
 import hmac
 import marshal
 import os
+import struct
 from pathlib import Path
 from typing import Iterator
 
 from neo_git.errors import NeoError
 from neo_git.store.parse_cache import (
-    _SEAL, Subtree, _base_id, _key, _seal, check_subtree, lazy_subtree, write_parse_cache,
+    _LENGTH, _SEAL, FileRegion, Subtree, _base_id, _key, _seal, _verified_body, check_subtree, lazy_subtree,
+    unpack_subtrees, write_parse_cache,
 )
+from neo_git.store.subtree import BlobFact
 
 # One record per save: a header line `neo-parse-journal:<hmac hex> <length>` and `length` bytes
 # of marshal data {"base": <the base file's id>, "subtrees": {name: [tree before | None,
@@ -185,3 +192,83 @@ def save_parse_cache(path: Path, ref: str, persisted: dict[str, Subtree] | None,
         write_parse_cache(path, ref, subtrees)
         return subtrees
     return persisted
+
+
+def read_parse_cache(path: Path, ref: str, blob_fact: BlobFact | None = None) -> dict[str, Subtree]:
+    """The subtrees recorded in the parse cache ({} if missing, for another ref, or unreadable),
+    lazy: their facts are decoded when asked for (read from their blobs by *blob_fact* when a
+    subtree's encoded facts fail their check)."""
+    # Decoding a subtree creates a few containers per fact, all acyclic: the cyclic GC would walk
+    # the growing heap again and again for nothing. Afterwards freeze + unfreeze moves them (with
+    # everything else) straight to the oldest generation, in O(1).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse(path, ref, blob_fact)
+    finally:
+        if was_enabled:
+            gc.freeze()
+            gc.unfreeze()
+            gc.enable()
+
+
+def _parse(path: Path, ref: str, blob_fact: BlobFact | None) -> dict[str, Subtree]:
+    try:
+        with open(path, "rb") as fh:
+            stat = os.fstat(fh.fileno())
+            head = fh.read(len(_SEAL) + 64 + 1 + _LENGTH.size)   # the seal line and the header's length
+            end = head.find(b"\n")
+            if end < 0 or len(head) < end + 1 + _LENGTH.size:
+                return {}
+            (size,) = _LENGTH.unpack_from(head, end + 1)
+            sealed = end + 1 + _LENGTH.size + size   # the seal line, the length and the header
+            if sealed > stat.st_size:
+                return {}
+            raw = os.pread(fh.fileno(), sealed, 0)   # one read, no copy: what the seal covers
+        body = _verified_body(raw, path)
+        if body is None or len(raw) != sealed:
+            return {}
+        region = FileRegion(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns), sealed, stat.st_size - sealed)
+        subtrees = unpack_subtrees(body, ref, region, blob_fact)  # sealed: written by us from validated facts
+        if subtrees is None:
+            return {}
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError, struct.error, NeoError):
+        return {}  # derived data: a broken cache only means reading the ref in full
+    replay_journal(path, _base_id(head), subtrees)
+    return subtrees
+
+
+def untrusted_entries(path: Path, ref: str) -> tuple[int, int] | None:
+    """For the doctor: (entries, entries that do not match the blob or tree they claim) in the
+    parse cache at *path*, checked the slow, exact way (canonical bytes against the blob id); a file
+    whose checksum fails counts as one bad entry. None if there is none, or it is for another
+    format or ref (so never used)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return (1, 1)
+    body = _verified_body(raw, path, create_key=False)
+    if body is None:
+        return (1, 1)  # unsealed: never decoded (marshal is only for data we wrote)
+    try:
+        subtrees = unpack_subtrees(body, ref)
+    except (ValueError, EOFError, TypeError, KeyError, struct.error):
+        return (1, 1)
+    if subtrees is None:
+        return None
+    total, bad = 0, 0
+    try:
+        for sub in subtrees.values():
+            if not sub.sound():   # its encoded facts are not those the header sealed
+                total, bad = total + len(sub), bad + max(1, len(sub))
+                continue
+            more, worse = check_subtree(sub)
+            total, bad = total + more, bad + worse
+    except (ValueError, KeyError, TypeError, AttributeError, EOFError, NeoError):
+        return (max(total, 1), max(bad, 1))
+    more, worse = untrusted_journal_entries(path)  # what the journal lays over the base
+    return (total + more, bad + worse)

@@ -25,6 +25,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Iterable, Mapping
 
+from neo_git.store.keyring import signer_email
+
 if TYPE_CHECKING:  # pragma: no cover
     from neo_git.store.signers import Signers
 
@@ -102,15 +104,6 @@ def is_trusted(verdict: Mapping, trusted: Iterable[str], trusted_remotes: Iterab
         return True
     address = signers.speaks_for(verdict) if signers is not None else ""
     return bool(address) and address in trusted
-
-
-def signer_email(principal: str) -> str:
-    """The address in git's signer name: an ssh principal (`alice@example.com`) or a gpg
-    user id (`Alice <alice@example.com>`); lower case, "" when none."""
-    text = (principal or "").strip()
-    if "<" in text and text.endswith(">"):
-        text = text[text.rindex("<") + 1:-1]
-    return text.strip().lower() if "@" in text else ""
 
 
 def describe(verdict: Mapping, signers: "Signers | None" = None) -> str:

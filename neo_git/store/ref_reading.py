@@ -11,8 +11,8 @@ import pygit2
 from neo_git.errors import CorruptStore, InvalidFact
 from neo_git.facts import Fact
 from neo_git.store.objects import MissingObject, fetch_missing
-from neo_git.store.parse_cache import REWRITE_AFTER, Subtree, parse_cache_path, read_parse_cache
-from neo_git.store.parse_journal import save_parse_cache
+from neo_git.store.parse_cache import REWRITE_AFTER, Subtree, parse_cache_path
+from neo_git.store.parse_journal import read_parse_cache, save_parse_cache
 from neo_git.store.ref_facts import fact_from_blob, fact_path
 
 _BLOB = pygit2.enums.FileMode.BLOB

@@ -11,28 +11,28 @@ text, so a collision never makes a duplicate or a same-subject fact.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterator, MutableMapping, Sequence
+from collections import Counter
+from typing import Callable, Iterator, MutableMapping, Sequence
 
 from neo_git.fact_table import DEPENDS_ON, KIND_INDEX, SCOPE_INDEX, VALID, FactTable, hex_id
 from neo_git.facts import SCOPE_ORDER, Fact, FactKind, FactScope
-from neo_git.store.index import COMPACT_AFTER, PeerGroup, text_key
+from neo_git.store.peer_group import COMPACT_AFTER, PeerGroup, text_key
 from neo_git.textkeys import duplicate_hash, subject_hash, subject_key
 
-if TYPE_CHECKING:  # pragma: no cover
-    from neo_git.store.index import FactIndex
 
-
-def index_rows(index: "FactIndex", table: FactTable) -> None:
-    """Fill *index*'s valid counts and dependents from *table*'s rows."""
+def index_rows(table: FactTable) -> tuple[Counter[FactScope], list[Fact]]:
+    """What a write index (`store/index.py`) takes from *table*'s rows: the valid facts per
+    scope, and the valid facts that depend on others (in row order)."""
     import numpy as np
 
     rows = table.rows
     valid = (rows["flags"] & VALID) != 0
     scopes, counts = np.unique(rows["scope"][valid], return_counts=True)
+    per_scope: Counter[FactScope] = Counter()
     for scope, count in zip(scopes.tolist(), counts.tolist()):
-        index._valid[SCOPE_ORDER[scope]] += count
-    for i in np.flatnonzero(valid & ((rows["flags"] & DEPENDS_ON) != 0)).tolist():
-        index._link_dependencies(table[i])
+        per_scope[SCOPE_ORDER[scope]] += count
+    dependent = [table[i] for i in np.flatnonzero(valid & ((rows["flags"] & DEPENDS_ON) != 0)).tolist()]
+    return per_scope, dependent
 
 
 def row_group(table: FactTable, scope: FactScope, kind: FactKind) -> "RowGroup | None":

@@ -25,6 +25,7 @@ from typing import Mapping
 
 from neo_git.errors import NeoError
 from neo_git.store import keyring, pins
+from neo_git.store.keyring import signer_email
 from neo_git.store.signing_key import key_path, own_fingerprint
 
 SIGNED = pins.SIGNED
@@ -105,8 +106,6 @@ NONE = Signers()
 
 
 def _address(principal: str) -> str:
-    from neo_git.store.received import signer_email
-
     return signer_email(principal)
 
 

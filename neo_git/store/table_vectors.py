@@ -6,14 +6,28 @@ appended, as `VectorCache.vectors` does; its fact is decoded for that, and only 
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
     from neo_git.embed.stream import RecordReader
+    from neo_git.embed import Embedder
+    from neo_git.embed.cache import VectorCache
     from neo_git.fact_table import FactTable
-    from neo_git.store import FactStore
+
+
+class EmbeddingStore(Protocol):
+    """What the streamed cosines read of a store: `FactStore` (its `StoreEmbedding` half,
+    store/embedding.py, imports this module)."""
+
+    @property
+    def embedder(self) -> "Embedder": ...
+
+    @property
+    def vector_cache(self) -> "VectorCache": ...
+
+    def _vectors(self, texts: Sequence[str]) -> "np.ndarray": ...
 
 
 KEEP_EMBEDDED = 4096   # vectors embedded during a first recall kept in memory, at most (~6 MB)
@@ -79,7 +93,7 @@ class TableVectors:
         return values
 
 
-def streamed_cosines(store: "FactStore", table: "FactTable", query: "np.ndarray",
+def streamed_cosines(store: EmbeddingStore, table: "FactTable", query: "np.ndarray",
                      positions: "np.ndarray | None" = None) -> "tuple[np.ndarray, TableVectors]":
     """(the cosine of *query* with each fact of *table* at *positions* (None: every fact; NaN
     at the others), their vectors on demand), reading the vector file once without keeping it."""

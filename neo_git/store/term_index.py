@@ -20,9 +20,9 @@ import re
 import sqlite3
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
-from neo_git.lexical import B, K1, terms
+from neo_git.lexical import B, K1, Words, terms
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -161,14 +161,6 @@ class TermIndex:
 
 
 RARE_SHARED = 2   # words of the question that one fact alone holds: that many make it known
-
-
-class Words(NamedTuple):
-    """What a question's words found: BM25 by position, and the positions holding at least
-    RARE_SHARED of its words that no other text has (with those words)."""
-
-    bm25: dict[int, float]
-    rare: dict[int, tuple[str, ...]]
 
 
 def pool_words(index: TermIndex, query: str, table, positions: "Sequence[int] | np.ndarray") -> Words:

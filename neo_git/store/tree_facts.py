@@ -10,7 +10,7 @@ all through the store first.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator, Protocol
 
 import pygit2
 
@@ -18,14 +18,23 @@ from neo_git.errors import InvalidFact
 from neo_git.facts import Fact
 from neo_git.store.ref_facts import LookupMapping, fact_from_blob, fact_id_of
 
-if TYPE_CHECKING:  # pragma: no cover
-    from neo_git.store.refstore import RefStore
+class RefReader(Protocol):
+    """What `TreeFacts` reads through: `RefStore` (refstore.py, which imports this module)."""
+
+    ref: str
+    scope: str
+
+    def _object(self, oid: pygit2.Oid, where: str) -> pygit2.Object: ...
+
+    def _commit(self, oid: pygit2.Oid) -> pygit2.Commit: ...
+
+    def _load_at(self, tip: pygit2.Oid | None) -> dict[str, Fact]: ...
 
 
 class TreeFacts(LookupMapping):
     """A read-only id -> Fact view of *store*'s ref at commit *tip* (None: no facts yet)."""
 
-    def __init__(self, store: "RefStore", tip: pygit2.Oid | None) -> None:
+    def __init__(self, store: RefReader, tip: pygit2.Oid | None) -> None:
         self._store = store
         self._tip = tip
         self._facts_tree: pygit2.Tree | None | bool = False   # False: not looked up yet

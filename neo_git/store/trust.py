@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from neo_git.config import neo_config_list
 from neo_git.errors import NeoError
@@ -34,7 +34,19 @@ from neo_git.store.signers import NONE as NO_SIGNERS, signers_for
 if TYPE_CHECKING:  # pragma: no cover
     import pygit2
 
-    from neo_git.store import FactStore
+    from neo_git.identity import RepositoryPaths
+    from neo_git.store.base import Backend
+
+
+class TrustedStore(Protocol):
+    """What trust reads of a store: `FactStore` (store/__init__.py, which imports this module)."""
+
+    repo: "pygit2.Repository | None"
+    paths: "RepositoryPaths | None"
+    home: Path | None
+    author: str
+    backends: "dict[FactScope, Backend]"
+
 
 TRUST_KEY = "neo.trusted"
 TRUST_UNSIGNED_KEY = "trustUnsigned"   # neo.trustUnsigned: remotes whose unsigned commits count
@@ -53,7 +65,7 @@ def normalize_email(text: str) -> str:
     return value.lower()
 
 
-def local_email(store: "FactStore") -> str:
+def local_email(store: TrustedStore) -> str:
     """The local user's e-mail (lower case), from git's author identity."""
     match = re.search(r"<([^<>]*)>\s*$", store.author)
     return (match.group(1) if match else store.author).strip().lower()
@@ -72,7 +84,7 @@ def configured_trust(repo: pygit2.Repository) -> list[str]:
     return out
 
 
-def trusted_emails(store: "FactStore") -> frozenset[str]:
+def trusted_emails(store: TrustedStore) -> frozenset[str]:
     """Everyone whose facts count as knowledge here: the local user and the configured list."""
     return frozenset([local_email(store), *configured_trust(store.repo)])
 
@@ -83,7 +95,7 @@ def trusted_remotes(repo: "pygit2.Repository") -> list[str]:
     return [v.strip() for v in neo_config_list(TRUST_UNSIGNED_KEY, repo=repo) if v.strip()]
 
 
-def untrusted_authors(store: "FactStore") -> dict[str, str]:
+def untrusted_authors(store: TrustedStore) -> dict[str, str]:
     """{fact id: author e-mail as claimed} of project facts (and of a connected org memory's
     facts) whose author is not trusted (claims)."""
     if store.repo is None or store.paths is None:
@@ -178,7 +190,7 @@ def trusted_here(repo: "pygit2.Repository") -> frozenset[str]:
 _CLAIMS: dict[str, tuple] = {}
 
 
-def unverified_commits(store: "FactStore") -> dict[str, str]:
+def unverified_commits(store: TrustedStore) -> dict[str, str]:
     """{fact id: how its author is known} for project claims whose commit a sync brought in
     (`show` marks the author they state about themselves as self-declared)."""
     if store.repo is None or store.paths is None:

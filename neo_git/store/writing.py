@@ -18,6 +18,7 @@ from neo_git.facts import (
 )
 from neo_git.redact import citation_names, redact, refuse_secrets
 from neo_git.store.base import Change
+from neo_git.citing import resolver_for
 
 if TYPE_CHECKING:  # pragma: no cover
     from neo_git.store import FactStore
@@ -213,12 +214,12 @@ class WritePaths:
                            "use --scope project (or session)")
         if self.repo is None:
             raise NeoError("an in-memory store has no code to cite", "open a repository with FactStore.open(path)")
-        from neo_git.citations.resolve import Resolver
-
-        resolver = Resolver(self.repo, self.paths.workdir if self.paths else None)
+        resolve = None
         out: list[Citation] = []
         for cite in cites:
-            citation = Citation.from_json(cite) if isinstance(cite, Mapping) else resolver.resolve(str(cite))
+            if not isinstance(cite, Mapping) and resolve is None:
+                resolve = resolver_for(self.repo, self.paths.workdir if self.paths else None)
+            citation = Citation.from_json(cite) if isinstance(cite, Mapping) else resolve(str(cite))
             if not any(c.cited == citation.cited for c in out):   # cited twice: once
                 out.append(citation)
         return out

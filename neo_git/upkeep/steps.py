@@ -8,7 +8,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Mapping
 
-from neo_git.citations.states import GONE
+from neo_git.citation_states import GONE
 from neo_git.fact_schema import Invalidation
 from neo_git.facts import Fact, FactScope
 from neo_git.store.policy import plan_evictions

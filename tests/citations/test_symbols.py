@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from neo_git.citations.pathglob import glob_matches
+from neo_git.pathglob import glob_matches
 from neo_git.citations.symbols import read_code
 from tests.helpers.git import commit_files, git
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from neo_git.identity import open_repository
-from neo_git.outcomes.notes import add_records, move_note, read_note
+from neo_git.store.notes import add_records, move_note, read_note
 from tests.helpers.git import commit_files, git
 
 

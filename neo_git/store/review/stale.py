@@ -16,15 +16,29 @@ the code now, a new fact's id) is computed before the transaction by `prepare`.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 from neo_git.errors import NeoError
 from neo_git.fact_schema import Citation, Invalidation
 from neo_git.facts import Fact, check_text, now_iso
 from neo_git.store.base import Change
+from neo_git.citing import resolver_for
 
 if TYPE_CHECKING:  # pragma: no cover
-    from neo_git.store import FactStore
+    import pygit2
+
+    from neo_git.identity import RepositoryPaths
+
+
+class CitingStore(Protocol):
+    """What re-anchoring reads of a store: `FactStore` (store/__init__.py; its review queue
+    imports this module)."""
+
+    repo: "pygit2.Repository | None"
+    paths: "RepositoryPaths | None"
+    author: str
+
+    def get(self, fact_id: str) -> Fact: ...
 
 TYPE = "stale"
 ACTIONS = {"keep": "it still holds: re-anchor its citations to the code as it is now",
@@ -61,16 +75,14 @@ def stale_items(facts: Mapping[str, Fact]) -> list[dict]:
     return out
 
 
-def reanchor(store: "FactStore", fact: Fact) -> list[Citation]:
+def reanchor(store: CitingStore, fact: Fact) -> list[Citation]:
     """The fact's citations as they would be cited now (from HEAD and the work tree); the ones
     whose file or symbol no longer exists are left out."""
-    from neo_git.citations.resolve import Resolver
-
-    resolver = Resolver(store.repo, store.paths.workdir if store.paths else None)
+    resolve = resolver_for(store.repo, store.paths.workdir if store.paths else None)
     out = []
     for citation in fact.metadata.citations:
         try:
-            fresh = resolver.resolve(citation.label)
+            fresh = resolve(citation.label)
         except NeoError:
             continue
         out.append(replace(fresh, cited=citation.key))
@@ -87,7 +99,7 @@ class StaleFacts:
         """Open stale facts of one scope."""
         return stale_items(facts)
 
-    def prepare(self, store: "FactStore", item: dict, action: str, arg: str | None) -> Any:
+    def prepare(self, store: CitingStore, item: dict, action: str, arg: str | None) -> Any:
         """What the plan needs from outside the scope's facts: the re-anchored citations (keep,
         update) and the successor's id (update)."""
         if action == "retire":

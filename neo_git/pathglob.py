@@ -6,7 +6,8 @@
   `**/` matches any number of folders (none included), `/**` everything inside a folder.
 - Patterns are relative to the repository root.
 
-Standard library only: recall matches globs on every `--file` question.
+Standard library only: recall matches globs on every `--file` question (the citations feature and
+the outcome loop use it too).
 """
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""Citation states, and what they make of a fact (recall reads this; a citation's `label` and
-`key` are `fact_schema.Citation`'s).
+"""Citation states, and what they make of a fact (recall, ranking and the fact table read this;
+the states are `fact_schema.CITATION_STATES`, a citation's `label` and `key` are
+`fact_schema.Citation`'s). Resolving and verifying citations against code is the citations
+feature's work (`neo_git/citations/`), which writes these states through the store.
 
 verified   the cited code's fingerprint is unchanged
 moved      the same code is found under another path (git's rename detection), name or span;
