@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import machine_info, median, ms, ratio, table, isolated_home  # noqa: E402
+from benchmarks._common import machine_info, median, ms, ratio, table, isolated_home
 
 WORDS = ("request response handler client server retry timeout backoff cache layer docker build image deploy "
          "release branch merge review test fixture mock database migration schema index query transaction lock "

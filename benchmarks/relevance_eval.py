@@ -46,13 +46,13 @@ if TYPE_CHECKING:
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from memory_replay import shared_eval  # noqa: E402
-from prompt_replay import subject_of  # noqa: E402
-from statebench_eval import BRUTAL, load, texts  # noqa: E402
+from memory_replay import shared_eval
+from prompt_replay import subject_of
+from statebench_eval import BRUTAL, load, texts
 
-from neo_git import facts as facts_module  # noqa: E402
-from neo_git.lexical import terms  # noqa: E402
-from neo_git.store import FactStore  # noqa: E402
+from neo_git import facts as facts_module
+from neo_git.lexical import terms
+from neo_git.store import FactStore
 
 EMBEDDERS = {"hash": "hash", "minilm": "fastembed:sentence-transformers/all-MiniLM-L6-v2"}
 _SECTION = r"^#+\s*{name}[^\n]*\n+(.*?)(?=^#+\s|\Z)"

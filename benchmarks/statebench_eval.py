@@ -46,10 +46,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from memory_replay import MemoryReplay, VectorMemo, shared_eval  # noqa: E402
+from memory_replay import MemoryReplay, VectorMemo, shared_eval
 
-from neo_git.embed import get_embedder, relevance_floor  # noqa: E402
-from neo_git.store.supersession import Thresholds  # noqa: E402
+from neo_git.embed import get_embedder, relevance_floor
+from neo_git.store.supersession import Thresholds
 
 DEFAULT_DATA = shared_eval("statebench")
 BRUTAL = "brutal_realistic"

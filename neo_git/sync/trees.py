@@ -15,7 +15,7 @@ import pygit2
 
 from neo_git.errors import InvalidFact
 from neo_git.facts import Fact, FactScope
-from neo_git.store.ref_facts import fact_from_blob, fact_id_of  # noqa: F401 - fact_id_of re-exported for treemerge
+from neo_git.store.ref_facts import fact_from_blob, fact_id_of  # fact_id_of re-exported for treemerge
 
 MAX_FACT_BYTES = 64 * 1024
 
