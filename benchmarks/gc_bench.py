@@ -16,7 +16,6 @@ of them retired more than 30 days ago. Timed, median of R fresh copies:
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import shutil
 import subprocess
@@ -28,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import machine_info, median, ms, ratio, table, isolated_home
+from benchmarks._common import isolated_home, machine_info, median, ms, ratio, table
 
 WORDS = ("request response handler client server retry timeout backoff cache layer docker build image deploy "
          "release branch merge review test fixture mock database migration schema index query transaction lock "

@@ -35,7 +35,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import pygit2
 
 from benchmarks._common import cpu_seconds
-
 from neo_git.health.measure import snapshot_commit
 from neo_git.health.pygit2_sources import tree_entries
 from neo_git.identity import repository_paths

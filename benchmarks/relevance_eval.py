@@ -232,12 +232,12 @@ SPREADS = [round(0.8 + 0.05 * i, 2) for i in range(17)]
 OFF_TOPIC_BUDGET = 0.04   # calibrate to 4%: the target is 5% on stores not calibrated on
 
 
-def _off_topic_cosines(embedder: str) -> list[tuple[list["np.ndarray"], list[int]]]:
+def _off_topic_cosines(embedder: str) -> list[tuple[list[np.ndarray], list[int]]]:
     """Per store group: each off-topic train question's cosines to the group's records, and N."""
     import numpy as np
+    from relevance_calibration import questions
 
     from neo_git.embed import get_embedder
-    from relevance_calibration import questions
 
     model = get_embedder(embedder)
     records = {r["repo"]: r for r in map(json.loads, (shared_eval("adr") / "dev.jsonl").read_text().splitlines())}

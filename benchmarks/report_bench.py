@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import cpu_seconds, machine_info, median, table, isolated_home
+from benchmarks._common import cpu_seconds, isolated_home, machine_info, median, table
 
 FIXTURE_VERSION = "report-fixture-1"
 START = 1_700_000_000          # first commit time (epoch seconds)

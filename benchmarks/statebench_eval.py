@@ -124,7 +124,7 @@ class Tally:
     floored: dict = field(default_factory=lambda: {"cur1": 0, "cur5": 0, "stale5": 0})  # with the floor
     tracks: dict = field(default_factory=dict)  # track -> [Current@1 hits, queries]
 
-    def merge(self, other: "Tally") -> None:
+    def merge(self, other: Tally) -> None:
         for name in ("added", "tp", "fp", "fn", "possible", "links", "possible_hits", "queries"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for k in self.current:

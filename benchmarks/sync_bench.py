@@ -40,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import machine_info, median, ms, ratio, table, timed, isolated_home
+from benchmarks._common import isolated_home, machine_info, median, ms, ratio, table, timed
 
 
 def git(cwd: Path, *args: str) -> str:

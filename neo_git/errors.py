@@ -30,7 +30,7 @@ _OS_HINTS = {
 }
 
 
-def os_error(exc: OSError) -> "NeoError":
+def os_error(exc: OSError) -> NeoError:
     """A NeoError for an error the operating system reported (a read-only folder, a full disk,
     a folder where a file should be): the file, what went wrong, and what to check."""
     what = exc.strerror or str(exc)

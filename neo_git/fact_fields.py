@@ -5,7 +5,8 @@ them; the structured metadata values (links, citations, invalidation) are `fact_
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from neo_git.errors import InvalidFact
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from neo_git.facts import SCOPE_ORDER, Fact, FactKind
 
@@ -62,7 +63,7 @@ ROW_INDEX = {name: i for i, (name, _, _) in enumerate(ROW_FIELDS)}
 
 
 @lru_cache(maxsize=1)
-def row_dtype() -> "np.dtype":
+def row_dtype() -> np.dtype:
     """The numpy dtype of a row (packed, little-endian: the same bytes as ROW_STRUCT)."""
     import numpy as np
 
@@ -92,7 +93,7 @@ def text_key(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
-def columns_of(facts: Sequence[Fact], keys: bool = True) -> "np.ndarray":
+def columns_of(facts: Sequence[Fact], keys: bool = True) -> np.ndarray:
     """The rows of *facts* (in order). *keys*: also the write policy's key hashes (a store
     writing its parse cache); recall never reads them."""
     import numpy as np
@@ -169,7 +170,7 @@ def _seconds(invalidation) -> int:
         return 0
 
 
-def member(values: "np.ndarray", wanted: "np.ndarray") -> "np.ndarray":
+def member(values: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     """`np.isin(values, wanted)` for integer ids, without importing numpy.ma (`isin` does: 15 ms
     of a cold recall)."""
     import numpy as np
@@ -193,17 +194,17 @@ class FactTable(Sequence[Fact]):
 
     __slots__ = ("rows", "_facts", "_decode", "_sorted", "_conflicts", "__weakref__")
 
-    def __init__(self, rows: "np.ndarray", facts: "list[Fact | None] | None" = None,
+    def __init__(self, rows: np.ndarray, facts: list[Fact | None] | None = None,
                  decode: Callable[..., Fact] | None = None) -> None:
         # decode(i, keep=True): fact i (a lazy source keeps what it decoded only when *keep*).
         self.rows = rows
         self._facts: list[Fact | None] = facts if facts is not None else [None] * len(rows)
         self._decode = decode
-        self._sorted: "tuple[np.ndarray, np.ndarray] | None" = None   # (ids sorted, positions), on demand
+        self._sorted: tuple[np.ndarray, np.ndarray] | None = None   # (ids sorted, positions), on demand
         self._conflicts: dict[str, str] | None = None
 
     @classmethod
-    def of(cls, facts: Sequence[Fact]) -> "FactTable":
+    def of(cls, facts: Sequence[Fact]) -> FactTable:
         """A table of facts already in memory (the rows are computed now)."""
         if isinstance(facts, FactTable):
             return facts
@@ -211,7 +212,7 @@ class FactTable(Sequence[Fact]):
         return cls(columns_of(facts, keys=False), facts)
 
     @classmethod
-    def concat(cls, tables: Sequence["FactTable"]) -> "FactTable":
+    def concat(cls, tables: Sequence[FactTable]) -> FactTable:
         """One table of several, in order (a lazy part stays lazy)."""
         import numpy as np
 
@@ -313,14 +314,14 @@ class FactTable(Sequence[Fact]):
         """The table as {id: fact} for lookups (facts decoded as they are looked up)."""
         return CandidateFacts(self, ())
 
-    def flagged(self, mask: int, value: int | None = None) -> "np.ndarray":
+    def flagged(self, mask: int, value: int | None = None) -> np.ndarray:
         """Positions whose flags have all bits of *mask* set (or equal *value* under it), in order."""
         import numpy as np
 
         bits = self.rows["flags"] & mask
         return np.flatnonzero(bits == (mask if value is None else value))
 
-    def view(self, positions: Sequence[int]) -> "TableView":
+    def view(self, positions: Sequence[int]) -> TableView:
         """The facts at *positions*, as a sequence (decoded when read)."""
         return TableView(self, positions)
 
@@ -342,7 +343,7 @@ class TableView(Sequence[Fact]):
             return [self[k] for k in range(*j.indices(len(self)))]
         return self.table[self.positions[j]]
 
-    def take(self, picked: Sequence[int]) -> "TableView":
+    def take(self, picked: Sequence[int]) -> TableView:
         """The view cut to *picked* (indices into this view)."""
         return TableView(self.table, [self.positions[k] for k in picked])
 

@@ -8,14 +8,22 @@ from anywhere (a teammate's push, an imported file) and raises `InvalidFact`.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from enum import Enum
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from neo_git.errors import InvalidFact
 from neo_git.fact_fields import (
-    check_flag, check_globs, check_id, check_id_set, check_number, check_tags, check_text, optional_text,
+    check_flag,
+    check_globs,
+    check_id,
+    check_id_set,
+    check_number,
+    check_tags,
+    check_text,
+    optional_text,
 )
 from neo_git.fact_schema import Citation, Invalidation, PossibleLink, citations_from_json, links_from_json
 
@@ -133,7 +141,7 @@ class FactMetadata:
         return data
 
     @classmethod
-    def from_dict(cls, data: Any) -> "FactMetadata":
+    def from_dict(cls, data: Any) -> FactMetadata:
         """Validate and build; unknown keys are ignored."""
         if data is None:
             data = {}
@@ -144,7 +152,7 @@ class FactMetadata:
             raise InvalidFact(f"invalid provenance {provenance!r}", f"use one of: {', '.join(PROVENANCES)}")
         prompt = data.get("source_prompt")
         if isinstance(prompt, str) and len(prompt) > MAX_SOURCE_PROMPT_CHARS:
-            from neo_git.redact import redact   # before the cut: a token across it would keep most of itself
+            from neo_git.redact import redact  # before the cut: a token across it would keep most of itself
 
             prompt = redact(prompt)[:MAX_SOURCE_PROMPT_CHARS]
         invalidation = data.get("invalidation")
@@ -207,7 +215,7 @@ class Fact:
         """Constraints and seed/community/synthesized facts are never evicted by caps."""
         return self.kind is FactKind.CONSTRAINT or bool(PROTECTED_TAGS.intersection(self.tags))
 
-    def evolve(self, **changes: Any) -> "Fact":
+    def evolve(self, **changes: Any) -> Fact:
         """A copy with *changes*; `metadata` may be given as a dict of metadata changes."""
         meta = changes.pop("metadata", None)
         if isinstance(meta, Mapping):
@@ -229,7 +237,7 @@ class Fact:
         }
 
     @classmethod
-    def from_dict(cls, data: Any) -> "Fact":
+    def from_dict(cls, data: Any) -> Fact:
         """Validate untrusted input and build a Fact (raises InvalidFact)."""
         if not isinstance(data, Mapping):
             raise InvalidFact(f"a fact must be a JSON object, not {type(data).__name__}")

@@ -12,8 +12,8 @@ import fcntl
 import os
 import tempfile
 import time
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
 
 from neo_git import safejson
 from neo_git.errors import NeoError

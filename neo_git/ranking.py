@@ -10,9 +10,10 @@ ablation `benchmarks/statebench_eval.py` prints.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from neo_git.citations.states import is_stale
 from neo_git.facts import Fact, FactScope
@@ -210,7 +211,7 @@ def cached_bonus(success_count: int) -> float:
     return success_bonus(success_count)
 
 
-def rank(cos: "np.ndarray", layout: _Layout, now: datetime, accessed: Mapping[str, str | None],
+def rank(cos: np.ndarray, layout: _Layout, now: datetime, accessed: Mapping[str, str | None],
          limit: int | None) -> list[tuple[int, float]]:
     """(position, rank_score) of the best *limit* facts and their ties (all facts when None),
     in (-score, id) order; the scores are exactly those of `rank_score`.
@@ -247,7 +248,7 @@ def rank(cos: "np.ndarray", layout: _Layout, now: datetime, accessed: Mapping[st
     return [(positions[j], values[j]) for j in order]
 
 
-def newest_in_family(ranked: Sequence[tuple[int, float]], pool: Sequence[Fact], vectors: "np.ndarray",
+def newest_in_family(ranked: Sequence[tuple[int, float]], pool: Sequence[Fact], vectors: np.ndarray,
                      threshold: float, retraction: Sequence[bool], rows: Sequence[int] | None = None,
                      statement: Sequence[bool] | None = None) -> list[tuple[int, float]]:
     """*ranked* ((pool position, score), best first) with each family of related facts reordered

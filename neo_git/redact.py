@@ -18,9 +18,9 @@ import json
 import math
 import re
 from collections import Counter
-from functools import lru_cache
+from collections.abc import Iterable
+from functools import cache, lru_cache
 from pathlib import Path
-from typing import Iterable
 
 from neo_git.fact_schema import Citation, Invalidation
 
@@ -80,7 +80,7 @@ def _global_allow() -> tuple[re.Pattern[str], ...]:
     return tuple(re.compile(a) for a in _data().get("allow") or ())
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compiled(regex: str) -> re.Pattern[str]:
     return re.compile(regex)
 

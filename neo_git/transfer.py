@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 from neo_git import safejson
 from neo_git.errors import InvalidFact, NeoError
 from neo_git.facts import SCOPE_ORDER, Fact, FactScope, now_iso, parse_scope
-from neo_git.store.policy import plan_evictions
 from neo_git.redact import citation_names, redact, redact_fact, refuse_secrets
 from neo_git.store.base import Change
 from neo_git.store.filestore import ENVELOPE_VERSION
+from neo_git.store.policy import plan_evictions
 
 if TYPE_CHECKING:  # pragma: no cover
     from neo_git.store import FactStore
@@ -84,7 +84,7 @@ def _normalise(raw: Any, scope: FactScope | None) -> tuple[Fact, list | None]:
     return fact, embedding if isinstance(embedding, list) else None
 
 
-def import_file(store: "FactStore", path: str | Path, scope: str | None = None,
+def import_file(store: FactStore, path: str | Path, scope: str | None = None,
                 skip_other_orgs: bool = False) -> dict:
     """Import every fact of a Neo v2.0 file; returns counts per scope. Org facts go only to
     their own org (`org_id`, else the file's `org`): another org's are refused (NeoError, nothing
@@ -150,7 +150,7 @@ def _file_org(path: Path) -> str | None:
     return org.strip().lower() if isinstance(org, str) and org.strip() else None
 
 
-def _own_org_only(store: "FactStore", parsed: list, file_org: str | None, path: Path,
+def _own_org_only(store: FactStore, parsed: list, file_org: str | None, path: Path,
                   skip: bool) -> tuple[list, list[dict]]:
     """*parsed* without org facts of another org (issue 36: an org's facts apply only in its
     repositories; a repository without an org has no org to give them). NeoError unless *skip*."""
@@ -189,7 +189,7 @@ def cut_dangling(parsed: list[tuple[Fact, list | None]], stored: set[str]) -> tu
     return out, report
 
 
-def evict_over_cap(facts: "dict[str, Fact]", added: list[Fact], scope: FactScope, cap) -> list[Fact]:
+def evict_over_cap(facts: dict[str, Fact], added: list[Fact], scope: FactScope, cap) -> list[Fact]:
     """The facts to invalidate so that *scope* holds at most *cap* valid facts once *added* are in,
     by the rule an add follows (`store.policy.plan_evictions`: the lowest retention score first,
     never a protected fact). *cap* is the store's `cap_of(scope)`: a teammate's facts (`cap.others()`)
@@ -202,7 +202,7 @@ def evict_over_cap(facts: "dict[str, Fact]", added: list[Fact], scope: FactScope
     return plan_evictions(valid, scope, cap, now_iso())
 
 
-def _use_embeddings(store: "FactStore", parsed: list[tuple[Fact, list | None]]) -> str:
+def _use_embeddings(store: FactStore, parsed: list[tuple[Fact, list | None]]) -> str:
     with_vectors = [(f, e) for f, e in parsed if e]
     if not with_vectors:
         return "none"
@@ -221,7 +221,7 @@ def _use_embeddings(store: "FactStore", parsed: list[tuple[Fact, list | None]]) 
     return f"cached {len(with_vectors)} vectors"
 
 
-def export_envelope(store: "FactStore", scope: str | None = None, include_invalid: bool = False) -> dict:
+def export_envelope(store: FactStore, scope: str | None = None, include_invalid: bool = False) -> dict:
     """The facts as a Neo v2.0 envelope (no inline embeddings: they are derived data). Without
     *include_invalid*, the retired facts the exported ones point at come along, so an import
     elsewhere keeps every pointer (`carried` counts them)."""

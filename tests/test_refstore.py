@@ -8,7 +8,15 @@ import pytest
 
 from tests.helpers.git import commit_files, git
 from tests.helpers.store import (
-    HTTP_NEW, HTTP_OLD, REF, commit_messages, open_store, plant_blob, ref_fact_ids, ref_paths, show_blob,
+    HTTP_NEW,
+    HTTP_OLD,
+    REF,
+    commit_messages,
+    open_store,
+    plant_blob,
+    ref_fact_ids,
+    ref_paths,
+    show_blob,
 )
 
 

@@ -10,8 +10,8 @@ import pytest
 from neo_git.facts import Fact, FactKind, FactScope, canonical_json
 from neo_git.store.index import COMPACT_AFTER, FactIndex, IndexedFacts, PeerGroup
 from neo_git.store.policy import plan_add
-from neo_git.store.supersession import Thresholds
 from neo_git.store.refstore import RefStore
+from neo_git.store.supersession import Thresholds
 from tests.helpers.store import HTTP_NEW, HTTP_OLD, distinct_text, open_store, plant_blob
 
 TOPICS = ["http client timeout", "docker layer cache", "database migration order", "retry backoff policy",

@@ -11,7 +11,14 @@ from neo_git.facts import Fact
 from neo_git.store.supersession import entity_labels, subject_key
 from tests.helpers.git import git
 from tests.helpers.store import (
-    HTTP_NEW, HTTP_OLD, POSSIBLE_NEW, POSSIBLE_OLD, close_records, commit_messages, memory_store, open_store,
+    HTTP_NEW,
+    HTTP_OLD,
+    POSSIBLE_NEW,
+    POSSIBLE_OLD,
+    close_records,
+    commit_messages,
+    memory_store,
+    open_store,
 )
 
 

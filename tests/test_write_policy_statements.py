@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import subprocess
 
-import pytest
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -14,7 +14,8 @@ not again.
 from __future__ import annotations
 
 import posixpath
-from typing import Iterable, Mapping, Sequence, Union
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Union
 
 from neo_git.facts import Fact, FactKind
 from neo_git.knowledge import is_evidence, is_open_proposal
@@ -55,7 +56,7 @@ def stale_flag(fact: Fact) -> str:
     return f" STALE ({note}):" if note else ""
 
 
-def fact_line(fact: Fact, max_body: int = 240, claim: "bool | str" = False, proposal: bool = False,
+def fact_line(fact: Fact, max_body: int = 240, claim: bool | str = False, proposal: bool = False,
               conflict: str | None = None) -> str:
     """`- [fact:<id>] (kind, scope) "subject": "first line of body"` with control characters shown;
     a *claim* (a teammate's fact whose author is not trusted; a string: the author it claims) is

@@ -148,7 +148,7 @@ class Clock:
         self.child: int | None = None     # a forked child doing the work: stopped with the hook
 
     @classmethod
-    def start(cls) -> "Clock":
+    def start(cls) -> Clock:
         """The clock of this process, counted from its spawn, armed (see `arm`)."""
         clock = cls(time.monotonic() - process_age(), limit_ms())
         clock.arm()

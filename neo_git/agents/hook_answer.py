@@ -12,8 +12,9 @@ import contextlib
 import os
 import socket
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from neo_git.agents.wire import MAX_PAYLOAD_BYTES, PROTOCOL, Hangup, Reader, parse_hook_args, send
 from neo_git.hooklog import append_hook_log

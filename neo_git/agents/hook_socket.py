@@ -19,8 +19,8 @@ import socket
 import socketserver
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from neo_git.agents.hook_answer import ServedStore, answer_hook, read_request
 from neo_git.agents.wire import SOCKET_NAME, Hangup, Reader, send, unix_address

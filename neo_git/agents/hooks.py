@@ -23,7 +23,8 @@ import socket
 import subprocess
 import sys
 import time
-from typing import Any, NoReturn, Sequence
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from neo_git.agents.deadline import DEFAULT_TIMEOUT_MS, LIMIT_ENV
 from neo_git.agents.payload import PayloadError, check_event, parse_payload

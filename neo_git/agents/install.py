@@ -21,8 +21,9 @@ import difflib
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from neo_git import safejson
 from neo_git.errors import NeoError

@@ -183,7 +183,6 @@ def build_server(store=None, agent: str = "mcp"):
     def health_diff(before: str, after: str = "HEAD") -> Any:
         """Compare the health of two revisions: regression, neutral or improvement, and why."""
         from neo_git.health import health_delta, snapshot_commit
-
         from neo_git.health.delta import counts_every_edge
 
         def compare() -> dict:

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
-from typing import Callable
 
 from neo_git.agents import turn_store
 from neo_git.errors import NeoError

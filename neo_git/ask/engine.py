@@ -10,14 +10,20 @@ there for a dry run or the `none` provider), record the suggestions, log the tok
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from neo_git.ask.effort import check_effort, decide, lower_effort
 from neo_git.ask.model import AskResult
 from neo_git.ask.prompt import (
-    MAX_FILE_CHARS, AskContext, build_messages, find_patterns, read_included, render_context,
+    MAX_FILE_CHARS,
+    AskContext,
+    build_messages,
+    find_patterns,
+    read_included,
+    render_context,
 )
 from neo_git.errors import NeoError
 
@@ -32,7 +38,7 @@ RECALL_MAX_TOKENS = 12000
 class NeoEngine:
     """Memory-backed asking: one repository's facts, one provider."""
 
-    def __init__(self, store: "FactStore", provider: "Provider | None" = None, *,
+    def __init__(self, store: FactStore, provider: Provider | None = None, *,
                  provider_name: str | None = None, model: str | None = None) -> None:
         from neo_git.ask.providers import make_provider
         from neo_git.ask.settings import resolve_settings
@@ -42,7 +48,7 @@ class NeoEngine:
 
     @classmethod
     def open(cls, path: str | os.PathLike | None = None, *, provider: str | None = None, model: str | None = None,
-             embedder=None) -> "NeoEngine":
+             embedder=None) -> NeoEngine:
         """An engine for the repository at *path* (default: the current directory)."""
         from neo_git.store import FactStore
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from neo_git.ask.call_limit import complete_within
 from neo_git.ask.model import CallRecord, EffortDecision, ModelRequest, ProposedChange

@@ -66,7 +66,7 @@ class OllamaProvider:
                 if exc.code not in RETRY_STATUSES or attempt == self.settings.max_retries:
                     raise self._http_error(exc) from None
                 time.sleep(_retry_delay(exc, attempt))
-            except (socket.timeout, TimeoutError):
+            except TimeoutError:
                 raise ProviderError("timeout", f"ollama ({self.settings.model}) did not answer within "
                                     f"{timeout:g} s", "raise `git config neo.timeout`") from None
             except urllib.error.URLError as exc:

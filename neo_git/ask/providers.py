@@ -23,10 +23,10 @@ class Provider(Protocol):
     """A model behind an API."""
 
     name: str
-    settings: "ProviderSettings"
+    settings: ProviderSettings
     calls_model: bool                # False for `none`: the engine stops before any call
 
-    def complete(self, request: "ModelRequest") -> "ModelReply":
+    def complete(self, request: ModelRequest) -> ModelReply:
         """Send one request; return the reply text and the usage the API reported."""
         ...
 
@@ -61,7 +61,7 @@ def check_provider(name: str) -> str:
     return text
 
 
-def make_provider(settings: "ProviderSettings") -> Provider:
+def make_provider(settings: ProviderSettings) -> Provider:
     """The provider object for *settings*."""
     return _registry()[check_provider(settings.name)](settings)
 
@@ -72,7 +72,7 @@ KEY_HINT = {
 }
 
 
-def scrub(text: str, settings: "ProviderSettings") -> str:
+def scrub(text: str, settings: ProviderSettings) -> str:
     """A server's message made safe to show: one line, the key and other secrets removed."""
     from neo_git.redact import redact
 
@@ -82,7 +82,7 @@ def scrub(text: str, settings: "ProviderSettings") -> str:
     return redact(line)[:200]
 
 
-def sdk_error(exc: Exception, settings: "ProviderSettings") -> ProviderError:
+def sdk_error(exc: Exception, settings: ProviderSettings) -> ProviderError:
     """Translate an openai/anthropic SDK exception (same class names in both) into a ProviderError."""
     names = {cls.__name__ for cls in type(exc).__mro__}
     who = f"{settings.name} ({settings.model})"
@@ -128,7 +128,7 @@ class SDKProvider:
     label = ""                 # for messages: "OpenAI"
     calls_model = True
 
-    def __init__(self, settings: "ProviderSettings") -> None:
+    def __init__(self, settings: ProviderSettings) -> None:
         self.settings = settings
         self._client = None
 

@@ -72,7 +72,7 @@ def _symbol_field(citation: Citation) -> str | None:
     return f"{span[0]}-{span[1]}" if span else None
 
 
-def verify_facts(store: "FactStore", rev: str = "HEAD", *, record: bool | None = None) -> VerifyReport:
+def verify_facts(store: FactStore, rev: str = "HEAD", *, record: bool | None = None) -> VerifyReport:
     """Check every cited fact (project and session scope) against *rev*; *record* (default: when
     *rev* is where HEAD is) writes the changes found."""
     import pygit2

@@ -47,7 +47,7 @@ def code_version() -> str:
 class CodeReader:
     """Blob contents, fingerprints and symbols of one repository, cached by blob id."""
 
-    def __init__(self, repo: "pygit2.Repository", neo_dir: Path | None = None, *, cache: bool = True) -> None:
+    def __init__(self, repo: pygit2.Repository, neo_dir: Path | None = None, *, cache: bool = True) -> None:
         self.repo = repo
         self._memo: dict[tuple[str, str], FileCode] = {}
         self._cache = None
@@ -99,7 +99,7 @@ class CodeReader:
             self._cache.close()
             self._cache = None
 
-    def __enter__(self) -> "CodeReader":
+    def __enter__(self) -> CodeReader:
         return self
 
     def __exit__(self, *exc_info) -> None:

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from neo_git.citations.code import CodeReader
 from neo_git.citations.resolve import commit_date
@@ -74,7 +75,7 @@ class Transition:
 class Recheck:
     """Citation states of the cited facts, updated commit by commit in memory."""
 
-    store: "FactStore"
+    store: FactStore
     reader: CodeReader | None = None
     facts: dict[str, Fact] = field(default_factory=dict)          # id -> fact as loaded
     current: dict[str, tuple[Citation, ...]] = field(default_factory=dict)   # id -> citations now
@@ -103,7 +104,7 @@ class Recheck:
                 index.setdefault(citation.path, []).append(fact_id)
         return index
 
-    def commit(self, commit: "pygit2.Commit", changes: Sequence[FileChange]) -> list[Transition]:
+    def commit(self, commit: pygit2.Commit, changes: Sequence[FileChange]) -> list[Transition]:
         """Re-verify the facts citing a file *commit* changed (renames: old and new path)."""
         touched = {c.path for c in changes} | {c.old_path for c in changes if c.old_path}
         index = self.by_path()
@@ -116,7 +117,7 @@ class Recheck:
             found += self._apply(fact_id, verifier, touched)
         return found
 
-    def verify_all(self, commit: "pygit2.Commit", since: "SinceFinder | None" = None
+    def verify_all(self, commit: pygit2.Commit, since: SinceFinder | None = None
                    ) -> dict[str, list[tuple[Check, Citation]]]:
         """Check every citation of every cited fact against *commit* (what `git neo verify` does),
         updating the citations in memory as a commit would. *since* finds the commit that caused
@@ -131,7 +132,7 @@ class Recheck:
         return out
 
     def _apply(self, fact_id: str, verifier: Verifier, touched: set[str] | None,
-               checks: list[Check] | None = None, since: "SinceFinder | None" = None) -> list[Transition]:
+               checks: list[Check] | None = None, since: SinceFinder | None = None) -> list[Transition]:
         fact = self.facts[fact_id]
         citations = list(self.current[fact_id])
         found: list[Transition] = []
@@ -269,7 +270,7 @@ def _detail(t: Transition) -> str:
     return f"fact {t.fact} {t.citation}: {t.before} -> {t.after} in {t.commit[:12]}"
 
 
-def recheck_commits(repo: "pygit2.Repository", items: Sequence[tuple[str, Sequence]]) -> tuple[list[Transition], str | None]:
+def recheck_commits(repo: pygit2.Repository, items: Sequence[tuple[str, Sequence]]) -> tuple[list[Transition], str | None]:
     """The worker's step: re-verify, commit by commit (oldest first), the facts citing files each
     commit changed (*items*: (commit id, its changed files)); write the state changes in one
     commit on the facts ref and a line per change in each commit's note. Returns the
@@ -309,7 +310,7 @@ def recheck_commits(repo: "pygit2.Repository", items: Sequence[tuple[str, Sequen
         run.close()
 
 
-def _notes(repo: "pygit2.Repository", run: Recheck, commits: Sequence[str]) -> None:
+def _notes(repo: pygit2.Repository, run: Recheck, commits: Sequence[str]) -> None:
     from neo_git.facts import now_iso
     from neo_git.outcomes import notes
 

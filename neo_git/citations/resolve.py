@@ -12,9 +12,10 @@ from __future__ import annotations
 import difflib
 import posixpath
 import re
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from neo_git.citations.code import code_of
 from neo_git.citations.fingerprint import span_digest
@@ -87,7 +88,7 @@ def too_large(path: str, size: int | None) -> NeoError:
 class Resolver:
     """Resolves citations of one repository against its work tree and HEAD."""
 
-    def __init__(self, repo: "pygit2.Repository", workdir: Path | None, cwd: Path | None = None) -> None:
+    def __init__(self, repo: pygit2.Repository, workdir: Path | None, cwd: Path | None = None) -> None:
         self.repo = repo
         self.workdir = Path(workdir) if workdir is not None else None
         self.cwd = cwd
@@ -221,7 +222,7 @@ def _pick_symbol(wanted: str, names: Iterable[str], path: str) -> str:
     raise NeoError(f"no function, method or class {wanted} in {path}", hint)
 
 
-def commit_date(commit: "pygit2.Commit") -> str:
+def commit_date(commit: pygit2.Commit) -> str:
     """The commit's committer date, ISO 8601 UTC."""
     from datetime import datetime, timezone
 
@@ -232,7 +233,7 @@ MAX_CITED_SYMBOLS = 3
 MAX_SPAN_LINES = 200
 
 
-def cite_lines(path: str, data: bytes, blob: str, commit: "pygit2.Commit", lines: Iterable[int]) -> list[Citation]:
+def cite_lines(path: str, data: bytes, blob: str, commit: pygit2.Commit, lines: Iterable[int]) -> list[Citation]:
     """Citations of the code holding *lines* of *path* at *commit*: the innermost function,
     method or class around them (at most three), else the span from the first to the last line.
     Used for what an accepted suggestion shipped."""

@@ -11,7 +11,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from neo_git.citations.fingerprint import (
-    without_trailing_commas, digest, leaf_tokens, marked_tokens, symbol_digest, text_tokens,
+    digest,
+    leaf_tokens,
+    marked_tokens,
+    symbol_digest,
+    text_tokens,
+    without_trailing_commas,
 )
 
 

@@ -215,7 +215,7 @@ def cmd_trust(args: argparse.Namespace) -> int:
     return 0
 
 
-def _added_message(store, email: str, bound: "tuple[str, str, bool] | None") -> str:
+def _added_message(store, email: str, bound: tuple[str, str, bool] | None) -> str:
     """What `trust add` did, for signed and for unsigned commits."""
     from neo_git.sync import trust
 

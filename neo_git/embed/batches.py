@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TYPE_CHECKING, Callable, Sequence, TextIO
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -33,8 +34,8 @@ DELAY_SECONDS = 1.0    # nothing is drawn for work that ends sooner
 REFRESH_SECONDS = 0.2
 
 
-def embed_in_batches(cache: "VectorCache", embedder, keys: Sequence[bytes], text_of: Callable[[int], str],
-                     take: Callable[[int, "np.ndarray"], None], *, batch: int = BATCH,
+def embed_in_batches(cache: VectorCache, embedder, keys: Sequence[bytes], text_of: Callable[[int], str],
+                     take: Callable[[int, np.ndarray], None], *, batch: int = BATCH,
                      stream: TextIO | None = None) -> None:
     """Embed the texts *text_of(i)* of *keys* (no two alike) `CALL` at a time, append them to
     *cache* *batch* at a time and hand each batch's vectors to *take(first index, vectors)*;

@@ -14,8 +14,9 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from neo_git.embed import pypi_model
 from neo_git.errors import NeoError
@@ -295,7 +296,7 @@ class FastEmbedEmbedder:
                 ) from exc
         return self._model
 
-    def embed(self, texts: Sequence[str]) -> "np.ndarray":
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors for *texts*: (n, dim) float32, L2-normalised; empty text gives a zero row."""
         import numpy as np
 

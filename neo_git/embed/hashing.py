@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from hashlib import blake2b
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -192,7 +193,7 @@ class HashEmbedder:
         self._entry_values: list[float] = []
         # numpy copies of the three lists; new features extend them in place (doubling
         # capacity), so a long-lived process pays for each new word once, not per call.
-        self._arrays: "list[np.ndarray] | None" = None
+        self._arrays: list[np.ndarray] | None = None
         self._synced = (0, 0)  # (starts, entries) already copied into the arrays
 
     def _forget(self) -> None:
@@ -253,7 +254,7 @@ class HashEmbedder:
                         counts["s:" + name[2:]] = 1
         return counts
 
-    def _table(self) -> "tuple[np.ndarray, np.ndarray, np.ndarray]":
+    def _table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The entry table as numpy arrays, extended with the features added since last call."""
         import numpy as np
 
@@ -275,7 +276,7 @@ class HashEmbedder:
 
     # -- public ---------------------------------------------------------------
 
-    def embed(self, texts: Sequence[str]) -> "np.ndarray":
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors for *texts*: shape (n, dim), float32, rows L2-normalised (zero for empty text)."""
         import numpy as np
 

@@ -34,9 +34,9 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
 
 from neo_git.errors import NeoError
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:  # pragma: no cover
     from neo_git.health.cache import KeptWrites
@@ -117,8 +118,8 @@ def judge(repo, touched: list[str], renamed: dict[str, str],
     *measure* giving (HEAD's snapshot, the index's) when a touched file is source code; settings
     are read from *repo*."""
     from neo_git.config import config_int
-    from neo_git.health.snapshot import counts_every_edge
     from neo_git.health.metrics import language_for_path
+    from neo_git.health.snapshot import counts_every_edge
 
     limit = config_int("maxNesting", DEFAULT_MAX_NESTING, repo=repo)
     result = GuardResult(touched=touched, max_nesting=limit, renamed=renamed)

@@ -25,8 +25,9 @@ import json
 import sqlite3
 import time
 import zlib
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from neo_git.health import CACHE_FILE
 from neo_git.health.states import typed_rows
@@ -274,7 +275,7 @@ class MetricsCache:
                 pass
             self._conn = None
 
-    def __enter__(self) -> "MetricsCache":
+    def __enter__(self) -> MetricsCache:
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -310,7 +311,7 @@ class KeptWrites:
                 cache.save_state(tree, state)
 
 
-def cache_path(repo: "pygit2.Repository") -> Path | None:
+def cache_path(repo: pygit2.Repository) -> Path | None:
     """Where a repository's health cache lives (`.git/neo/health.sqlite`); None if unknown."""
     from neo_git.identity import repository_paths
 
@@ -334,7 +335,7 @@ def _looks_corrupt(exc: sqlite3.DatabaseError) -> bool:
 
 def _move_aside(path: Path) -> None:
     """Keep a corrupt cache file (and its WAL files) for inspection instead of deleting it."""
-    from neo_git.fileio import move_aside   # tempfile and friends: only for a corrupt cache
+    from neo_git.fileio import move_aside  # tempfile and friends: only for a corrupt cache
 
     try:
         move_aside(path, suffixes=("", "-wal", "-shm"))

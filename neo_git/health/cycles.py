@@ -10,7 +10,8 @@ a 3,000-module cycle is a line, not 60 KB.
 from __future__ import annotations
 
 from collections import deque
-from typing import Iterable, Mapping, NamedTuple, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 from neo_git.health.model import ImportGraph
 

@@ -21,8 +21,8 @@ them.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from neo_git.health.snapshot import HealthSnapshot, counts_every_edge  # noqa: F401 - delta's setting too
 

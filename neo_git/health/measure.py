@@ -8,17 +8,22 @@ costs only its changed files, and `cached_summary` costs no measuring at all.
 """
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import pygit2
 
 from neo_git.errors import NeoError
 from neo_git.health.cache import cache_path
 from neo_git.health.pygit2_sources import IndexSource, TreeSource, head_tree, open_index
-from neo_git.health.snapshot import (DEFAULT_GOD_FILE_FUNCTIONS, DEFAULT_GOD_FILE_LINES,  # noqa: F401 - re-exported
-                                     HealthSnapshot, god_file_thresholds, health_exclusions, snapshot_from_state)
+from neo_git.health.snapshot import (  # noqa: F401 - re-exported
+    DEFAULT_GOD_FILE_FUNCTIONS,
+    DEFAULT_GOD_FILE_LINES,
+    HealthSnapshot,
+    god_file_thresholds,
+    health_exclusions,
+    snapshot_from_state,
+)
 from neo_git.health.sources import Source, file_reader
-
 
 # --- public entry points ------------------------------------------------------
 

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO
 
 from neo_git.config import ConfigValues
 from neo_git.gitrun import GitCommandError, StartedGit, git_env, run_git
@@ -104,7 +105,7 @@ class Git:
                 batch.kill()
                 batch.wait()
 
-    def __enter__(self) -> "Git":
+    def __enter__(self) -> Git:
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -125,8 +126,8 @@ class Staged:
 
     repository: RepositoryView
     cache_file: Path
-    head: "HeadTree"
-    index: "StagedIndex"
+    head: HeadTree
+    index: StagedIndex
     touched: list[str]              # paths added or modified (renamed ones under the new name), sorted
     renamed: dict[str, str]         # old path -> new path
 

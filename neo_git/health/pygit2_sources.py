@@ -1,7 +1,7 @@
 """Sources read through pygit2 (see sources.py): a commit's tree, or the index as pygit2 loads it."""
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pygit2
 

@@ -9,15 +9,22 @@ measured from the blob-keyed cache when the same bytes were measured before.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from neo_git.health.cache import MetricsCache, StoredState
 from neo_git.health.model import FileMetrics
 from neo_git.health.skips import content_skip_reason, path_skip_reason
 from neo_git.health.sources import MODE_GITLINK, MODE_SYMLINK, MODE_TREE, Change, Entry, Source, file_reader
-from neo_git.health.states import (FileRow, by_family, cycles_of, family_of, metrics_from_row,
-                                   same_import_edges, store_files)
+from neo_git.health.states import (
+    FileRow,
+    by_family,
+    cycles_of,
+    family_of,
+    metrics_from_row,
+    same_import_edges,
+    store_files,
+)
 from neo_git.health.versions import analyzer_version, state_version
 
 _EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"  # `git add -N` entries point here

@@ -58,7 +58,7 @@ class IngestReport:
         return f"ingest ({', '.join(self.files) or 'no readable file'}): {verb}: {', '.join(parts)}"
 
 
-def ingest(store: "FactStore", *, dry_run: bool = False) -> IngestReport:
+def ingest(store: FactStore, *, dry_run: bool = False) -> IngestReport:
     """Bring the ingested constraints in line with the instruction files in the work tree."""
     report = IngestReport(dry_run=dry_run)
     workdir = store.paths.workdir

@@ -29,8 +29,8 @@ Everything here plans from the facts it is given and has no side effects, becaus
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from neo_git.citations.pathglob import any_matches
 from neo_git.fact_schema import Citation

@@ -5,7 +5,7 @@ suggestions file adds pending ones nobody has shipped yet.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from neo_git.outcomes.note_records import clean_record
 from neo_git.outcomes.notes import NOTES_REF, iter_notes

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import pygit2
 

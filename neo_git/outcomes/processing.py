@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
-from typing import Sequence
 
 import pygit2
 
@@ -25,12 +25,23 @@ from neo_git.fileio import locked
 from neo_git.identity import RepositoryPaths, repository_paths
 from neo_git.outcomes import notes
 from neo_git.outcomes.confidence import (
-    MOVING, REVERTED, Outcome, project_plan, relied_on, review_fact, scope_plan,
+    MOVING,
+    REVERTED,
+    Outcome,
+    project_plan,
+    relied_on,
+    review_fact,
+    scope_plan,
 )
 from neo_git.outcomes.ledger import Ledger, author_key
 from neo_git.outcomes.matching import ACCEPTED, MODIFIED, PENDING, match_suggestion, unshipped_verdict
 from neo_git.outcomes.records import (
-    commit_record, health_deltas, outcome_record, record_id, revert_record, set_statuses,
+    commit_record,
+    health_deltas,
+    outcome_record,
+    record_id,
+    revert_record,
+    set_statuses,
 )
 from neo_git.outcomes.suggestions import Suggestion, update_suggestions
 

@@ -11,9 +11,9 @@ skip post-commit while a rebase is running.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from contextlib import nullcontext
 from dataclasses import replace
-from typing import Iterable
 
 import pygit2
 

@@ -14,9 +14,10 @@ costs one file read, a ref that moved on walks only the new commits.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from neo_git.citations.states import is_stale
 from neo_git.report import cache
@@ -59,19 +60,19 @@ def week_of(moment: datetime) -> str:
     return (day - timedelta(days=day.weekday())).isoformat()
 
 
-def _row(fact: "Fact") -> list:
+def _row(fact: Fact) -> list:
     return [fact.kind.value, int(fact.is_valid), int(fact.needs_review), int(is_stale(fact)),
             round(float(fact.metadata.confidence), 4), int(fact.metadata.success_count)]
 
 
-def _category(fact: "Fact") -> str:
+def _category(fact: Fact) -> str:
     reason = fact.metadata.invalidation.reason if fact.metadata.invalidation is not None else None
     if reason in _REASONS:
         return _REASONS[reason]
     return "superseded" if fact.superseded_by else "retracted"
 
 
-def _retired_at(fact: "Fact", fallback: datetime) -> datetime:
+def _retired_at(fact: Fact, fallback: datetime) -> datetime:
     """When the fact was retired: its invalidation's own time when it has one (a teammate's
     retirement arrives in a later merge commit), else the commit's."""
     stamp = fact.metadata.invalidation.at if fact.metadata.invalidation is not None else None
@@ -102,7 +103,7 @@ class _Tally:
         self.needs_review += sign * row[NEEDS_REVIEW]
         self.stale += sign * row[STALE]
 
-    def point(self, commit: "pygit2.Commit") -> dict:
+    def point(self, commit: pygit2.Commit) -> dict:
         """The chart point of *commit* with the counts as they stand."""
         from neo_git.report.series import commit_info
 
@@ -112,7 +113,7 @@ class _Tally:
                 "needs_review": self.needs_review, "stale": self.stale}
 
 
-def _fact_changes(repo: "pygit2.Repository", commit: "pygit2.Commit") -> Iterable[tuple[str, "Fact | None"]]:
+def _fact_changes(repo: pygit2.Repository, commit: pygit2.Commit) -> Iterable[tuple[str, Fact | None]]:
     """(fact id, the fact now or None when removed or invalid) for every fact blob *commit*
     changed against its first parent."""
     from neo_git.errors import InvalidFact
@@ -135,7 +136,7 @@ def _fact_changes(repo: "pygit2.Repository", commit: "pygit2.Commit") -> Iterabl
                 yield fact_id, None
 
 
-def _first_parent_since(repo: "pygit2.Repository", tip: "pygit2.Oid", stop: str | None) -> list | None:
+def _first_parent_since(repo: pygit2.Repository, tip: pygit2.Oid, stop: str | None) -> list | None:
     """The first-parent chain from *tip* back to (not including) *stop*, oldest first; None
     when *stop* is given but not on the chain (the ref was rewritten: walk everything)."""
     import pygit2
@@ -154,7 +155,7 @@ def _first_parent_since(repo: "pygit2.Repository", tip: "pygit2.Oid", stop: str 
     return chain
 
 
-def memory_history(repo: "pygit2.Repository") -> MemoryHistory:
+def memory_history(repo: pygit2.Repository) -> MemoryHistory:
     """Memory over the ref's whole first-parent history (an empty history before the first fact)."""
     from neo_git.identity import repository_paths
     from neo_git.store.ref_damage import checked_tip
@@ -204,7 +205,7 @@ def _from_payload(payload: dict) -> MemoryHistory | None:
     return MemoryHistory(tip, points, retired, rows)
 
 
-def tip_facts(repo: "pygit2.Repository", ids: Iterable[str]) -> list["Fact"]:
+def tip_facts(repo: pygit2.Repository, ids: Iterable[str]) -> list[Fact]:
     """The facts with these ids as the ref's tip holds them (missing or invalid ones left out)."""
     from neo_git.errors import InvalidFact
     from neo_git.store.ref_facts import fact_from_blob, fact_path

@@ -11,8 +11,9 @@ of showing stale numbers.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from neo_git.report import DEFAULT_COMMITS, cache
 
@@ -49,27 +50,26 @@ class HealthPoint(NamedTuple):
     health: dict
 
 
-def commit_info(commit: "pygit2.Commit") -> CommitInfo:
+def commit_info(commit: pygit2.Commit) -> CommitInfo:
     """The CommitInfo of a pygit2 commit (the subject decoded leniently: messages are not always UTF-8)."""
     try:
         message = commit.message
     except (UnicodeDecodeError, LookupError, ValueError):
         message = commit.raw_message.decode("utf-8", "replace")
-    from neo_git.redact import redact   # the page may be shared: a token in a commit message stays out
+    from neo_git.redact import redact  # the page may be shared: a token in a commit message stays out
 
     subject = redact((message.strip().splitlines() or [""])[0])[:SUBJECT_CHARS]
     return CommitInfo(str(commit.id), str(commit.tree_id), int(commit.commit_time),
                       int(commit.commit_time_offset), subject)
 
 
-def first_parent_commits(repo: "pygit2.Repository", limit: int = DEFAULT_COMMITS,
+def first_parent_commits(repo: pygit2.Repository, limit: int = DEFAULT_COMMITS,
                          rev: str = "HEAD") -> list[CommitInfo]:
     """The last *limit* commits of *rev*'s first-parent chain, oldest first ([] when unborn)."""
     import pygit2
 
-    from neo_git.health.measure import resolve_tree
-
     from neo_git.errors import NeoError
+    from neo_git.health.measure import resolve_tree
 
     rev_id, _tree = resolve_tree(repo, rev)
     if not isinstance(repo[rev_id], pygit2.Commit):
@@ -85,7 +85,7 @@ def first_parent_commits(repo: "pygit2.Repository", limit: int = DEFAULT_COMMITS
     return commits
 
 
-def commit_health(snapshot: "HealthSnapshot") -> dict:
+def commit_health(snapshot: HealthSnapshot) -> dict:
     """The numbers the report draws for one snapshot: every count of `HealthSnapshot.summary()`
     (so new ones, such as import-time cycles, appear when the health engine adds them), lines,
     and files and lines per language."""
@@ -101,7 +101,7 @@ def commit_health(snapshot: "HealthSnapshot") -> dict:
     return record
 
 
-def cache_key(repo: "pygit2.Repository") -> str:
+def cache_key(repo: pygit2.Repository) -> str:
     """What a cached summary depends on besides its tree: the health state version (code and
     grammars) and the settings that change what is counted (the god-file thresholds, the
     `neo.healthExclude` globs and `.git/info/attributes`, which decide what is judged)."""
@@ -121,7 +121,7 @@ def cache_key(repo: "pygit2.Repository") -> str:
     return f"{SUMMARY_FORMAT}:{state_version()}:{settings}:{excludes.hexdigest()[:12]}"
 
 
-def health_series(repo: "pygit2.Repository", commits: list[CommitInfo], *,
+def health_series(repo: pygit2.Repository, commits: list[CommitInfo], *,
                   on_measured: Callable[[], None] | None = None) -> tuple[list[HealthPoint], int]:
     """(a HealthPoint per commit, in the given order; how many trees were measured now).
 
@@ -164,7 +164,7 @@ class _HeldOpen:
     SQLite checkpoints on its own schedule (every 1,000 WAL pages). It never reads or
     writes, so it holds no lock. Opened after the first scan (which creates the file)."""
 
-    def __init__(self, repo: "pygit2.Repository") -> None:
+    def __init__(self, repo: pygit2.Repository) -> None:
         from neo_git.health.cache import cache_path
 
         self.path = cache_path(repo)
@@ -181,7 +181,7 @@ class _HeldOpen:
         except (sqlite3.Error, OSError):
             self.conn = None
 
-    def __enter__(self) -> "_HeldOpen":
+    def __enter__(self) -> _HeldOpen:
         self.hold()
         return self
 

@@ -10,8 +10,8 @@ page's light and dark schemes restyle the charts too. Every label passes through
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from neo_git.report.text import esc, number
 

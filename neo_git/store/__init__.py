@@ -7,8 +7,9 @@ policy inside the owning backend's transaction; recall reads every scope.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from neo_git import identity
 from neo_git.errors import FactNotFound, NeoError
@@ -17,14 +18,14 @@ from neo_git.facts import SCOPE_ORDER, Fact, FactScope, check_text, new_fact_id,
 from neo_git.fileio import publish_once
 from neo_git.redact import redact
 from neo_git.store.access import AccessLog
-from neo_git.store.explain import explain, supersession_chain
 from neo_git.store.base import SCOPE_CAPS, Backend, Change, LoadedScope, Transaction
+from neo_git.store.embedding import StoreEmbedding
+from neo_git.store.explain import explain, supersession_chain
 from neo_git.store.filestore import FileStore
 from neo_git.store.org_memory import open_org_memory
-from neo_git.store.embedding import StoreEmbedding
-from neo_git.store.writing import WritePaths
 from neo_git.store.refstore import FACTS_REF, RefStore, ensure_reflog
 from neo_git.store.vectors import FactVectors
+from neo_git.store.writing import WritePaths
 
 if TYPE_CHECKING:  # pragma: no cover
     import pygit2
@@ -47,7 +48,7 @@ def __getattr__(name: str):  # AddResult loads with the write policy, which read
 class FactStore(WritePaths, StoreEmbedding):
     """Facts of every scope visible from one repository (adds and reviews: `store/writing.py`)."""
 
-    def __init__(self, repo: "pygit2.Repository", embedder: "str | Embedder | None" = None,
+    def __init__(self, repo: pygit2.Repository, embedder: str | Embedder | None = None,
                  home: Path | None = None) -> None:
         import pygit2
 
@@ -68,8 +69,8 @@ class FactStore(WritePaths, StoreEmbedding):
         }, AccessLog(paths.neo_dir / "access.json"))
 
     @classmethod
-    def in_memory(cls, embedder: "str | Embedder | None" = "hash", *, org_id: str = "memory",
-                  project_id: str = "0" * 16, author: str = "git-neo <neo@localhost>") -> "FactStore":
+    def in_memory(cls, embedder: str | Embedder | None = "hash", *, org_id: str = "memory",
+                  project_id: str = "0" * 16, author: str = "git-neo <neo@localhost>") -> FactStore:
         """A store whose four scopes live in this process (`MemoryBackend`): no repository, no
         files, no vector cache on disk. Same policy, recall and `transact` as a real store;
         `init` needs a repository, and recall's environment names none."""
@@ -83,8 +84,8 @@ class FactStore(WritePaths, StoreEmbedding):
         return store
 
     @classmethod
-    def outside_repository(cls, where: str | os.PathLike | None = None, embedder: "str | Embedder | None" = None,
-                           home: Path | None = None) -> "FactStore":
+    def outside_repository(cls, where: str | os.PathLike | None = None, embedder: str | Embedder | None = None,
+                           home: Path | None = None) -> FactStore:
         """The store of a process started outside any repository: global and org scope from
         NEO_HOME (the org whose facts file is the only one there, else "unknown"), project and
         session scope empty and refusing writes (`store/unavailable.py`)."""
@@ -104,8 +105,8 @@ class FactStore(WritePaths, StoreEmbedding):
         store._fixed_project_id = "0" * 16
         return store
 
-    def _setup(self, repo: "pygit2.Repository | None", paths: "identity.RepositoryPaths | None",
-               home: Path | None, org_id: str, author: str, embedder: "str | Embedder | None",
+    def _setup(self, repo: pygit2.Repository | None, paths: identity.RepositoryPaths | None,
+               home: Path | None, org_id: str, author: str, embedder: str | Embedder | None,
                backends: dict[FactScope, Backend], access: AccessLog) -> None:
         self.repo = repo
         self.paths = paths
@@ -136,7 +137,7 @@ class FactStore(WritePaths, StoreEmbedding):
         self.warnings: list[str] = []
 
     @classmethod
-    def open(cls, path: str | os.PathLike | None = None, embedder: "str | Embedder | None" = None) -> "FactStore":
+    def open(cls, path: str | os.PathLike | None = None, embedder: str | Embedder | None = None) -> FactStore:
         """The store of the repository containing *path* (default: the one git would use here,
         honouring GIT_DIR/GIT_WORK_TREE as inside hooks); NotARepository otherwise."""
         return cls(identity.open_repository(path), embedder=embedder)
@@ -361,7 +362,7 @@ class FactStore(WritePaths, StoreEmbedding):
     # --- recall --------------------------------------------------------------------
 
     def recall(self, query: str, k: int = 5, max_tokens: int = 12000, file: str | None = None,
-               explain: bool = False) -> "ContextResult":
+               explain: bool = False) -> ContextResult:
         """Constraints, ranked facts, what changed and known unknowns for *query*; with *file* (a path
         relative to the repository root) the facts citing it or scoped to it come first and its
         path-scoped constraints apply; with *explain* the result carries why each ranked fact is

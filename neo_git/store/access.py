@@ -20,8 +20,8 @@ import fcntl
 import json
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from neo_git import safejson
 from neo_git.facts import Fact, FactMetadata, now_iso

@@ -2,7 +2,8 @@
 relevance floor, and the vectors and cosines recall and the write policy ask for."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from neo_git import identity
 from neo_git.facts import Fact
@@ -20,7 +21,7 @@ class StoreEmbedding:
     `FactStore._setup` sets."""
 
     @property
-    def embedder(self) -> "Embedder":
+    def embedder(self) -> Embedder:
         """The embedder in use (resolved on first use: numpy loads only when needed)."""
         if self._embedder is None:
             from neo_git.embed import get_embedder
@@ -84,7 +85,7 @@ class StoreEmbedding:
             self._term_index = TermIndex(self.paths.neo_dir / "terms.sqlite" if self.paths is not None else None)
         return self._term_index
 
-    def _vectors(self, texts: Sequence[str]) -> "np.ndarray":
+    def _vectors(self, texts: Sequence[str]) -> np.ndarray:
         cache = self.vector_cache
         if cache is None:  # in memory: FactVectors already keeps each fact's row for the process
             import numpy as np
@@ -92,7 +93,7 @@ class StoreEmbedding:
             return np.asarray(self.embedder.embed(list(texts)), dtype=np.float32).reshape(len(texts), self.embedder.dim)
         return cache.vectors(self.embedder, texts)
 
-    def _embed_one(self, text: str) -> "np.ndarray":
+    def _embed_one(self, text: str) -> np.ndarray:
         """One text's vector straight from the embedder, bypassing the vector cache.
 
         Used for a query (questions rarely repeat) and for a fact being added: a cache
@@ -106,7 +107,7 @@ class StoreEmbedding:
             raise ValueError(f"embedder {self.embedder.id} returned shape {vector.shape} for one text")
         return vector[0]
 
-    def _vectors_of(self, facts: Sequence[Fact]) -> "np.ndarray":
+    def _vectors_of(self, facts: Sequence[Fact]) -> np.ndarray:
         """Vectors of *facts* (rows in order), each looked up in the cache once per process."""
         return self._vector_rows().matrix(facts)
 
@@ -127,7 +128,7 @@ class StoreEmbedding:
             return cache.vector_rows_by_keys(self.embedder, keys, text_of)
         return cache.vectors_by_keys(self.embedder, keys, text_of)
 
-    def _table_cosines(self, table, query: "np.ndarray", positions: "np.ndarray | None" = None):
+    def _table_cosines(self, table, query: np.ndarray, positions: np.ndarray | None = None):
         """(cosine of *query* with each fact of *table* at *positions* (None: every fact; NaN at
         the others, whose vectors are never read), their vectors for recall's family ordering).
         The first recall of a store reads the vector file once, keeping only the cosines (a cold

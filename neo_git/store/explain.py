@@ -5,12 +5,12 @@ Pure functions over the facts of every scope; `FactStore.history` and
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from neo_git.fact_schema import Invalidation
 from neo_git.facts import Fact
 from neo_git.knowledge import conflict_partners, open_links
-
 
 # How `why` words the reasons a fact left without a successor (metadata.invalidation.reason).
 _RETIRED = {

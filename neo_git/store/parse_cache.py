@@ -145,7 +145,7 @@ class FileRegion(NamedTuple):
     size: int
 
 
-def unpack_subtrees(body: memoryview, ref: str, region: "FileRegion | None" = None,
+def unpack_subtrees(body: memoryview, ref: str, region: FileRegion | None = None,
                     blob_fact: BlobFact | None = None) -> dict[str, Subtree] | None:
     """The (lazy) subtrees of a verified cache body (its length and header, and the data after
     them unless *region* says where in the file it is); None if it is of another format or ref."""
@@ -157,7 +157,7 @@ def unpack_subtrees(body: memoryview, ref: str, region: "FileRegion | None" = No
     return {str(name): lazy_subtree(entry, data, blob_fact) for name, entry in header["subtrees"].items()}
 
 
-def lazy_subtree(entry, data: "memoryview | FileRegion", blob_fact: BlobFact | None = None) -> Subtree:
+def lazy_subtree(entry, data: memoryview | FileRegion, blob_fact: BlobFact | None = None) -> Subtree:
     """A subtree from its header entry [tree hex, rows, skipped, start, length, split, sha256 of
     the valid facts' encoded forms (before *split*), sha256 of the retired ones' (from it on)]
     over *data* (in memory, or where in the cache file). A journal's entries (a sealed record
@@ -186,7 +186,7 @@ def lazy_subtree(entry, data: "memoryview | FileRegion", blob_fact: BlobFact | N
     return Subtree.lazy(pygit2.Oid(hex=tree_hex), rows, first, skipped, blob_fact, split=split, rest=second)
 
 
-def pack_subtrees(subtrees: dict[str, Subtree]) -> tuple[dict, list["bytes | memoryview"]]:
+def pack_subtrees(subtrees: dict[str, Subtree]) -> tuple[dict, list[bytes | memoryview]]:
     """({name: [tree hex, rows, skipped, start, length, split, sha256 of the valid facts' encoded
     forms, sha256 of the retired ones']}, the encoded facts in order: each subtree's valid ones,
     then its retired ones): what a cache holds for *subtrees*. A cold recall then reads the
@@ -206,7 +206,7 @@ def _base_id(raw: bytes) -> bytes:
     return raw[len(_SEAL):raw.find(b"\n")][:32]
 
 
-def decode(body: "bytes | memoryview") -> dict:
+def decode(body: bytes | memoryview) -> dict:
     """A cache body as plain data, for tests and hand inspection: {"format", "ref", "subtrees":
     {name: [tree hex, [[blob name, blob hex, fact fields as a dict | None, warning], ...]]}}."""
     (size,) = _LENGTH.unpack_from(body)
@@ -250,7 +250,7 @@ def _body(header: dict, chunks: list[bytes]) -> bytes:
     return b"".join([_LENGTH.pack(len(encoded)), encoded, *chunks])
 
 
-def _sealed_part(body: "bytes | memoryview") -> "bytes | memoryview":
+def _sealed_part(body: bytes | memoryview) -> bytes | memoryview:
     """What the seal of a cache body covers: its length and header (they hold the sha256 of the
     encoded facts after them)."""
     (size,) = _LENGTH.unpack_from(body)
@@ -338,7 +338,7 @@ def _key(folder: Path, create: bool = True) -> bytes | None:
     return _key(folder, create=False)
 
 
-def _seal(body: "bytes | memoryview", key: bytes) -> bytes:
+def _seal(body: bytes | memoryview, key: bytes) -> bytes:
     return hmac.digest(key, body, "sha256").hex().encode("ascii")
 
 

@@ -13,12 +13,19 @@ from __future__ import annotations
 import hmac
 import marshal
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from neo_git.errors import NeoError
 from neo_git.store.parse_cache import (
-    _SEAL, Subtree, _base_id, _key, _seal, check_subtree, lazy_subtree, write_parse_cache,
+    _SEAL,
+    Subtree,
+    _base_id,
+    _key,
+    _seal,
+    check_subtree,
+    lazy_subtree,
+    write_parse_cache,
 )
 
 # One record per save: a header line `neo-parse-journal:<hmac hex> <length>` and `length` bytes

@@ -14,8 +14,8 @@ flagged dependents are listed by id: no decision depends on storage order.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Callable, Collection, Mapping, Sequence
 
 from neo_git.errors import NeoError
 from neo_git.fact_schema import Invalidation, PossibleLink, Undo, sorted_links
@@ -24,7 +24,12 @@ from neo_git.scoring import retention_score, success_bonus  # noqa: F401 - re-ex
 from neo_git.store.base import SCOPE_CAPS, Change  # noqa: F401 - SCOPE_CAPS re-exported
 from neo_git.store.index import FactIndex, IndexedFacts, PeerGroup
 from neo_git.store.supersession import (
-    RULE_EXPLICIT, BodySimilarity, Decision, Thresholds, decide_ranked, ranked_candidates,
+    RULE_EXPLICIT,
+    BodySimilarity,
+    Decision,
+    Thresholds,
+    decide_ranked,
+    ranked_candidates,
 )
 
 CONFIDENCE_CARRY = 0.05

@@ -30,9 +30,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from pathlib import Path
 from collections import ChainMap
-from typing import Iterator, Mapping, MutableMapping
+from collections.abc import Iterator, Mapping, MutableMapping
+from pathlib import Path
 
 import pygit2
 
@@ -76,7 +76,7 @@ def fact_origins(repo: pygit2.Repository, common_dir: Path,
     hidden = pygit2.Oid(hex=cached_tip) if cached_tip else None
     if hidden is not None and hidden in repo and repo.descendant_of(tip, hidden):
         walker.hide(hidden)
-        seen: "MutableMapping[str, tuple[str, str]]" = ChainMap(walked, authors)  # the memo's: never edited
+        seen: MutableMapping[str, tuple[str, str]] = ChainMap(walked, authors)  # the memo's: never edited
     else:
         authors, hidden, seen = {}, None, walked
     for commit in walker:
@@ -99,7 +99,7 @@ def _overlaid(authors: Mapping[str, tuple[str, str]], changed: dict[str, tuple[s
 
 
 def _attribute(repo: pygit2.Repository, commit: pygit2.Commit,
-               authors: "MutableMapping[str, tuple[str, str]]") -> None:
+               authors: MutableMapping[str, tuple[str, str]]) -> None:
     origin = ((commit.author.email or "").strip().lower(), str(commit.id))
     parents = [repo[p] for p in commit.parent_ids if p in repo]   # a shallow boundary has none here
     if len(parents) > 1:
@@ -125,7 +125,7 @@ def _attribute(repo: pygit2.Repository, commit: pygit2.Commit,
 
 
 def _attribute_merge(repo: pygit2.Repository, commit: pygit2.Commit, parents: list, origin: tuple[str, str],
-                     authors: "MutableMapping[str, tuple[str, str]]") -> None:
+                     authors: MutableMapping[str, tuple[str, str]]) -> None:
     """A merge: each path that differs between the merge and one of its parents came from the
     parent holding the same blob (or text), and keeps the author it has *there*; text that is in
     no parent is the merge author's. The walk has gone through both sides, so the author on
@@ -210,7 +210,7 @@ def _blob_paths(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = ""):
             yield path, entry.id
 
 
-def _changed_blobs(repo: pygit2.Repository, old: "pygit2.Tree | None", new: pygit2.Tree, prefix: str = ""):
+def _changed_blobs(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree, prefix: str = ""):
     """(path, blob id, the blob there before or None) of each blob of *new* (down to
     `facts/<xx>/`) added or changed since *old*: what a diff's added and modified entries give,
     reading only the folders whose tree id changed. (libgit2's tree diff reads every folder of
@@ -325,7 +325,7 @@ class Origins(Mapping[str, tuple[str, str]]):
         """[(origin, its facts' ids joined)], in the cache's order."""
         return self._groups
 
-    def with_changes(self, changed: Mapping[str, tuple[str, str]]) -> "Origins":
+    def with_changes(self, changed: Mapping[str, tuple[str, str]]) -> Origins:
         """These origins with *changed* ({fact id: origin}) laid over them, as groups after these."""
         grouped: dict[tuple[str, str], list[str]] = {}
         for fact_id, origin in changed.items():

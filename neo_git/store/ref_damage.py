@@ -22,9 +22,9 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator
 
 import pygit2
 
@@ -178,7 +178,7 @@ def tip_problem(repo: pygit2.Repository, oid: pygit2.Oid, strict: bool = False) 
 
 
 def checked_tip(repo: pygit2.Repository, common_dir: Path, ref: str,
-                good: "set[pygit2.Oid] | None" = None) -> pygit2.Oid | None:
+                good: set[pygit2.Oid] | None = None) -> pygit2.Oid | None:
     """The commit *ref* points at, None when it never existed, `CorruptStore` (pointing at `git neo
     doctor --fix`) for any damage. *good* remembers the tips already checked (one check each)."""
     try:

@@ -11,7 +11,8 @@ text, so a collision never makes a duplicate or a same-subject fact.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterator, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
+from typing import TYPE_CHECKING
 
 from neo_git.fact_table import DEPENDS_ON, KIND_INDEX, SCOPE_INDEX, VALID, FactTable, hex_id
 from neo_git.facts import SCOPE_ORDER, Fact, FactKind, FactScope
@@ -22,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from neo_git.store.index import FactIndex
 
 
-def index_rows(index: "FactIndex", table: FactTable) -> None:
+def index_rows(index: FactIndex, table: FactTable) -> None:
     """Fill *index*'s valid counts and dependents from *table*'s rows."""
     import numpy as np
 
@@ -35,7 +36,7 @@ def index_rows(index: "FactIndex", table: FactTable) -> None:
         index._link_dependencies(table[i])
 
 
-def row_group(table: FactTable, scope: FactScope, kind: FactKind) -> "RowGroup | None":
+def row_group(table: FactTable, scope: FactScope, kind: FactKind) -> RowGroup | None:
     """The valid facts of *scope* and *kind* in *table*, as a group (None if there are none)."""
     import numpy as np
 
@@ -89,7 +90,7 @@ class _Members(MutableMapping[str, Fact]):
 class _Rows(Sequence[Fact]):
     """The fact on each row (as it joined), decoded when read."""
 
-    def __init__(self, group: "RowGroup") -> None:
+    def __init__(self, group: RowGroup) -> None:
         self._group = group
 
     def __len__(self) -> int:
@@ -182,7 +183,7 @@ class RowGroup(PeerGroup):
             out.setdefault(text_key(self.members[fact_id]), set()).add(fact_id)
         return out
 
-    def vectors_of(self, first: int, end: int, fetch: Callable) -> "object":
+    def vectors_of(self, first: int, end: int, fetch: Callable) -> object:
         """The vectors of rows first..end-1, through *fetch(keys, text_of)*."""
         return fetch(self.keys[first:end], lambda j: self.rows[first + j].text)
 

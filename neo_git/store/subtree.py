@@ -15,8 +15,9 @@ import marshal
 import os
 import re
 import struct
+from collections.abc import Callable
 from dataclasses import fields
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import pygit2
 
@@ -61,12 +62,12 @@ class CachedBytes:
 
     __slots__ = ("_digest", "_path", "_stamp", "_start", "_length", "_view", "_done")
 
-    def __init__(self, digest: bytes, *, view: "memoryview | None" = None, path: "os.PathLike | None" = None,
+    def __init__(self, digest: bytes, *, view: memoryview | None = None, path: os.PathLike | None = None,
                  stamp: tuple = (), start: int = 0, length: int = 0) -> None:
         self._digest, self._view, self._done = digest, view, False
         self._path, self._stamp, self._start, self._length = path, stamp, start, length
 
-    def view(self) -> "memoryview | None":
+    def view(self) -> memoryview | None:
         """The bytes, read and checked on the first call; None if they fail their check."""
         if not self._done:
             self._done = True
@@ -75,7 +76,7 @@ class CachedBytes:
                 hashlib.sha256(data).digest(), self._digest) else None
         return self._view
 
-    def _read(self) -> "memoryview | None":
+    def _read(self) -> memoryview | None:
         try:
             with open(self._path, "rb") as fh:
                 stat = os.fstat(fh.fileno())
@@ -127,12 +128,12 @@ def restore(form) -> Fact:
     return fact
 
 
-def decode_fact(data: "bytes | memoryview") -> Fact:
+def decode_fact(data: bytes | memoryview) -> Fact:
     """A fact from the bytes `encode_fact` wrote (ValueError/KeyError if they are not such)."""
     return restore(marshal.loads(data))
 
 
-def _arranged(rows: "np.ndarray", chunks: list[bytes]) -> tuple[bytes, bytes, bytes]:
+def _arranged(rows: np.ndarray, chunks: list[bytes]) -> tuple[bytes, bytes, bytes]:
     """(*rows* (a private copy) with offsets and lengths into the chunks laid out valid facts
     first, the valid facts' chunks joined, the retired ones' joined): *chunks* are the encoded
     facts of *rows*, in row order."""
@@ -170,8 +171,8 @@ class Subtree:
         self._blobs: BlobEntries | None = blobs
         self._warnings = warnings
         self._raw: bytes | None = None          # the rows as the cache holds them (lazy subtrees)
-        self._rows: "np.ndarray | None" = None
-        self._data: "memoryview | CachedBytes | None" = None   # their encoded forms (lazy subtrees)
+        self._rows: np.ndarray | None = None
+        self._data: memoryview | CachedBytes | None = None   # their encoded forms (lazy subtrees)
         # Valid facts' forms come first: the retired ones', from offset `_split` on, may be kept
         # apart (`_rest`), read only when a retired fact is decoded. `_split` None: in any order.
         self._rest: CachedBytes | None = None
@@ -184,15 +185,15 @@ class Subtree:
         self._lookups = 0                           # `fact` calls before `_row_of` was built
 
     @classmethod
-    def of(cls, oid: pygit2.Oid, blobs: BlobEntries) -> "Subtree":
+    def of(cls, oid: pygit2.Oid, blobs: BlobEntries) -> Subtree:
         """A subtree from its blob entries (in tree order)."""
         facts = {fact.id: fact for _, fact, _ in blobs.values() if fact is not None}
         return cls(oid, facts, blobs, tuple(w for _, _, w in blobs.values() if w))
 
     @classmethod
-    def lazy(cls, oid: pygit2.Oid, rows: bytes, data: "memoryview | CachedBytes", skipped: list,
+    def lazy(cls, oid: pygit2.Oid, rows: bytes, data: memoryview | CachedBytes, skipped: list,
              blob_fact: BlobFact | None = None, split: int | None = None,
-             rest: CachedBytes | None = None) -> "Subtree":
+             rest: CachedBytes | None = None) -> Subtree:
         """A subtree from the parse cache: *rows* of its facts (in tree order), *data* holding their
         encoded forms (rows' offsets count from its start), *skipped* the [name, blob hex,
         warning] of blobs that are not facts. With *split*, the valid facts' forms are those
@@ -204,7 +205,7 @@ class Subtree:
         sub._split, sub._rest = split, rest
         return sub
 
-    def _part(self, offset: int) -> "tuple[memoryview | None, int]":
+    def _part(self, offset: int) -> tuple[memoryview | None, int]:
         """(the checked bytes holding the encoded fact at *offset*, or None; where they start)."""
         if self._rest is not None and offset >= self._split:
             return self._rest.view(), self._split
@@ -240,7 +241,7 @@ class Subtree:
         return bytes(data[start:start + row[_LENGTH]])
 
     @classmethod
-    def spliced(cls, oid: pygit2.Oid, previous: "Subtree", items: list[tuple]) -> "Subtree":
+    def spliced(cls, oid: pygit2.Oid, previous: Subtree, items: list[tuple]) -> Subtree:
         """A lazy subtree for a folder that changed since the lazy *previous*: *items*, in tree
         order, are ("row", j) for a fact whose blob did not change (its row and encoded bytes are
         taken as they are, never decoded), ("fact", name, blob oid, Fact) for a blob parsed now,
@@ -272,7 +273,7 @@ class Subtree:
         skipped = [[item[1], str(item[2]), item[3]] for item in items if item[0] == "skip"]
         return cls.lazy(oid, raw, memoryview(live + retired), skipped, previous._blob_fact, split=len(live))
 
-    def entries(self) -> dict[str, tuple[bytes, int | None, "str | None"]]:
+    def entries(self) -> dict[str, tuple[bytes, int | None, str | None]]:
         """name -> (raw blob id, row of its fact or None, warning) of a lazy subtree, without
         decoding a fact: what `spliced` needs to know which blobs did not change."""
         found: dict[str, tuple[bytes, int | None, str | None]] = {}
@@ -357,7 +358,7 @@ class Subtree:
             return list(self._facts)
         return [hex_id(row[_ID]) for row in _ROW.iter_unpack(self._raw)]
 
-    def rows(self) -> "np.ndarray":
+    def rows(self) -> np.ndarray:
         """The rows of its facts, in tree order (computed once for a subtree read from git)."""
         if self._rows is None and self._raw is not None:
             import numpy as np
@@ -382,13 +383,13 @@ class Subtree:
         a structured dtype: numpy promotes their fields one array at a time)."""
         return self._raw if self._raw is not None else self.rows().tobytes()
 
-    def encoded(self) -> tuple[bytes, "bytes | memoryview", list]:
+    def encoded(self) -> tuple[bytes, bytes | memoryview, list]:
         """(rows with their offsets, the encoded facts they point into, skipped entries): what
         a journal record keeps of this subtree (`split_encoded`, joined)."""
         rows, live, retired, skipped = self.split_encoded()
         return rows, (live if not len(retired) else bytes(live) + bytes(retired)), skipped
 
-    def split_encoded(self) -> tuple[bytes, "bytes | memoryview", "bytes | memoryview", list]:
+    def split_encoded(self) -> tuple[bytes, bytes | memoryview, bytes | memoryview, list]:
         """(rows with their offsets, the encoded valid facts, then the retired ones' (offsets go on
         from the end of the first), skipped entries): what the parse cache writes for this subtree
         (a lazy one as it was read: never decoded, at most its bytes put in that order)."""

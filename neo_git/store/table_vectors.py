@@ -6,7 +6,8 @@ appended, as `VectorCache.vectors` does; its fact is decoded for that, and only 
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -19,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 KEEP_EMBEDDED = 4096   # vectors embedded during a first recall kept in memory, at most (~6 MB)
 
 
-def row_keys(table: "FactTable") -> list[bytes]:
+def row_keys(table: FactTable) -> list[bytes]:
     """The vector cache key of each fact of *table* (sha256 of its text), in order."""
     raw = table.rows["key"].tobytes()
     return [raw[i:i + 32] for i in range(0, len(raw), 32)]
@@ -29,8 +30,8 @@ class TableVectors:
     """The vectors of a table's facts, read only when asked (`vectors[positions]`): from the
     records the streamed pass found, from texts embedded during it, or else through the cache."""
 
-    def __init__(self, table: "FactTable", rows: "np.ndarray", reader: "RecordReader",
-                 embedded: "dict[int, np.ndarray]", fallback: Callable[[Sequence[int]], "np.ndarray"]) -> None:
+    def __init__(self, table: FactTable, rows: np.ndarray, reader: RecordReader,
+                 embedded: dict[int, np.ndarray], fallback: Callable[[Sequence[int]], np.ndarray]) -> None:
         self._table = table
         self._rows = rows
         self._reader = reader
@@ -40,7 +41,7 @@ class TableVectors:
     def __len__(self) -> int:
         return len(self._table)
 
-    def __getitem__(self, positions) -> "np.ndarray":
+    def __getitem__(self, positions) -> np.ndarray:
         import numpy as np
 
         positions = [int(i) for i in np.atleast_1d(np.asarray(positions))]
@@ -57,7 +58,7 @@ class TableVectors:
             out[on_file] = read if read is not None else self._fallback(wanted)
         return out
 
-    def cosines_with(self, positions: Sequence[int], query: "np.ndarray") -> "np.ndarray":
+    def cosines_with(self, positions: Sequence[int], query: np.ndarray) -> np.ndarray:
         """The cosine of *query* with the vector of each fact at *positions* (float32), computed
         while the records are read, a block at a time: never every vector in memory (100 MB at
         50,000 facts). Each value is the one a product over all of them gives (`embed.rows`)."""
@@ -79,8 +80,8 @@ class TableVectors:
         return values
 
 
-def streamed_cosines(store: "FactStore", table: "FactTable", query: "np.ndarray",
-                     positions: "np.ndarray | None" = None) -> "tuple[np.ndarray, TableVectors]":
+def streamed_cosines(store: FactStore, table: FactTable, query: np.ndarray,
+                     positions: np.ndarray | None = None) -> tuple[np.ndarray, TableVectors]:
     """(the cosine of *query* with each fact of *table* at *positions* (None: every fact; NaN
     at the others), their vectors on demand), reading the vector file once without keeping it."""
     import numpy as np
@@ -114,7 +115,7 @@ def streamed_cosines(store: "FactStore", table: "FactTable", query: "np.ndarray"
         keep = len(keys) <= KEEP_EMBEDDED
         vector_of: dict[bytes, np.ndarray] = {}
 
-        def take(start: int, vectors: "np.ndarray") -> None:
+        def take(start: int, vectors: np.ndarray) -> None:
             chunk = keys[start:start + len(vectors)]
             cosine_of.update(zip(chunk, cosines(vectors, query).tolist()))
             if keep:
@@ -127,7 +128,7 @@ def streamed_cosines(store: "FactStore", table: "FactTable", query: "np.ndarray"
             if keep:
                 embedded[i] = vector_of[key]
 
-    def fallback(positions: Sequence[int]) -> "np.ndarray":
+    def fallback(positions: Sequence[int]) -> np.ndarray:
         return store._vectors([table[i].text for i in positions])
 
     return values, TableVectors(table, rows, reader, embedded, fallback)

@@ -19,10 +19,11 @@ import math
 import re
 import sqlite3
 from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
-from neo_git.lexical import B, K1, terms
+from neo_git.lexical import K1, B, terms
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -171,7 +172,7 @@ class Words(NamedTuple):
     rare: dict[int, tuple[str, ...]]
 
 
-def pool_words(index: TermIndex, query: str, table, positions: "Sequence[int] | np.ndarray") -> Words:
+def pool_words(index: TermIndex, query: str, table, positions: Sequence[int] | np.ndarray) -> Words:
     """`TermIndex.match` for the facts of *table* at *positions* (recall's ranked pool), by table position."""
     rows = table.rows
     picked = list(positions)

@@ -10,7 +10,8 @@ all through the store first.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pygit2
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
 class TreeFacts(LookupMapping):
     """A read-only id -> Fact view of *store*'s ref at commit *tip* (None: no facts yet)."""
 
-    def __init__(self, store: "RefStore", tip: pygit2.Oid | None) -> None:
+    def __init__(self, store: RefStore, tip: pygit2.Oid | None) -> None:
         self._store = store
         self._tip = tip
         self._facts_tree: pygit2.Tree | None | bool = False   # False: not looked up yet

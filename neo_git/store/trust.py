@@ -29,7 +29,8 @@ from neo_git.facts import FactScope
 from neo_git.store import accepted, received
 from neo_git.store.local_writes import written_here
 from neo_git.store.provenance import Origins, fact_origins, split_ids
-from neo_git.store.signers import NONE as NO_SIGNERS, signers_for
+from neo_git.store.signers import NONE as NO_SIGNERS
+from neo_git.store.signers import signers_for
 
 if TYPE_CHECKING:  # pragma: no cover
     import pygit2
@@ -53,7 +54,7 @@ def normalize_email(text: str) -> str:
     return value.lower()
 
 
-def local_email(store: "FactStore") -> str:
+def local_email(store: FactStore) -> str:
     """The local user's e-mail (lower case), from git's author identity."""
     match = re.search(r"<([^<>]*)>\s*$", store.author)
     return (match.group(1) if match else store.author).strip().lower()
@@ -72,18 +73,18 @@ def configured_trust(repo: pygit2.Repository) -> list[str]:
     return out
 
 
-def trusted_emails(store: "FactStore") -> frozenset[str]:
+def trusted_emails(store: FactStore) -> frozenset[str]:
     """Everyone whose facts count as knowledge here: the local user and the configured list."""
     return frozenset([local_email(store), *configured_trust(store.repo)])
 
 
-def trusted_remotes(repo: "pygit2.Repository") -> list[str]:
+def trusted_remotes(repo: pygit2.Repository) -> list[str]:
     """Remotes whose write access is trusted (`neo.trustUnsigned`, multi-valued; `*` = all):
     their unsigned commits count as trusted changes."""
     return [v.strip() for v in neo_config_list(TRUST_UNSIGNED_KEY, repo=repo) if v.strip()]
 
 
-def untrusted_authors(store: "FactStore") -> dict[str, str]:
+def untrusted_authors(store: FactStore) -> dict[str, str]:
     """{fact id: author e-mail as claimed} of project facts (and of a connected org memory's
     facts) whose author is not trusted (claims)."""
     if store.repo is None or store.paths is None:
@@ -101,7 +102,7 @@ def untrusted_authors(store: "FactStore") -> dict[str, str]:
     return claims
 
 
-def ref_claims(repo: "pygit2.Repository", common_dir: Path, trusted: frozenset[str], me: str | None = None,
+def ref_claims(repo: pygit2.Repository, common_dir: Path, trusted: frozenset[str], me: str | None = None,
                home: Path | None = None) -> dict[str, str]:
     """{fact id: claimed e-mail} of the facts on one repository's facts ref whose author is not
     trusted: a commit a sync brought in by its verdict (`store/received.py`, kept in that
@@ -155,13 +156,13 @@ def ref_claims(repo: "pygit2.Repository", common_dir: Path, trusted: frozenset[s
     return claims
 
 
-def claim_origins(repo: "pygit2.Repository", common_dir: Path, trusted: frozenset[str]) -> dict[str, tuple[str, str]]:
+def claim_origins(repo: pygit2.Repository, common_dir: Path, trusted: frozenset[str]) -> dict[str, tuple[str, str]]:
     """{fact id: (claimed e-mail, the commit that gave it its text)} of the claims on one ref."""
     origins = fact_origins(repo, common_dir)
     return {fact_id: origins[fact_id] for fact_id in ref_claims(repo, common_dir, trusted) if fact_id in origins}
 
 
-def local_address(repo: "pygit2.Repository") -> str:
+def local_address(repo: pygit2.Repository) -> str:
     """The local user's address in *repo* (git's author identity, lower case; "" when none)."""
     from neo_git.identity import author_identity
 
@@ -169,7 +170,7 @@ def local_address(repo: "pygit2.Repository") -> str:
     return (match.group(1) if match else "").strip().lower()
 
 
-def trusted_here(repo: "pygit2.Repository") -> frozenset[str]:
+def trusted_here(repo: pygit2.Repository) -> frozenset[str]:
     """The trust set of a repository without a FactStore: its git identity and the configured list."""
     return frozenset([local_address(repo), *configured_trust(repo)])
 
@@ -178,7 +179,7 @@ def trusted_here(repo: "pygit2.Repository") -> frozenset[str]:
 _CLAIMS: dict[str, tuple] = {}
 
 
-def unverified_commits(store: "FactStore") -> dict[str, str]:
+def unverified_commits(store: FactStore) -> dict[str, str]:
     """{fact id: how its author is known} for project claims whose commit a sync brought in
     (`show` marks the author they state about themselves as self-declared)."""
     if store.repo is None or store.paths is None:

@@ -31,7 +31,16 @@ from neo_git.sync.gate import TrustGate
 from neo_git.sync.notes import merge_notes
 from neo_git.sync.signatures import judge_incoming, rejudge
 from neo_git.sync.transport import (
-    BRANCH_FACTS_REF, FACTS_REF, NOTES_REF, Git, RefNames, ensure_blobs, fetch, ls_remote, push, ref_names,
+    BRANCH_FACTS_REF,
+    FACTS_REF,
+    NOTES_REF,
+    Git,
+    RefNames,
+    ensure_blobs,
+    fetch,
+    ls_remote,
+    push,
+    ref_names,
 )
 from neo_git.sync.treemerge import MergePlan, plan_merge
 
@@ -101,7 +110,7 @@ class SyncTarget:
     trusted: frozenset[str] | None = None
 
     @classmethod
-    def project(cls, store: "FactStore") -> "SyncTarget":
+    def project(cls, store: FactStore) -> SyncTarget:
         """The project facts (and outcome notes) of *store*'s repository."""
         if store.repo is None:
             raise NeoError("an in-memory fact store has no remote to sync with")
@@ -112,7 +121,7 @@ class Syncer:
     """Pull, push and sync the project facts and outcome notes of *store* with one remote
     (or, given a *target*, another facts ref such as a connected org memory)."""
 
-    def __init__(self, store: "FactStore | None", remote: str | None = None, *,
+    def __init__(self, store: FactStore | None, remote: str | None = None, *,
                  target: SyncTarget | None = None) -> None:
         target = target or SyncTarget.project(store)
         self.store = store

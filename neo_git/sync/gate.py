@@ -28,8 +28,8 @@ trusted: a trusted teammate's later edit does not launder an unverified one.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping
 
 import pygit2
 
@@ -71,7 +71,7 @@ class TrustGate:
     repo: pygit2.Repository
     theirs: pygit2.Oid
     ours: pygit2.Oid | None
-    claims: "Mapping[str, str] | frozenset[str] | Callable[[], Mapping[str, str] | frozenset[str]]"
+    claims: Mapping[str, str] | frozenset[str] | Callable[[], Mapping[str, str] | frozenset[str]]
     commit_trusted: Callable[[str], bool]
     claimed: Callable[[str], str]
     cap: int | None

@@ -20,8 +20,8 @@ its smallest id.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import pygit2
 
@@ -30,7 +30,14 @@ from neo_git.facts import Fact, FactScope
 from neo_git.store.base import Change
 from neo_git.sync.fieldmerge import merge_fact
 from neo_git.sync.trees import (
-    Entry, facts_subtrees, fact_id_of, foreign_entries, kind_of, read_fact, read_fact_or_none, subtree_entries,
+    Entry,
+    fact_id_of,
+    facts_subtrees,
+    foreign_entries,
+    kind_of,
+    read_fact,
+    read_fact_or_none,
+    subtree_entries,
 )
 
 MAX_DETAIL_LINES = 200

@@ -3,18 +3,30 @@ stale pruning, demotion, the scope cap, and the purge of long-retired facts.
 (Synthesis, which needs vectors, is in `synthesis.py`.)"""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from types import MappingProxyType
-from typing import Mapping
 
 from neo_git.citations.states import GONE
 from neo_git.fact_schema import Invalidation
 from neo_git.facts import Fact, FactScope
 from neo_git.store.policy import plan_evictions
 from neo_git.upkeep.rules import (
-    DEMOTE_FLOOR, DEMOTE_STEP, NOTHING, PURGE_AFTER, STALE_AFTER, STALE_CONFIDENCE, Action, StepPlan, age,
-    change_for, consulted_since, last_consulted, retired_for, stamp,
+    DEMOTE_FLOOR,
+    DEMOTE_STEP,
+    NOTHING,
+    PURGE_AFTER,
+    STALE_AFTER,
+    STALE_CONFIDENCE,
+    Action,
+    StepPlan,
+    age,
+    change_for,
+    consulted_since,
+    last_consulted,
+    retired_for,
+    stamp,
 )
 
 

@@ -1,9 +1,10 @@
 """A blob whose mode changes (same blob id) inside a folder the parse cache holds."""
 from __future__ import annotations
+
 import pygit2
+
 from neo_git.store.refstore import RefStore
-from tests.helpers.store import cold_facts, populated_store
-from tests.helpers.store import ref_fact_ids
+from tests.helpers.store import cold_facts, populated_store, ref_fact_ids
 
 
 def _chmod(repo, path, mode):
@@ -44,7 +45,7 @@ def test_exec_bit_set_then_cleared(repo_with_commit):
     cold3 = RefStore(backend.repo, backend.common_dir, backend.signature).load()
     print("back to 644: cached reader has fact:", fid in cold2.facts, fid in cold3.facts)
     print("cold2 warnings:", [w for w in cold2.warnings if fid in w])
-    from neo_git.store.parse_cache import untrusted_entries, parse_cache_path
+    from neo_git.store.parse_cache import parse_cache_path, untrusted_entries
     print("doctor:", untrusted_entries(parse_cache_path(backend.common_dir, "refs/neo/facts"), "refs/neo/facts"))
     fresh2 = _fresh(store)
     print("fresh has fact:", fid in fresh2.facts)

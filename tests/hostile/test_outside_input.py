@@ -37,7 +37,7 @@ def test_a_teammates_ill_typed_note_line_never_crashes_outcomes(team_repo, capsy
     assert result.code == 0, result.err
 
 
-def _hold_lock(path) -> "subprocess.Popen":
+def _hold_lock(path) -> subprocess.Popen:
     """A process that holds an flock on *path* until it is killed (a stopped or stuck git-neo)."""
     import subprocess
     import sys

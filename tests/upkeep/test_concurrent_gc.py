@@ -6,7 +6,6 @@ import multiprocessing
 import random
 import subprocess
 
-
 from neo_git.facts import FactScope
 from neo_git.upkeep import run_gc
 from neo_git.upkeep import runner as upkeep_runner

@@ -7,7 +7,7 @@ shared path arithmetic on repository-relative '/' paths (never the work tree).
 from __future__ import annotations
 
 import posixpath
-from typing import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from neo_git.health.model import ImportGraph, ImportRef
 

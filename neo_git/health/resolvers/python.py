@@ -9,7 +9,7 @@ that is not a module falls back one level (`from a.b import Thing` -> a/b;
 """
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from neo_git.health.model import FileMetrics, ImportGraph, ImportRef
 from neo_git.health.resolvers import EdgeSet, Reader, ancestors, join, parent_dir

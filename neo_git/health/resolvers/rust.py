@@ -12,7 +12,7 @@ A `use` path edges to the longest prefix that is a module file; the rest are ite
 from __future__ import annotations
 
 import posixpath
-from typing import Mapping
+from collections.abc import Mapping
 
 from neo_git.health.model import FileMetrics, ImportGraph
 from neo_git.health.resolvers import EdgeSet, Reader, ancestors, join, parent_dir, read_text
@@ -65,7 +65,7 @@ class _ModuleTree:
         text = read_text(read, join(directory, "Cargo.toml") or "Cargo.toml")
         if text is None:
             return []
-        import tomllib   # only for Rust crates: imported when one has a Cargo.toml
+        import tomllib  # only for Rust crates: imported when one has a Cargo.toml
 
         try:
             manifest = tomllib.loads(text)

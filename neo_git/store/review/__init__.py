@@ -20,7 +20,8 @@ the decision was written.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from neo_git.errors import NeoError
 from neo_git.facts import Fact

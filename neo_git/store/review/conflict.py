@@ -8,8 +8,8 @@ predecessor points at the kept one, and the flag is cleared.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Mapping
 
 from neo_git.errors import NeoError
 from neo_git.fact_schema import Invalidation

@@ -9,8 +9,8 @@ Pure functions over one scope's facts; `FactStore` runs them in the scope's tran
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
-from typing import Iterable, Iterator, Mapping
 
 from neo_git.errors import NeoError
 from neo_git.fact_schema import JudgeVerdict, PossibleLink, Undo, sorted_links

@@ -15,8 +15,9 @@ the code now, a new fact's id) is computed before the transaction by `prepare`.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from neo_git.errors import NeoError
 from neo_git.fact_schema import Citation, Invalidation
@@ -61,7 +62,7 @@ def stale_items(facts: Mapping[str, Fact]) -> list[dict]:
     return out
 
 
-def reanchor(store: "FactStore", fact: Fact) -> list[Citation]:
+def reanchor(store: FactStore, fact: Fact) -> list[Citation]:
     """The fact's citations as they would be cited now (from HEAD and the work tree); the ones
     whose file or symbol no longer exists are left out."""
     from neo_git.citations.resolve import Resolver
@@ -87,7 +88,7 @@ class StaleFacts:
         """Open stale facts of one scope."""
         return stale_items(facts)
 
-    def prepare(self, store: "FactStore", item: dict, action: str, arg: str | None) -> Any:
+    def prepare(self, store: FactStore, item: dict, action: str, arg: str | None) -> Any:
         """What the plan needs from outside the scope's facts: the re-anchored citations (keep,
         update) and the successor's id (update)."""
         if action == "retire":
