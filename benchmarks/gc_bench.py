@@ -61,14 +61,14 @@ def build(repo: Path, count: int, now) -> None:
                  metadata=FactMetadata(**meta))
         facts.append(f)
 
-    for c in range(20):
+    for _c in range(20):
         base, body = "Accepted: " + _text(rng, 8), _text(rng)
         for suffix in ("", " again", " (2)"):
             fact("review", subject=base + suffix, body=body)
-    for i in range(480 - 60):
+    for _i in range(480 - 60):
         fact(rng.choice(["pattern", "decision", "failure", "review"]), age=rng.randrange(60),
              confidence=rng.choice([0.2, 0.5, 0.7]))
-    for i in range(count - len(facts)):
+    for _i in range(count - len(facts)):
         retired = rng.randrange(60)
         fact(valid=False, age=retired + 5, retired_age=retired)
     store.transact("project", lambda _f: Change(facts=tuple(facts), message="bench: plant"))

@@ -88,7 +88,7 @@ class Fp32MiniLM:
         for i in range(6):
             p = f"encoder.layer.{i}."
 
-            def dense(v, name):
+            def dense(v, name, p=p):
                 return v @ t[p + name + ".weight"].T + t[p + name + ".bias"]
 
             q, k, v = (dense(x, f"attention.self.{n}").reshape(len(ids), heads, width).transpose(1, 0, 2)

@@ -121,7 +121,7 @@ def statebench(embedder: str, view: str, show: bool = False) -> dict:
             retired: set[str] = set()
             values: list[str] = []
 
-            def target_of(ref):
+            def target_of(ref, by_write=by_write, retired=retired):
                 for attr in ("key", "wid"):
                     found = [fid for w, fid in by_write if ref and getattr(w, attr) == ref and fid not in retired]
                     if found:
@@ -301,7 +301,7 @@ def lexical_share_loo(embedder: str) -> None:
     hits = asked = 0
     print(f"{embedder}: lexical share, leave one ADR repository out (R@1 through recall)")
     for held in repos:
-        def others(share):
+        def others(share, held=held):
             return sum(table[share][r][0] for r in repos if r != held) / max(1, sum(table[share][r][1] for r in repos if r != held))
         best = max(SHARES, key=lambda share: (others(share), -abs(share - saved)))
         got, n = table[best][held]

@@ -444,7 +444,7 @@ def run(embedder_name: str, data: Path, splits, sweep: bool, floor_override: flo
             if flag:
                 setattr(ranking, flag, 1.0 if flag == "ECHO_WEIGHT" else False)
             cells = []
-            for split, timelines in loaded.items():
+            for timelines in loaded.values():
                 for view in VIEWS:
                     m = evaluate(timelines, vectors, shipped, view, False)["state"].row()
                     cells.append(f"{m['Cur@1']:17.3f} {m['Stale@5']:7.3f}")

@@ -182,7 +182,7 @@ def run(root: Path, facts: int, args) -> tuple[dict[str, list[float]], float]:
                 counter += 1
                 writer.add(*text(rng, counter), kind="decision")
         t_a1, _ = timed(lambda: Syncer(FactStore.open(a, embedder="hash"), "origin").sync())
-        t_base, _ = timed(lambda: (git(b, "fetch", "-q", "origin", "+refs/neo/facts:refs/bench/theirs"),
+        t_base, _ = timed(lambda round_=round_: (git(b, "fetch", "-q", "origin", "+refs/neo/facts:refs/bench/theirs"),
                                    git(b, "push", "-q", "origin", f"refs/neo/facts:refs/bench/b{round_}")))
         t_b, report = timed(lambda: Syncer(FactStore.open(b, embedder="hash"), "origin").sync())
         assert report.facts == "merged" and len(report.plan.added) == args.new, report.to_dict()

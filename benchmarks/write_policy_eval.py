@@ -192,7 +192,7 @@ def cross_validate(vectors: VectorMemo, thresholds: Thresholds, data: dict) -> d
     for out in keys:
         rest = [k for k in keys if k != out]
 
-        def rank(i: int):
+        def rank(i: int, rest=rest):
             rows = rows_of(runs[i], rest)
             asked = rows["rules headings: questions"][0] + rows["rules titles: questions"][0]
             return (-_met(rows), round(asked, 6), i)   # settings[0] is the shipped one

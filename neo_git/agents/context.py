@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Union
 
 from neo_git.facts import Fact, FactKind
 from neo_git.knowledge import is_evidence, is_open_proposal
@@ -33,7 +32,7 @@ AGENT_LOADED_FILES = {
 }
 
 Change = tuple[Fact, Fact]          # (retired fact, its current successor)
-Entry = Union[Fact, Change]
+Entry = Fact | Change
 
 
 def tokens(text: str) -> int:

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 from neo_git.knowledge import asks_about_change
 from neo_git.readfile import FileTooLarge, NotARegularFile, kind_of, read_regular
 from neo_git.redact import redact
+from neo_git.visible import visible
 
 _REDACT_MARGIN = 65_536   # characters past a cut that are redacted with what is kept
-from neo_git.visible import visible
 
 if TYPE_CHECKING:  # pragma: no cover
     from neo_git.facts import Fact

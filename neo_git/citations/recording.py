@@ -32,8 +32,7 @@ from typing import TYPE_CHECKING
 from neo_git.citations.code import CodeReader
 from neo_git.citations.resolve import commit_date
 from neo_git.citations.states import BROKEN, CHANGED, GONE, MOVED, UNKNOWN, VERIFIED
-from neo_git.citations.verify import Change as FileChange
-from neo_git.citations.verify import Check, Verifier
+from neo_git.citations.verify import Change as FileChange, Check, Verifier
 from neo_git.fact_schema import Citation
 from neo_git.facts import Fact, FactScope
 from neo_git.store.base import Change

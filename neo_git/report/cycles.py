@@ -58,7 +58,7 @@ def current_cycles(repo: pygit2.Repository, snapshot: HealthSnapshot, tree: pygi
     import_time = _import_time_nodes(snapshot)
     labelled = _labelled_edges(repo, snapshot, tree, in_cycle)
     cycles = []
-    for number, component in enumerate(components):
+    for _number, component in enumerate(components):
         members = set(component)
         edges = []
         for source in component:

@@ -202,7 +202,7 @@ def clean_health(value: object) -> dict | None:
     for name, number in value.items():
         if name != "languages" and (not isinstance(number, int) or isinstance(number, bool)):
             return None
-    for language, row in value["languages"].items():
+    for _language, row in value["languages"].items():
         if not isinstance(row, dict) or not all(isinstance(row.get(k), int) for k in ("files", "lines")):
             return None
     return value

@@ -71,7 +71,7 @@ def cache_format() -> str:
     (another minor version). A cache of another format is never read."""
     from neo_git.fact_table import signature
 
-    return ("8:py%d.%d:" % sys.version_info[:2] + ",".join(FACT_FIELDS) + ":" + ",".join(META_FIELDS)
+    return (f"8:py{sys.version_info[0]}.{sys.version_info[1]}:" + ",".join(FACT_FIELDS) + ":" + ",".join(META_FIELDS)
             + ":" + cache_signature() + ":" + signature())
 
 

@@ -29,8 +29,7 @@ from neo_git.facts import FactScope
 from neo_git.store import accepted, received
 from neo_git.store.local_writes import written_here
 from neo_git.store.provenance import Origins, fact_origins, split_ids
-from neo_git.store.signers import NONE as NO_SIGNERS
-from neo_git.store.signers import signers_for
+from neo_git.store.signers import NONE as NO_SIGNERS, signers_for
 
 if TYPE_CHECKING:  # pragma: no cover
     import pygit2

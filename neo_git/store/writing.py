@@ -250,7 +250,7 @@ class WritePaths:
             return self._find(fact_id, list(backend.load().facts.values())).id
         except FactNotFound:
             raise NeoError(f"no fact '{fact_id}' in the {scope.value} scope",
-                           "facts can point only at facts of their own scope; `git neo list --all` shows ids")
+                           "facts can point only at facts of their own scope; `git neo list --all` shows ids") from None
 
     def review(self: FactStore, scope: str | FactScope | None = None, types: Any = None) -> list[dict]:
         """Open review items of every type (or of *types*), scope by scope, oldest first

@@ -117,9 +117,9 @@ def _run_locked(store: FactStore, now: datetime, dry_run: bool, scopes: tuple[Fa
         planners: dict[str, Callable[[Mapping[str, Fact]], StepPlan]] = {
             "prune": lambda f, s=scope: plan_prune(f, s, now, local),
             "demote": lambda f, s=scope: plan_demotions(f, s),
-            "synthesize": lambda f, s=scope: plan_synthesis(f, s, vectors_of, now, author=store.author,
+            "synthesize": lambda f, s=scope, memo=clustering: plan_synthesis(f, s, vectors_of, now, author=store.author,
                                                             embedder_id=embedder_id, max_clusters=1,
-                                                            memo=clustering, exclude=claims),
+                                                            memo=memo, exclude=claims),
             "evict": lambda f, s=scope: plan_cap(f, s, store.cap_of(s), now, local),
             "purge": lambda f, s=scope: plan_purge(f, s, now),
         }

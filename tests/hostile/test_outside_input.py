@@ -3,6 +3,7 @@ note, a setting, a file on disk, a damaged HEAD, a held cache lock)."""
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 

@@ -1,7 +1,6 @@
 """The matching rule: substance shipped -> accepted, rewritten -> modified, else pending."""
 from neo_git.outcomes.matching import ACCEPTED, MODIFIED, PENDING, is_trivial, match_suggestion, normalise
-from tests.helpers.outcomes import BASE as BEFORE
-from tests.helpers.outcomes import RETRY
+from tests.helpers.outcomes import BASE as BEFORE, RETRY
 
 
 def test_verbatim_is_accepted():

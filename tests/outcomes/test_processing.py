@@ -195,7 +195,7 @@ def test_upkeep_runs_after_processing_once_a_day(repo_with_commit):
     from neo_git.identity import find_repository_paths
 
     repo = repo_with_commit
-    fact_id = adopt_verbatim(repo)
+    adopt_verbatim(repo)
     from neo_git.upkeep.state import UpkeepState
 
     assert UpkeepState.read(find_repository_paths(repo).neo_dir).last_run is not None

@@ -14,8 +14,10 @@ import re
 import string
 
 try:
-    from re import _constants as C  # Python 3.11+
-    from re import _parser as P
+    from re import (
+        _constants as C,  # Python 3.11+
+        _parser as P,
+    )
 except ImportError:  # pragma: no cover - older Pythons
     import sre_constants as C  # type: ignore[no-redef]
     import sre_parse as P  # type: ignore[no-redef]
