@@ -18,7 +18,7 @@ class NeoError(Exception):
         self.hint = hint
 
 
-_OS_HINTS = {
+_OS_HINTS: dict[int | None, str] = {
     errno.EACCES: "check that you may write there (permissions, or a read-only file system)",
     errno.EPERM: "check that you may write there (permissions, the immutable flag: `lsattr`)",
     errno.EROFS: "the file system is mounted read-only",

@@ -12,17 +12,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from enum import Enum
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from neo_git.errors import InvalidFact
 from neo_git.fact_fields import (
     check_flag,
     check_globs,
-    check_id,
+    check_id as check_id,  # re-exported
     check_id_set,
     check_number,
     check_tags,
-    check_text,
+    check_text as check_text,  # re-exported
     optional_text,
 )
 from neo_git.fact_schema import Citation, Invalidation, PossibleLink, citations_from_json, links_from_json
@@ -70,7 +70,10 @@ def new_fact_id() -> str:
     return secrets.token_hex(8)
 
 
-def _parse_name(enum: type[Enum], what: str, value: Any):
+_E = TypeVar("_E", bound=Enum)
+
+
+def _parse_name(enum: type[_E], what: str, value: Any) -> _E:
     try:
         return enum(value)
     except ValueError:
@@ -117,7 +120,7 @@ class FactMetadata:
     # None otherwise (accepting clears it, so a sync merge of "accepted" and "open" converges).
     proposal: ProposalState | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain JSON form."""
         data: dict[str, Any] = {
             "created_at": self.created_at, "last_accessed": self.last_accessed,
@@ -224,7 +227,7 @@ class Fact:
             changes["metadata"] = meta
         return replace(self, **changes)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Exactly the JSON stored on the ref."""
         return {
             "id": self.id, "subject": self.subject, "body": self.body,

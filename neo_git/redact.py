@@ -18,11 +18,15 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import cache, lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from neo_git.fact_schema import Citation, Invalidation
+
+if TYPE_CHECKING:
+    from neo_git.facts import Fact
 
 RULES_FILE = Path(__file__).with_name("redact_rules.json")
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9_+=-]*")   # what still belongs to a token after a rule's match (a slash starts a path)
@@ -58,8 +62,9 @@ class Rule:
 
 
 @lru_cache(maxsize=1)
-def _data() -> dict:
-    return json.loads(RULES_FILE.read_text(encoding="utf-8"))
+def _data() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(RULES_FILE.read_text(encoding="utf-8"))
+    return data
 
 
 @lru_cache(maxsize=1)
@@ -122,7 +127,7 @@ def _span(match: re.Match[str], group: int) -> tuple[int, int]:
     return match.span(0)
 
 
-def _matches(rule: Rule, text: str, spans):
+def _matches(rule: Rule, text: str, spans: Iterable[tuple[int, int]] | None) -> Iterator[re.Match[str]]:
     if spans is None:
         yield from rule.pattern.finditer(text)
         return
@@ -130,7 +135,7 @@ def _matches(rule: Rule, text: str, spans):
         yield from rule.pattern.finditer(text, lo, hi)
 
 
-def _redact_rule(text: str, rule: Rule, spans=None) -> str:
+def _redact_rule(text: str, rule: Rule, spans: Iterable[tuple[int, int]] | None = None) -> str:
     """*text* with every secret *rule* finds (in *spans* of it, when given) replaced, and the rest
     of a token a bounded pattern stopped inside of (a longer token than the rule's shape is still
     that token)."""
@@ -148,7 +153,9 @@ def _redact_rule(text: str, rule: Rule, spans=None) -> str:
             continue
         if not _looks_secret(text[start:end], rule, match.group(0)):
             continue
-        end = _TOKEN_TAIL.match(text, end).end()
+        tail = _TOKEN_TAIL.match(text, end)
+        assert tail is not None  # the pattern matches the empty string
+        end = tail.end()
         pieces.append(text[last:start])
         pieces.append(f"[REDACTED:{rule.id}]")
         last = end
@@ -218,7 +225,7 @@ def redact(text: str) -> str:
     return text
 
 
-def redact_value(value):
+def redact_value(value: Any) -> Any:
     """*value* (a string, or a JSON-like list/dict of them) with every string redacted."""
     if isinstance(value, str):
         return redact(value)
@@ -231,12 +238,12 @@ def redact_value(value):
     return value
 
 
-def redact_fact(fact, max_prompt: int = 200):
+def redact_fact(fact: Fact, max_prompt: int = 200) -> Fact:
     """*fact* with every free text redacted: subject, body and what a person or tool wrote into
     its metadata (`source_prompt`, `author`, `invalidation`, e.g. its `detail`). The same fact
     object when nothing changes, so ids and bytes stay as they were."""
     meta = fact.metadata
-    changes: dict = {}
+    changes: dict[str, Any] = {}
     for key in ("source_prompt", "author"):
         value = getattr(meta, key, None)
         if isinstance(value, str) and value:
@@ -267,7 +274,7 @@ def citation_names(citations: Iterable[Citation]) -> list[str]:
 _NAMES = {"tags": "tag", "paths": "path glob", "citations": "citation", "source_file": "source file"}
 
 
-def refuse_secrets(**fields) -> None:
+def refuse_secrets(**fields: str | Iterable[str] | None) -> None:
     """InvalidFact when a short field that cannot be redacted in place (a tag, a file name, a
     `--path` glob, a citation) holds something the rules call a secret: it would reach the
     shared ref verbatim."""

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -70,7 +70,7 @@ class Evidence:
     rank_cosine: int | None = None  # 1-based places by each signal alone
     rank_words: int | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The `--explain --json` object of one fact."""
         return {"cosine": round(self.cosine, 4), "bm25": round(self.bm25, 4), "terms": list(self.terms),
                 "fused": round(self.fused, 4), "rank_cosine": self.rank_cosine, "rank_words": self.rank_words}
@@ -166,7 +166,7 @@ class Explanation:
     facts: Mapping[str, Evidence] = field(default_factory=dict)   # returned ranked fact id -> evidence
     held_back: Mapping[str, object] | None = None  # the best candidate not returned, and why
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The `recall --explain --json` object."""
         return {"known": self.known, "reason": self.reason,
                 "facts": {fid: ev.to_dict() for fid, ev in self.facts.items()},
