@@ -57,7 +57,7 @@ def promisor_remote(repo: pygit2.Repository) -> str | None:
     return None
 
 
-def fetch_missing(repo: pygit2.Repository, oids: Iterable[str]) -> str | None:
+def fetch_missing(repo: pygit2.Repository, oids: Iterable[str | pygit2.Oid]) -> str | None:
     """Ask the promisor remote for *oids* (one `git fetch` for all); returns the remote asked, or None."""
     wanted = sorted({str(o) for o in oids})
     remote = promisor_remote(repo)
