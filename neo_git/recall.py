@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from neo_git import ranking
 from neo_git.citations.pathglob import any_matches
@@ -92,7 +92,8 @@ class ContextResult:
 
     def with_facts(self, transform: Callable[[Fact], Fact]) -> ContextResult:
         """The same result with every fact passed through *transform*."""
-        return replace(self, **{layer: [transform(f) for f in getattr(self, layer)] for layer in LAYERS},
+        layers: dict[str, Any] = {layer: [transform(f) for f in getattr(self, layer)] for layer in LAYERS}
+        return replace(self, **layers,
                        successors={old: transform(new) for old, new in self.successors.items()},
                        questioned=[transform(f) for f in self.questioned])
 
@@ -361,7 +362,7 @@ def above_floor(layout: _Layout, pool_cos: np.ndarray, floor: float | None) -> t
     return layout.subset(keep), pool_cos[keep]
 
 
-def _take_relevant(table, candidates: Sequence[int], relevance: np.ndarray, floor: float, k: int,
+def _take_relevant(table, candidates: Sequence[int] | np.ndarray, relevance: np.ndarray, floor: float, k: int,
                    used: int, max_tokens: int) -> tuple[list[int], int]:
     """Up to *k* of *candidates* (table positions; *relevance* holds their relevance, in
     order), most relevant first (ties by id), none below *floor*, each only if it still fits
@@ -420,7 +421,7 @@ def assemble(query: str, facts: Sequence[Fact], cosines: np.ndarray, *, k: int =
     cos_all = np.asarray(cosines, dtype=np.float64).reshape(-1)[:len(facts)]
     layout = _Layout.of(facts, frozenset(untrusted))
     facts = layout.table   # the same facts (a table decodes them as they are read)
-    cos = {}
+    cos: dict[int, float] = {}
     scores: dict[str, float] = {}
 
     def cosine(i: int) -> float:
@@ -451,10 +452,10 @@ def assemble(query: str, facts: Sequence[Fact], cosines: np.ndarray, *, k: int =
     #    if the budget skips past all of them, rank everything (same result, slower).
     all_cos = cos_all[layout.ranked]
     skip = set(scoped.values())                  # path-scoped constraints taken above
-    first = _file_first(all_cos, layout, file, now, accessed, skip)  # the file's facts: no floor
-    skip.update(j for j, _ in first)
+    file_first = _file_first(all_cos, layout, file, now, accessed, skip)  # the file's facts: no floor
+    skip.update(j for j, _ in file_first)
     skip_ids = {layout.pool[j].id for j in skip}
-    first = [(layout.pool[j], v, float(all_cos[j])) for j, v in first]
+    first = [(layout.pool[j], v, float(all_cos[j])) for j, v in file_first]
     decision = _decide(layout, all_cos, floor, noise, lexical, vectors, family_threshold)
     if decision is None:   # every fact relevant (no decision asked for)
         relevant, pool_cos, pool_rel = layout, all_cos, all_cos
@@ -462,7 +463,7 @@ def assemble(query: str, facts: Sequence[Fact], cosines: np.ndarray, *, k: int =
         relevant, pool_cos = layout.subset(decision.keep), all_cos[decision.keep]
         pool_rel = decision.relevance[decision.keep]
     pool = relevant.pool
-    valid_facts = []
+    picked: list[tuple[Fact, float]] = []
     window = max(4 * k, 32)
     family = vectors is not None and family_threshold is not None and ranking.NEWEST_IN_FAMILY
     # A fact a returned, trusted fact may replace (an open review question) is held back: it is
@@ -470,11 +471,11 @@ def assemble(query: str, facts: Sequence[Fact], cosines: np.ndarray, *, k: int =
     asking = {link.id: f.id for f in constraints if f.id not in untrusted for link in _holding_links(f)}
     held: dict[str, Fact] = {}
     for limit in (window, None):
-        valid_facts, taken_cosines, taken, exhausted = [], [], used, True
+        picked, taken_cosines, taken, exhausted = [], [], used, True
         ranked = rank(pool_rel, relevant, now, accessed, limit)
         echoed = echo_positions(ranked[:window], pool, query)
         ranked[:window] = demote_echoes(ranked[:window], pool, query, echoed)
-        if family:  # only the head of the ranking can reach the answer; pairs cost O(window²)
+        if family and vectors is not None and family_threshold is not None:  # only the head of the ranking can reach the answer; pairs cost O(window²)
             # Echoes, claims and stale facts join no family: none takes a trusted, current fact's place.
             cleared = echoed | relevant.unpromotable(ranked[:window])
             statement = ranking.Except(relevant.statement, cleared) if cleared else relevant.statement
@@ -483,23 +484,23 @@ def assemble(query: str, facts: Sequence[Fact], cosines: np.ndarray, *, k: int =
         entries = [*first, *((pool[j], v, float(pool_cos[j])) for j, v in ranked if pool[j].id not in skip_ids)]
         entries = _hold_questioned(entries, asking, untrusted, held, k)
         for fact, score, cosine_to_query in entries:
-            if len(valid_facts) >= k:
+            if len(picked) >= k:
                 exhausted = False
                 break
             if taken + fact.tokens > max_tokens:
                 continue
-            valid_facts.append((fact, score))
+            picked.append((fact, score))
             taken_cosines.append(cosine_to_query)
             taken += fact.tokens
         if not exhausted or limit is None or limit >= len(pool):
             break
-    for fact, score in valid_facts:
+    for fact, score in picked:
         scores[fact.id] = score
-    relevance_of = {f.id: value for (f, _), value in zip(valid_facts, taken_cosines)}
-    valid_facts = [fact for fact, _ in valid_facts]
+    relevance_of = {f.id: value for (f, _), value in zip(picked, taken_cosines)}
+    valid_facts = [fact for fact, _ in picked]
     shown_ids = {f.id for f in (*constraints, *valid_facts)}
     questioned = [f for f in held.values() if f.id not in shown_ids]
-    asked_by = {}
+    asked_by: dict[str, str] = {}
     for f in (*constraints, *valid_facts):
         if f.id not in untrusted:
             for link in _holding_links(f):
@@ -668,7 +669,7 @@ def environment(repo: pygit2.Repository | None, paths: RepositoryPaths | None, o
     env.update(repo=str(paths.workdir or paths.git_dir), health=cached_summary(repo))
     try:
         if repo.head_is_unborn:
-            env["branch"] = repo.references["HEAD"].target.removeprefix("refs/heads/")
+            env["branch"] = str(repo.references["HEAD"].target).removeprefix("refs/heads/")
         else:
             env["head"] = str(repo.head.target)[:12]
             env["detached"] = repo.head_is_detached
