@@ -6,10 +6,11 @@ policy inside the owning backend's transaction; recall reads every scope.
 """
 from __future__ import annotations
 
+import builtins
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from neo_git import identity
 from neo_git.errors import FactNotFound, NeoError
@@ -149,7 +150,9 @@ class FactStore(WritePaths, StoreEmbedding):
         """Stable across clones: recorded in the ref's meta.json, else the root commit."""
         if self._fixed_project_id is not None:
             return self._fixed_project_id
-        recorded = self.project_store.meta().get("project_id")
+        # Only an in-memory store has no repository, and it has a fixed id.
+        assert self.repo is not None and self.paths is not None
+        recorded = cast(RefStore, self.project_store).meta().get("project_id")
         if isinstance(recorded, str) and recorded:
             return recorded
         root = identity.root_commit_id(self.repo)
@@ -165,11 +168,13 @@ class FactStore(WritePaths, StoreEmbedding):
         if self.repo is None:
             raise NeoError("an in-memory store has no repository to initialise",
                            "open one with FactStore.open(path)")
+        assert self.paths is not None
         self.paths.neo_dir.mkdir(parents=True, exist_ok=True)
         ensure_reflog(self.paths.common_dir, FACTS_REF)
         created = False
-        if self.project_store.tip() is None:
-            created = self.project_store.initialize()
+        project = cast(RefStore, self.project_store)   # a store with a repository keeps its project facts on the ref
+        if project.tip() is None:
+            created = project.initialize()
         return {"ref": FACTS_REF, "created": created, "project_id": self.project_id,
                 "org_id": self.org_id, "neo_dir": str(self.paths.neo_dir),
                 "global_facts": str(self.backends[FactScope.GLOBAL].description)}
@@ -322,7 +327,7 @@ class FactStore(WritePaths, StoreEmbedding):
 
     # --- explaining ----------------------------------------------------------------
 
-    def history(self, fact_id: str) -> list[Fact]:
+    def history(self, fact_id: str) -> builtins.list[Fact]:
         """The supersession chain through this fact, oldest first."""
         facts = self._load()
         chain = supersession_chain(self._find(fact_id, facts), {f.id: f for f in facts})
@@ -346,7 +351,7 @@ class FactStore(WritePaths, StoreEmbedding):
         return info
 
     def nearest(self, text: str, *, scope: str = "project", kind: str = "pattern", k: int = 3,
-                exclude: Sequence[str] = ()) -> list[tuple[Fact, float]]:
+                exclude: Sequence[str] = ()) -> builtins.list[tuple[Fact, float]]:
         """The *k* valid facts of this scope and kind closest to *text* (cosine, highest first),
         so a caller (an agent) can pass `supersedes` explicitly when it means to replace one."""
         fact_scope, fact_kind = parse_scope(scope), parse_kind(kind)

@@ -3,7 +3,8 @@ relevance floor, and the vectors and cosines recall and the write policy ask for
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from neo_git import identity
 from neo_git.facts import Fact
@@ -11,14 +12,27 @@ from neo_git.store.vectors import FactVectors
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
+    import pygit2
 
     from neo_git.embed import Embedder
+    from neo_git.embed.cache import VectorCache
 
 
 class StoreEmbedding:
     """Needs `repo`, `home` and the `_embedder`, `_embedder_arg`, `_vector_cache`,
     `_relevance_floor`, `_fact_vectors`, `_recall_rows` and `_streamed` attributes
     `FactStore._setup` sets."""
+
+    repo: pygit2.Repository | None
+    home: Path | None
+    _embedder: Embedder | None
+    _embedder_arg: str | Embedder | None
+    _vector_cache: VectorCache | None
+    _relevance_floor: float | None
+    _relevance_floor_set: float | None
+    _fact_vectors: FactVectors | None
+    _recall_rows: tuple[Any, Any] | None
+    _streamed: bool
 
     @property
     def embedder(self) -> Embedder:
@@ -30,7 +44,7 @@ class StoreEmbedding:
         return self._embedder
 
     @property
-    def vector_cache(self):
+    def vector_cache(self) -> VectorCache | None:
         """The on-disk vector cache of this store's NEO_HOME (None for an in-memory store)."""
         if self._vector_cache is None and self.home is not None:
             from neo_git.embed.cache import VectorCache

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from neo_git.embed.stream import RecordReader
     from neo_git.fact_table import FactTable
-    from neo_git.store import FactStore
+    from neo_git.store.embedding import StoreEmbedding
 
 
 KEEP_EMBEDDED = 4096   # vectors embedded during a first recall kept in memory, at most (~6 MB)
@@ -67,20 +67,20 @@ class TableVectors:
         from neo_git.embed.rows import cosines
         from neo_git.embed.stream import stream_cosines
 
-        positions = np.asarray(positions, dtype=np.int64)
-        keys = self._table.rows["key"][positions]
-        rows = self._rows[positions]
+        at = np.asarray(positions, dtype=np.int64)
+        keys = self._table.rows["key"][at]
+        rows = self._rows[at]
         values = self._reader.cosines(rows, keys, query) if bool((rows >= 0).all()) else None
         if values is None:   # found on no record by the first pass (embedded since), or the file changed
             reader = self._reader
             values, _rows, _reader = stream_cosines(reader.path, reader.record, reader.dim, keys, query)
             lost = np.flatnonzero(np.isnan(values))
             if len(lost):   # not stored (a read-only cache, a busy lock): from memory, or embedded again
-                values[lost] = cosines(self[positions[lost]], query)
+                values[lost] = cosines(self[at[lost]], query)
         return values
 
 
-def streamed_cosines(store: FactStore, table: FactTable, query: np.ndarray,
+def streamed_cosines(store: StoreEmbedding, table: FactTable, query: np.ndarray,
                      positions: np.ndarray | None = None) -> tuple[np.ndarray, TableVectors]:
     """(the cosine of *query* with each fact of *table* at *positions* (None: every fact; NaN
     at the others), their vectors on demand), reading the vector file once without keeping it."""
@@ -91,6 +91,7 @@ def streamed_cosines(store: FactStore, table: FactTable, query: np.ndarray,
     from neo_git.embed.stream import stream_cosines
 
     embedder, cache = store.embedder, store.vector_cache
+    assert cache is not None   # a store with a vector cache streams; others multiply in memory
     path, record = cache.shelf_file(embedder)
     if positions is None:
         values, rows, reader = stream_cosines(path, record, embedder.dim, table.rows["key"], query)
@@ -110,7 +111,7 @@ def streamed_cosines(store: FactStore, table: FactTable, query: np.ndarray,
         firsts: dict[bytes, int] = {}
         for i in missing:
             firsts.setdefault(bytes(table.rows["key"][i]), i)
-        keys, positions = list(firsts), list(firsts.values())
+        keys, first_at = list(firsts), list(firsts.values())
         cosine_of: dict[bytes, float] = {}
         keep = len(keys) <= KEEP_EMBEDDED
         vector_of: dict[bytes, np.ndarray] = {}
@@ -121,7 +122,7 @@ def streamed_cosines(store: FactStore, table: FactTable, query: np.ndarray,
             if keep:
                 vector_of.update(zip(chunk, vectors))
 
-        embed_in_batches(cache, embedder, keys, lambda j: table.peek(positions[j]).text, take)
+        embed_in_batches(cache, embedder, keys, lambda j: table.peek(first_at[j]).text, take)
         for i in missing:
             key = bytes(table.rows["key"][i])
             values[i] = cosine_of[key]
