@@ -29,6 +29,12 @@ class RowBuffer:
         self.buffer: np.ndarray | None = None
         self.used = 0
 
+    @property
+    def filled(self) -> np.ndarray:
+        """The buffer, once something was appended."""
+        assert self.buffer is not None
+        return self.buffer
+
     def append(self, vectors: np.ndarray, adopt: bool = False) -> int:
         """Append rows; returns the index of the first one. With *adopt*, an empty buffer takes
         *vectors* itself (the caller hands it over and never writes to it again): no copy."""
@@ -75,7 +81,7 @@ class GroupVectors:
             else:  # a new array: adopted, not copied
                 self._rows.append(vectors.matrix_by_keys(keys[have:need], lambda j: group.rows[have + j].text),
                                   adopt=True)
-        return self._rows.buffer[:need]
+        return self._rows.filled[:need]
 
 
 class FactVectors:
@@ -109,8 +115,8 @@ class FactVectors:
                 known[facts[i].id] = (facts[i], first + j)
                 rows[i] = first + j
             if len(missing) == len(facts):  # rows first..first+n-1: rows never move, so a view is stable
-                return self._buffer.buffer[first:first + len(facts)]
-        return self._buffer.buffer[rows]
+                return self._buffer.filled[first:first + len(facts)]
+        return self._buffer.filled[rows]
 
     def matrix_by_keys(self, keys: Sequence[bytes], text_of: Callable[[int], str]) -> np.ndarray:
         """(len(keys), dim) float32, a new array the caller may keep: the vectors of texts given by
@@ -125,13 +131,14 @@ class FactVectors:
         rows = [known.get(key, -1) for key in keys]
         missing = [i for i, row in enumerate(rows) if row < 0]
         if not missing:
-            return self._buffer.buffer[rows]
+            return self._buffer.filled[rows]
+        assert self._fetch_keys is not None
         fetched = self._fetch_keys([keys[i] for i in missing], lambda j: text_of(missing[j]))
         if len(missing) == len(keys):
             return fetched
         out = np.empty((len(keys), fetched.shape[1]), dtype=np.float32)
         held = [i for i, row in enumerate(rows) if row >= 0]
-        out[held] = self._buffer.buffer[[rows[i] for i in held]]
+        out[held] = self._buffer.filled[[rows[i] for i in held]]
         out[missing] = fetched
         return out
 
@@ -143,6 +150,7 @@ class FactVectors:
         import numpy as np
 
         known = self._by_key
+        assert self._fetch_keys is not None
         if not known:
             block, order = self._fetch_keys(keys, text_of, block=True)
             first = self._buffer.append(block, adopt=True)  # a shared block: adopted, never written
@@ -213,7 +221,7 @@ class RowView:
 
         from neo_git.embed.rows import cosines  # each row's value independent of the others
 
-        out = cosines(self._buffer.buffer[:self._buffer.used], vector)[self.rows]
+        out = cosines(self._buffer.filled[:self._buffer.used], vector)[self.rows]
         if len(self.rows) and int(self.rows.min()) < 0:
             out[self.rows < 0] = np.nan   # positions not asked for (`spread`)
         return out
@@ -230,7 +238,7 @@ class RowView:
     def __getitem__(self, index) -> np.ndarray:
         import numpy as np
 
-        return self._buffer.buffer[self.rows[np.asarray(index)]]
+        return self._buffer.filled[self.rows[np.asarray(index)]]
 
     def cosines_with(self, positions: Sequence[int], query: np.ndarray) -> np.ndarray:
         """The cosine of *query* with the rows at *positions* (float32), without copying them out."""
@@ -244,9 +252,9 @@ class RowView:
     @property
     def shape(self) -> tuple[int, int]:
         """(rows, dimension), as an ndarray's."""
-        return (len(self.rows), self._buffer.buffer.shape[1])
+        return (len(self.rows), self._buffer.filled.shape[1])
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
-        rows = self._buffer.buffer[self.rows]
+        rows = self._buffer.filled[self.rows]
         return rows if dtype is None else rows.astype(dtype)
 
