@@ -235,7 +235,7 @@ def org_id(repo: pygit2.Repository) -> str:
     except Exception:  # noqa: BLE001 - unset (KeyError), or a broken config: fall back to the remotes
         pass
     try:
-        names = list(repo.remotes.names())
+        names = [name for name in repo.remotes.names() if name is not None]
     except Exception:  # noqa: BLE001 - a broken remote config must not stop us
         return UNKNOWN_ORG
     if not names:

@@ -69,17 +69,18 @@ def _git_config(cwd: str, key: str) -> str | None:
     import select
 
     try:
-        out, into = os.pipe()
+        out, pipe_in = os.pipe()
+        into: int | None = pipe_in
     except OSError:
         return None
     pid = None
     try:
-        actions = [(os.POSIX_SPAWN_CLOSE, out), (os.POSIX_SPAWN_DUP2, into, 1),
+        actions = [(os.POSIX_SPAWN_CLOSE, out), (os.POSIX_SPAWN_DUP2, pipe_in, 1),
                    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                    (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)]
         pid = os.posix_spawnp("git", ["git", "-C", cwd, "config", "--get", key], os.environ,
                               file_actions=actions)
-        os.close(into)
+        os.close(pipe_in)
         into = None
         chunks, ends = [], time.monotonic() + CONFIG_WAIT
         while True:

@@ -191,7 +191,7 @@ def render_context(context: AskContext) -> str:
     healthy = [f for f in context.files if f.health]
     if healthy:
         out.append("# Health of these files")
-        out += [f"{visible(f.path)}: " + ", ".join(f"{k} {v}" for k, v in f.health.items()) for f in healthy]
+        out += [f"{visible(f.path)}: " + ", ".join(f"{k} {v}" for k, v in (f.health or {}).items()) for f in healthy]
     return "\n".join(out)
 
 

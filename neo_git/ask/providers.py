@@ -156,7 +156,8 @@ def _server_message(exc: Exception) -> str:
     """The API's own error message (both SDKs keep the decoded error body on the exception)."""
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
-        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        error = body.get("error")
+        inner = error if isinstance(error, dict) else body
         if isinstance(inner.get("message"), str):
             return inner["message"]
     return getattr(exc, "message", "") or str(exc)

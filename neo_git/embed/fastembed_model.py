@@ -196,7 +196,7 @@ def _allow_network() -> None:
 
     constants = sys.modules.get("huggingface_hub.constants")
     if constants is not None and hasattr(constants, "HF_HUB_OFFLINE"):
-        constants.HF_HUB_OFFLINE = False
+        constants.HF_HUB_OFFLINE = False  # type: ignore[attr-defined]  # checked by hasattr just above
 
 
 def _import_text_embedding(offline: bool = True):

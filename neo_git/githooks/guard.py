@@ -139,14 +139,14 @@ def judge(repo, touched: list[str], renamed: dict[str, str],
                 f"limits {after.god_file_lines} lines / {after.god_file_functions} functions)")
     previous_path = {new: old for old, new in renamed.items()}
     for path in result.touched:
-        metrics = after.file_metrics.get(path)
-        if metrics is None or metrics.max_nesting <= limit or not after.is_judged(path):
+        nested = after.file_metrics.get(path)
+        if nested is None or nested.max_nesting <= limit or not after.is_judged(path):
             continue
         previous = before.file_metrics.get(previous_path.get(path, path))
-        if previous is not None and metrics.max_nesting <= previous.max_nesting:
+        if previous is not None and nested.max_nesting <= previous.max_nesting:
             continue  # as deep as before: not introduced by this change
-        where = f":{metrics.nesting_line}" if metrics.nesting_line else ""
-        result.problems.append(f"{path}{where}: nesting {metrics.max_nesting} is above neo.maxNesting={limit}"
+        where = f":{nested.nesting_line}" if nested.nesting_line else ""
+        result.problems.append(f"{path}{where}: nesting {nested.max_nesting} is above neo.maxNesting={limit}"
                                + (f" (was {previous.max_nesting})" if previous is not None else ""))
     trace("judged")
     return result

@@ -60,7 +60,7 @@ class _ModuleIndex:
             return self.inits.get(directory)
         tail = "/".join(parts)
         if "." not in tail and tail.count("/") == len(parts) - 1 and self._is_plain(directory):
-            base = directory + "/" + tail if directory else tail   # what join() would return
+            base: str | None = directory + "/" + tail if directory else tail   # what join() would return
         else:
             base = join(directory, *parts)
             if base is None:
