@@ -125,7 +125,8 @@ def _git_value(key: str, repo: pygit2.Repository | None) -> str | None:
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 
-def neo_config(name: str, default: T = None, *, repo: pygit2.Repository | None = None,
+# T includes None when no default is given
+def neo_config(name: str, default: T = None, *, repo: pygit2.Repository | None = None,  # type: ignore[assignment]
                cast: Callable[[Any], T] | None = None) -> T:
     """The setting `neo.<name>` (e.g. "maxEffort"): git config, then config.json, then *default*.
     With *cast*, a value that does not convert gives *default*, with one warning on stderr."""

@@ -189,7 +189,7 @@ class Except(Sequence):
     def __len__(self) -> int:
         return len(self.flags)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         return bool(self.flags[i]) and i not in self.cleared
@@ -235,7 +235,7 @@ def rank(cos: np.ndarray, layout: _Layout, now: datetime, accessed: Mapping[str,
     boost = np.fromiter((recency_boost(facts[i], now, accessed.get(facts[i].id)) for i in maybe.tolist()),
                         np.float64, len(maybe))
     scores = base[maybe] + boost
-    keep = range(len(maybe))
+    keep: range | list[int] = range(len(maybe))
     if limit is not None and limit < len(maybe):
         cutoff = np.partition(scores, len(maybe) - limit)[len(maybe) - limit]
         keep = np.flatnonzero(scores >= cutoff).tolist()  # every tie at the cut stays

@@ -37,6 +37,7 @@ RELATED_BONUS = 0.02
 
 
 def _state_path(store: FactStore) -> Path:
+    assert store.paths is not None   # a store with a repository
     return store.paths.neo_dir / STATE_NAME
 
 
@@ -145,6 +146,7 @@ def record_answer(store: FactStore, suggestions: Sequence[ProposedChange], cited
     from neo_git.outcomes.suggestions import record_suggestion, resolve_fact_ids
 
     recorded, notes = [], []
+    assert store.paths is not None   # a store with a repository
     for change in suggestions:
         try:
             # a model may cite a fact that is no longer true: it is left out, never linked

@@ -61,7 +61,7 @@ def _targets(edges: Mapping[str, Iterable[str]], node: str, members: set[str]) -
 def _shortest_loop(start: str, successors) -> list[str]:
     """[start, …, start] with the fewest edges (breadth-first); [start] alone if there is none."""
     parent: dict[str, str] = {}
-    queue = deque()
+    queue: deque[str] = deque()
     for target in sorted(successors(start)):
         if target != start and target not in parent:
             parent[target] = start

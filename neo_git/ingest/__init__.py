@@ -61,6 +61,7 @@ class IngestReport:
 def ingest(store: FactStore, *, dry_run: bool = False) -> IngestReport:
     """Bring the ingested constraints in line with the instruction files in the work tree."""
     report = IngestReport(dry_run=dry_run)
+    assert store.paths is not None   # a store with a repository
     workdir = store.paths.workdir
     if workdir is None:
         report.warnings.append("a bare repository has no work tree to ingest from")

@@ -29,7 +29,7 @@ Everything here plans from the facts it is given and has no side effects, becaus
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set as AbstractSet
 from dataclasses import dataclass
 
 from neo_git.citations.pathglob import any_matches
@@ -124,7 +124,7 @@ class Moved:
 
 
 def plan_fact_updates(facts: Mapping[str, Fact], outcomes: Sequence[Outcome],
-                      skip: set[str] = frozenset()) -> tuple[list[Fact], list[Moved]]:
+                      skip: AbstractSet[str] = frozenset()) -> tuple[list[Fact], list[Moved]]:
     """The updated facts (of the given scope) and what moved, for *outcomes* whose
     suggestion ids are not in *skip* (already applied)."""
     deltas: dict[str, list] = {}

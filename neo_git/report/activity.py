@@ -49,7 +49,7 @@ def _when(stamp: object) -> datetime | None:
 
 def continuous(first: date, last: date, step: timedelta, limit: int) -> list[date]:
     """Every bucket from *first* to *last*, at most *limit* (the newest)."""
-    days = []
+    days: list[date] = []
     current = last
     while current >= first and len(days) < limit:
         days.append(current)

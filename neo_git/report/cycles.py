@@ -112,7 +112,7 @@ def _labelled_edges(repo: pygit2.Repository, snapshot: HealthSnapshot, tree: pyg
                 continue
             data = read(path)
             full = analyze_source(path, data) if data is not None else None
-            if full is None or not full.imports:
+            if data is None or full is None or not full.imports:
                 continue
             lines = data.decode("utf-8", "replace").splitlines()
             slots.setdefault(node, []).extend((path, full, lines, i) for i in range(len(full.imports)))

@@ -24,12 +24,12 @@ _RETIRED = {
 def supersession_chain(fact: Fact, by_id: Mapping[str, Fact]) -> list[Fact]:
     """The chain through *fact*, oldest first (pointer loops are cut)."""
     seen = {fact.id}
-    while fact.supersedes in by_id and fact.supersedes not in seen:
+    while fact.supersedes is not None and fact.supersedes in by_id and fact.supersedes not in seen:
         fact = by_id[fact.supersedes]
         seen.add(fact.id)
     chain = [fact]
-    while chain[-1].superseded_by in by_id and chain[-1].superseded_by not in {f.id for f in chain}:
-        chain.append(by_id[chain[-1].superseded_by])
+    while (after := chain[-1].superseded_by) is not None and after in by_id and after not in {f.id for f in chain}:
+        chain.append(by_id[after])
     return chain
 
 

@@ -44,7 +44,7 @@ def record_path(neo_dir: Path) -> Path:
 _NONE: Mapping[str, dict] = MappingProxyType({})
 
 
-def verdicts(neo_dir: Path) -> dict[str, dict]:
+def verdicts(neo_dir: Path) -> Mapping[str, dict]:
     """{commit id: verdict} of every commit a sync brought in ({} before the first one)."""
     path = record_path(neo_dir)
     try:

@@ -96,7 +96,7 @@ class _Rows(Sequence[Fact]):
     def __len__(self) -> int:
         return len(self._group.ids)
 
-    def __getitem__(self, row):  # type: ignore[override]
+    def __getitem__(self, row):
         if isinstance(row, slice):
             return [self[r] for r in range(*row.indices(len(self)))]
         group = self._group

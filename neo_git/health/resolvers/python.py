@@ -60,11 +60,12 @@ class _ModuleIndex:
             return self.inits.get(directory)
         tail = "/".join(parts)
         if "." not in tail and tail.count("/") == len(parts) - 1 and self._is_plain(directory):
-            base: str | None = directory + "/" + tail if directory else tail   # what join() would return
+            base = directory + "/" + tail if directory else tail   # what join() would return
         else:
-            base = join(directory, *parts)
-            if base is None:
+            joined = join(directory, *parts)
+            if joined is None:
                 return None
+            base = joined
         return self.modules.get(base) or self.inits.get(base)
 
     def _is_plain(self, directory: str) -> bool:
