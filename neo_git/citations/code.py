@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from neo_git.citations.languages import language_of
 from neo_git.citations.symbols import FileCode, from_json, read_code, to_json
@@ -61,7 +61,7 @@ class CodeReader:
     def data(self, blob_id: str) -> bytes:
         """The blob's bytes; Unavailable when this repository does not have it."""
         try:
-            blob = self.repo[blob_id]
+            blob = cast("pygit2.Blob", self.repo[blob_id])
         except (KeyError, ValueError):
             raise Unavailable(blob_id) from None
         try:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from neo_git.citations.code import code_of
 from neo_git.citations.fingerprint import span_digest
@@ -162,7 +162,7 @@ class Resolver:
         if in_head is None:
             return None
         try:
-            blob = self.repo[in_head]
+            blob = cast("pygit2.Blob", self.repo[in_head])
             if blob.size > MAX_FILE_BYTES:
                 raise too_large(path, blob.size)
             return blob.data, in_head, True

@@ -9,6 +9,7 @@ costs only its changed files, and `cached_summary` costs no measuring at all.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import cast
 
 import pygit2
 
@@ -45,7 +46,7 @@ def _commit_source(repo: pygit2.Repository, rev: str) -> TreeSource:
     rev_id, tree = resolve_tree(repo, rev)
     bases = []
     try:
-        bases = [parent.tree for parent in repo[rev_id].parents]
+        bases = [parent.tree for parent in cast(pygit2.Commit, repo[rev_id]).parents]
     except (AttributeError, KeyError, ValueError, pygit2.GitError):  # a tree id: no parents
         pass
     return TreeSource(repo, rev_id, tree, bases + head_tree(repo))
@@ -67,7 +68,7 @@ def snapshot_walk(repo: pygit2.Repository, revs: Iterable[str]) -> Iterator[Heal
     for number, rev in enumerate(revs):
         rev_id, tree = resolve_tree(repo, rev)
         try:
-            bases = [parent.tree for parent in repo[rev_id].parents]
+            bases = [parent.tree for parent in cast(pygit2.Commit, repo[rev_id]).parents]
         except (AttributeError, KeyError, ValueError, pygit2.GitError):
             bases = []
         source = TreeSource(repo, rev_id, tree, bases + head_tree(repo))
@@ -165,7 +166,7 @@ def _index_source(repo: pygit2.Repository, index) -> Source:
         return IndexSource(repo, index, head_tree(repo))
     finally:
         pygit2.option(strict, True)
-    return TreeSource(repo, "index", tree, head_tree(repo))
+    return TreeSource(repo, "index", cast(pygit2.Tree, tree), head_tree(repo))
 
 
 def _measure(repo: pygit2.Repository, source: Source, include_type_checking: bool, *,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import cast
 
 import pygit2
 
@@ -28,7 +29,7 @@ class TreeSource:
     def changes_since(self, base: bytes, limit: int) -> list[Change] | None:
         """The base tree's diff to this tree (see `sources.Source`)."""
         try:
-            diff = self.repo[pygit2.Oid(raw=base)].diff_to_tree(self.tree)
+            diff = cast(pygit2.Tree, self.repo[pygit2.Oid(raw=base)]).diff_to_tree(self.tree)
         except (KeyError, ValueError, pygit2.GitError):
             return None
         return _changes(diff, limit)
@@ -69,7 +70,7 @@ class IndexSource:
         try:
             # Tree.diff_to_index, not Index.diff_to_tree: the index a hook gets ($GIT_INDEX_FILE)
             # is a standalone pygit2.Index, and only the tree side brings the repository.
-            diff = self.repo[pygit2.Oid(raw=base)].diff_to_index(self.index)
+            diff = cast(pygit2.Tree, self.repo[pygit2.Oid(raw=base)]).diff_to_index(self.index)
         except (KeyError, ValueError, pygit2.GitError):
             return None
         return _changes(diff, limit)

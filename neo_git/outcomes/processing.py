@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 import pygit2
 
@@ -99,7 +100,7 @@ def changed_files(repo: pygit2.Repository, commit: pygit2.Commit) -> list[FileCh
 def _text(repo: pygit2.Repository, blob_id: str | None) -> str:
     if not blob_id:
         return ""
-    blob = repo[blob_id]
+    blob = cast(pygit2.Blob, repo[blob_id])
     if blob.size > MAX_TEXT_BYTES or blob.is_binary:
         return ""
     return blob.data.decode("utf-8", "replace")
@@ -321,7 +322,7 @@ def _shipped_code(repo: pygit2.Repository, commit: pygit2.Commit, suggestion: Su
         from neo_git.outcomes.matching import shipped_lines
 
         lines = shipped_lines(suggestion.code, suggestion.diff, _text(repo, change.old_id), _text(repo, change.new_id))
-        return tuple(cite_lines(change.path, repo[change.new_id].data, change.new_id, commit, lines))
+        return tuple(cite_lines(change.path, cast(pygit2.Blob, repo[change.new_id]).data, change.new_id, commit, lines))
     except Exception as exc:  # noqa: BLE001 - a citation is evidence, never a reason to fail the outcome
         log.warning("no citation for the outcome of %s: %s", suggestion.id, exc)
         return ()

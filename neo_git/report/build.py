@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from neo_git.report.activity import Activity
 from neo_git.report.cycles import Cycle
@@ -121,7 +121,7 @@ def top_facts(repo: pygit2.Repository, memory: MemoryHistory, acts: Activity) ->
             if moved.get("verdict") != "accepted" or not isinstance(commit, str):
                 continue
             try:
-                earned.append(commit_info(repo[commit]))
+                earned.append(commit_info(cast("pygit2.Commit", repo[commit])))
             except (KeyError, ValueError, TypeError):
                 earned.append(commit)
         found.append(TopFact(fact, earned))

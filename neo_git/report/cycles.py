@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:  # pragma: no cover
     import pygit2
@@ -92,7 +92,7 @@ def _labelled_edges(repo: pygit2.Repository, snapshot: HealthSnapshot, tree: pyg
 
     def read(path: str) -> bytes | None:
         try:
-            return repo[tree[path].id].data
+            return cast("pygit2.Blob", repo[tree[path].id]).data
         except (KeyError, ValueError, TypeError, AttributeError):
             return None
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from neo_git.citations.states import is_stale
 from neo_git.report import cache
@@ -131,7 +131,7 @@ def _fact_changes(repo: pygit2.Repository, commit: pygit2.Commit) -> Iterable[tu
                 yield fact_id, None
                 continue
             try:
-                yield fact_id, fact_from_blob(repo[delta.new_file.id].data, side, FACTS_REF)
+                yield fact_id, fact_from_blob(cast("pygit2.Blob", repo[delta.new_file.id]).data, side, FACTS_REF)
             except (InvalidFact, KeyError, ValueError):
                 yield fact_id, None
 
@@ -217,7 +217,7 @@ def tip_facts(repo: pygit2.Repository, ids: Iterable[str]) -> list[Fact]:
     found = []
     for fact_id in ids:
         try:
-            found.append(fact_from_blob(repo[tree[fact_path(fact_id)].id].data, fact_path(fact_id), FACTS_REF))
+            found.append(fact_from_blob(cast("pygit2.Blob", repo[tree[fact_path(fact_id)].id]).data, fact_path(fact_id), FACTS_REF))
         except (KeyError, ValueError, InvalidFact):
             continue
     return found

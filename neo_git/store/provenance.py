@@ -33,6 +33,7 @@ import re
 from collections import ChainMap
 from collections.abc import Iterator, Mapping, MutableMapping
 from pathlib import Path
+from typing import cast
 
 import pygit2
 
@@ -205,7 +206,7 @@ def _blob_paths(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = ""):
     for entry in tree:
         path = f"{prefix}{entry.name}"
         if entry.type_str == "tree" and path.count("/") < 2:
-            yield from _blob_paths(repo, repo[entry.id], path + "/")
+            yield from _blob_paths(repo, cast(pygit2.Tree, repo[entry.id]), path + "/")
         elif entry.type_str == "blob":
             yield path, entry.id
 
@@ -222,8 +223,8 @@ def _changed_blobs(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2
         if was is not None and was.id == entry.id:
             continue
         if entry.type_str == "tree" and path.count("/") < 2:
-            inner = repo[was.id] if was is not None and was.type_str == "tree" else None
-            yield from _changed_blobs(repo, inner, repo[entry.id], path + "/")
+            inner = cast(pygit2.Tree, repo[was.id]) if was is not None and was.type_str == "tree" else None
+            yield from _changed_blobs(repo, inner, cast(pygit2.Tree, repo[entry.id]), path + "/")
         elif entry.type_str == "blob":
             yield path, entry.id, was.id if was is not None and was.type_str == "blob" else None
 

@@ -15,7 +15,7 @@ import random
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import pygit2
 
@@ -157,11 +157,11 @@ class RefStore(SubtreeReading):
         tip = self.tip()
         if tip is None:
             return {}
-        tree = self._object(self._commit(tip).tree_id, "the tree of " + self.ref)
+        tree = cast(pygit2.Tree, self._object(self._commit(tip).tree_id, "the tree of " + self.ref))
         if "meta.json" not in tree:
             return {}
         try:
-            data = safejson.loads(self._object(tree["meta.json"].id, f"{self.ref}:meta.json").data)
+            data = safejson.loads(cast(pygit2.Blob, self._object(tree["meta.json"].id, f"{self.ref}:meta.json")).data)
         except (ValueError, UnicodeDecodeError):
             return {}
         return data if isinstance(data, dict) else {}
@@ -348,10 +348,10 @@ class RefStore(SubtreeReading):
         for fact_id in change.removed:
             removed_by_prefix.setdefault(fact_id[:2], []).append(fact_id)
         for prefix in by_prefix.keys() | removed_by_prefix.keys():
-            existing = facts_tree[prefix] if isinstance(facts_tree, pygit2.Tree) and prefix in facts_tree else None
+            entry = facts_tree[prefix] if isinstance(facts_tree, pygit2.Tree) and prefix in facts_tree else None
             # A link or submodule at the folder's name (readers skip it) is replaced by the folder:
             # a gitlink's commit is not in this repository, so looking it up would fail.
-            existing = repo[existing.id] if existing is not None and existing.filemode == _TREE else None
+            existing = repo[entry.id] if entry is not None and entry.filemode == _TREE else None
             builder = repo.TreeBuilder(existing) if isinstance(existing, pygit2.Tree) else repo.TreeBuilder()
             for fact_id in removed_by_prefix.get(prefix, ()):
                 if builder.get(f"{fact_id}.json") is not None:

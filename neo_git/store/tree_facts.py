@@ -11,7 +11,7 @@ all through the store first.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import pygit2
 
@@ -38,7 +38,7 @@ class TreeFacts(LookupMapping):
             self._facts_tree = None
             if self._tip is not None:
                 store = self._store
-                root = store._object(store._commit(self._tip).tree_id, f"the tree of {store.ref}")
+                root = cast(pygit2.Tree, store._object(store._commit(self._tip).tree_id, f"the tree of {store.ref}"))
                 # A link or submodule named facts is nothing to read (a gitlink's object is not here).
                 if "facts" in root and root["facts"].filemode == pygit2.enums.FileMode.TREE:
                     tree = store._object(root["facts"].id, f"{store.ref}:facts")

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
 import pygit2
 
@@ -140,7 +141,7 @@ class TrustGate:
         path = fact_path(fact_id)
         try:
             entry = self.repo[self.theirs].peel(pygit2.Tree)[path]
-            return fact_from_blob(self.repo[entry.id].data, path, scope=self.scope)
+            return fact_from_blob(cast(pygit2.Blob, self.repo[entry.id]).data, path, scope=self.scope)
         except (KeyError, ValueError, InvalidFact, pygit2.GitError):
             return None
 

@@ -98,11 +98,11 @@ def _entries(repo: pygit2.Repository, ref: str, folder: str | None) -> int | Non
         commit = repo.references[ref].peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError):
         return None
-    tree = commit.tree
+    tree: pygit2.Object | None = commit.tree
     if folder is not None:
-        if folder not in tree:
+        if folder not in commit.tree:
             return 0
-        tree = repo.get(tree[folder].id)
+        tree = repo.get(commit.tree[folder].id)
     count = 0
     for entry in tree if isinstance(tree, pygit2.Tree) else ():
         if entry.type_str == "tree":

@@ -9,7 +9,7 @@ hardening work), then a check that the path is exactly the one its id implies.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import pygit2
 
@@ -72,7 +72,7 @@ def _meta_ok(repo: pygit2.Repository, oid: pygit2.Oid) -> bool:
     try:
         if repo.odb.read_header(oid)[1] > MAX_META_BYTES:
             return False
-        data = safejson.loads(repo[oid].data)
+        data = safejson.loads(cast(pygit2.Blob, repo[oid]).data)
     except (ValueError, UnicodeDecodeError, KeyError):
         return False
     return isinstance(data, dict) and isinstance(data.get("schema_version"), int)
@@ -133,7 +133,7 @@ def read_fact(repo: pygit2.Repository, prefix: str, name: str, entry: Entry,
     kind, size = repo.odb.read_header(entry.oid)
     if size > MAX_FACT_BYTES:
         raise InvalidFact(f"{path}: {size:,} bytes, over the {MAX_FACT_BYTES // 1024} KB limit for one fact")
-    return fact_from_blob(repo[entry.oid].data, path, scope=scope)
+    return fact_from_blob(cast(pygit2.Blob, repo[entry.oid]).data, path, scope=scope)
 
 
 def read_fact_or_none(repo: pygit2.Repository, prefix: str, name: str, entry: Entry | None,
