@@ -107,7 +107,8 @@ def resolve_tree(repo: pygit2.Repository, rev: str) -> tuple[str, pygit2.Tree]:
             target = obj.peel(kind)
         except (ValueError, pygit2.GitError, pygit2.InvalidSpecError):
             continue
-        return str(target.id), target.tree if kind is pygit2.Commit else target
+        tree = target.tree if kind is pygit2.Commit else target
+        return str(target.id), cast(pygit2.Tree, tree)
     raise NeoError(f"'{rev}' is not a commit", "name a commit, branch or tag")
 
 

@@ -126,9 +126,9 @@ def tree_entries(tree: pygit2.Tree) -> Iterator[Entry]:
         for obj in current:
             mode = obj.filemode
             if mode == MODE_TREE:
-                stack.append((f"{prefix}{obj.name}/", obj))
+                stack.append((f"{prefix}{obj.name}/", cast(pygit2.Tree, obj)))
             else:
-                yield Entry(prefix + obj.name, str(obj.id), mode)
+                yield Entry(f"{prefix}{obj.name}", str(obj.id), mode)
 
 
 def index_entries(index: pygit2.Index) -> Iterator[Entry]:

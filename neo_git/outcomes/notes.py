@@ -69,7 +69,7 @@ def _printable(value):
 
 def _tip(repo: pygit2.Repository, ref: str) -> pygit2.Oid | None:
     try:
-        return repo.references[ref].target
+        return cast(pygit2.Oid, repo.references[ref].target)   # a notes ref is direct
     except KeyError:
         return None
 
@@ -162,7 +162,7 @@ def iter_notes(repo: pygit2.Repository, ref: str = NOTES_REF) -> Iterator[tuple[
     if _tip(repo, ref) is None:
         return
     try:
-        notes = repo.notes(ref)
+        notes = repo.notes(ref)  # type: ignore[call-arg]  # pygit2's stub omits notes()'s ref argument
     except (KeyError, pygit2.GitError):
         return
     for note in notes:

@@ -251,7 +251,7 @@ class IndexedFacts(Mapping[str, Fact]):
 
     __slots__ = ("_facts", "_index")
 
-    def __init__(self, facts: dict[str, Fact], index: FactIndex | Callable[[], FactIndex]) -> None:
+    def __init__(self, facts: Mapping[str, Fact], index: FactIndex | Callable[[], FactIndex]) -> None:
         self._facts = facts
         self._index = index
 

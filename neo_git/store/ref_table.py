@@ -74,8 +74,8 @@ class SubtreeFacts(LookupMapping):
         for sub in self._subtrees.values():
             yield from sub.fact_ids()
 
-    def values(self):  # type: ignore[override]
+    def values(self):
         return [fact for sub in self._subtrees.values() for fact in sub.facts.values()]
 
-    def items(self):  # type: ignore[override]
+    def items(self):
         return [(fact.id, fact) for fact in self.values()]

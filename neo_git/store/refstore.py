@@ -202,6 +202,7 @@ class RefStore(SubtreeReading):
         if index is None or previous is subtrees:
             self._index_from = subtrees if index is not None else None
             return
+        assert previous is not None   # set whenever the index is
         for name in previous.keys() | subtrees.keys():
             before, after = previous.get(name, _EMPTY), subtrees.get(name, _EMPTY)
             if before.oid == after.oid:

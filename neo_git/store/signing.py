@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from neo_git.config import as_bool, neo_config
 from neo_git.errors import NeoError
@@ -76,7 +76,8 @@ def own_key_signed_commit(repo: pygit2.Repository, signature: pygit2.Signature, 
     """The commit signed with the person's key under *home* (made now if they have none): the
     signature over the commit's bytes goes into its `gpgsig` header, where git puts an ssh one."""
     key = ensure_key(signature.email.lower(), home)
-    buffer = repo.create_commit_string(signature, signature, message, tree, list(parents))
+    # pygit2's stub says Oid; it returns the commit's text
+    buffer = cast(str, repo.create_commit_string(signature, signature, message, tree, list(parents)))
     armored = sign(buffer.encode("utf-8"), key)
     return repo.create_commit_with_signature(buffer, armored, "gpgsig")
 

@@ -11,7 +11,7 @@ all through the store first.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 import pygit2
 
@@ -29,7 +29,7 @@ class TreeFacts(LookupMapping):
     def __init__(self, store: RefStore, tip: pygit2.Oid | None) -> None:
         self._store = store
         self._tip = tip
-        self._facts_tree: pygit2.Tree | None | bool = False   # False: not looked up yet
+        self._facts_tree: pygit2.Tree | None | Literal[False] = False   # False: not looked up yet
         self._read: dict[str, Fact | None] = {}
         self._all: dict[str, Fact] | None = None
 

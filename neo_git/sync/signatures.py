@@ -17,7 +17,7 @@ by a key no file names is then U with its fingerprint, which is what the keys gi
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -187,7 +187,7 @@ def _rejudge(git: Git, repo: pygit2.Repository, common_dir, ref: str, neo_dir: P
     return len(new)
 
 
-def _in_order(table: dict[str, dict], order: Iterable[str]) -> list[tuple[str, dict]]:
+def _in_order(table: Mapping[str, dict], order: Iterable[str]) -> list[tuple[str, dict]]:
     """The verdicts of *order*'s commits in that order, then any others (sorted: stable)."""
     seen = [(c, table[c]) for c in order if c in table]
     listed = {c for c, _ in seen}
