@@ -71,14 +71,14 @@ class CachedBytes:
         """The bytes, read and checked on the first call; None if they fail their check."""
         if not self._done:
             self._done = True
-            data = self._view if self._path is None else self._read()
+            data = self._view if self._path is None else self._read(self._path)
             self._view = data if data is not None and hmac.compare_digest(
                 hashlib.sha256(data).digest(), self._digest) else None
         return self._view
 
-    def _read(self) -> memoryview | None:
+    def _read(self, path: os.PathLike[str]) -> memoryview | None:
         try:
-            with open(self._path, "rb") as fh:
+            with open(path, "rb") as fh:
                 stat = os.fstat(fh.fileno())
                 if (stat.st_ino, stat.st_size, stat.st_mtime_ns) != self._stamp:
                     return None   # replaced since its header was read: another file's bytes
@@ -207,8 +207,9 @@ class Subtree:
 
     def _part(self, offset: int) -> tuple[memoryview | None, int]:
         """(the checked bytes holding the encoded fact at *offset*, or None; where they start)."""
-        if self._rest is not None and offset >= self._split:
-            return self._rest.view(), self._split
+        rest, split = self._rest, self._split
+        if rest is not None and split is not None and offset >= split:   # a rest comes with its split
+            return rest.view(), split
         data = self._data
         return (data.view() if isinstance(data, CachedBytes) else data), 0
 
@@ -252,7 +253,9 @@ class Subtree:
         from neo_git.fact_table import columns_of, row_dtype
 
         dtype = row_dtype()
-        old_rows = np.frombuffer(previous._raw, dtype=dtype)
+        previous_raw = previous._raw
+        assert previous_raw is not None   # previous is lazy
+        old_rows = np.frombuffer(previous_raw, dtype=dtype)
         parsed = [item for item in items if item[0] == "fact"]
         fresh = columns_of([fact for _, _, _, fact in parsed])
         if len(parsed):
@@ -264,7 +267,7 @@ class Subtree:
         for i, item in enumerate(kept):
             if item[0] == "row":
                 rows[i] = old_rows[item[1]]
-                chunks.append(previous._row_bytes(_ROW.unpack_from(previous._raw, item[1] * _ROW.size)))
+                chunks.append(previous._row_bytes(_ROW.unpack_from(previous_raw, item[1] * _ROW.size)))
             else:
                 rows[i] = fresh[n]
                 chunks.append(encode_fact(item[3]))
@@ -277,6 +280,7 @@ class Subtree:
         """name -> (raw blob id, row of its fact or None, warning) of a lazy subtree, without
         decoding a fact: what `spliced` needs to know which blobs did not change."""
         found: dict[str, tuple[bytes, int | None, str | None]] = {}
+        assert self._raw is not None and self._skipped is not None   # a lazy subtree
         for j, row in enumerate(_ROW.iter_unpack(self._raw)):
             found[f"{hex_id(row[_ID])}.json"] = (bytes(row[_BLOB]), j, None)
         for name, blob_hex, warning in self._skipped:
@@ -298,7 +302,10 @@ class Subtree:
         return True   # present, even with no facts in it
 
     def __len__(self) -> int:
-        return len(self._raw) // _ROW.size if self._facts is None else len(self._facts)
+        if self._facts is not None:
+            return len(self._facts)
+        assert self._raw is not None   # a lazy subtree
+        return len(self._raw) // _ROW.size
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -309,6 +316,7 @@ class Subtree:
         """id -> Fact, in tree order (decodes every fact of a lazy subtree)."""
         if self._facts is None:
             self._materialize()
+            assert self._facts is not None
         return self._facts
 
     @property
@@ -316,6 +324,7 @@ class Subtree:
         """name -> (blob id, fact or None, warning), in tree order."""
         if self._blobs is None:
             self._materialize()
+            assert self._blobs is not None
         return self._blobs
 
     def fact_at(self, j: int, keep: bool = True) -> Fact:
@@ -325,6 +334,7 @@ class Subtree:
             if self._facts is None:
                 fact = self._decoded.get(j)
                 if fact is None:
+                    assert self._raw is not None   # a lazy subtree
                     fact = self._decode_row(_ROW.unpack_from(self._raw, j * _ROW.size))
                     if keep:
                         self._decoded[j] = fact
@@ -348,6 +358,7 @@ class Subtree:
 
                 found = np.flatnonzero(self.rows()["id"] == np.uint64(wanted))
                 return self.fact_at(int(found[-1])) if len(found) else None   # the last, as a dict keeps
+            assert self._raw is not None   # a lazy subtree
             self._row_of = {row[_ID]: j for j, row in enumerate(_ROW.iter_unpack(self._raw))}
         j = self._row_of.get(wanted)
         return None if j is None else self.fact_at(j)
@@ -356,6 +367,7 @@ class Subtree:
         """The ids of its facts, in tree order (without decoding them)."""
         if self._facts is not None:
             return list(self._facts)
+        assert self._raw is not None   # a lazy subtree
         return [hex_id(row[_ID]) for row in _ROW.iter_unpack(self._raw)]
 
     def rows(self) -> np.ndarray:
@@ -374,7 +386,8 @@ class Subtree:
             if len(rows):
                 import numpy as np
 
-                rows["blob"] = np.frombuffer(b"".join(self._blobs[f"{f.id}.json"][0].raw for f in facts), dtype="V20")
+                blobs = self.blobs
+                rows["blob"] = np.frombuffer(b"".join(blobs[f"{f.id}.json"][0].raw for f in facts), dtype="V20")
             self._rows = rows
         return self._rows
 
@@ -395,8 +408,11 @@ class Subtree:
         (a lazy one as it was read: never decoded, at most its bytes put in that order)."""
         if self._raw is not None and self.sound():
             first = self._part(0)[0]
+            assert first is not None and self._skipped is not None   # sound, and lazy
             if self._split is not None and self._rest is not None:
-                return self._raw, first, self._rest.view(), self._skipped   # as the cache file held them
+                rest = self._rest.view()
+                assert rest is not None   # sound
+                return self._raw, first, rest, self._skipped   # as the cache file held them
             if self._split is not None:
                 return self._raw, first[:self._split], first[self._split:], self._skipped
             rows = self.rows().copy()
@@ -410,6 +426,7 @@ class Subtree:
     def _materialize(self) -> None:
         entries: list[tuple[str, tuple]] = []
         facts: dict[str, Fact] = {}
+        assert self._raw is not None and self._skipped is not None   # a lazy subtree
         for j, row in enumerate(_ROW.iter_unpack(self._raw)):
             fact = self._decoded.get(j)
             if fact is None:
