@@ -71,14 +71,15 @@ class CachedBytes:
         """The bytes, read and checked on the first call; None if they fail their check."""
         if not self._done:
             self._done = True
-            data = self._view if self._path is None else self._read(self._path)
+            data = self._view if self._path is None else self._read()
             self._view = data if data is not None and hmac.compare_digest(
                 hashlib.sha256(data).digest(), self._digest) else None
         return self._view
 
-    def _read(self, path: os.PathLike[str]) -> memoryview | None:
+    def _read(self) -> memoryview | None:
+        assert self._path is not None   # read only for a file's bytes
         try:
-            with open(path, "rb") as fh:
+            with open(self._path, "rb") as fh:
                 stat = os.fstat(fh.fileno())
                 if (stat.st_ino, stat.st_size, stat.st_mtime_ns) != self._stamp:
                     return None   # replaced since its header was read: another file's bytes
