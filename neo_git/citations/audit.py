@@ -95,6 +95,7 @@ def verify_facts(store: FactStore, rev: str = "HEAD", *, record: bool | None = N
             return None
         steps = min(64, budget[0])
         budget[0] -= steps
+        assert run.reader is not None   # set by the recheck before it asks
         return find_since(repo, run.reader, citation, state, checked, limit=steps)
 
     try:

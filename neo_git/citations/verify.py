@@ -140,6 +140,7 @@ class Verifier:
         renamed = next((ch for ch in changes if ch.old_path == path and ch.path != path and ch.new_id), None)
         if renamed is None:
             return self._search(c, f"{path} was deleted")
+        assert renamed.new_id is not None   # picked for having one
         found = self._at(c, renamed.path, renamed.new_id)
         if found is None:
             return self._search(c, f"{c.symbol} is not in {renamed.path} (renamed from {path})")

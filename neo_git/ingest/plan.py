@@ -130,10 +130,10 @@ def plan_ingest(facts: Mapping[str, Fact], found: Mapping[str, Sequence[Section]
         if rule_paths(sections):
             fact = fact.evolve(metadata={"paths": rule_paths(sections)})
         for section in sections:
-            old = by_section.get(section.tag)
-            if old is not None and old.id not in successor:
-                fact = fact.evolve(supersedes=old.id)
-                successor[old.id] = (fact, section)
+            earlier = by_section.get(section.tag)
+            if earlier is not None and earlier.id not in successor:
+                fact = fact.evolve(supersedes=earlier.id)
+                successor[earlier.id] = (fact, section)
                 break
         added.append(fact)
 

@@ -301,7 +301,8 @@ def plan_evictions(valid: Sequence[Fact], scope: FactScope, cap: int, stamp: str
     excess = len(valid) - cap
     if excess <= 0:
         return []
-    first = cap.evict_first() if getattr(cap, "evict_first", None) else frozenset()
+    evict_first = getattr(cap, "evict_first", None)   # a ScopeCap names them
+    first = evict_first() if evict_first else frozenset()
     evictable = sorted((f for f in valid if not f.is_protected and f.id not in keep),
                        key=lambda f: (f.id not in first, retention_score(f), f.metadata.created_at, f.id))
     return [fact.evolve(is_valid=False, metadata={"invalidation": Invalidation(

@@ -104,7 +104,8 @@ def plan_cap(facts: Mapping[str, Fact], scope: FactScope, cap: int | None, now: 
     user's own facts count and are evicted when *cap* names others' (`store.base.ScopeCap.others`)."""
     if cap is None:
         return NOTHING
-    others = cap.others() if getattr(cap, "others", None) is not None else ()
+    others_of = getattr(cap, "others", None)   # a ScopeCap names them
+    others = others_of() if others_of is not None else ()
     valid = [f for f in _in_scope(facts, scope) if f.is_valid and f.id not in others]
     consulted = [f.id for f in valid if consulted_since(f, last_access, now) is not None]
     evicted = plan_evictions(valid, scope, cap, stamp(now), keep=consulted)
