@@ -124,9 +124,9 @@ def _fact_changes(repo: pygit2.Repository, commit: pygit2.Commit) -> Iterable[tu
     for delta in diff.deltas:
         for side in {delta.old_file.path, delta.new_file.path}:
             parts = side.split("/")
-            if len(parts) != 3 or parts[0] != "facts" or fact_id_of(parts[1], parts[2]) is None:
+            fact_id = fact_id_of(parts[1], parts[2]) if len(parts) == 3 and parts[0] == "facts" else None
+            if fact_id is None:
                 continue
-            fact_id = fact_id_of(parts[1], parts[2])
             if delta.status_char() == "D" or side != delta.new_file.path:
                 yield fact_id, None
                 continue
@@ -143,7 +143,7 @@ def _first_parent_since(repo: pygit2.Repository, tip: pygit2.Oid, stop: str | No
 
     walker = repo.walk(tip, pygit2.enums.SortMode.NONE)
     walker.simplify_first_parent()
-    chain = []
+    chain: list[pygit2.Commit] = []
     for commit in walker:
         if stop is not None and str(commit.id) == stop:
             chain.reverse()
@@ -170,8 +170,9 @@ def memory_history(repo: pygit2.Repository) -> MemoryHistory:
     if history is not None and history.tip == str(tip):
         return history
     chain = _first_parent_since(repo, tip, history.tip) if history is not None else None
-    if chain is None:
+    if history is None or chain is None:   # no history kept: chain is None too
         history, chain = MemoryHistory(None, [], {}, {}), _first_parent_since(repo, tip, None)
+        assert chain is not None   # without a stop, the whole chain
     tally = _Tally(history.rows)
     for commit in chain:
         when = datetime.fromtimestamp(commit.commit_time, timezone.utc)
