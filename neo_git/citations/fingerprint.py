@@ -57,6 +57,7 @@ def marked_tokens(node: tree_sitter.Node, ignore: frozenset[int] | set[int], mar
     depth = 0
     while True:
         current = cursor.node
+        assert current is not None   # a cursor over a node is always on one
         nid = current.id
         if nid in marks:
             starts[nid] = len(out)
@@ -78,7 +79,9 @@ def marked_tokens(node: tree_sitter.Node, ignore: frozenset[int] | set[int], mar
             cursor.goto_parent()
             depth -= 1
             out.append(CLOSE)
-            parent = cursor.node.id
+            above = cursor.node
+            assert above is not None
+            parent = above.id
             if parent in marks:
                 spans[parent] = (starts[parent], len(out))
         if depth == 0:
@@ -108,6 +111,7 @@ def leaf_tokens(root: tree_sitter.Node, ignore: frozenset[int] | set[int]) -> li
     depth = 0
     while True:
         current = cursor.node
+        assert current is not None   # a cursor over a node is always on one
         if current.id in ignore:
             pass
         elif current.child_count == 0:

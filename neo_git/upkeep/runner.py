@@ -60,6 +60,7 @@ def run_gc(store: FactStore, *, now: datetime | None = None, dry_run: bool = Fal
     commit saying why. *now* is injectable (tests, replays); a dry run writes nothing."""
     now = now or utc_now()
     started = time.perf_counter()
+    assert store.paths is not None   # upkeep runs on a repository's store
     neo_dir = store.paths.neo_dir
     neo_dir.mkdir(parents=True, exist_ok=True)
     with locked(neo_dir / LOCK_FILE, timeout=lock_timeout):
@@ -75,6 +76,7 @@ def maybe_run_daily(store: FactStore, now: datetime | None = None) -> UpkeepRepo
     from neo_git.config import config_bool
 
     now = now or utc_now()
+    assert store.paths is not None   # upkeep runs on a repository's store
     neo_dir = store.paths.neo_dir
     last = UpkeepState.read(neo_dir).last_run
     if last is not None and now - last < DAILY:
@@ -96,6 +98,7 @@ def maybe_run_daily(store: FactStore, now: datetime | None = None) -> UpkeepRepo
 
 
 def _run_locked(store: FactStore, now: datetime, dry_run: bool, scopes: tuple[FactScope, ...]) -> UpkeepReport:
+    assert store.paths is not None   # upkeep runs on a repository's store
     neo_dir = store.paths.neo_dir
     if not dry_run:
         # Recorded first: a gc that fails every time must not be retried on every hook.
@@ -114,7 +117,7 @@ def _run_locked(store: FactStore, now: datetime, dry_run: bool, scopes: tuple[Fa
     for scope in scopes:
         overlay = dict(store.backends[scope].load().facts) if dry_run else None
         clustering: dict = {}  # synthesis clusters once per scope, then one archetype per round
-        planners: dict[str, Callable[[Mapping[str, Fact]], StepPlan]] = {
+        planners: dict[str, Callable[..., StepPlan]] = {
             "prune": lambda f, s=scope: plan_prune(f, s, now, local),
             "demote": lambda f, s=scope: plan_demotions(f, s),
             "synthesize": lambda f, s=scope, memo=clustering: plan_synthesis(f, s, vectors_of, now, author=store.author,
