@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from neo_git.config import neo_config_list
 from neo_git.errors import NeoError
@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pygit2
 
     from neo_git.store import FactStore
+    from neo_git.store.refstore import RefStore
 
 TRUST_KEY = "neo.trusted"
 TRUST_UNSIGNED_KEY = "trustUnsigned"   # neo.trustUnsigned: remotes whose unsigned commits count
@@ -59,7 +60,7 @@ def local_email(store: FactStore) -> str:
     return (match.group(1) if match else store.author).strip().lower()
 
 
-def configured_trust(repo: pygit2.Repository) -> list[str]:
+def configured_trust(repo: pygit2.Repository | None) -> list[str]:
     """Addresses trusted in git config (`neo.trusted`, every level) and `~/.neo/config.json`."""
     out = []
     for value in neo_config_list(TRUST_KEY, repo=repo):
@@ -91,7 +92,8 @@ def untrusted_authors(store: FactStore) -> dict[str, str]:
     refs = [(store.repo, store.paths.common_dir)]
     org = store.backends.get(FactScope.ORG)
     if getattr(org, "scope", None) is FactScope.ORG:  # a connected org memory: a ref with a history
-        refs.append((org.repo, org.common_dir))
+        org_ref = cast("RefStore", org)
+        refs.append((org_ref.repo, org_ref.common_dir))
     trusted, me = trusted_emails(store), local_email(store)
     if len(refs) == 1:  # the same dict while nothing changed: recall then reuses what it built from it
         return ref_claims(*refs[0], trusted, me, store.home)

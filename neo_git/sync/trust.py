@@ -45,6 +45,7 @@ def remove_trusted(store: FactStore, who: str) -> str:
 
 def _git_config(store: FactStore, args: list[str], check: bool = True):
     paths = store.paths
+    assert paths is not None   # a repository's config
     try:
         return run_git([*git_dir_args(paths.git_dir), "config", "--local", *args], cwd=paths.git_dir,
                        timeout=10, check=check)
@@ -96,6 +97,7 @@ def key_listing(store: FactStore) -> KeyListing:
     from neo_git.store.signing import signing_mode
     from neo_git.store.signing_key import own_public_key
 
+    assert store.repo is not None and store.paths is not None   # a repository's keys
     me = local_email(store)
     signers = signers_for(store.paths.neo_dir, me, store.home)
     trusted = trusted_emails(store)
