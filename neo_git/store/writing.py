@@ -325,7 +325,7 @@ class WritePaths:
         if prepare is not None:  # what the plan needs from outside the facts (stale: the code now)
             arg = prepare(cast("FactStore", self), picked, action, arg)
 
-        def plan(facts: Mapping[str, Fact]) -> Change:
+        def plan(facts: Mapping[str, Fact]) -> Change | None:
             if fact.id not in facts:
                 raise FactNotFound(fact.id)
             scoped = {i: f for i, f in facts.items() if f.scope is fact.scope}

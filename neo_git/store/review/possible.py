@@ -77,7 +77,7 @@ def with_quotes(items: list[dict], facts: Mapping[str, Fact]) -> list[dict]:
     from neo_git.store.evidence import quotes
 
     for item in items:
-        new, old = facts.get(item.get("id")), facts.get(item.get("candidate"))
+        new, old = facts.get(item.get("id") or ""), facts.get(item.get("candidate") or "")
         if item.get("type") == TYPE and new is not None and old is not None and item.get("evidence"):
             passages = quotes(new, old, item["evidence"])
             if passages:
