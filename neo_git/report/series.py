@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from neo_git.report import DEFAULT_COMMITS, cache
 
 if TYPE_CHECKING:  # pragma: no cover
+    import sqlite3
+
     import pygit2
 
     from neo_git.health.measure import HealthSnapshot
@@ -66,6 +68,7 @@ def commit_info(commit: pygit2.Commit) -> CommitInfo:
 def first_parent_commits(repo: pygit2.Repository, limit: int = DEFAULT_COMMITS,
                          rev: str = "HEAD") -> list[CommitInfo]:
     """The last *limit* commits of *rev*'s first-parent chain, oldest first ([] when unborn)."""
+
     import pygit2
 
     from neo_git.errors import NeoError
@@ -89,7 +92,7 @@ def commit_health(snapshot: HealthSnapshot) -> dict:
     """The numbers the report draws for one snapshot: every count of `HealthSnapshot.summary()`
     (so new ones, such as import-time cycles, appear when the health engine adds them), lines,
     and files and lines per language."""
-    record = {key: value for key, value in snapshot.summary().items()
+    record: dict[str, Any] = {key: value for key, value in snapshot.summary().items()
               if isinstance(value, int) and not isinstance(value, bool)}
     languages: dict[str, dict[str, int]] = {}
     for metrics in snapshot.file_metrics.values():
@@ -135,7 +138,8 @@ def health_series(repo: pygit2.Repository, commits: list[CommitInfo], *,
     key = cache_key(repo)
     path = cache.cache_file(repository_paths(repo).neo_dir, "health")
     stored = cache.load(path, key) or {}
-    trees = stored.get("trees") if isinstance(stored.get("trees"), dict) else {}
+    kept = stored.get("trees")
+    trees: dict[str, Any] = kept if isinstance(kept, dict) else {}
     found = {info.commit: clean_health(trees.get(info.tree)) for info in commits}
     missing = [info for info in commits if found[info.commit] is None]
     with _HeldOpen(repo) as held:
@@ -168,7 +172,7 @@ class _HeldOpen:
         from neo_git.health.cache import cache_path
 
         self.path = cache_path(repo)
-        self.conn = None
+        self.conn: sqlite3.Connection | None = None
 
     def hold(self) -> None:
         """Open the idle connection if the cache file exists and none is open yet."""
