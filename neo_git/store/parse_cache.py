@@ -175,7 +175,9 @@ def lazy_subtree(entry, data: memoryview | FileRegion, blob_fact: BlobFact | Non
             or (split is not None and not (isinstance(live, bytes) and isinstance(rest, bytes) and 0 <= split <= length)):
         raise ValueError("a parse-cache subtree out of shape")
     if split is None:
+        assert not isinstance(data, FileRegion)   # checked above: a file region comes split
         return Subtree.lazy(pygit2.Oid(hex=tree_hex), rows, data[start:start + length], skipped, blob_fact)
+    assert isinstance(live, bytes) and isinstance(rest, bytes)   # checked above
     if isinstance(data, FileRegion):
         first = CachedBytes(live, path=data.path, stamp=data.stamp, start=data.offset + start, length=split)
         second = CachedBytes(rest, path=data.path, stamp=data.stamp, start=data.offset + start + split,
@@ -245,7 +247,7 @@ def _from_plain(fields_: dict) -> Fact:
                          for name in FACT_FIELDS))
 
 
-def _body(header: dict, chunks: list[bytes]) -> bytes:
+def _body(header: dict, chunks: list[bytes | memoryview]) -> bytes:
     encoded = marshal.dumps(header)
     return b"".join([_LENGTH.pack(len(encoded)), encoded, *chunks])
 
@@ -299,7 +301,7 @@ def check_subtree(sub: Subtree) -> tuple[int, int]:
     blobs = sub.blobs
     if not blobs:
         return 0, 0   # a file, link or submodule where a folder belongs: read as nothing
-    bad = git_tree_id([(name, str(oid)) for name, (oid, _f, _w) in blobs.items()]) != str(sub.oid)
+    bad = int(git_tree_id([(name, str(oid)) for name, (oid, _f, _w) in blobs.items()]) != str(sub.oid))
     for _name, (oid, fact, _warning) in blobs.items():
         bad += fact is not None and git_blob_id(canonical_json(fact)) != str(oid)
     return len(blobs), int(bad)
