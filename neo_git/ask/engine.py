@@ -79,6 +79,7 @@ class NeoEngine:
 
         question = check_text("question", ensure_question(question), 20_000)
         store = self.store
+        assert store.paths is not None   # ask works in a repository
         settings = self.provider.settings
         answering = self.provider.calls_model and not dry_run
         cap = lower_effort(check_effort(effort, "--effort"), self.max_effort())
@@ -99,7 +100,7 @@ class NeoEngine:
         decision = decide(question, scored, context_chars=context.context_chars, cap=cap,
                           relevant_score=self.relevant_score())
         if force_effort:
-            decision = replace(decision, effort=check_effort(force_effort, "force_effort"),
+            decision = replace(decision, effort=check_effort(force_effort, "force_effort") or decision.effort,
                                reason=decision.reason + f"; forced to {force_effort}")
         context_text = render_context(context)
         base = AskResult(question=question, provider=self.provider.name, model=settings.model, decision=decision,
@@ -127,6 +128,7 @@ class NeoEngine:
         inside the work tree (the CLI), else the work tree (a library caller elsewhere)."""
         if cwd is not None:
             return Path(cwd)
+        assert self.store.paths is not None   # ask works in a repository
         workdir = self.store.paths.workdir
         here = Path.cwd().resolve()
         if workdir is None or here == Path(workdir).resolve() or Path(workdir).resolve() in here.parents:
@@ -140,6 +142,7 @@ class NeoEngine:
 
         recorded, notes = record_answer(self.store, result.suggestions, result.cited_facts)
         remember_question(self.store, result.question, result.cited_facts)
+        assert self.store.paths is not None   # ask works in a repository
         log_result(self.store.paths.neo_dir, new_fact_id(), result)
         return replace(result, recorded=tuple(recorded), notes=result.notes + tuple(notes))
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from neo_git.errors import NeoError
 from neo_git.fact_schema import JUDGE_VERDICTS, MAX_JUDGE_REASON
@@ -43,7 +43,7 @@ MAX_REPLY_TOKENS = 400
 WIDER_LIMIT = 20              # pairs `--wider` asks about per run, unless `--limit` says
 PROPOSES = ("updated", "contradicts")   # verdicts that put a pair found by `--wider` in the queue
 
-SCHEMA = {
+SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "verdict": {"type": "string", "enum": list(JUDGE_VERDICTS)},
@@ -288,7 +288,7 @@ def ask_verdict(provider: Provider, item: Mapping, neo_dir: Path | None = None) 
     return read_verdict(text)
 
 
-def ask_verdicts(provider: Provider, question: list[Mapping], neo_dir: Path | None = None
+def ask_verdicts(provider: Provider, question: Sequence[Mapping], neo_dir: Path | None = None
                  ) -> list[tuple[str, str] | None]:
     """The model's verdict on each candidate of one question (a newer fact's items), in one call —
     the newer fact is quoted once — or `ask_verdict` for a question of one. None for a candidate
@@ -323,7 +323,7 @@ def _ask(provider: Provider, system: str, user: str, schema: dict, schema_name: 
 
 
 def _judge_question(store: FactStore, provider: Provider, model: str, question: list[dict], auto: bool,
-                    claims: set[str], proposed: list[Mapping] | None = None) -> list[Judgement]:
+                    claims: set[str], proposed: Sequence[Mapping] | None = None) -> list[Judgement]:
     """One call about a newer fact's candidates, each verdict recorded (`_record`)."""
     try:
         answers = ask_verdicts(provider, question, store.paths.neo_dir if store.paths is not None else None)

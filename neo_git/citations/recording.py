@@ -93,6 +93,7 @@ class Recheck:
                     self.facts[fact.id] = fact
                     self.current[fact.id] = fact.metadata.citations
         if self.reader is None:
+            assert self.store.repo is not None   # citations are checked in a repository
             self.reader = CodeReader(self.store.repo, self.store.paths.neo_dir if self.store.paths else None)
 
     def by_path(self) -> dict[str, list[str]]:
@@ -110,6 +111,7 @@ class Recheck:
         wanted = sorted({fact_id for path in touched for fact_id in index.get(path, ())})
         if not wanted:
             return []
+        assert self.store.repo is not None and self.reader is not None   # set up by __post_init__
         verifier = Verifier(self.store.repo, commit, self.reader, changes=[FileChange(*c) for c in changes])
         found: list[Transition] = []
         for fact_id in wanted:
@@ -122,6 +124,7 @@ class Recheck:
         updating the citations in memory as a commit would. *since* finds the commit that caused
         a state this check discovered (default: *commit* itself). Returns {fact id: [(check, the
         citation as now recorded)]} in citation order, facts oldest first."""
+        assert self.store.repo is not None and self.reader is not None   # set up by __post_init__
         verifier = Verifier(self.store.repo, commit, self.reader)
         out: dict[str, list[tuple[Check, Citation]]] = {}
         for fact_id in sorted(self.current, key=lambda i: (self.facts[i].metadata.created_at, i)):
@@ -280,6 +283,7 @@ def recheck_commits(repo: pygit2.Repository, items: Sequence[tuple[str, Sequence
     from neo_git.store.refstore import FACTS_REF
 
     store = FactStore(repo)
+    assert store.paths is not None   # opened from a repository
     lock = store.paths.common_dir / f"{FACTS_REF}.lock"
     run = Recheck(store)
     try:

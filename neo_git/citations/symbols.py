@@ -8,7 +8,7 @@ from the first to the last and its fingerprint covers all of them.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from neo_git.citations.fingerprint import (
     digest,
@@ -18,6 +18,9 @@ from neo_git.citations.fingerprint import (
     text_tokens,
     without_trailing_commas,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    import tree_sitter
 
 
 class Symbol(NamedTuple):
@@ -41,7 +44,7 @@ class _Definition(NamedTuple):
     end: int
     name: str
     citable: bool
-    node: object
+    node: tree_sitter.Node
     name_id: int
 
 
