@@ -38,7 +38,7 @@ import os
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from neo_git.embed.batches import embed_in_batches
 from neo_git.embed.vecfile import (
@@ -253,7 +253,7 @@ class _Shelf:
                 records = np.concatenate([records, np.empty((window, width), dtype="<u4")])
             part = records[kept:kept + min(window, total - self.rows)]
             fh.seek(HEADER_BYTES + self.rows * self.record)  # whole records only, even after a short read
-            count = fh.readinto(memoryview(part).cast("B")) // self.record  # short only if cut meanwhile
+            count = fh.readinto(memoryview(part).cast("B")) // self.record  # type: ignore[arg-type]  # an ndarray has the buffer protocol; short only if cut meanwhile
             if not count:
                 break
             base, part = self.rows, part[:count]
@@ -316,9 +316,10 @@ class _Shelf:
         import numpy as np
 
         found = [self.checked.get(key) for key in keys]
-        if found and None not in found and len({block for block, _ in found}) == 1:
+        every = cast("list[tuple[int, int]]", found) if found and None not in found else None
+        if every is not None and len({block for block, _ in every}) == 1:
             # The usual cold call: every key met in one pass. One gather, no zero-filled array.
-            return self._blocks[found[0][0]][[row for _, row in found]], []
+            return self._blocks[every[0][0]][[row for _, row in every]], []
         out = np.zeros((len(keys), self.dim), dtype=np.float32)
         by_block: dict[int, tuple[list[int], list[int]]] = {}
         missing: list[int] = []
@@ -337,9 +338,12 @@ class _Shelf:
         """(a kept block, the row of each key in it) when every key has a checked vector in one
         block, else None. The block is shared: read it, never write to it."""
         found = [self.checked.get(key) for key in keys]
-        if not found or None in found or len({block for block, _ in found}) != 1:
+        if not found or None in found:
             return None
-        return self._blocks[found[0][0]], [row for _, row in found]
+        every = cast("list[tuple[int, int]]", found)   # no None in it
+        if len({block for block, _ in every}) != 1:
+            return None
+        return self._blocks[every[0][0]], [row for _, row in every]
 
     def append(self, keys: list[bytes], vectors: np.ndarray, remember: bool = True) -> None:
         """Append records under the lock, repairing a torn tail (or a foreign file) first. With

@@ -259,7 +259,7 @@ class HashEmbedder:
         import numpy as np
 
         done_starts, done_entries = self._synced
-        lists = (self._entry_starts, self._entry_buckets, self._entry_values)
+        lists: tuple[Sequence[float], ...] = (self._entry_starts, self._entry_buckets, self._entry_values)
         if self._arrays is None:
             self._arrays = [np.empty(64, np.int64), np.empty(64, np.int64), np.empty(64, np.float64)]
         for k, (values, done) in enumerate(zip(lists, (done_starts, done_entries, done_entries))):
@@ -294,7 +294,7 @@ class HashEmbedder:
                 text_of.append(r)
                 feature_of.append(self._feature_id(name))
                 tf_of.append(1.0 + log(count))  # sublinear tf
-        out = np.zeros(n * self.dim, dtype=np.float64)
+        out: np.ndarray = np.zeros(n * self.dim, dtype=np.float64)
         if feature_of:
             starts, buckets, values = self._table()
             fids = np.asarray(feature_of, dtype=np.int64)

@@ -107,7 +107,7 @@ def installed_wheel_files() -> dict[str, Path] | None:
             return None
         if dist.version != wheel.version:
             return None
-        roots[wheel.name] = Path(dist.locate_file(""))
+        roots[wheel.name] = Path(str(dist.locate_file("")))
     return roots
 
 

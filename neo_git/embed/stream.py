@@ -99,9 +99,11 @@ def stream_cosines(path: Path, record: int, dim: int, keys: np.ndarray, query: n
         found = np.full(groups, np.nan, dtype=np.float32)
 
     def take(slots: np.ndarray, picked: np.ndarray) -> None:
+        assert found is not None   # start() comes first
         found[slots] = cosines(record_vectors(picked), query)
 
     inverse, rows, reader = _scan(path, record, dim, keys, start, take)
+    assert found is not None   # start() is always called
     return found[inverse], rows, reader
 
 
@@ -118,9 +120,11 @@ def stream_vectors(path: Path, record: int, dim: int, keys: np.ndarray) -> tuple
         found = np.zeros((groups, dim), dtype=np.float32)
 
     def take(slots: np.ndarray, picked: np.ndarray) -> None:
+        assert found is not None   # start() comes first
         found[slots] = record_vectors(picked)
 
     inverse, rows, _reader = _scan(path, record, dim, keys, start, take)
+    assert found is not None   # start() is always called
     return found[inverse], rows >= 0
 
 
@@ -164,7 +168,7 @@ def _scan(path: Path, record: int, dim: int, keys: np.ndarray, start, take
             while at < total:
                 part = block[:min(len(block), total - at)]
                 fh.seek(HEADER_BYTES + at * record)
-                count = fh.readinto(memoryview(part).cast("B")) // record
+                count = fh.readinto(memoryview(part).cast("B")) // record  # type: ignore[arg-type]  # an ndarray has the buffer protocol
                 if not count:
                     break
                 hits, slots = _matches(part[:count], unique, first)
@@ -213,9 +217,9 @@ def _read_runs(fh, record: int, rows: np.ndarray):
             span = wanted[j - 1] - first + 1
             fh.seek(HEADER_BYTES + first * record)
             if span == j - i:   # adjacent rows: straight into place
-                ok = fh.readinto(memoryview(out[filled:filled + span]).cast("B")) == span * record
+                ok = fh.readinto(memoryview(out[filled:filled + span]).cast("B")) == span * record  # type: ignore[arg-type]  # an ndarray has the buffer protocol
             else:
-                ok = fh.readinto(memoryview(block[:span]).cast("B")) == span * record
+                ok = fh.readinto(memoryview(block[:span]).cast("B")) == span * record  # type: ignore[arg-type]  # an ndarray has the buffer protocol
                 if ok:
                     out[filled:filled + j - i] = block[rows[i:j] - first]
             if not ok:
