@@ -18,7 +18,7 @@ import hashlib
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from neo_git.facts import SCOPE_ORDER, Fact, FactKind
 
@@ -209,7 +209,7 @@ class FactTable(Sequence[Fact]):
         if isinstance(facts, FactTable):
             return facts
         facts = list(facts)
-        return cls(columns_of(facts, keys=False), facts)
+        return cls(columns_of(facts, keys=False), cast("list[Fact | None]", facts))
 
     @classmethod
     def concat(cls, tables: Sequence[FactTable]) -> FactTable:
@@ -236,7 +236,7 @@ class FactTable(Sequence[Fact]):
     def __len__(self) -> int:
         return len(self._facts)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         fact = self._facts[i]
@@ -254,6 +254,7 @@ class FactTable(Sequence[Fact]):
         fact = self._facts[i]
         if fact is not None:
             return fact
+        assert self._decode is not None   # a table built from facts has every one
         return self._decode(i if i >= 0 else i + len(self), False)
 
     @property
@@ -289,6 +290,7 @@ class FactTable(Sequence[Fact]):
             return []
         if self._sorted is None:
             self.position("0" * 16)
+        assert self._sorted is not None   # position() sorts
         ids = self._sorted[0]
         low, high = (np.uint64(int(prefix.ljust(16, fill), 16)) for fill in "0f")
         first, end = np.searchsorted(ids, low, side="left"), np.searchsorted(ids, high, side="right")
@@ -307,6 +309,7 @@ class FactTable(Sequence[Fact]):
 
         if self._sorted is None:
             self.position("0" * 16)
+        assert self._sorted is not None   # position() sorts
         ids = self._sorted[0]
         return not len(ids) or not bool(np.any(ids[1:] == ids[:-1]))
 
@@ -338,7 +341,7 @@ class TableView(Sequence[Fact]):
     def __len__(self) -> int:
         return len(self.positions)
 
-    def __getitem__(self, j):  # type: ignore[override]
+    def __getitem__(self, j):
         if isinstance(j, slice):
             return [self[k] for k in range(*j.indices(len(self)))]
         return self.table[self.positions[j]]
@@ -377,7 +380,7 @@ class CandidateFacts(Mapping[str, Fact]):
     def __len__(self) -> int:
         return len(self._candidates)
 
-    def values(self):  # type: ignore[override]
+    def values(self):
         return [self._table[i] for i in self._candidates]
 
 

@@ -80,7 +80,7 @@ class CommitResult:
 def changed_files(repo: pygit2.Repository, commit: pygit2.Commit) -> list[FileChange]:
     """Files *commit* changed against its first parent, with renames detected."""
     if commit.parents:
-        diff = repo.diff(commit.parents[0].tree, commit.tree)
+        diff = repo.diff(commit.parents[0].tree, commit.tree)  # type: ignore[call-overload]  # pygit2 stub: no trees
     else:
         diff = commit.tree.diff_to_tree(swap=True)
     diff.find_similar()
@@ -161,7 +161,7 @@ def recheck_citations(repo: pygit2.Repository, results: list[CommitResult], ledg
     from neo_git.citations.recording import recheck_commits
 
     try:
-        _transitions, error = recheck_commits(repo, [(r.commit, r.changes) for r in done])
+        _transitions, error = recheck_commits(repo, [(r.commit, r.changes) for r in done if r.changes is not None])
     except Exception as exc:  # noqa: BLE001 - retried by the next worker, like a failed fact write
         error = f"citations: {type(exc).__name__}: {exc}"
     if error:
@@ -293,8 +293,8 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
         return result
     ts = now_iso()
     records = [commit_record(hexid, trigger, ts, health.get("", {}), rewrite_of)]
-    for suggestion, change, match in classified:
-        records.append(outcome_record(hexid, ts, suggestion, change, match, health.get(suggestion.id),
+    for suggestion, change, matched in classified:
+        records.append(outcome_record(hexid, ts, suggestion, change, matched, health.get(suggestion.id),
                                        moved.get(suggestion.id, []), revised.get(suggestion.id)))
     for outcome in outcomes:
         if outcome.verdict == REVERTED:
@@ -322,7 +322,9 @@ def _shipped_code(repo: pygit2.Repository, commit: pygit2.Commit, suggestion: Su
         from neo_git.outcomes.matching import shipped_lines
 
         lines = shipped_lines(suggestion.code, suggestion.diff, _text(repo, change.old_id), _text(repo, change.new_id))
-        return tuple(cite_lines(change.path, cast(pygit2.Blob, repo[change.new_id]).data, change.new_id, commit, lines))
+        new_id = change.new_id
+        assert new_id is not None   # a shipped change has a new blob
+        return tuple(cite_lines(change.path, cast(pygit2.Blob, repo[new_id]).data, new_id, commit, lines))
     except Exception as exc:  # noqa: BLE001 - a citation is evidence, never a reason to fail the outcome
         log.warning("no citation for the outcome of %s: %s", suggestion.id, exc)
         return ()
@@ -547,7 +549,7 @@ def _after_processing(repo: pygit2.Repository, results: list[CommitResult]) -> N
     if not any(r.records for r in results):
         return
     try:
-        from neo_git import upkeep  # type: ignore[attr-defined]
+        from neo_git import upkeep
     except ImportError:
         return
     try:

@@ -77,13 +77,14 @@ def fact_origins(repo: pygit2.Repository, common_dir: Path,
     hidden = pygit2.Oid(hex=cached_tip) if cached_tip else None
     if hidden is not None and hidden in repo and repo.descendant_of(tip, hidden):
         walker.hide(hidden)
-        seen: MutableMapping[str, tuple[str, str]] = ChainMap(walked, authors)  # the memo's: never edited
+        # ChainMap writes to its first map only: the memo's stays as it is
+        seen: MutableMapping[str, tuple[str, str]] = ChainMap(walked, cast("MutableMapping[str, tuple[str, str]]", authors))
     else:
         authors, hidden, seen = {}, None, walked
     for commit in walker:
         _attribute(repo, commit, seen)
     authors = _overlaid(authors, walked)
-    if hidden is None or not _append_journal(path, cached_tip, str(tip), walked):
+    if hidden is None or not _append_journal(path, cached_tip or "", str(tip), walked):   # hidden: a cached tip
         _write_cache(path, ref, str(tip), authors)
     _MEMO[key] = (str(tip), authors)
     return authors
@@ -150,7 +151,7 @@ def _attribute_merge(repo: pygit2.Repository, commit: pygit2.Commit, parents: li
         if index is None:   # in no parent as it is: the same text, else the merge's own
             text = _text(repo, new_ids[path])
             index = next((i for i, differs in enumerate(olds)
-                          if differs[path] is not None and _text(repo, differs[path]) == text), None)
+                          if (old := differs[path]) is not None and _text(repo, old) == text), None)
         if index is None:
             authors[fact_id] = origin   # an "evil merge": text that is in no parent
             continue
@@ -354,7 +355,7 @@ class Origins(Mapping[str, tuple[str, str]]):
     def __bool__(self) -> bool:
         return any(joined for _origin, joined in self._groups)
 
-    def items(self):  # type: ignore[override]
+    def items(self):
         return self._all().items()
 
 
@@ -393,7 +394,7 @@ def _read_base(path: Path, ref: str) -> tuple[str | None, Mapping[str, tuple[str
     return None, {}
 
 
-def _write_cache(path: Path, ref: str, tip: str, authors: dict[str, tuple[str, str]]) -> None:
+def _write_cache(path: Path, ref: str, tip: str, authors: Mapping[str, tuple[str, str]]) -> None:
     from neo_git.errors import NeoError
     from neo_git.fileio import atomic_write
 
