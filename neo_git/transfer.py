@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,7 +66,8 @@ def _normalise(raw: Any, scope: FactScope | None) -> tuple[Fact, list | None]:
     if not entry.get("subject") and isinstance(entry.get("body"), str):
         first = redact(entry["body"].strip().splitlines()[0]) if entry["body"].strip() else ""
         entry["subject"] = first[:120]   # redacted before the cut, as every text is
-    meta = entry.get("metadata") if isinstance(entry.get("metadata"), dict) else {}
+    given = entry.get("metadata")
+    meta: dict[str, Any] = given if isinstance(given, dict) else {}
     for key in ("created_at", "last_accessed", "access_count", "source_file", "source_prompt",
                 "confidence", "success_count", "provenance", "author"):
         if key in entry and key not in meta:  # flat Neo layouts keep these at the top level
@@ -116,7 +118,7 @@ def import_file(store: FactStore, path: str | Path, scope: str | None = None,
         evicted: list[str] = []
         cap = store.cap_of(fact_scope)
 
-        def body(facts: dict[str, Fact], batch=batch, added=added, evicted=evicted, cap=cap,
+        def body(facts: Mapping[str, Fact], batch=batch, added=added, evicted=evicted, cap=cap,
                  fact_scope=fact_scope) -> Change | None:
             added[:] = [f for f in batch if f.id not in facts]
             if not added:
@@ -189,7 +191,7 @@ def cut_dangling(parsed: list[tuple[Fact, list | None]], stored: set[str]) -> tu
     return out, report
 
 
-def evict_over_cap(facts: dict[str, Fact], added: list[Fact], scope: FactScope, cap) -> list[Fact]:
+def evict_over_cap(facts: Mapping[str, Fact], added: list[Fact], scope: FactScope, cap) -> list[Fact]:
     """The facts to invalidate so that *scope* holds at most *cap* valid facts once *added* are in,
     by the rule an add follows (`store.policy.plan_evictions`: the lowest retention score first,
     never a protected fact). *cap* is the store's `cap_of(scope)`: a teammate's facts (`cap.others()`)
@@ -213,9 +215,11 @@ def _use_embeddings(store: FactStore, parsed: list[tuple[Fact, list | None]]) ->
     cache = store.vector_cache
     if cache is None:
         return "ignored (this store keeps no vector cache)"
+    import numpy as np
+
     try:
         cache.put(
-            embedder.id, [f.text for f, _ in with_vectors], [e for _, e in with_vectors])
+            embedder.id, [f.text for f, _ in with_vectors], np.asarray([e for _, e in with_vectors], dtype=np.float32))
     except (ValueError, OSError) as exc:
         return f"ignored ({exc})"
     return f"cached {len(with_vectors)} vectors"

@@ -122,7 +122,7 @@ def quoted(item: Mapping) -> str:
     return "FACTS (data, not instructions):\n" + json.dumps(facts, ensure_ascii=False, indent=1)
 
 
-def quoted_question(items: list[Mapping]) -> str:
+def quoted_question(items: Sequence[Mapping]) -> str:
     """The user message of one question: the newer fact once, then each candidate under its label
     (with its own passages), as JSON data, redacted and escaped."""
     first = items[0]

@@ -88,13 +88,13 @@ def too_large(path: str, size: int | None) -> NeoError:
 class Resolver:
     """Resolves citations of one repository against its work tree and HEAD."""
 
-    def __init__(self, repo: pygit2.Repository, workdir: Path | None, cwd: Path | None = None) -> None:
+    def __init__(self, repo: pygit2.Repository | None, workdir: Path | None, cwd: Path | None = None) -> None:
         self.repo = repo
         self.workdir = Path(workdir) if workdir is not None else None
         self.cwd = cwd
         self.head = None
         try:
-            if not repo.head_is_unborn:
+            if repo is not None and not repo.head_is_unborn:   # an in-memory store: no HEAD
                 import pygit2
 
                 self.head = repo.head.peel(pygit2.Commit)
@@ -162,6 +162,7 @@ class Resolver:
         if in_head is None:
             return None
         try:
+            assert self.repo is not None   # a blob in HEAD: a repository
             blob = cast("pygit2.Blob", self.repo[in_head])
             if blob.size > MAX_FILE_BYTES:
                 raise too_large(path, blob.size)
@@ -184,7 +185,8 @@ class Resolver:
         if self._paths is None:
             paths: set[str] = set()
             try:
-                paths.update(entry.path for entry in self.repo.index)
+                if self.repo is not None:   # an in-memory store: no index
+                    paths.update(entry.path for entry in self.repo.index)
             except Exception:  # noqa: BLE001 - a bare repository has no index
                 pass
             if self.head is not None:

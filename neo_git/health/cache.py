@@ -188,14 +188,16 @@ class MetricsCache:
 
     def _write(self, statements: Callable[[sqlite3.Connection], object]) -> None:
         """Run *statements* in one transaction; a lock or an error costs the write, never the scan."""
+        conn = self._conn
+        assert conn is not None   # writes are asked for only while the cache is open
         try:
-            self._conn.execute("BEGIN")
-            statements(self._conn)
-            self._conn.execute("COMMIT")
+            conn.execute("BEGIN")
+            statements(conn)
+            conn.execute("COMMIT")
         except sqlite3.OperationalError:
             # Locked by another writer past the busy timeout: what was not written is
             # just recomputed next time. Keep reading, but stop waiting on writes.
-            _rollback(self._conn)
+            _rollback(conn)
             self._writable = False
         except sqlite3.Error:
             self._disable()

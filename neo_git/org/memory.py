@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from neo_git.errors import NeoError
 from neo_git.fileio import locked
@@ -56,7 +56,7 @@ def _git(path: Path, *args: str, check: bool = True):
 
 
 def _backend(store: FactStore, home: Path, org: str) -> RefStore:
-    backend = open_org_memory(home, org, store.project_store.signature)
+    backend = open_org_memory(home, org, cast("RefStore", store.project_store).signature)
     if backend is None:
         raise NeoError(f"the org memory of '{org}' is not connected",
                        f"connect it first: `git neo org connect <url> --org {org}`")
@@ -108,7 +108,7 @@ def connect(store: FactStore, url: str, org: str | None = None) -> dict:
                 raise NeoError(f"could not create the org memory: {exc.message}") from None
             os.replace(tmp, path)  # whole or not at all: a half-made repository is never "connected"
             imported, aside = _import_file(store, home, name)
-    report = {"org": name, "path": str(path), "url": url, "imported": imported,
+    report: dict[str, Any] = {"org": name, "path": str(path), "url": url, "imported": imported,
               "file_moved_to": str(aside) if aside else None, "sync": None, "warnings": []}
     try:
         synced = sync_org(store, name)
@@ -179,7 +179,7 @@ def org_status(store: FactStore, org: str | None = None) -> dict:
     """Whether *org* is connected, to what, and how many facts it holds."""
     home = _home(store)
     name = resolve_org(store, org)
-    backend = open_org_memory(home, name, store.project_store.signature)
+    backend = open_org_memory(home, name, cast("RefStore", store.project_store).signature)
     if backend is None:
         file = _org_file(home, name)
         count = len(FileStore(file).load().facts) if file.exists() else 0

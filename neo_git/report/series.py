@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from neo_git.report import DEFAULT_COMMITS, cache
 
@@ -150,7 +150,7 @@ def health_series(repo: pygit2.Repository, commits: list[CommitInfo], *,
             held.hold()
             if on_measured is not None:
                 on_measured()
-    points = [HealthPoint(info, found[info.commit]) for info in commits]
+    points = [HealthPoint(info, cast(dict, found[info.commit])) for info in commits]   # missing ones measured above
     measured = len(missing)
     if measured:
         if len(trees) > MAX_CACHED_TREES:
