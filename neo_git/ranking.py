@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, overload
 
 from neo_git.citations.states import is_stale
 from neo_git.facts import Fact, FactScope
@@ -179,7 +179,7 @@ def demote_echoes(ranked: Sequence[tuple[int, float]], pool: Sequence[Fact], que
     return [ranked[n] for _, n in order]
 
 
-class Except(Sequence):
+class Except(Sequence[bool]):
     """Flags by pool position with *cleared* positions read as False (`newest_in_family`'s
     *statement* without the echoes), without copying a pool-long list."""
 
@@ -189,7 +189,11 @@ class Except(Sequence):
     def __len__(self) -> int:
         return len(self.flags)
 
-    def __getitem__(self, i):
+    @overload
+    def __getitem__(self, i: int) -> bool: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[bool]: ...
+    def __getitem__(self, i: int | slice) -> bool | list[bool]:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         return bool(self.flags[i]) and i not in self.cleared
@@ -200,7 +204,7 @@ def _tier(i: int, pool: Sequence[Fact]) -> tuple[bool, bool]:
     return (RETRACTIONS_LAST and is_retraction(fact), bool(fact.metadata.citations) and is_stale(fact))
 
 
-def _newest_first(fact: Fact) -> tuple:
+def _newest_first(fact: Fact) -> tuple[Any, ...]:
     stamp = _parse_time(fact.metadata.created_at) if NEWER_WINS_TIES else None
     return (-stamp.timestamp(),) if stamp is not None else (0.0,)
 

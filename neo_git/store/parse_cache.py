@@ -56,7 +56,15 @@ import pygit2
 from neo_git.errors import NeoError
 from neo_git.fact_schema import cache_form, cache_signature
 from neo_git.facts import Fact, canonical_json
-from neo_git.store.subtree import FACT_FIELDS, META_FIELDS, BlobEntries, BlobFact, CachedBytes, Subtree, restore
+from neo_git.store.subtree import (
+    FACT_FIELDS,
+    META_FIELDS,
+    BlobEntries,
+    BlobFact,
+    CachedBytes,
+    Subtree as Subtree,  # re-exported: the readers take it from here
+    restore,
+)
 
 # Rewrite the cache after a load that had to read this many subtrees from git
 # (or a quarter of them): cold starts and large changes, not every single add.

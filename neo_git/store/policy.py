@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from neo_git.errors import NeoError
 from neo_git.fact_schema import Invalidation, PossibleLink, Undo, sorted_links
@@ -61,7 +62,7 @@ class AddResult:
         """Facts this one may supersede, for review."""
         return self.fact.metadata.possibly_supersedes
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The `git neo add --json` object."""
         return {"id": self.fact.id, "superseded": self.superseded.id if self.superseded else None,
                 "rule": self.rule, "possibly_supersedes": [link.to_json() for link in self.possible],

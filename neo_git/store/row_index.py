@@ -12,7 +12,7 @@ text, so a collision never makes a duplicate or a same-subject fact.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, overload
 
 from neo_git.fact_table import DEPENDS_ON, KIND_INDEX, SCOPE_INDEX, VALID, FactTable, hex_id
 from neo_git.facts import SCOPE_ORDER, Fact, FactKind, FactScope
@@ -96,7 +96,11 @@ class _Rows(Sequence[Fact]):
     def __len__(self) -> int:
         return len(self._group.ids)
 
-    def __getitem__(self, row):
+    @overload
+    def __getitem__(self, row: int) -> Fact: ...
+    @overload
+    def __getitem__(self, row: slice) -> list[Fact]: ...
+    def __getitem__(self, row: int | slice) -> Fact | list[Fact]:
         if isinstance(row, slice):
             return [self[r] for r in range(*row.indices(len(self)))]
         group = self._group
@@ -183,7 +187,7 @@ class RowGroup(PeerGroup):
             out.setdefault(text_key(self.members[fact_id]), set()).add(fact_id)
         return out
 
-    def vectors_of(self, first: int, end: int, fetch: Callable) -> object:
+    def vectors_of(self, first: int, end: int, fetch: Callable[..., Any]) -> object:
         """The vectors of rows first..end-1, through *fetch(keys, text_of)*."""
         return fetch(self.keys[first:end], lambda j: self.rows[first + j].text)
 

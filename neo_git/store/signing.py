@@ -47,7 +47,7 @@ def signing_mode(repo: pygit2.Repository) -> str | None:
     return OWN_KEY if _true(neo_config("autoSign", True, repo=repo)) else None
 
 
-def _true(value) -> bool:
+def _true(value: object) -> bool:
     try:
         return as_bool(value)
     except (TypeError, ValueError):

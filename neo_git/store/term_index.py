@@ -28,6 +28,8 @@ from neo_git.lexical import K1, B, terms
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
+    from neo_git.fact_table import FactTable
+
 FORMAT = "terms-v2"
 BUSY_MS = 500          # wait this long for another process's write, then build in memory
 MAX_QUERY_TERMS = 256   # a long question (a decision's context) is matched by its rarest words
@@ -172,7 +174,7 @@ class Words(NamedTuple):
     rare: dict[int, tuple[str, ...]]
 
 
-def pool_words(index: TermIndex, query: str, table, positions: Sequence[int] | np.ndarray) -> Words:
+def pool_words(index: TermIndex, query: str, table: FactTable, positions: Sequence[int] | np.ndarray) -> Words:
     """`TermIndex.match` for the facts of *table* at *positions* (recall's ranked pool), by table position."""
     rows = table.rows
     picked = list(positions)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from neo_git.config import neo_config_list
 from neo_git.errors import NeoError
@@ -126,7 +126,8 @@ def ref_claims(repo: pygit2.Repository, common_dir: Path, trusted: frozenset[str
     # changed (one pass over 50,000 facts cost 10 ms per recall).
     if memo is not None and memo[0] is origins and memo[1] is table and memo[2] is written \
             and memo[3] is decided and memo[4] == (trusted, remotes) and memo[5] is keys:
-        return memo[6]
+        kept: dict[str, str] = memo[6]
+        return kept
     def believed(email: str, commit: str) -> bool:
         if commit in written:   # made in this clone: its author is the local user's claim to check
             return email in trusted
@@ -177,7 +178,7 @@ def trusted_here(repo: pygit2.Repository) -> frozenset[str]:
 
 
 # common dir -> (origins, verdicts, written here, decisions, (trust set, trusted remotes), signers, the claims).
-_CLAIMS: dict[str, tuple] = {}
+_CLAIMS: dict[str, tuple[Any, ...]] = {}
 
 
 def unverified_commits(store: FactStore) -> dict[str, str]:
