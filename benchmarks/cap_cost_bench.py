@@ -20,15 +20,13 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import store_bench as sb
-from benchmarks._common import median, table
+from benchmarks._common import median, scratch_dir, table
 from benchmarks.scale_ab import timed_process
 
 
@@ -56,8 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true")
     options = parser.parse_args(argv)
     exe = str(Path(options.python).with_name("git-neo"))
-    root = Path(tempfile.mkdtemp(prefix="neo-cap-cost-"))
-    try:
+    with scratch_dir("neo-cap-cost-", options.keep) as root:
         sb.isolate(root)
         sites = {"small": build(root, "small", 500, 500), "large": build(root, "large", 50_000, 500)}
         env = {name: {**os.environ, "NEO_HOME": str(site.home)} for name, site in sites.items()}
@@ -104,11 +101,6 @@ def main(argv: list[str] | None = None) -> int:
               "500 = 500 valid facts, 50,000 = the same 500 valid + 49,500 retired")
         print(table(["measure", "500 facts", "50,000 facts", "ratio", "target"], rows))
         print(f"load average 1/5/15 min: {before} -> {after} (2 cores shared with other work)")
-    finally:
-        if options.keep:
-            print(f"kept {root}", file=sys.stderr)
-        else:
-            shutil.rmtree(root, ignore_errors=True)
     return 0
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import store_bench as sb
-from benchmarks._common import median, table
+from benchmarks._common import median, scratch_dir, table
 
 # Both snippets get their texts as JSON (argv[2]): nothing of this checkout is imported on the base side.
 ADD = r"""
@@ -155,8 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--keep", action="store_true")
     options = parser.parse_args(argv)
-    root = Path(tempfile.mkdtemp(prefix="neo-scale-ab-"))
-    try:
+    with scratch_dir("neo-scale-ab-", options.keep) as root:
         sb.isolate(root)
         print(f"A/B: base {options.base_python} vs new {sys.executable}; {options.runs} alternated runs per size")
         rows = []
@@ -200,11 +199,6 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append([f"{n:,}", label, f"{base / scale:,.1f} {unit}", f"{new / scale:,.1f} {unit}",
                              f"{new / base:.2f}×", f"{before} → {after}"])
         print(table(["facts", "measure (median)", "base", "new", "new/base", "load 1/5/15 min"], rows))
-    finally:
-        if options.keep:
-            print(f"kept {root}", file=sys.stderr)
-        else:
-            shutil.rmtree(root, ignore_errors=True)
     return 0
 
 

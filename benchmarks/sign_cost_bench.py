@@ -20,17 +20,15 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import store_bench as sb
-from benchmarks._common import cpu_seconds, median, table
+from benchmarks._common import cpu_seconds, median, scratch_dir, table
 from benchmarks.scale_ab import timed_process
 
 SIDES = ("signed", "unsigned")
@@ -80,8 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true")
     options = parser.parse_args(argv)
     exe = str(Path(sys.executable).with_name("git-neo"))
-    root = Path(tempfile.mkdtemp(prefix="neo-sign-cost-"))
-    try:
+    with scratch_dir("neo-sign-cost-", options.keep) as root:
         sb.isolate(root)
         sites = {name: build(root, name, options.facts) for name in SIDES}
         env = {name: {**os.environ, "NEO_HOME": str(site.home)} for name, site in sites.items()}
@@ -139,11 +136,6 @@ def main(argv: list[str] | None = None) -> int:
         ]))
         print(f"ssh-keygen -Y sign -n git alone: {alone * 1e3:,.1f} ms")
         print(f"load average 1/5/15 min: {before} -> {after} (2 cores shared with other work)")
-    finally:
-        if options.keep:
-            print(f"kept {root}", file=sys.stderr)
-        else:
-            shutil.rmtree(root, ignore_errors=True)
     return 0
 
 

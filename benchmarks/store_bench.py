@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import cpu_seconds, isolated_home, machine_info, median, ms, ratio, table, timed
+from benchmarks._common import cpu_seconds, isolated_home, machine_info, median, ms, ratio, scratch_dir, table, timed
 
 NEO_DIM = 768          # Neo stored 768 floats per fact (a 768-d neural embedder)
 TOP_K = 5
@@ -361,9 +361,8 @@ def main(argv: list[str] | None = None) -> int:
     adds = options.adds or (300 if options.quick else 1000)
     inproc_queries, cli_reps, neo_reps = (8, 5, 5) if options.quick else (12, 7, 5)
 
-    root = Path(tempfile.mkdtemp(prefix="neo-store-bench-"))
     started = time.perf_counter()
-    try:
+    with scratch_dir("neo-store-bench-", options.keep) as root:
         isolate(root)
         import numpy
         import pygit2
@@ -469,11 +468,6 @@ def main(argv: list[str] | None = None) -> int:
               f"{'flat (met)' if growth < 1.5 else 'GROWS (not met)'}")
         print(f"total benchmark time {time.perf_counter() - started:.0f} s; load average at end: "
               + " ".join(f"{x:.2f}" for x in os.getloadavg()))
-    finally:
-        if options.keep:
-            print(f"kept {root}", file=sys.stderr)
-        else:
-            shutil.rmtree(root, ignore_errors=True)
     return 0
 
 

@@ -16,9 +16,10 @@ Per size (`--facts N` runs one size):
     (after A pushed), i.e. what moving the refs costs without any merging;
   - `sync A` (pushes its M facts), `sync B` (fetch, 3-way merge of M + M facts
     into N, merge commit, push: 2M facts move), `sync A` again (fetch, fast-forward).
-* Medians over the rounds, in-process (`Syncer.sync()` on a freshly opened store, as a
-  new process would), wall clock, and ratios to the plain fetch + push baseline measured
-  in the same round. Targets: sync B at 50,000 facts ≤ 3× the baseline (issue 22); issue 35:
+* Medians over the rounds, wall clock, and ratios to the plain fetch + push baseline measured
+  in the same round. Each sync is in-process (`Syncer.sync()` on a freshly opened store, as a
+  new process would, but with git-neo's modules already imported) or, with `--cli`, what a user
+  runs: a new `git-neo sync --json` process (interpreter start and imports included). Targets: sync B at 50,000 facts ≤ 3× the baseline (issue 22); issue 35:
   with `--valid 500 --trust claims --new 10` (the store at the project cap: 500 valid, the
   rest retired; teammates' unsigned commits are claims, the default) every sync, on both
   sides, with and without a merge, ≤ 3× the baseline.
@@ -71,6 +72,7 @@ def clone(root: Path, remote: Path, name: str) -> Path:
     git(root, "clone", "-q", str(remote), str(path))
     git(path, "config", "user.email", f"{name}@example.com")
     git(path, "config", "user.name", name)
+    git(path, "config", "neo.remote", "origin")   # the remote this team shares facts with (`sync --remote`)
     # A team that trusts its remote's write access: the teammates' facts are knowledge, so a
     # store over the project cap (5,000 bulk-written facts) still takes them (claims would be
     # clipped to the cap, see docs/design-notes.md "Trust and hardening").
@@ -94,6 +96,8 @@ def main() -> int:
                         help="of the bulk facts only the first V stay valid, the rest are retired")
     parser.add_argument("--trust", choices=("remote", "claims"), default="remote",
                         help="remote: neo.trustUnsigned origin; claims: the default, teammates' facts are claims")
+    parser.add_argument("--cli", action="store_true",
+                        help="time `git-neo sync` in a new process (the product path) instead of in-process")
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
     TRUST["mode"] = args.trust
@@ -103,6 +107,7 @@ def main() -> int:
         setup_env(root)
         print(f"sync_bench: +{args.new} new facts on each side per round ({2 * args.new} move in sync B), "
               f"{args.rounds} rounds; local bare remote (file path); trust: {args.trust}; "
+              f"{'git-neo sync in a new process' if args.cli else 'in-process Syncer.sync()'}; "
               + (f"{args.valid} valid, the rest retired" if args.valid is not None else "all valid"))
         print(machine_info())
         print("load average at start: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
@@ -170,7 +175,8 @@ def run(root: Path, facts: int, args) -> tuple[dict[str, list[float]], float]:
     Syncer(store, "origin").sync()
 
     a, b = clone(root, remote, "a"), clone(root, remote, "b")
-    first = [timed(lambda p=p: Syncer(FactStore.open(p, embedder="hash"), "origin").sync())[0] for p in (a, b)]
+    sync = cli_sync if args.cli else library_sync
+    first = [timed(lambda p=p: sync(p))[0] for p in (a, b)]
 
     rows: dict[str, list[float]] = {name: [] for name in STEPS}
     counter = facts
@@ -181,18 +187,37 @@ def run(root: Path, facts: int, args) -> tuple[dict[str, list[float]], float]:
             for _ in range(args.new):
                 counter += 1
                 writer.add(*text(rng, counter), kind="decision")
-        t_a1, _ = timed(lambda: Syncer(FactStore.open(a, embedder="hash"), "origin").sync())
+        t_a1, _ = timed(lambda: sync(a))
         t_base, _ = timed(lambda round_=round_: (git(b, "fetch", "-q", "origin", "+refs/neo/facts:refs/bench/theirs"),
                                    git(b, "push", "-q", "origin", f"refs/neo/facts:refs/bench/b{round_}")))
-        t_b, report = timed(lambda: Syncer(FactStore.open(b, embedder="hash"), "origin").sync())
-        assert report.facts == "merged" and len(report.plan.added) == args.new, report.to_dict()
-        t_a2, report = timed(lambda: Syncer(FactStore.open(a, embedder="hash"), "origin").sync())
-        assert report.facts == "fast-forward"
+        t_b, report = timed(lambda: sync(b))
+        assert report["facts"] == "merged" and len(report["added"]) == args.new, report
+        t_a2, report = timed(lambda: sync(a))
+        assert report["facts"] == "fast-forward", report
         for key, value in zip(rows, (t_base, t_a1, t_b, t_a2)):
             rows[key].append(value)
         assert git(a, "rev-parse", "refs/neo/facts^{tree}") == git(b, "rev-parse", "refs/neo/facts^{tree}")
 
     return rows, median(first)
+
+
+def library_sync(path: Path) -> dict:
+    """`Syncer.sync()` on a freshly opened store; its report as `--json` prints it."""
+    from neo_git.store import FactStore
+    from neo_git.sync import Syncer
+
+    return Syncer(FactStore.open(path, embedder="hash"), "origin").sync().to_dict()
+
+
+def cli_sync(path: Path) -> dict:
+    """`git-neo sync --json` in a new process (neo.remote is origin); its report."""
+    import json
+
+    done = subprocess.run([str(Path(sys.executable).with_name("git-neo")), "sync", "--json"], cwd=path,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        raise SystemExit(f"git-neo sync failed in {path}: {done.stderr.strip()}")
+    return json.loads(done.stdout)
 
 
 if __name__ == "__main__":

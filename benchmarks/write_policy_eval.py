@@ -163,7 +163,7 @@ def _set(name: str, value) -> None:
     from neo_git.store import evidence, supersession
 
     setattr(supersession if hasattr(supersession, name) else evidence, name, value)
-    for cached in (evidence._new_number, evidence._alignment):
+    for cached in (evidence._new_number, evidence._alignment, evidence._number_swap):
         cached.cache_clear()
 
 

@@ -195,6 +195,23 @@ def test_a_new_number_beside_the_same_words_is_still_a_new_value():
     assert NEW_VALUE in statement_evidence(new, old, bodies=True)
 
 
+def test_the_same_statement_with_a_new_number_and_an_aside_is_a_new_value():
+    """StateBench's repair track: the correction repeats the statement with its number changed and
+    says why in parentheses; it retires the old price without a question."""
+    store = FactStore.in_memory(embedder=HashEmbedder())
+    old = store.add("$100 per unit", "", kind="decision")
+    result = store.add_detailed("$150 per unit (the $100 was last year's pricing)", "", kind="decision")
+    assert result.superseded is not None and result.superseded.id == old.id
+    assert "new_value" in store.get(old.id).metadata.invalidation.evidence
+
+
+def test_a_derived_statement_that_mentions_the_same_unit_is_no_new_value():
+    store = FactStore.in_memory(embedder=HashEmbedder())
+    store.add("$100 per unit", "", kind="decision")
+    store.add("Quoted customer 500 units at $100 each = $50,000 total", "", kind="decision")
+    assert [f for f in store.list(include_invalid=True) if not f.is_valid] == []
+
+
 def test_statements_with_plain_labels_that_share_no_word_are_two_entries():
     from neo_git.store.evidence import plain_label
 

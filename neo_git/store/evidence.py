@@ -420,6 +420,23 @@ def _new_number(older: str, newer: str) -> bool:
     return any(side in places for at, w in enumerate(b) if w in numbers_b - numbers_a for side in _beside(b, at))
 
 
+_ASIDE = re.compile(r"\([^()]*\)")
+
+
+@lru_cache(maxsize=1 << 14)
+def _number_swap(older: str, newer: str) -> bool:
+    """The third way: the newer statement is the older one word for word with its numbers changed,
+    once an aside in parentheses is set apart ("$100 per unit" → "$150 per unit (the $100 was last
+    year's pricing)"): the same words in the same places, numbers only where they differ, and at
+    least one word besides fillers and numbers (what the numbers are of)."""
+    a = [w for w in words(older) if w not in UPDATE_WORDS]
+    b = [w for w in words(_ASIDE.sub(" ", newer)) if w not in UPDATE_WORDS]
+    if len(a) != len(b) or not any(w not in FILLER and not _NUMBER.match(w) for w in a):
+        return False
+    changed = [(x, y) for x, y in zip(a, b) if x != y]
+    return bool(changed) and all(_NUMBER.match(x) and _NUMBER.match(y) for x, y in changed)
+
+
 BESIDE = 2   # words on each side of a number that say what it is the value of
 
 
@@ -450,7 +467,7 @@ def statement_evidence(new: Fact, old: Fact, bodies: bool = False) -> tuple[str,
     if shorter and places == 1 and replaced == 1 and content >= 2 and shared >= NEW_VALUE_SHARE * longer:
         if not (not bodies and _names_another(new, old, older, newer)):
             found.append(NEW_VALUE)
-    elif _new_number(older, newer):
+    elif _new_number(older, newer) or _number_swap(older, newer):
         found.append(NEW_VALUE)
     said = {" ".join(m.group(0).casefold().split()) for m in _UPDATE.finditer(newer)}
     if said - {" ".join(m.group(0).casefold().split()) for m in _UPDATE.finditer(older)} and content \
