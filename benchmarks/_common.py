@@ -4,14 +4,14 @@ from __future__ import annotations
 import contextlib
 import os
 import platform
-import shutil
 import resource
+import shutil
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
 
 
 def median(values: Iterable[float]) -> float:

@@ -26,14 +26,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import numpy as np  # noqa: E402
-from memory_replay import MemoryReplay, VectorMemo, shared_eval  # noqa: E402
+import numpy as np
+from memory_replay import MemoryReplay, VectorMemo, shared_eval
 
-from neo_git.embed import get_embedder  # noqa: E402
-from neo_git.store import supersession  # noqa: E402
-from neo_git.store.evidence import EVIDENCE  # noqa: E402
-from neo_git.store.review.candidates import candidate_pairs  # noqa: E402
-from neo_git.store.supersession import Thresholds  # noqa: E402
+from neo_git.embed import get_embedder
+from neo_git.store import supersession
+from neo_git.store.evidence import EVIDENCE
+from neo_git.store.review.candidates import candidate_pairs
+from neo_git.store.supersession import Thresholds
 
 DEFAULT_DATA = shared_eval("adr") / "dev.jsonl"
 # "ADR001: ", "ADR 004: ", "8. ", "004 — ", "0023 - ": the record's number, not its subject.

@@ -44,7 +44,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._common import machine_info, median, ms, table, scratch_dir  # noqa: E402
+from benchmarks._common import machine_info, median, ms, scratch_dir, table  # noqa: E402
 from benchmarks.store_bench import Site, isolate, populate, queries  # noqa: E402
 
 MINILM = "fastembed:sentence-transformers/all-MiniLM-L6-v2"

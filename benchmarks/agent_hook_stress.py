@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import machine_info, median, ms, ratio, scratch_dir, table  # noqa: E402
+from benchmarks._common import machine_info, median, ms, ratio, scratch_dir, table
 
 
 def _children_cpu() -> float:

@@ -28,9 +28,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import store_bench as sb  # noqa: E402
-from benchmarks._common import median, table  # noqa: E402
-from benchmarks.scale_ab import timed_process  # noqa: E402
+from benchmarks import store_bench as sb
+from benchmarks._common import median, table
+from benchmarks.scale_ab import timed_process
 
 TARGET_MB = 200
 

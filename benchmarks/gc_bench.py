@@ -16,7 +16,6 @@ of them retired more than 30 days ago. Timed, median of R fresh copies:
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import shutil
 import subprocess
@@ -28,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import machine_info, median, ms, ratio, table, isolated_home  # noqa: E402
+from benchmarks._common import isolated_home, machine_info, median, ms, ratio, table
 
 WORDS = ("request response handler client server retry timeout backoff cache layer docker build image deploy "
          "release branch merge review test fixture mock database migration schema index query transaction lock "
@@ -62,14 +61,14 @@ def build(repo: Path, count: int, now) -> None:
                  metadata=FactMetadata(**meta))
         facts.append(f)
 
-    for c in range(20):
+    for _c in range(20):
         base, body = "Accepted: " + _text(rng, 8), _text(rng)
         for suffix in ("", " again", " (2)"):
             fact("review", subject=base + suffix, body=body)
-    for i in range(480 - 60):
+    for _i in range(480 - 60):
         fact(rng.choice(["pattern", "decision", "failure", "review"]), age=rng.randrange(60),
              confidence=rng.choice([0.2, 0.5, 0.7]))
-    for i in range(count - len(facts)):
+    for _i in range(count - len(facts)):
         retired = rng.randrange(60)
         fact(valid=False, age=retired + 5, retired_age=retired)
     store.transact("project", lambda _f: Change(facts=tuple(facts), message="bench: plant"))

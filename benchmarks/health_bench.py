@@ -32,13 +32,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import pygit2  # noqa: E402
+import pygit2
 
-from benchmarks._common import cpu_seconds  # noqa: E402
-
-from neo_git.health.measure import snapshot_commit  # noqa: E402
-from neo_git.health.pygit2_sources import tree_entries  # noqa: E402
-from neo_git.identity import repository_paths  # noqa: E402
+from benchmarks._common import cpu_seconds
+from neo_git.health.measure import snapshot_commit
+from neo_git.health.pygit2_sources import tree_entries
+from neo_git.identity import repository_paths
 
 SIGNATURE = pygit2.Signature("Bench", "bench@example.com", 1_700_000_000, 0)
 

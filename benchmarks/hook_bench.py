@@ -49,7 +49,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import machine_info, median, ms, ratio, table, scratch_dir, isolated_home  # noqa: E402
+from benchmarks._common import isolated_home, machine_info, median, ms, ratio, scratch_dir, table
 
 VENV_BIN = str(Path(sys.executable).parent)
 ROOT = Path(__file__).resolve().parents[1]

@@ -30,14 +30,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from adr_eval import DEFAULT_DATA, replay_repo  # noqa: E402
-from memory_replay import VectorMemo  # noqa: E402
+from adr_eval import DEFAULT_DATA, replay_repo
+from memory_replay import VectorMemo
 
-from neo_git.ask.judge import LABELS, PROPOSES, TYPE, ask_verdicts  # noqa: E402
-from neo_git.embed import get_embedder  # noqa: E402
-from neo_git.store.evidence import quotes  # noqa: E402
-from neo_git.store.review.possible import questions  # noqa: E402
-from neo_git.store.supersession import Thresholds  # noqa: E402
+from neo_git.ask.judge import LABELS, PROPOSES, TYPE, ask_verdicts
+from neo_git.embed import get_embedder
+from neo_git.store.evidence import quotes
+from neo_git.store.review.possible import questions
+from neo_git.store.supersession import Thresholds
 
 
 def judge_replay(repos, vectors: VectorMemo, thresholds: Thresholds, provider, max_questions: int | None = None,

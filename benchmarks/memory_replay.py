@@ -9,9 +9,9 @@ over thousands of timelines take minutes without changing a single decision).
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from neo_git.health.metrics import analyze_source  # noqa: E402
-from neo_git.health.parsing import parser  # noqa: E402
+from neo_git.health.metrics import analyze_source
+from neo_git.health.parsing import parser
 
 
 def stdlib_sources(root: Path) -> list[tuple[str, bytes]]:

@@ -23,8 +23,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.memory_replay import shared_eval  # noqa: E402
-from neo_git.embed import pypi_model  # noqa: E402
+from benchmarks.memory_replay import shared_eval
+from neo_git.embed import pypi_model
 
 PAIRS = [  # (a, b, related?)
     ("All outbound HTTP goes through httpx with a 30 s timeout.", "Which HTTP client do we use for calls to other services?", True),
@@ -88,7 +88,7 @@ class Fp32MiniLM:
         for i in range(6):
             p = f"encoder.layer.{i}."
 
-            def dense(v, name):
+            def dense(v, name, p=p):
                 return v @ t[p + name + ".weight"].T + t[p + name + ".bias"]
 
             q, k, v = (dense(x, f"attention.self.{n}").reshape(len(ids), heads, width).transpose(1, 0, 2)

@@ -37,9 +37,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import machine_info, scratch_dir, table  # noqa: E402
-from benchmarks.memory_replay import shared_eval  # noqa: E402
-from benchmarks.store_bench import Site, isolate  # noqa: E402
+from benchmarks._common import machine_info, scratch_dir, table
+from benchmarks.memory_replay import shared_eval
+from benchmarks.store_bench import Site, isolate
 
 DEFAULT_REPOS = ("alphagov/forms", "cardano-scaling/hydra", "Enterprise-CMCS/managed-care-review")
 OFF_TOPIC_DOMAINS = ("sales", "procurement", "hr", "support")

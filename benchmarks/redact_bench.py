@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import median, ms, ratio, table  # noqa: E402
+from benchmarks._common import median, ms, ratio, table
 
 ROOT = Path(__file__).resolve().parents[1]
 

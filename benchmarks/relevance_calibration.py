@@ -26,8 +26,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.memory_replay import shared_eval  # noqa: E402
-from benchmarks.prompt_replay import OFF_TOPIC_DOMAINS, problem_statement, subject_of  # noqa: E402
+from benchmarks.memory_replay import shared_eval
+from benchmarks.prompt_replay import OFF_TOPIC_DOMAINS, problem_statement, subject_of
 
 
 def questions(split: str) -> list[str]:

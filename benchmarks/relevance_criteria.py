@@ -37,9 +37,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchmarks.memory_replay import VectorMemo, shared_eval  # noqa: E402
-from benchmarks.prompt_replay import subject_of  # noqa: E402
-from benchmarks.relevance_calibration import questions  # noqa: E402
+from benchmarks.memory_replay import VectorMemo, shared_eval
+from benchmarks.prompt_replay import subject_of
+from benchmarks.relevance_calibration import questions
 
 _DECISION = re.compile(r"^#+\s*decision[^\n]*\n+(.*?)(?=^#+\s|\Z)", re.IGNORECASE | re.MULTILINE | re.DOTALL)
 OFF_TOPIC_TARGET = 0.05

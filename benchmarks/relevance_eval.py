@@ -46,13 +46,13 @@ if TYPE_CHECKING:
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from memory_replay import shared_eval  # noqa: E402
-from prompt_replay import subject_of  # noqa: E402
-from statebench_eval import BRUTAL, load, texts  # noqa: E402
+from memory_replay import shared_eval
+from prompt_replay import subject_of
+from statebench_eval import BRUTAL, load, texts
 
-from neo_git import facts as facts_module  # noqa: E402
-from neo_git.lexical import terms  # noqa: E402
-from neo_git.store import FactStore  # noqa: E402
+from neo_git import facts as facts_module
+from neo_git.lexical import terms
+from neo_git.store import FactStore
 
 EMBEDDERS = {"hash": "hash", "minilm": "fastembed:sentence-transformers/all-MiniLM-L6-v2"}
 _SECTION = r"^#+\s*{name}[^\n]*\n+(.*?)(?=^#+\s|\Z)"
@@ -121,7 +121,7 @@ def statebench(embedder: str, view: str, show: bool = False) -> dict:
             retired: set[str] = set()
             values: list[str] = []
 
-            def target_of(ref):
+            def target_of(ref, by_write=by_write, retired=retired):
                 for attr in ("key", "wid"):
                     found = [fid for w, fid in by_write if ref and getattr(w, attr) == ref and fid not in retired]
                     if found:
@@ -232,12 +232,12 @@ SPREADS = [round(0.8 + 0.05 * i, 2) for i in range(17)]
 OFF_TOPIC_BUDGET = 0.04   # calibrate to 4%: the target is 5% on stores not calibrated on
 
 
-def _off_topic_cosines(embedder: str) -> list[tuple[list["np.ndarray"], list[int]]]:
+def _off_topic_cosines(embedder: str) -> list[tuple[list[np.ndarray], list[int]]]:
     """Per store group: each off-topic train question's cosines to the group's records, and N."""
     import numpy as np
+    from relevance_calibration import questions
 
     from neo_git.embed import get_embedder
-    from relevance_calibration import questions
 
     model = get_embedder(embedder)
     records = {r["repo"]: r for r in map(json.loads, (shared_eval("adr") / "dev.jsonl").read_text().splitlines())}
@@ -301,7 +301,7 @@ def lexical_share_loo(embedder: str) -> None:
     hits = asked = 0
     print(f"{embedder}: lexical share, leave one ADR repository out (R@1 through recall)")
     for held in repos:
-        def others(share):
+        def others(share, held=held):
             return sum(table[share][r][0] for r in repos if r != held) / max(1, sum(table[share][r][1] for r in repos if r != held))
         best = max(SHARES, key=lambda share: (others(share), -abs(share - saved)))
         got, n = table[best][held]

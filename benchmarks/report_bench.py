@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import cpu_seconds, machine_info, median, table, isolated_home  # noqa: E402
+from benchmarks._common import cpu_seconds, isolated_home, machine_info, median, table
 
 FIXTURE_VERSION = "report-fixture-1"
 START = 1_700_000_000          # first commit time (epoch seconds)
@@ -111,8 +111,8 @@ def add_memory(repo: Path, commits: list[str]) -> None:
     """150 facts with supersessions and retractions, successes, outcome notes and agent turns."""
     from neo_git.agents.turns import finish_turn, record_injection, start_turn
     from neo_git.identity import open_repository, repository_paths
-    from neo_git.store.notes import add_records
     from neo_git.store import Change, FactStore
+    from neo_git.store.notes import add_records
 
     rng = random.Random(11)
     store = FactStore.open(repo, embedder="hash")

@@ -33,8 +33,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import store_bench as sb  # noqa: E402
-from benchmarks._common import median, scratch_dir, table  # noqa: E402
+from benchmarks import store_bench as sb
+from benchmarks._common import median, scratch_dir, table
 
 # Both snippets get their texts as JSON (argv[2]): nothing of this checkout is imported on the base side.
 ADD = r"""

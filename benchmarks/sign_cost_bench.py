@@ -27,9 +27,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import store_bench as sb  # noqa: E402
-from benchmarks._common import cpu_seconds, median, scratch_dir, table  # noqa: E402
-from benchmarks.scale_ab import timed_process  # noqa: E402
+from benchmarks import store_bench as sb
+from benchmarks._common import cpu_seconds, median, scratch_dir, table
+from benchmarks.scale_ab import timed_process
 
 SIDES = ("signed", "unsigned")
 

@@ -46,10 +46,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from memory_replay import MemoryReplay, VectorMemo, shared_eval  # noqa: E402
+from memory_replay import MemoryReplay, VectorMemo, shared_eval
 
-from neo_git.embed import get_embedder, relevance_floor  # noqa: E402
-from neo_git.store.supersession import Thresholds  # noqa: E402
+from neo_git.embed import get_embedder, relevance_floor
+from neo_git.store.supersession import Thresholds
 
 DEFAULT_DATA = shared_eval("statebench")
 BRUTAL = "brutal_realistic"
@@ -124,7 +124,7 @@ class Tally:
     floored: dict = field(default_factory=lambda: {"cur1": 0, "cur5": 0, "stale5": 0})  # with the floor
     tracks: dict = field(default_factory=dict)  # track -> [Current@1 hits, queries]
 
-    def merge(self, other: "Tally") -> None:
+    def merge(self, other: Tally) -> None:
         for name in ("added", "tp", "fp", "fn", "possible", "links", "possible_hits", "queries"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for k in self.current:
@@ -444,7 +444,7 @@ def run(embedder_name: str, data: Path, splits, sweep: bool, floor_override: flo
             if flag:
                 setattr(ranking, flag, 1.0 if flag == "ECHO_WEIGHT" else False)
             cells = []
-            for split, timelines in loaded.items():
+            for timelines in loaded.values():
                 for view in VIEWS:
                     m = evaluate(timelines, vectors, shipped, view, False)["state"].row()
                     cells.append(f"{m['Cur@1']:17.3f} {m['Stale@5']:7.3f}")

@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import cpu_seconds, isolated_home, machine_info, median, ms, ratio, scratch_dir, table, timed  # noqa: E402
+from benchmarks._common import cpu_seconds, isolated_home, machine_info, median, ms, ratio, scratch_dir, table, timed
 
 NEO_DIM = 768          # Neo stored 768 floats per fact (a 768-d neural embedder)
 TOP_K = 5

@@ -41,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import machine_info, median, ms, ratio, table, timed, isolated_home  # noqa: E402
+from benchmarks._common import isolated_home, machine_info, median, ms, ratio, table, timed
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -188,7 +188,7 @@ def run(root: Path, facts: int, args) -> tuple[dict[str, list[float]], float]:
                 counter += 1
                 writer.add(*text(rng, counter), kind="decision")
         t_a1, _ = timed(lambda: sync(a))
-        t_base, _ = timed(lambda: (git(b, "fetch", "-q", "origin", "+refs/neo/facts:refs/bench/theirs"),
+        t_base, _ = timed(lambda round_=round_: (git(b, "fetch", "-q", "origin", "+refs/neo/facts:refs/bench/theirs"),
                                    git(b, "push", "-q", "origin", f"refs/neo/facts:refs/bench/b{round_}")))
         t_b, report = timed(lambda: sync(b))
         assert report["facts"] == "merged" and len(report["added"]) == args.new, report

@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import cpu_seconds, machine_info, median, ms, ratio, scratch_dir, table, isolated_home  # noqa: E402
+from benchmarks._common import cpu_seconds, isolated_home, machine_info, median, ms, ratio, scratch_dir, table
 
 VENV_BIN = str(Path(sys.executable).parent)
 FUNCTIONS = 8

@@ -34,12 +34,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import adr_eval  # noqa: E402
-import statebench_eval  # noqa: E402
-from memory_replay import MemoryReplay, VectorMemo, shared_eval  # noqa: E402
+import adr_eval
+import statebench_eval
+from memory_replay import MemoryReplay, VectorMemo, shared_eval
 
-from neo_git.embed import get_embedder  # noqa: E402
-from neo_git.store.supersession import Thresholds  # noqa: E402
+from neo_git.embed import get_embedder
+from neo_git.store.supersession import Thresholds
 
 RULES = shared_eval("rules") / "dev.jsonl"
 STATEBENCH = shared_eval("statebench") / "dev.jsonl"
@@ -192,7 +192,7 @@ def cross_validate(vectors: VectorMemo, thresholds: Thresholds, data: dict) -> d
     for out in keys:
         rest = [k for k in keys if k != out]
 
-        def rank(i: int):
+        def rank(i: int, rest=rest):
             rows = rows_of(runs[i], rest)
             asked = rows["rules headings: questions"][0] + rows["rules titles: questions"][0]
             return (-_met(rows), round(asked, 6), i)   # settings[0] is the shipped one

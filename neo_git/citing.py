@@ -9,8 +9,9 @@ the MCP server and `neo_git.FactStore` import it) and the store asks `resolver_f
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from neo_git.errors import NeoError
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from neo_git.fact_schema import Citation
 
 Resolve = Callable[[str], "Citation"]                                    # cite string -> citation
-ResolverFactory = Callable[["pygit2.Repository", "Path | None"], Resolve]   # (repo, work tree) -> Resolve
+ResolverFactory = Callable[["pygit2.Repository | None", "Path | None"], Resolve]   # (repo, work tree) -> Resolve
 
 _FACTORY: list[ResolverFactory] = []
 
@@ -30,7 +31,7 @@ def register(factory: ResolverFactory) -> None:
     _FACTORY[:] = [factory]
 
 
-def resolver_for(repo: "pygit2.Repository", workdir: Path | None) -> Resolve:
+def resolver_for(repo: pygit2.Repository | None, workdir: Path | None) -> Resolve:
     """What resolves cite strings against *repo*'s HEAD and *workdir*."""
     if not _FACTORY:
         raise NeoError("resolving a citation needs the citations feature, which is not loaded",

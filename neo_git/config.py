@@ -11,7 +11,8 @@ no exception: a typo in a config file must never break a git hook.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, TypeVar
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from neo_git import safejson
 from neo_git.errors import NeoError
@@ -34,7 +35,7 @@ def config_file_values() -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def command_line_config(environ: "Mapping[str, str] | None" = None) -> list[tuple[str, str | None]]:
+def command_line_config(environ: Mapping[str, str] | None = None) -> list[tuple[str, str | None]]:
     """The settings given on git's command line, in git's order: `GIT_CONFIG_COUNT` with
     `GIT_CONFIG_KEY_<n>`/`GIT_CONFIG_VALUE_<n>`, then `GIT_CONFIG_PARAMETERS` (what `git -c k=v`
     passes to the command it runs: `git -c neo.godFileLines=100 neo health`). libgit2, which
@@ -103,7 +104,7 @@ def _command_line_value(key: str) -> tuple[bool, str | None]:
     return found, value
 
 
-def _git_value(key: str, repo: "pygit2.Repository | None") -> str | None:
+def _git_value(key: str, repo: pygit2.Repository | None) -> str | None:
     if repo is not None:
         found, value = _command_line_value(key)
         if found:
@@ -124,7 +125,8 @@ def _git_value(key: str, repo: "pygit2.Repository | None") -> str | None:
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 
-def neo_config(name: str, default: T = None, *, repo: "pygit2.Repository | None" = None,
+# T includes None when no default is given
+def neo_config(name: str, default: T = None, *, repo: pygit2.Repository | None = None,  # type: ignore[assignment]
                cast: Callable[[Any], T] | None = None) -> T:
     """The setting `neo.<name>` (e.g. "maxEffort"): git config, then config.json, then *default*.
     With *cast*, a value that does not convert gives *default*, with one warning on stderr."""
@@ -166,7 +168,7 @@ def _warn_once(key: str, message: str) -> None:
         pass
 
 
-def neo_config_list(name: str, *, repo: "pygit2.Repository | None" = None) -> list[str]:
+def neo_config_list(name: str, *, repo: pygit2.Repository | None = None) -> list[str]:
     """A multi-valued `neo.<name>`: every value git config holds (all levels, in git's order),
     then the list under the short name in ~/.neo/config.json. Non-strings are left out."""
     key = name if name.startswith("neo.") else f"neo.{name}"
@@ -209,7 +211,7 @@ class ConfigValues:
             self._values.setdefault(key.lower(), []).append(value)
 
     @classmethod
-    def read(cls) -> "ConfigValues":
+    def read(cls) -> ConfigValues:
         """The neo.* settings, from every level git reads, in git's order (`ARGS` run now)."""
         from neo_git.gitrun import run_git
 
@@ -217,7 +219,7 @@ class ConfigValues:
         return cls.parse(proc.stdout if proc.returncode == 0 else b"")   # 1: no such key
 
     @classmethod
-    def parse(cls, output: bytes) -> "ConfigValues":
+    def parse(cls, output: bytes) -> ConfigValues:
         """The values `git config -z --get-regexp` printed."""
         entries = []
         for item in output.split(b"\0"):
@@ -295,12 +297,12 @@ def retired_notices() -> list[str]:
             "(or ~/.neo/config.json) removes it" for key in RETIRED if key.lower() in found]
 
 
-def config_bool(name: str, default: bool, *, repo: "pygit2.Repository | None" = None) -> bool:
+def config_bool(name: str, default: bool, *, repo: pygit2.Repository | None = None) -> bool:
     """A boolean `neo.*` setting."""
     return neo_config(name, default, repo=repo, cast=as_bool)
 
 
-def config_int(name: str, default: int, *, repo: "pygit2.Repository | None" = None,
+def config_int(name: str, default: int, *, repo: pygit2.Repository | None = None,
                maximum: int = MAX_INT) -> int:
     """A whole-number `neo.*` setting from 1 to *maximum* (else *default*, with one warning)."""
     return neo_config(name, default, repo=repo, cast=lambda value: as_positive_int(value, maximum))

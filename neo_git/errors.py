@@ -18,7 +18,7 @@ class NeoError(Exception):
         self.hint = hint
 
 
-_OS_HINTS = {
+_OS_HINTS: dict[int | None, str] = {
     errno.EACCES: "check that you may write there (permissions, or a read-only file system)",
     errno.EPERM: "check that you may write there (permissions, the immutable flag: `lsattr`)",
     errno.EROFS: "the file system is mounted read-only",
@@ -30,7 +30,7 @@ _OS_HINTS = {
 }
 
 
-def os_error(exc: OSError) -> "NeoError":
+def os_error(exc: OSError) -> NeoError:
     """A NeoError for an error the operating system reported (a read-only folder, a full disk,
     a folder where a file should be): the file, what went wrong, and what to check."""
     what = exc.strerror or str(exc)

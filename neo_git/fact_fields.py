@@ -5,7 +5,8 @@ them; the structured metadata values (links, citations, invalidation) are `fact_
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from neo_git.errors import InvalidFact
 
@@ -53,14 +54,14 @@ def check_tags(tags: Iterable[Any]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def optional_text(data: Mapping, key: str, limit: int = 4096) -> str | None:
+def optional_text(data: Mapping[str, Any], key: str, limit: int = 4096) -> str | None:
     value = data.get(key)
     if value is None:
         return None
     return check_text(key, value, limit)
 
 
-def check_number(data: Mapping, key: str, default: float, lo: float, hi: float) -> float:
+def check_number(data: Mapping[str, Any], key: str, default: float, lo: float, hi: float) -> float:
     value = data.get(key, default)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
         raise InvalidFact(f"{key} must be a number, not {value!r}")
@@ -69,7 +70,7 @@ def check_number(data: Mapping, key: str, default: float, lo: float, hi: float) 
     return value
 
 
-def check_flag(data: Mapping, key: str, default: bool) -> bool:
+def check_flag(data: Mapping[str, Any], key: str, default: bool) -> bool:
     """A true/false field; a missing or null one takes *default* (bool("false") is True, so no coercion)."""
     value = data.get(key)
     if value is None:

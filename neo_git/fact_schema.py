@@ -23,7 +23,13 @@ from typing import Any, Literal
 
 from neo_git.errors import InvalidFact
 from neo_git.fact_fields import (
-    MAX_LINKS, MAX_PATH_CHARS, check_id, check_number, check_repo_path, check_text, optional_text,
+    MAX_LINKS,
+    MAX_PATH_CHARS,
+    check_id,
+    check_number,
+    check_repo_path,
+    check_text,
+    optional_text,
 )
 from neo_git.safejson import check_depth
 
@@ -64,7 +70,7 @@ class JudgeVerdict:
     at: str | None = None     # when it was given (ISO 8601)
 
     @classmethod
-    def from_json(cls, value: Any) -> "JudgeVerdict":
+    def from_json(cls, value: Any) -> JudgeVerdict:
         """{"verdict", "reason", "model", "at"}, validated (InvalidFact)."""
         if not isinstance(value, Mapping):
             raise InvalidFact("metadata.possibly_supersedes judge must be an object")
@@ -98,7 +104,7 @@ class PossibleLink:
     restored: bool = False               # a person restored the older fact this link had retired
 
     @classmethod
-    def from_json(cls, value: Any) -> "PossibleLink":
+    def from_json(cls, value: Any) -> PossibleLink:
         """One link, validated (InvalidFact); numbers become floats."""
         if not isinstance(value, Mapping):
             raise InvalidFact("metadata.possibly_supersedes entries must be objects")
@@ -171,7 +177,7 @@ class Citation:
     weighed: str | None = None           # the `since` of a gone citation upkeep already lowered the fact for
 
     @classmethod
-    def from_json(cls, value: Any) -> "Citation":
+    def from_json(cls, value: Any) -> Citation:
         """One citation, validated (InvalidFact)."""
         if not isinstance(value, Mapping):
             raise InvalidFact("metadata.citations entries must be objects")
@@ -224,7 +230,7 @@ _CITATION_OPTIONAL = ("symbol", "span", "cited", "size", "blob", "fingerprint", 
                       "moved_from", "weighed")
 
 
-def _matching(value: Mapping[str, Any], key: str, pattern: "re.Pattern[str]") -> str | None:
+def _matching(value: Mapping[str, Any], key: str, pattern: re.Pattern[str]) -> str | None:
     text = value.get(key)
     if text is None:
         return None
@@ -281,7 +287,7 @@ class Undo:
     other: Mapping[str, Any] = field(default_factory=dict)   # as read: unknown keys, values not of their type
 
     @classmethod
-    def from_json(cls, value: Mapping[str, Any]) -> "Undo":
+    def from_json(cls, value: Mapping[str, Any]) -> Undo:
         """Leniently: a value that is not of its key's type is kept as read, in `other`."""
         typed: dict[str, Any] = {}
         other = {key: item for key, item in value.items() if key not in _UNDO_KEYS}
@@ -347,14 +353,14 @@ class Invalidation:
     other: Mapping[str, Any] = field(default_factory=dict)   # as read: unknown keys, values not of their type
 
     @classmethod
-    def written(cls, **values: Any) -> "Invalidation":
+    def written(cls, **values: Any) -> Invalidation:
         """An invalidation that writes every key given, a None as null: the write policy's
         supersession record keeps the same keys whether or not a cosine was involved."""
         return cls(**{k: v for k, v in values.items() if v is not None},
                    nulls=frozenset(k for k, v in values.items() if v is None))
 
     @classmethod
-    def from_json(cls, value: Any) -> "Invalidation":
+    def from_json(cls, value: Any) -> Invalidation:
         """Leniently, but shallow (a value nested deeper than INVALIDATION_DEPTH would overflow the
         stack when written back) and with numbers where `why` formats them (InvalidFact)."""
         if not isinstance(value, Mapping):

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, cast
 
 from neo_git.facts import SCOPE_ORDER, Fact, FactKind
 
@@ -62,7 +63,7 @@ ROW_INDEX = {name: i for i, (name, _, _) in enumerate(ROW_FIELDS)}
 
 
 @lru_cache(maxsize=1)
-def row_dtype() -> "np.dtype":
+def row_dtype() -> np.dtype:
     """The numpy dtype of a row (packed, little-endian: the same bytes as ROW_STRUCT)."""
     import numpy as np
 
@@ -92,14 +93,13 @@ def text_key(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
-def columns_of(facts: Sequence[Fact], keys: bool = True) -> "np.ndarray":
+def columns_of(facts: Sequence[Fact], keys: bool = True) -> np.ndarray:
     """The rows of *facts* (in order). *keys*: also the write policy's key hashes (a store
     writing its parse cache); recall never reads them."""
     import numpy as np
 
     from neo_git.citation_states import is_stale
-    from neo_git.knowledge import is_open_proposal
-    from neo_git.knowledge import is_retraction
+    from neo_git.knowledge import is_open_proposal, is_retraction
     from neo_git.scoring import CALIBRATED_WORDS, word_count
     from neo_git.textkeys import duplicate_hash, subject_hash
 
@@ -169,7 +169,7 @@ def _seconds(invalidation) -> int:
         return 0
 
 
-def member(values: "np.ndarray", wanted: "np.ndarray") -> "np.ndarray":
+def member(values: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     """`np.isin(values, wanted)` for integer ids, without importing numpy.ma (`isin` does: 15 ms
     of a cold recall)."""
     import numpy as np
@@ -193,25 +193,25 @@ class FactTable(Sequence[Fact]):
 
     __slots__ = ("rows", "_facts", "_decode", "_sorted", "_conflicts", "__weakref__")
 
-    def __init__(self, rows: "np.ndarray", facts: "list[Fact | None] | None" = None,
+    def __init__(self, rows: np.ndarray, facts: list[Fact | None] | None = None,
                  decode: Callable[..., Fact] | None = None) -> None:
         # decode(i, keep=True): fact i (a lazy source keeps what it decoded only when *keep*).
         self.rows = rows
         self._facts: list[Fact | None] = facts if facts is not None else [None] * len(rows)
         self._decode = decode
-        self._sorted: "tuple[np.ndarray, np.ndarray] | None" = None   # (ids sorted, positions), on demand
+        self._sorted: tuple[np.ndarray, np.ndarray] | None = None   # (ids sorted, positions), on demand
         self._conflicts: dict[str, str] | None = None
 
     @classmethod
-    def of(cls, facts: Sequence[Fact]) -> "FactTable":
+    def of(cls, facts: Sequence[Fact]) -> FactTable:
         """A table of facts already in memory (the rows are computed now)."""
         if isinstance(facts, FactTable):
             return facts
         facts = list(facts)
-        return cls(columns_of(facts, keys=False), facts)
+        return cls(columns_of(facts, keys=False), cast("list[Fact | None]", facts))
 
     @classmethod
-    def concat(cls, tables: Sequence["FactTable"]) -> "FactTable":
+    def concat(cls, tables: Sequence[FactTable]) -> FactTable:
         """One table of several, in order (a lazy part stays lazy)."""
         import numpy as np
 
@@ -235,7 +235,7 @@ class FactTable(Sequence[Fact]):
     def __len__(self) -> int:
         return len(self._facts)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         fact = self._facts[i]
@@ -253,6 +253,7 @@ class FactTable(Sequence[Fact]):
         fact = self._facts[i]
         if fact is not None:
             return fact
+        assert self._decode is not None   # a table built from facts has every one
         return self._decode(i if i >= 0 else i + len(self), False)
 
     @property
@@ -288,6 +289,7 @@ class FactTable(Sequence[Fact]):
             return []
         if self._sorted is None:
             self.position("0" * 16)
+        assert self._sorted is not None   # position() sorts
         ids = self._sorted[0]
         low, high = (np.uint64(int(prefix.ljust(16, fill), 16)) for fill in "0f")
         first, end = np.searchsorted(ids, low, side="left"), np.searchsorted(ids, high, side="right")
@@ -306,6 +308,7 @@ class FactTable(Sequence[Fact]):
 
         if self._sorted is None:
             self.position("0" * 16)
+        assert self._sorted is not None   # position() sorts
         ids = self._sorted[0]
         return not len(ids) or not bool(np.any(ids[1:] == ids[:-1]))
 
@@ -313,14 +316,14 @@ class FactTable(Sequence[Fact]):
         """The table as {id: fact} for lookups (facts decoded as they are looked up)."""
         return CandidateFacts(self, ())
 
-    def flagged(self, mask: int, value: int | None = None) -> "np.ndarray":
+    def flagged(self, mask: int, value: int | None = None) -> np.ndarray:
         """Positions whose flags have all bits of *mask* set (or equal *value* under it), in order."""
         import numpy as np
 
         bits = self.rows["flags"] & mask
         return np.flatnonzero(bits == (mask if value is None else value))
 
-    def view(self, positions: Sequence[int]) -> "TableView":
+    def view(self, positions: Sequence[int]) -> TableView:
         """The facts at *positions*, as a sequence (decoded when read)."""
         return TableView(self, positions)
 
@@ -337,12 +340,12 @@ class TableView(Sequence[Fact]):
     def __len__(self) -> int:
         return len(self.positions)
 
-    def __getitem__(self, j):  # type: ignore[override]
+    def __getitem__(self, j):
         if isinstance(j, slice):
             return [self[k] for k in range(*j.indices(len(self)))]
         return self.table[self.positions[j]]
 
-    def take(self, picked: Sequence[int]) -> "TableView":
+    def take(self, picked: Sequence[int]) -> TableView:
         """The view cut to *picked* (indices into this view)."""
         return TableView(self.table, [self.positions[k] for k in picked])
 
@@ -376,7 +379,7 @@ class CandidateFacts(Mapping[str, Fact]):
     def __len__(self) -> int:
         return len(self._candidates)
 
-    def values(self):  # type: ignore[override]
+    def values(self):
         return [self._table[i] for i in self._candidates]
 
 

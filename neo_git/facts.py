@@ -8,14 +8,22 @@ from anywhere (a teammate's push, an imported file) and raises `InvalidFact`.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from enum import Enum
-from typing import Any, Literal, Mapping
+from typing import Any, Literal, TypeVar
 
 from neo_git.errors import InvalidFact
 from neo_git.fact_fields import (
-    check_flag, check_globs, check_id, check_id_set, check_number, check_tags, check_text, optional_text,
+    check_flag,
+    check_globs,
+    check_id as check_id,  # re-exported
+    check_id_set,
+    check_number,
+    check_tags,
+    check_text as check_text,  # re-exported
+    optional_text,
 )
 from neo_git.fact_schema import Citation, Invalidation, PossibleLink, citations_from_json, links_from_json
 
@@ -62,7 +70,10 @@ def new_fact_id() -> str:
     return secrets.token_hex(8)
 
 
-def _parse_name(enum: type[Enum], what: str, value: Any):
+_E = TypeVar("_E", bound=Enum)
+
+
+def _parse_name(enum: type[_E], what: str, value: Any) -> _E:
     try:
         return enum(value)
     except ValueError:
@@ -109,7 +120,7 @@ class FactMetadata:
     # None otherwise (accepting clears it, so a sync merge of "accepted" and "open" converges).
     proposal: ProposalState | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain JSON form."""
         data: dict[str, Any] = {
             "created_at": self.created_at, "last_accessed": self.last_accessed,
@@ -133,7 +144,7 @@ class FactMetadata:
         return data
 
     @classmethod
-    def from_dict(cls, data: Any) -> "FactMetadata":
+    def from_dict(cls, data: Any) -> FactMetadata:
         """Validate and build; unknown keys are ignored."""
         if data is None:
             data = {}
@@ -144,7 +155,7 @@ class FactMetadata:
             raise InvalidFact(f"invalid provenance {provenance!r}", f"use one of: {', '.join(PROVENANCES)}")
         prompt = data.get("source_prompt")
         if isinstance(prompt, str) and len(prompt) > MAX_SOURCE_PROMPT_CHARS:
-            from neo_git.redact import redact   # before the cut: a token across it would keep most of itself
+            from neo_git.redact import redact  # before the cut: a token across it would keep most of itself
 
             prompt = redact(prompt)[:MAX_SOURCE_PROMPT_CHARS]
         invalidation = data.get("invalidation")
@@ -207,7 +218,7 @@ class Fact:
         """Constraints and seed/community/synthesized facts are never evicted by caps."""
         return self.kind is FactKind.CONSTRAINT or bool(PROTECTED_TAGS.intersection(self.tags))
 
-    def evolve(self, **changes: Any) -> "Fact":
+    def evolve(self, **changes: Any) -> Fact:
         """A copy with *changes*; `metadata` may be given as a dict of metadata changes."""
         meta = changes.pop("metadata", None)
         if isinstance(meta, Mapping):
@@ -216,7 +227,7 @@ class Fact:
             changes["metadata"] = meta
         return replace(self, **changes)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Exactly the JSON stored on the ref."""
         return {
             "id": self.id, "subject": self.subject, "body": self.body,
@@ -229,7 +240,7 @@ class Fact:
         }
 
     @classmethod
-    def from_dict(cls, data: Any) -> "Fact":
+    def from_dict(cls, data: Any) -> Fact:
         """Validate untrusted input and build a Fact (raises InvalidFact)."""
         if not isinstance(data, Mapping):
             raise InvalidFact(f"a fact must be a JSON object, not {type(data).__name__}")
@@ -277,3 +288,28 @@ def fact_from_json(data: bytes | str, origin: str = "fact") -> Fact:
         raise InvalidFact(f"{origin}: {exc.message}", exc.hint) from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise InvalidFact(f"{origin}: not valid JSON ({exc})") from None
+
+
+def redact_fact(fact: Fact, max_prompt: int = 200) -> Fact:
+    """*fact* with every free text redacted: subject, body and what a person or tool wrote into
+    its metadata (`source_prompt`, `author`, `invalidation`, e.g. its `detail`). The same fact
+    object when nothing changes, so ids and bytes stay as they were."""
+    from neo_git.redact import redact, redact_value
+
+    meta = fact.metadata
+    changes: dict[str, Any] = {}
+    for key in ("source_prompt", "author"):
+        value = getattr(meta, key, None)
+        if isinstance(value, str) and value:
+            red = redact(value)
+            if red != value:
+                changes[key] = red[:max_prompt] if key == "source_prompt" else red[:512]
+    if meta.invalidation:
+        stored = meta.invalidation.to_json()
+        red = redact_value(stored)
+        if red != stored:
+            changes["invalidation"] = Invalidation.from_json(red)
+    subject, body = redact(fact.subject), redact(fact.body)
+    if not changes and subject == fact.subject and body == fact.body:
+        return fact
+    return fact.evolve(subject=subject, body=body, **({"metadata": changes} if changes else {}))

@@ -12,8 +12,8 @@ import fcntl
 import os
 import tempfile
 import time
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
 
 from neo_git import safejson
 from neo_git.errors import NeoError
@@ -95,7 +95,7 @@ def locked(path: Path, timeout: float | None = LOCK_WAIT_SECONDS) -> Iterator[No
                 if now > deadline:
                     current = _holder(fd)
                     if timeout == 0 or current == holder or now - start > LOCK_WAIT_LIMIT:
-                        raise LockTimeout(path, timeout)
+                        raise LockTimeout(path, timeout) from None
                     holder, deadline = current, now + timeout   # it changed hands: others are progressing
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from pathlib import Path
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from neo_git.errors import NeoError
 
@@ -51,7 +50,7 @@ def run_git(args: Sequence[str], *, cwd: str | os.PathLike | None = None, input:
             argv, cwd=None if cwd is None else os.fspath(cwd), input=input,
             stdin=subprocess.DEVNULL if input is None else None,
             capture_output=True, timeout=timeout, env=git_env(env), text=text,
-            **({"encoding": "utf-8", "errors": "replace"} if text else {}),
+            encoding="utf-8" if text else None, errors="replace" if text else None,
         )
     except FileNotFoundError:
         raise NeoError("the `git` command was not found", "install git and make sure it is on PATH") from None
@@ -99,7 +98,7 @@ def git_output(args: Sequence[str], *, cwd: str | os.PathLike | None = None, tim
     return run_git(args, cwd=cwd, timeout=timeout, env=env).stdout.rstrip("\n")
 
 
-def git_dir_args(git_dir: Path, work_tree: Path | None = None) -> list[str]:
+def git_dir_args(git_dir: str | os.PathLike[str], work_tree: str | os.PathLike[str] | None = None) -> list[str]:
     """`--git-dir=… [--work-tree=…]` so a git subprocess acts on exactly this repository."""
     args = [f"--git-dir={git_dir}"]
     if work_tree is not None:

@@ -64,7 +64,7 @@ class RepositoryPaths:
         return self.git_dir / "neo" / "session.json"
 
 
-def repository_paths(repo: "pygit2.Repository") -> RepositoryPaths:
+def repository_paths(repo: pygit2.Repository) -> RepositoryPaths:
     """The paths of an open pygit2 repository, resolving a linked worktree's common dir
     (`$GIT_COMMON_DIR` wins, as in git)."""
     git_dir = Path(repo.path).resolve()
@@ -80,7 +80,7 @@ def repository_paths(repo: "pygit2.Repository") -> RepositoryPaths:
     return RepositoryPaths(git_dir=git_dir, common_dir=common, workdir=workdir)
 
 
-def open_repository(path: str | os.PathLike | None = None) -> "pygit2.Repository":
+def open_repository(path: str | os.PathLike | None = None) -> pygit2.Repository:
     """The repository git itself would use from *path* (default: the current directory).
 
     Inside hooks git sets `GIT_DIR` (and `GIT_WORK_TREE`, in worktrees `GIT_COMMON_DIR`,
@@ -162,7 +162,7 @@ def raise_unsupported(where: str, exc: Exception):
                    "check it with `git status`; git-neo opens repositories with libgit2") from None
 
 
-def open_index(repo: "pygit2.Repository") -> "pygit2.Index":
+def open_index(repo: pygit2.Repository) -> pygit2.Index:
     """The index git would commit now: `$GIT_INDEX_FILE` (set during `git commit -a` and in
     hooks) if set, else the repository's, freshly read."""
     import pygit2
@@ -225,7 +225,7 @@ def sanitize_id(text: str) -> str:
     return re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-.")
 
 
-def org_id(repo: "pygit2.Repository") -> str:
+def org_id(repo: pygit2.Repository) -> str:
     """Org id: `git config neo.org` when set (a remote whose URL does not name the org, or none),
     else from `origin`, else the first remote, else "unknown"."""
     try:
@@ -235,7 +235,7 @@ def org_id(repo: "pygit2.Repository") -> str:
     except Exception:  # noqa: BLE001 - unset (KeyError), or a broken config: fall back to the remotes
         pass
     try:
-        names = list(repo.remotes.names())
+        names = [name for name in repo.remotes.names() if name is not None]
     except Exception:  # noqa: BLE001 - a broken remote config must not stop us
         return UNKNOWN_ORG
     if not names:
@@ -247,7 +247,7 @@ def org_id(repo: "pygit2.Repository") -> str:
         return UNKNOWN_ORG
 
 
-def root_commit_id(repo: "pygit2.Repository") -> str | None:
+def root_commit_id(repo: pygit2.Repository) -> str | None:
     """First 16 hex of the root commit reached from HEAD by first parents, or None if unborn."""
     import pygit2
 
@@ -264,7 +264,7 @@ def root_commit_id(repo: "pygit2.Repository") -> str | None:
     return None
 
 
-def bad_head(repo: "pygit2.Repository", exc: Exception) -> NeoError:
+def bad_head(repo: pygit2.Repository, exc: Exception) -> NeoError:
     """The error for a HEAD that names no valid branch or commit (git's own commands fail on it too)."""
     try:
         target = (Path(repo.path) / "HEAD").read_text(encoding="utf-8", errors="replace").strip()[:200]
@@ -274,7 +274,7 @@ def bad_head(repo: "pygit2.Repository", exc: Exception) -> NeoError:
                     "point it at a branch: `git symbolic-ref HEAD refs/heads/main` (or your branch's name)")
 
 
-def author_identity(repo: "pygit2.Repository | None") -> str:
+def author_identity(repo: pygit2.Repository | None) -> str:
     """`Name <email>` of the person writing a fact, from git's usual sources."""
     name = os.environ.get("GIT_AUTHOR_NAME")
     email = os.environ.get("GIT_AUTHOR_EMAIL")

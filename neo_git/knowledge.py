@@ -17,7 +17,7 @@ Not every stored fact is something to hand an agent as true:
 from __future__ import annotations
 
 import re
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from neo_git.fact_schema import PossibleLink
 from neo_git.facts import Fact, FactKind

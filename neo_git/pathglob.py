@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 _WILD = re.compile(r"[*?\[]")
 
 
 @functools.lru_cache(maxsize=1024)
-def _compile(pattern: str) -> "re.Pattern[str] | str":
+def _compile(pattern: str) -> re.Pattern[str] | str:
     """A regex for a wildcard pattern, or the literal prefix (without a trailing '/') for a plain one."""
     if not _WILD.search(pattern):
         return pattern.rstrip("/")

@@ -10,9 +10,10 @@ ablation `benchmarks/statebench_eval.py` prints.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
-from typing import TYPE_CHECKING, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from neo_git.citation_states import is_stale
 from neo_git.facts import Fact, FactScope
@@ -170,7 +171,7 @@ def demote_echoes(ranked: Sequence[tuple[int, float]], pool: Sequence[Fact], que
     return [ranked[n] for _, n in order]
 
 
-class Except(Sequence):
+class Except(Sequence[bool]):
     """Flags by pool position with *cleared* positions read as False (`newest_in_family`'s
     *statement* without the echoes), without copying a pool-long list."""
 
@@ -180,7 +181,11 @@ class Except(Sequence):
     def __len__(self) -> int:
         return len(self.flags)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    @overload
+    def __getitem__(self, i: int) -> bool: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[bool]: ...
+    def __getitem__(self, i: int | slice) -> bool | list[bool]:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         return bool(self.flags[i]) and i not in self.cleared
@@ -191,7 +196,7 @@ def _tier(i: int, pool: Sequence[Fact]) -> tuple[bool, bool]:
     return (RETRACTIONS_LAST and is_retraction(fact), bool(fact.metadata.citations) and is_stale(fact))
 
 
-def _newest_first(fact: Fact) -> tuple:
+def _newest_first(fact: Fact) -> tuple[Any, ...]:
     stamp = _parse_time(fact.metadata.created_at) if NEWER_WINS_TIES else None
     return (-stamp.timestamp(),) if stamp is not None else (0.0,)
 
@@ -206,15 +211,17 @@ class RankedPool(Protocol):
     """What `rank` reads of the facts it ranks: recall's layout (`recall._Layout`), whose
     per-fact columns follow its `pool`."""
 
-    pool: Sequence[Fact]
-    confidence: "np.ndarray"
-    bonus: "np.ndarray"
-    weight: "np.ndarray"
+    @property
+    def pool(self) -> Sequence[Fact]: ...   # read only: a list, or recall's view of its fact table
+
+    confidence: np.ndarray
+    bonus: np.ndarray
+    weight: np.ndarray
     retraction: list[bool]
     stale: list[bool]
 
 
-def rank(cos: "np.ndarray", layout: RankedPool, now: datetime, accessed: Mapping[str, str | None],
+def rank(cos: np.ndarray, layout: RankedPool, now: datetime, accessed: Mapping[str, str | None],
          limit: int | None) -> list[tuple[int, float]]:
     """(position, rank_score) of the best *limit* facts and their ties (all facts when None),
     in (-score, id) order; the scores are exactly those of `rank_score`.
@@ -238,7 +245,7 @@ def rank(cos: "np.ndarray", layout: RankedPool, now: datetime, accessed: Mapping
     boost = np.fromiter((recency_boost(facts[i], now, accessed.get(facts[i].id)) for i in maybe.tolist()),
                         np.float64, len(maybe))
     scores = base[maybe] + boost
-    keep = range(len(maybe))
+    keep: range | list[int] = range(len(maybe))
     if limit is not None and limit < len(maybe):
         cutoff = np.partition(scores, len(maybe) - limit)[len(maybe) - limit]
         keep = np.flatnonzero(scores >= cutoff).tolist()  # every tie at the cut stays
@@ -251,7 +258,7 @@ def rank(cos: "np.ndarray", layout: RankedPool, now: datetime, accessed: Mapping
     return [(positions[j], values[j]) for j in order]
 
 
-def newest_in_family(ranked: Sequence[tuple[int, float]], pool: Sequence[Fact], vectors: "np.ndarray",
+def newest_in_family(ranked: Sequence[tuple[int, float]], pool: Sequence[Fact], vectors: np.ndarray,
                      threshold: float, retraction: Sequence[bool], rows: Sequence[int] | None = None,
                      statement: Sequence[bool] | None = None) -> list[tuple[int, float]]:
     """*ranked* ((pool position, score), best first) with each family of related facts reordered

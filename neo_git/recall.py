@@ -11,28 +11,37 @@ from __future__ import annotations
 
 import re
 import weakref
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import lru_cache
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from neo_git.pathglob import any_matches
 from neo_git import ranking
 from neo_git.citation_states import stale_note
 from neo_git.fact_schema import PossibleLink
 from neo_git.facts import SCOPE_ORDER, Fact, FactKind
 from neo_git.knowledge import current_successor, is_open_proposal, open_links
-from neo_git.ranking import (CLAIM_WEIGHT, SCOPE_WEIGHT, STALE_WEIGHT, cached_bonus, demote_echoes, echo_positions,
-                             newest_in_family, rank, rank_score)
+from neo_git.pathglob import any_matches
+from neo_git.ranking import (
+    CLAIM_WEIGHT,
+    SCOPE_WEIGHT,
+    STALE_WEIGHT,
+    cached_bonus,
+    demote_echoes,
+    echo_positions,
+    newest_in_family,
+    rank,
+    rank_score,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     import pygit2
 
-    from neo_git.relevance import Decision, Explanation, Noise
-    from neo_git.lexical import Words
-
     from neo_git.identity import RepositoryPaths
+    from neo_git.lexical import Words
+    from neo_git.relevance import Decision, Explanation, Noise
 
 LAYERS = ("constraints", "valid_facts", "invalidated", "known_unknowns")
 CONSTRAINT_SHARE = 2 / 3
@@ -69,21 +78,22 @@ class ContextResult:
     successors: dict[str, Fact] = field(default_factory=dict)
     conflicts: dict[str, str] = field(default_factory=dict)
     proposals: tuple[str, ...] = ()
-    decision: "Decision | None" = field(default=None, compare=False, repr=False)  # relevance.decide's, for --explain
+    decision: Decision | None = field(default=None, compare=False, repr=False)  # relevance.decide's, for --explain
     # Valid facts held back because a returned, trusted fact may replace them (an open review
     # question): {id: the asking fact's id}. Not current knowledge until `git neo review` says so.
     questioned: list[Fact] = field(default_factory=list)
     questioned_by: dict[str, str] = field(default_factory=dict)
-    explanation: "Explanation | None" = field(default=None, compare=False)   # with explain=True
+    explanation: Explanation | None = field(default=None, compare=False)   # with explain=True
 
     @property
     def returned_ids(self) -> list[str]:
         """Ids of the facts handed to the caller as current knowledge (counted as accessed)."""
         return [f.id for f in (*self.constraints, *self.valid_facts, *self.known_unknowns)]
 
-    def with_facts(self, transform: Callable[[Fact], Fact]) -> "ContextResult":
+    def with_facts(self, transform: Callable[[Fact], Fact]) -> ContextResult:
         """The same result with every fact passed through *transform*."""
-        return replace(self, **{layer: [transform(f) for f in getattr(self, layer)] for layer in LAYERS},
+        layers: dict[str, Any] = {layer: [transform(f) for f in getattr(self, layer)] for layer in LAYERS}
+        return replace(self, **layers,
                        successors={old: transform(new) for old, new in self.successors.items()},
                        questioned=[transform(f) for f in self.questioned])
 
@@ -131,7 +141,7 @@ def about_file(fact: Fact, path: str | None) -> bool:
     return any(c.path == path for c in meta.citations) or (bool(meta.paths) and any_matches(meta.paths, path))
 
 
-def _scoped_constraints(layout: "_Layout", path: str | None) -> list[int]:
+def _scoped_constraints(layout: _Layout, path: str | None) -> list[int]:
     """Pool positions of the path-scoped constraints that apply to *path* (none without one): a
     constraint limited to some files is always-apply only while one of them is worked on."""
     if not path:
@@ -139,7 +149,7 @@ def _scoped_constraints(layout: "_Layout", path: str | None) -> list[int]:
     return [j for j in layout.scoped_constraints if about_file(layout.pool[j], path)]
 
 
-def _file_first(pool_cos: "np.ndarray", layout: "_Layout", path: str | None, now: datetime,
+def _file_first(pool_cos: np.ndarray, layout: _Layout, path: str | None, now: datetime,
                 accessed: Mapping[str, str | None], skip: set[int]) -> list[tuple[int, float]]:
     """(position, rank_score) of the ranked facts citing *path* or scoped to it, best first
     (stale ones last): they lead the ranked layer whatever the question's wording."""
@@ -160,7 +170,7 @@ class _Layout:
     decoding its facts. Facts are immutable, so it is kept for the last list seen and reused
     while the objects are the same."""
 
-    memo: "tuple[list[Fact], frozenset, _Layout | None]" = ([], frozenset(), None)  # replaced whole
+    memo: tuple[list[Fact], frozenset, _Layout | None] = ([], frozenset(), None)  # replaced whole
 
     def __init__(self, facts: Sequence[Fact], untrusted: frozenset = frozenset()) -> None:
         import numpy as np
@@ -219,7 +229,7 @@ class _Layout:
     _NOT_PER_POOL = frozenset({"constraints", "unknowns", "retired", "scoped_constraints", "about_files", "source",
                                "_constraint_keys", "table"})
 
-    def subset(self, positions: "np.ndarray") -> "_Layout":
+    def subset(self, positions: np.ndarray) -> _Layout:
         """The same layout with its ranked pool cut to *positions* (indices into `pool`): every
         per-pool column (a list, array or view as long as the pool) is cut alike."""
         import numpy as np
@@ -242,7 +252,7 @@ class _Layout:
         return sub
 
     @classmethod
-    def of(cls, facts: Sequence[Fact], untrusted: frozenset = frozenset()) -> "_Layout":
+    def of(cls, facts: Sequence[Fact], untrusted: frozenset = frozenset()) -> _Layout:
         from neo_git.fact_table import FactTable
 
         known, claims, layout = cls.memo
@@ -258,7 +268,7 @@ class _Layout:
         layout.source = facts
         return layout
 
-    def constraint_order(self, facts: Sequence[Fact], cos_all: "np.ndarray") -> tuple[list[int], list[int]]:
+    def constraint_order(self, facts: Sequence[Fact], cos_all: np.ndarray) -> tuple[list[int], list[int]]:
         """The constraints by (scope order, -cosine, id), and their sizes in tokens, in that order.
         Sorted in numpy, sizes kept: a store can hold thousands of constraints, and a Python sort
         with a key per constraint plus their sizes cost ~10 ms at 2,500."""
@@ -270,7 +280,7 @@ class _Layout:
         return positions[order].tolist(), sizes[order].tolist()
 
 
-def considered_retired(rows: "np.ndarray") -> "np.ndarray":
+def considered_retired(rows: np.ndarray) -> np.ndarray:
     """Table positions (ascending) of the retired facts recall's "what changed" layer considers:
     each one a fact valid now replaced (its `superseded_by`), and the `RECENT_RETIRED` retired
     last (by `metadata.invalidation.at`; ties: the later position). From the rows alone."""
@@ -300,7 +310,7 @@ def considered_retired(rows: "np.ndarray") -> "np.ndarray":
 _CONSIDERED: tuple = (None, 0, None)   # (a weak reference to the rows, RECENT_RETIRED, the answer)
 
 
-def scored_positions(rows: "np.ndarray") -> "np.ndarray | None":
+def scored_positions(rows: np.ndarray) -> np.ndarray | None:
     """Table positions whose cosine to the question recall reads (ascending): every fact but the
     retired ones "what changed" does not consider; None when that is every fact."""
     import numpy as np
@@ -316,14 +326,14 @@ def scored_positions(rows: "np.ndarray") -> "np.ndarray | None":
 
 
 @lru_cache(maxsize=1)
-def _scope_weights() -> "np.ndarray":
+def _scope_weights() -> np.ndarray:
     """SCOPE_WEIGHT as an array indexed by a row's scope (its place in SCOPE_ORDER)."""
     import numpy as np
 
     return np.array([SCOPE_WEIGHT[scope] for scope in SCOPE_ORDER], dtype=np.float64)
 
 
-def _claims(ids: "np.ndarray", untrusted: frozenset) -> "np.ndarray":
+def _claims(ids: np.ndarray, untrusted: frozenset) -> np.ndarray:
     """Which row ids are claims (in *untrusted*), as a boolean array."""
     import numpy as np
 
@@ -338,7 +348,7 @@ def _claims(ids: "np.ndarray", untrusted: frozenset) -> "np.ndarray":
 _HEX_ID = re.compile(r"^[0-9a-f]{16}$")
 
 
-def above_floor(layout: _Layout, pool_cos: "np.ndarray", floor: float | None) -> "tuple[_Layout, np.ndarray]":
+def above_floor(layout: _Layout, pool_cos: np.ndarray, floor: float | None) -> tuple[_Layout, np.ndarray]:
     """The ranked pool cut to the facts relevant to the question at all: cosine ≥ *floor*, the
     active embedder's calibrated relevance floor (None: no floor). A NaN cosine is never relevant.
     Ranking (the order among relevant facts) is `ranking.rank`'s business, not this one's."""
@@ -352,7 +362,7 @@ def above_floor(layout: _Layout, pool_cos: "np.ndarray", floor: float | None) ->
     return layout.subset(keep), pool_cos[keep]
 
 
-def _take_relevant(table, candidates: Sequence[int], relevance: "np.ndarray", floor: float, k: int,
+def _take_relevant(table, candidates: Sequence[int] | np.ndarray, relevance: np.ndarray, floor: float, k: int,
                    used: int, max_tokens: int) -> tuple[list[int], int]:
     """Up to *k* of *candidates* (table positions; *relevance* holds their relevance, in
     order), most relevant first (ties by id), none below *floor*, each only if it still fits
@@ -378,13 +388,13 @@ def _take_relevant(table, candidates: Sequence[int], relevance: "np.ndarray", fl
     return taken, used
 
 
-def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int = 5,
+def assemble(query: str, facts: Sequence[Fact], cosines: np.ndarray, *, k: int = 5,
              max_tokens: int = 12000, environment: dict | None = None,
              last_accessed: Mapping[str, str | None] | None = None,
-             untrusted: frozenset = frozenset(), vectors: "np.ndarray | None" = None,
+             untrusted: frozenset = frozenset(), vectors: np.ndarray | None = None,
              family_threshold: float | None = None, file: str | None = None,
-             floor: float | None = None, noise: "Noise | None" = None,
-             lexical: "Callable[[Sequence[int]], Words] | None" = None, explain: bool = False) -> ContextResult:
+             floor: float | None = None, noise: Noise | None = None,
+             lexical: Callable[[Sequence[int]], Words] | None = None, explain: bool = False) -> ContextResult:
     """Pack *facts* (with their cosine to the query, same order) into layers.
 
     *last_accessed* holds access times kept outside the facts (the local access log);
@@ -411,7 +421,7 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     cos_all = np.asarray(cosines, dtype=np.float64).reshape(-1)[:len(facts)]
     layout = _Layout.of(facts, frozenset(untrusted))
     facts = layout.table   # the same facts (a table decodes them as they are read)
-    cos = {}
+    cos: dict[int, float] = {}
     scores: dict[str, float] = {}
 
     def cosine(i: int) -> float:
@@ -442,10 +452,10 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     #    if the budget skips past all of them, rank everything (same result, slower).
     all_cos = cos_all[layout.ranked]
     skip = set(scoped.values())                  # path-scoped constraints taken above
-    first = _file_first(all_cos, layout, file, now, accessed, skip)  # the file's facts: no floor
-    skip.update(j for j, _ in first)
+    file_first = _file_first(all_cos, layout, file, now, accessed, skip)  # the file's facts: no floor
+    skip.update(j for j, _ in file_first)
     skip_ids = {layout.pool[j].id for j in skip}
-    first = [(layout.pool[j], v, float(all_cos[j])) for j, v in first]
+    first = [(layout.pool[j], v, float(all_cos[j])) for j, v in file_first]
     decision = _decide(layout, all_cos, floor, noise, lexical, vectors, family_threshold)
     if decision is None:   # every fact relevant (no decision asked for)
         relevant, pool_cos, pool_rel = layout, all_cos, all_cos
@@ -453,7 +463,7 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
         relevant, pool_cos = layout.subset(decision.keep), all_cos[decision.keep]
         pool_rel = decision.relevance[decision.keep]
     pool = relevant.pool
-    valid_facts = []
+    picked: list[tuple[Fact, float]] = []
     window = max(4 * k, 32)
     family = vectors is not None and family_threshold is not None and ranking.NEWEST_IN_FAMILY
     # A fact a returned, trusted fact may replace (an open review question) is held back: it is
@@ -461,11 +471,11 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     asking = {link.id: f.id for f in constraints if f.id not in untrusted for link in _holding_links(f)}
     held: dict[str, Fact] = {}
     for limit in (window, None):
-        valid_facts, taken_cosines, taken, exhausted = [], [], used, True
+        picked, taken_cosines, taken, exhausted = [], [], used, True
         ranked = rank(pool_rel, relevant, now, accessed, limit)
         echoed = echo_positions(ranked[:window], pool, query)
         ranked[:window] = demote_echoes(ranked[:window], pool, query, echoed)
-        if family:  # only the head of the ranking can reach the answer; pairs cost O(window²)
+        if family and vectors is not None and family_threshold is not None:  # only the head of the ranking can reach the answer; pairs cost O(window²)
             # Echoes, claims and stale facts join no family: none takes a trusted, current fact's place.
             cleared = echoed | relevant.unpromotable(ranked[:window])
             statement = ranking.Except(relevant.statement, cleared) if cleared else relevant.statement
@@ -474,23 +484,23 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
         entries = [*first, *((pool[j], v, float(pool_cos[j])) for j, v in ranked if pool[j].id not in skip_ids)]
         entries = _hold_questioned(entries, asking, untrusted, held, k)
         for fact, score, cosine_to_query in entries:
-            if len(valid_facts) >= k:
+            if len(picked) >= k:
                 exhausted = False
                 break
             if taken + fact.tokens > max_tokens:
                 continue
-            valid_facts.append((fact, score))
+            picked.append((fact, score))
             taken_cosines.append(cosine_to_query)
             taken += fact.tokens
         if not exhausted or limit is None or limit >= len(pool):
             break
-    for fact, score in valid_facts:
+    for fact, score in picked:
         scores[fact.id] = score
-    relevance_of = {f.id: value for (f, _), value in zip(valid_facts, taken_cosines)}
-    valid_facts = [fact for fact, _ in valid_facts]
+    relevance_of = {f.id: value for (f, _), value in zip(picked, taken_cosines)}
+    valid_facts = [fact for fact, _ in picked]
     shown_ids = {f.id for f in (*constraints, *valid_facts)}
     questioned = [f for f in held.values() if f.id not in shown_ids]
-    asked_by = {}
+    asked_by: dict[str, str] = {}
     for f in (*constraints, *valid_facts):
         if f.id not in untrusted:
             for link in _holding_links(f):
@@ -520,9 +530,8 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
     invalidated = [facts[i] for i in taken_retired]
     explanation = None
     if explain:
-        from neo_git.relevance import explain as explain_decision
-
         from neo_git.fact_table import hex_id
+        from neo_git.relevance import explain as explain_decision
 
         ids = [hex_id(int(v)) for v in facts.rows["id"][layout.ranked].tolist()]   # no fact decoded
         at = {fid: j for j, fid in enumerate(ids)}
@@ -547,9 +556,9 @@ def assemble(query: str, facts: Sequence[Fact], cosines: "np.ndarray", *, k: int
                          relevance=relevance_of, decision=decision, explanation=explanation, **marks)
 
 
-def _decide(layout: _Layout, cos: "np.ndarray", floor: float | None, noise: "Noise | None",
-            lexical: "Callable[[Sequence[int]], Words] | None", vectors: "np.ndarray | None",
-            family_threshold: float | None) -> "Decision | None":
+def _decide(layout: _Layout, cos: np.ndarray, floor: float | None, noise: Noise | None,
+            lexical: Callable[[Sequence[int]], Words] | None, vectors: np.ndarray | None,
+            family_threshold: float | None) -> Decision | None:
     """The relevance decision over the ranked pool (None: neither a floor nor a noise model, so
     every fact is relevant). A fact of the best fact's thread (its cosine to the best fact reaches
     *family_threshold*) bears on the question too: a thread's latest word may share none of its
@@ -579,7 +588,7 @@ def _decide(layout: _Layout, cos: "np.ndarray", floor: float | None, noise: "Noi
     return decision
 
 
-def _cosines_to(vectors, rows: Sequence[int], best: int) -> "np.ndarray":
+def _cosines_to(vectors, rows: Sequence[int], best: int) -> np.ndarray:
     """The cosine of the vector of each of *rows* with that of rows[*best*] (float32). Vectors that
     can (`cosines_with`: a table's, read from the vector file) compute it without holding every
     row at once (a copy of 100 MB at 50,000 facts)."""
@@ -618,7 +627,7 @@ def _holding_links(fact: Fact) -> list[PossibleLink]:
     return [link for link in open_links(fact) if not link.restored]
 
 
-def _layer_floor(decision: "Decision | None", floor: float | None) -> float:
+def _layer_floor(decision: Decision | None, floor: float | None) -> float:
     """The cosine known unknowns and retired facts need: nothing without a decision, the user's
     floor, the known threshold when memory knows the question, and above any cosine when not."""
     if decision is None:
@@ -648,7 +657,7 @@ def _marks(facts, *layers: Sequence[Fact]) -> dict:
             "proposals": tuple(f.id for f in returned if is_open_proposal(f))}
 
 
-def environment(repo: "pygit2.Repository | None", paths: "RepositoryPaths | None", org_id: str) -> dict:
+def environment(repo: pygit2.Repository | None, paths: RepositoryPaths | None, org_id: str) -> dict:
     """Where the question is asked from: repository, branch, HEAD, ids, and the health
     of HEAD when a scan already measured it (recall never scans: that is `git neo health`).
     Without a repository (an in-memory store) only the org id is known."""
@@ -660,7 +669,7 @@ def environment(repo: "pygit2.Repository | None", paths: "RepositoryPaths | None
     env.update(repo=str(paths.workdir or paths.git_dir), health=cached_summary(repo))
     try:
         if repo.head_is_unborn:
-            env["branch"] = repo.references["HEAD"].target.removeprefix("refs/heads/")
+            env["branch"] = str(repo.references["HEAD"].target).removeprefix("refs/heads/")
         else:
             env["head"] = str(repo.head.target)[:12]
             env["detached"] = repo.head_is_detached

@@ -18,11 +18,12 @@ import json
 import math
 import re
 from collections import Counter
-from functools import lru_cache
+from collections.abc import Iterable, Iterator
+from functools import cache, lru_cache
 from pathlib import Path
-from typing import Iterable
+from typing import Any
 
-from neo_git.fact_schema import Citation, Invalidation
+from neo_git.fact_schema import Citation
 
 RULES_FILE = Path(__file__).with_name("redact_rules.json")
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9_+=-]*")   # what still belongs to a token after a rule's match (a slash starts a path)
@@ -58,8 +59,9 @@ class Rule:
 
 
 @lru_cache(maxsize=1)
-def _data() -> dict:
-    return json.loads(RULES_FILE.read_text(encoding="utf-8"))
+def _data() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(RULES_FILE.read_text(encoding="utf-8"))
+    return data
 
 
 @lru_cache(maxsize=1)
@@ -80,7 +82,7 @@ def _global_allow() -> tuple[re.Pattern[str], ...]:
     return tuple(re.compile(a) for a in _data().get("allow") or ())
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compiled(regex: str) -> re.Pattern[str]:
     return re.compile(regex)
 
@@ -122,7 +124,7 @@ def _span(match: re.Match[str], group: int) -> tuple[int, int]:
     return match.span(0)
 
 
-def _matches(rule: Rule, text: str, spans):
+def _matches(rule: Rule, text: str, spans: Iterable[tuple[int, int]] | None) -> Iterator[re.Match[str]]:
     if spans is None:
         yield from rule.pattern.finditer(text)
         return
@@ -130,7 +132,7 @@ def _matches(rule: Rule, text: str, spans):
         yield from rule.pattern.finditer(text, lo, hi)
 
 
-def _redact_rule(text: str, rule: Rule, spans=None) -> str:
+def _redact_rule(text: str, rule: Rule, spans: Iterable[tuple[int, int]] | None = None) -> str:
     """*text* with every secret *rule* finds (in *spans* of it, when given) replaced, and the rest
     of a token a bounded pattern stopped inside of (a longer token than the rule's shape is still
     that token)."""
@@ -148,7 +150,9 @@ def _redact_rule(text: str, rule: Rule, spans=None) -> str:
             continue
         if not _looks_secret(text[start:end], rule, match.group(0)):
             continue
-        end = _TOKEN_TAIL.match(text, end).end()
+        tail = _TOKEN_TAIL.match(text, end)
+        assert tail is not None  # the pattern matches the empty string
+        end = tail.end()
         pieces.append(text[last:start])
         pieces.append(f"[REDACTED:{rule.id}]")
         last = end
@@ -218,7 +222,7 @@ def redact(text: str) -> str:
     return text
 
 
-def redact_value(value):
+def redact_value(value: Any) -> Any:
     """*value* (a string, or a JSON-like list/dict of them) with every string redacted."""
     if isinstance(value, str):
         return redact(value)
@@ -229,29 +233,6 @@ def redact_value(value):
     if isinstance(value, dict):
         return {k: redact_value(v) for k, v in value.items()}
     return value
-
-
-def redact_fact(fact, max_prompt: int = 200):
-    """*fact* with every free text redacted: subject, body and what a person or tool wrote into
-    its metadata (`source_prompt`, `author`, `invalidation`, e.g. its `detail`). The same fact
-    object when nothing changes, so ids and bytes stay as they were."""
-    meta = fact.metadata
-    changes: dict = {}
-    for key in ("source_prompt", "author"):
-        value = getattr(meta, key, None)
-        if isinstance(value, str) and value:
-            red = redact(value)
-            if red != value:
-                changes[key] = red[:max_prompt] if key == "source_prompt" else red[:512]
-    if meta.invalidation:
-        stored = meta.invalidation.to_json()
-        red = redact_value(stored)
-        if red != stored:
-            changes["invalidation"] = Invalidation.from_json(red)
-    subject, body = redact(fact.subject), redact(fact.body)
-    if not changes and subject == fact.subject and body == fact.body:
-        return fact
-    return fact.evolve(subject=subject, body=body, **({"metadata": changes} if changes else {}))
 
 
 def contains_secret(text: str) -> bool:
@@ -267,7 +248,7 @@ def citation_names(citations: Iterable[Citation]) -> list[str]:
 _NAMES = {"tags": "tag", "paths": "path glob", "citations": "citation", "source_file": "source file"}
 
 
-def refuse_secrets(**fields) -> None:
+def refuse_secrets(**fields: str | Iterable[str] | None) -> None:
     """InvalidFact when a short field that cannot be redacted in place (a tag, a file name, a
     `--path` glob, a citation) holds something the rules call a secret: it would reach the
     shared ref verbatim."""

@@ -29,8 +29,9 @@ silent answer the best candidate held back and why.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -69,7 +70,7 @@ class Evidence:
     rank_cosine: int | None = None  # 1-based places by each signal alone
     rank_words: int | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The `--explain --json` object of one fact."""
         return {"cosine": round(self.cosine, 4), "bm25": round(self.bm25, 4), "terms": list(self.terms),
                 "fused": round(self.fused, 4), "rank_cosine": self.rank_cosine, "rank_words": self.rank_words}
@@ -83,8 +84,8 @@ class Decision:
     threshold: float            # the cosine the best fact had to reach (`Noise.known_threshold`)
     best: int | None            # pool position of the best fact by cosine (None: empty pool)
     best_cosine: float
-    relevance: "np.ndarray"     # fused relevance per pool fact (what ranking multiplies)
-    keep: "np.ndarray"          # pool positions that bear on the question, when known
+    relevance: np.ndarray     # fused relevance per pool fact (what ranking multiplies)
+    keep: np.ndarray          # pool positions that bear on the question, when known
     bm25: Mapping[int, float] = field(default_factory=dict)   # pool position -> BM25 (sharing a word)
     override: float | None = None   # an absolute floor set by `neo.relevanceFloor` (then that decides)
     rare: Mapping[int, Sequence[str]] = field(default_factory=dict)   # position -> words only it holds
@@ -99,7 +100,7 @@ class Decision:
                 f"the best of this many unrelated facts")
 
 
-def fuse(cosines: "np.ndarray", bm25: Mapping[int, float]) -> "np.ndarray":
+def fuse(cosines: np.ndarray, bm25: Mapping[int, float]) -> np.ndarray:
     """Cosine and BM25 as one relevance on the cosine's scale: (1−s)·cos + s·best_cos·bm25/best_bm25
     with s = LEXICAL_SHARE (cosines as they are where no fact shares a word)."""
     import numpy as np
@@ -117,7 +118,7 @@ def fuse(cosines: "np.ndarray", bm25: Mapping[int, float]) -> "np.ndarray":
     return (1.0 - LEXICAL_SHARE) * fused + LEXICAL_SHARE * scale * lexical
 
 
-def decide(cosines: "np.ndarray", bm25: Mapping[int, float], noise: Noise, facts: int,
+def decide(cosines: np.ndarray, bm25: Mapping[int, float], noise: Noise, facts: int,
            override: float | None = None, rare: Mapping[int, Sequence[str]] | None = None) -> Decision:
     """The decision for one question: *cosines* and *bm25* (pool position -> score, only facts
     sharing a word) over recall's ranked pool; *facts* how many facts the question was matched
@@ -147,7 +148,7 @@ def decide(cosines: "np.ndarray", bm25: Mapping[int, float], noise: Noise, facts
     return Decision(True, threshold, best, best_cosine, relevance, np.flatnonzero(bears), bm25, rare=rare)
 
 
-def evidence(decision: Decision, cosines: "np.ndarray", position: int, matched: Sequence[str],
+def evidence(decision: Decision, cosines: np.ndarray, position: int, matched: Sequence[str],
              ranks: tuple[Mapping[int, int], Mapping[int, int]]) -> Evidence:
     """The evidence of the pool fact at *position* (*matched*: the question's words it holds)."""
     by_cosine, by_words = ranks
@@ -165,14 +166,14 @@ class Explanation:
     facts: Mapping[str, Evidence] = field(default_factory=dict)   # returned ranked fact id -> evidence
     held_back: Mapping[str, object] | None = None  # the best candidate not returned, and why
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The `recall --explain --json` object."""
         return {"known": self.known, "reason": self.reason,
                 "facts": {fid: ev.to_dict() for fid, ev in self.facts.items()},
                 "held_back": dict(self.held_back) if self.held_back is not None else None}
 
 
-def explain(decision: Decision | None, cosines: "np.ndarray", ids: Sequence[str], texts: Mapping[int, str],
+def explain(decision: Decision | None, cosines: np.ndarray, ids: Sequence[str], texts: Mapping[int, str],
             query: str, returned: Sequence[str], subject_of: Mapping[int, str]) -> Explanation:
     """The evidence for each *returned* fact of recall's ranked pool (*ids* by pool position,
     *texts* and *subject_of* the texts and subjects of the positions that may be shown), and for a

@@ -10,6 +10,7 @@ which every reader already handles as "not valid JSON".
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 MAX_DEPTH = 32
@@ -33,6 +34,7 @@ def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
     stack = [(value, 1)]
     while stack:
         node, depth = stack.pop()
+        children: Iterable[Any]
         if isinstance(node, dict):
             children = node.values()
         elif isinstance(node, list):

@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from neo_git import safejson
 from neo_git.errors import InvalidFact, NeoError
-from neo_git.facts import SCOPE_ORDER, Fact, FactScope, now_iso, parse_scope
-from neo_git.store.policy import plan_evictions
-from neo_git.redact import citation_names, redact, redact_fact, refuse_secrets
+from neo_git.facts import SCOPE_ORDER, Fact, FactScope, now_iso, parse_scope, redact_fact
+from neo_git.redact import citation_names, redact, refuse_secrets
 from neo_git.store.base import Change
 from neo_git.store.filestore import ENVELOPE_VERSION
+from neo_git.store.policy import plan_evictions
 
 if TYPE_CHECKING:  # pragma: no cover
     from neo_git.store import FactStore
@@ -65,7 +66,8 @@ def _normalise(raw: Any, scope: FactScope | None) -> tuple[Fact, list | None]:
     if not entry.get("subject") and isinstance(entry.get("body"), str):
         first = redact(entry["body"].strip().splitlines()[0]) if entry["body"].strip() else ""
         entry["subject"] = first[:120]   # redacted before the cut, as every text is
-    meta = entry.get("metadata") if isinstance(entry.get("metadata"), dict) else {}
+    given = entry.get("metadata")
+    meta: dict[str, Any] = given if isinstance(given, dict) else {}
     for key in ("created_at", "last_accessed", "access_count", "source_file", "source_prompt",
                 "confidence", "success_count", "provenance", "author"):
         if key in entry and key not in meta:  # flat Neo layouts keep these at the top level
@@ -84,7 +86,7 @@ def _normalise(raw: Any, scope: FactScope | None) -> tuple[Fact, list | None]:
     return fact, embedding if isinstance(embedding, list) else None
 
 
-def import_file(store: "FactStore", path: str | Path, scope: str | None = None,
+def import_file(store: FactStore, path: str | Path, scope: str | None = None,
                 skip_other_orgs: bool = False) -> dict:
     """Import every fact of a Neo v2.0 file; returns counts per scope. Org facts go only to
     their own org (`org_id`, else the file's `org`): another org's are refused (NeoError, nothing
@@ -116,7 +118,7 @@ def import_file(store: "FactStore", path: str | Path, scope: str | None = None,
         evicted: list[str] = []
         cap = store.cap_of(fact_scope)
 
-        def body(facts: dict[str, Fact], batch=batch, added=added, evicted=evicted, cap=cap,
+        def body(facts: Mapping[str, Fact], batch=batch, added=added, evicted=evicted, cap=cap,
                  fact_scope=fact_scope) -> Change | None:
             added[:] = [f for f in batch if f.id not in facts]
             if not added:
@@ -150,7 +152,7 @@ def _file_org(path: Path) -> str | None:
     return org.strip().lower() if isinstance(org, str) and org.strip() else None
 
 
-def _own_org_only(store: "FactStore", parsed: list, file_org: str | None, path: Path,
+def _own_org_only(store: FactStore, parsed: list, file_org: str | None, path: Path,
                   skip: bool) -> tuple[list, list[dict]]:
     """*parsed* without org facts of another org (issue 36: an org's facts apply only in its
     repositories; a repository without an org has no org to give them). NeoError unless *skip*."""
@@ -189,7 +191,7 @@ def cut_dangling(parsed: list[tuple[Fact, list | None]], stored: set[str]) -> tu
     return out, report
 
 
-def evict_over_cap(facts: "dict[str, Fact]", added: list[Fact], scope: FactScope, cap) -> list[Fact]:
+def evict_over_cap(facts: Mapping[str, Fact], added: list[Fact], scope: FactScope, cap) -> list[Fact]:
     """The facts to invalidate so that *scope* holds at most *cap* valid facts once *added* are in,
     by the rule an add follows (`store.policy.plan_evictions`: the lowest retention score first,
     never a protected fact). *cap* is the store's `cap_of(scope)`: a teammate's facts (`cap.others()`)
@@ -202,7 +204,7 @@ def evict_over_cap(facts: "dict[str, Fact]", added: list[Fact], scope: FactScope
     return plan_evictions(valid, scope, cap, now_iso())
 
 
-def _use_embeddings(store: "FactStore", parsed: list[tuple[Fact, list | None]]) -> str:
+def _use_embeddings(store: FactStore, parsed: list[tuple[Fact, list | None]]) -> str:
     with_vectors = [(f, e) for f, e in parsed if e]
     if not with_vectors:
         return "none"
@@ -213,15 +215,17 @@ def _use_embeddings(store: "FactStore", parsed: list[tuple[Fact, list | None]]) 
     cache = store.vector_cache
     if cache is None:
         return "ignored (this store keeps no vector cache)"
+    import numpy as np
+
     try:
         cache.put(
-            embedder.id, [f.text for f, _ in with_vectors], [e for _, e in with_vectors])
+            embedder.id, [f.text for f, _ in with_vectors], np.asarray([e for _, e in with_vectors], dtype=np.float32))
     except (ValueError, OSError) as exc:
         return f"ignored ({exc})"
     return f"cached {len(with_vectors)} vectors"
 
 
-def export_envelope(store: "FactStore", scope: str | None = None, include_invalid: bool = False) -> dict:
+def export_envelope(store: FactStore, scope: str | None = None, include_invalid: bool = False) -> dict:
     """The facts as a Neo v2.0 envelope (no inline embeddings: they are derived data). Without
     *include_invalid*, the retired facts the exported ones point at come along, so an import
     elsewhere keeps every pointer (`carried` counts them)."""

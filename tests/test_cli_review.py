@@ -98,7 +98,7 @@ def test_a_review_item_quotes_the_words_its_evidence_rests_on(repo, capsys):
     assert "revisits keep sessions in Redis" in item["quotes"]["change"]
     assert all(len(quote) <= 170 for quote in item["quotes"].values())
     text = run(capsys, "review").out
-    assert f'  names it: "…' in text and "  says: \"…" in text
+    assert '  names it: "…' in text and "  says: \"…" in text
     assert "new: Signed cookie sessions — context decision" in text     # not the "## Context" heading
     assert old["id"] in text and new["id"] in text
 

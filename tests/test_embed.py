@@ -16,7 +16,6 @@ from neo_git.cli import main
 from neo_git.embed import fastembed_model as fm
 from neo_git.embed.hashing import HashEmbedder, split_identifier, stem, tokens
 from neo_git.errors import NeoError
-
 from tests.helpers.git import git
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,8 +6,7 @@ transactions as the ref) and the outcome loop's own transaction plan (`project_p
 processed commit writes), so hypothesis can try many sequences quickly."""
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from neo_git.facts import FactScope
 from neo_git.outcomes.confidence import Outcome, project_plan, review_fact

@@ -132,9 +132,9 @@ def test_file_store_directory_in_the_way_is_a_clear_error(tmp_path):
 
 def test_unchanged_file_is_not_parsed_again_and_a_write_is_seen(tmp_path):
     """Recall loads every scope per question: an unchanged file hands back the same facts."""
-    from neo_git.store.filestore import FileStore as _FileStore
-    from neo_git.store.base import Change as _Change
     from neo_git.facts import Fact as _Fact
+    from neo_git.store.base import Change as _Change
+    from neo_git.store.filestore import FileStore as _FileStore
 
     def fact(subject):
         return _Fact.from_dict({"id": __import__("secrets").token_hex(8), "subject": subject,

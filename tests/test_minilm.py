@@ -19,8 +19,7 @@ import pytest
 
 from neo_git import embed
 from neo_git.cli import main
-from neo_git.embed import fastembed_model as fm
-from neo_git.embed import pypi_model
+from neo_git.embed import fastembed_model as fm, pypi_model
 from neo_git.errors import NeoError
 
 ROOT = Path(__file__).resolve().parent.parent

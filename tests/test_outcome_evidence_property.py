@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from neo_git.fact_schema import Citation
 from neo_git.facts import Fact, FactKind, FactMetadata, FactScope

@@ -244,8 +244,7 @@ def test_a_long_journal_is_folded_into_a_new_base(repo_with_commit, monkeypatch)
 
 
 def test_the_doctors_exact_check_covers_the_journal(repo_with_commit):
-    from neo_git.store.parse_journal import untrusted_entries
-    from neo_git.store.parse_journal import journal_path
+    from neo_git.store.parse_journal import journal_path, untrusted_entries
 
     store = populated_store(repo_with_commit)
     path = parse_cache_path(store.paths.common_dir, "refs/neo/facts")

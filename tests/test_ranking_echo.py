@@ -103,8 +103,9 @@ def test_two_instructions_on_one_matter_in_other_words_put_the_newer_first():
 def test_demoting_an_echo_keeps_ranks_tie_order_among_the_other_facts():
     # Scores within ranking.TIE are a tie that `rank` gives to the newer fact; moving an echo
     # must not re-sort the others by their raw scores.
-    import numpy as np
     from datetime import datetime, timezone
+
+    import numpy as np
 
     from neo_git.recall import _Layout
 

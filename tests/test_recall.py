@@ -218,7 +218,6 @@ def test_decision_records_written_months_apart_are_not_one_family():
     """Long records share a project's vocabulary, so their cosine says little about being the same
     matter: recall keeps the record the question is about first, not the newest record (a store
     of records written over months used to return its newest records whatever the question)."""
-    import numpy as np
 
     from neo_git.embed.hashing import HashEmbedder
     from neo_git.facts import Fact

@@ -8,7 +8,15 @@ import pytest
 
 from tests.helpers.git import commit_files, git
 from tests.helpers.store import (
-    HTTP_NEW, HTTP_OLD, REF, commit_messages, open_store, plant_blob, ref_fact_ids, ref_paths, show_blob,
+    HTTP_NEW,
+    HTTP_OLD,
+    REF,
+    commit_messages,
+    open_store,
+    plant_blob,
+    ref_fact_ids,
+    ref_paths,
+    show_blob,
 )
 
 
@@ -58,7 +66,7 @@ def test_writing_facts_never_touches_index_work_tree_or_head(repo_with_commit):
     index_bytes = (repo / ".git" / "index").read_bytes()
     store = open_store(repo)
     store.init()
-    for i, (subject, body) in enumerate([("HTTP client", HTTP_OLD), ("HTTP client", HTTP_NEW),
+    for _i, (subject, body) in enumerate([("HTTP client", HTTP_OLD), ("HTTP client", HTTP_NEW),
                                          ("Logging", "structlog everywhere, JSON in production")]):
         store.add(subject, body, kind="decision")
     assert git(repo, "status", "--porcelain") == status

@@ -73,8 +73,7 @@ def test_scores_shown_are_never_negative(project, capsys):
 
 
 def test_the_floor_is_the_embedders_and_can_be_set(project, capsys):
-    from neo_git.embed import DEFAULT_RELEVANCE_FLOOR, get_embedder, relevance_floor
-    from neo_git.embed import fastembed_model as fm
+    from neo_git.embed import DEFAULT_RELEVANCE_FLOOR, fastembed_model as fm, get_embedder, relevance_floor
 
     assert relevance_floor(get_embedder("hash")) == 0.28
     assert set(fm.KNOWN_DIMS) <= set(fm.RELEVANCE_FLOORS)   # every model we name has its own floor

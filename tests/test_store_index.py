@@ -10,8 +10,8 @@ import pytest
 from neo_git.facts import Fact, FactKind, FactScope, canonical_json
 from neo_git.store.index import COMPACT_AFTER, FactIndex, IndexedFacts, PeerGroup
 from neo_git.store.policy import plan_add
-from neo_git.store.supersession import Thresholds
 from neo_git.store.refstore import RefStore
+from neo_git.store.supersession import Thresholds
 from tests.helpers.store import HTTP_NEW, HTTP_OLD, distinct_text, open_store, plant_blob
 
 TOPICS = ["http client timeout", "docker layer cache", "database migration order", "retry backoff policy",
@@ -163,7 +163,7 @@ def test_supersession_tie_goes_to_the_smallest_id_whatever_the_order():
     for order in ([a, b, c], [c, b, a], [b, c, a]):
         facts = {f.id: f for f in order}
         score = {a.id: 0.5, b.id: 0.9, c.id: 0.9}
-        result, change = plan_add(facts, new, similarity=lambda group: [score[f.id] for f in group.rows],
+        result, change = plan_add(facts, new, similarity=lambda group, score=score: [score[f.id] for f in group.rows],
                                   thresholds=Thresholds(0.8, 0.8, "test"))
         assert result.superseded.id == b.id
         assert result.superseded.metadata.invalidation.similarity == 0.9

@@ -6,8 +6,7 @@ from __future__ import annotations
 import hashlib
 
 import pygit2
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from neo_git.facts import Fact
 from neo_git.store.subtree import Subtree

@@ -11,7 +11,14 @@ from neo_git.facts import Fact
 from neo_git.store.supersession import entity_labels, subject_key
 from tests.helpers.git import git
 from tests.helpers.store import (
-    HTTP_NEW, HTTP_OLD, POSSIBLE_NEW, POSSIBLE_OLD, close_records, commit_messages, memory_store, open_store,
+    HTTP_NEW,
+    HTTP_OLD,
+    POSSIBLE_NEW,
+    POSSIBLE_OLD,
+    close_records,
+    commit_messages,
+    memory_store,
+    open_store,
 )
 
 
@@ -570,7 +577,7 @@ def test_the_lazy_candidate_path_decides_as_the_list_path():
         exclude = {rng.choice(list(group.members))} if rng.random() < 0.2 else set()
         same = group.same_subject(new.subject) - exclude
         body = rng.random()
-        body_similarity = (lambda a, b: body) if rng.random() < 0.5 else None
+        body_similarity = (lambda a, b, body=body: body) if rng.random() < 0.5 else None
         same_scores = {fid: -1.0 if np.isnan(scores[group.row_of[fid]]) else float(scores[group.row_of[fid]])
                        for fid in same}  # rule 2 reads a NaN as -1
         hits = [(same_scores.get(group.rows[row].id, float(s)), group.members[group.rows[row].id])

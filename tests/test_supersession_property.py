@@ -6,8 +6,7 @@ in-memory mapping with the hash embedder, so hypothesis can try hundreds of orde
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from neo_git.embed.hashing import HashEmbedder
 from neo_git.facts import Fact

@@ -10,8 +10,8 @@ import pytest
 
 from neo_git.embed import cache as cache_module
 from neo_git.embed.cache import DATA_FILE, VectorCache
-from neo_git.embed.vecfile import HEADER_BYTES, record_size, text_key
 from neo_git.embed.hashing import HashEmbedder
+from neo_git.embed.vecfile import HEADER_BYTES, record_size, text_key
 
 
 class CountingEmbedder:

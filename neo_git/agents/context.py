@@ -14,7 +14,7 @@ not again.
 from __future__ import annotations
 
 import posixpath
-from typing import Iterable, Mapping, Sequence, Union
+from collections.abc import Iterable, Mapping, Sequence
 
 from neo_git.facts import Fact, FactKind
 from neo_git.knowledge import is_evidence, is_open_proposal
@@ -32,7 +32,7 @@ AGENT_LOADED_FILES = {
 }
 
 Change = tuple[Fact, Fact]          # (retired fact, its current successor)
-Entry = Union[Fact, Change]
+Entry = Fact | Change
 
 
 def tokens(text: str) -> int:
@@ -55,7 +55,7 @@ def stale_flag(fact: Fact) -> str:
     return f" STALE ({note}):" if note else ""
 
 
-def fact_line(fact: Fact, max_body: int = 240, claim: "bool | str" = False, proposal: bool = False,
+def fact_line(fact: Fact, max_body: int = 240, claim: bool | str = False, proposal: bool = False,
               conflict: str | None = None) -> str:
     """`- [fact:<id>] (kind, scope) "subject": "first line of body"` with control characters shown;
     a *claim* (a teammate's fact whose author is not trusted; a string: the author it claims) is

@@ -69,17 +69,18 @@ def _git_config(cwd: str, key: str) -> str | None:
     import select
 
     try:
-        out, into = os.pipe()
+        out, pipe_in = os.pipe()
+        into: int | None = pipe_in
     except OSError:
         return None
     pid = None
     try:
-        actions = [(os.POSIX_SPAWN_CLOSE, out), (os.POSIX_SPAWN_DUP2, into, 1),
+        actions = [(os.POSIX_SPAWN_CLOSE, out), (os.POSIX_SPAWN_DUP2, pipe_in, 1),
                    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                    (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)]
         pid = os.posix_spawnp("git", ["git", "-C", cwd, "config", "--get", key], os.environ,
                               file_actions=actions)
-        os.close(into)
+        os.close(pipe_in)
         into = None
         chunks, ends = [], time.monotonic() + CONFIG_WAIT
         while True:
@@ -148,7 +149,7 @@ class Clock:
         self.child: int | None = None     # a forked child doing the work: stopped with the hook
 
     @classmethod
-    def start(cls) -> "Clock":
+    def start(cls) -> Clock:
         """The clock of this process, counted from its spawn, armed (see `arm`)."""
         clock = cls(time.monotonic() - process_age(), limit_ms())
         clock.arm()
@@ -192,7 +193,7 @@ class Clock:
                 pass
             self.child = None
 
-    def _expired(self, signum, frame) -> None:  # noqa: ARG002 - signal handler signature
+    def _expired(self, signum, frame) -> None:  # signal handler signature
         self.expire()
 
     def expire(self, when: str = "") -> None:

@@ -16,7 +16,8 @@ Codex `apply_patch` hunks already carry whole lines (`-old line` / `+new line`).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 # The file's text now, or None when it cannot be read (gone, too large, not UTF-8).
 ReadNow = Callable[[str], "str | None"]

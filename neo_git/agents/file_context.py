@@ -7,7 +7,8 @@ in the file. Stale facts (their cited code changed) are marked as such by the re
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from neo_git.facts import Fact, FactKind
 from neo_git.recall import about_file
@@ -16,7 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from neo_git.store import FactStore
 
 
-def facts_for_files(store: "FactStore", files: Sequence[str], given: Iterable[str] = ()
+def facts_for_files(store: FactStore, files: Sequence[str], given: Iterable[str] = ()
                     ) -> tuple[list[tuple[str, list[Fact]]], set[str]]:
     """Sections to render (constraints first, then other facts, each best-kept first) for the valid
     facts about *files* not in *given*, and the ids of the claims among them."""

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from neo_git.agents import turns
 from neo_git.agents.context import AGENT_TOKENS, loaded_by_agent, render, session_start_sections
@@ -54,7 +55,7 @@ class HookContext:
     embedder: Any = None   # None: the configured one; "hash" while a warm process loads the model (agents/warm.py)
 
     @classmethod
-    def open(cls, agent: str, payload: dict) -> "HookContext | None":
+    def open(cls, agent: str, payload: dict) -> HookContext | None:
         """The context for the payload's `cwd` (None when it is not inside a repository)."""
         from neo_git.errors import NotARepository
         from neo_git.identity import open_repository, repository_paths

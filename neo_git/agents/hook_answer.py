@@ -12,11 +12,15 @@ import contextlib
 import os
 import socket
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from neo_git.agents.wire import MAX_PAYLOAD_BYTES, PROTOCOL, Hangup, Reader, parse_hook_args, send
 from neo_git.hooklog import append_hook_log
+
+if TYPE_CHECKING:  # pragma: no cover
+    import _socket
 
 ACK_GRACE = 0.5   # seconds past the hook's deadline to wait for its ack (it disarms before printing)
 # (repository, paths, event) -> the embedder a hook's own child answers with (`warm.warm_up_elsewhere`)
@@ -92,7 +96,7 @@ def read_request(reader: Reader, deadline: float) -> tuple[dict, bytes]:
     return request, reader.exactly(size, deadline)
 
 
-def answer_hook(conn: socket.socket, reader: Reader, request: dict, raw: bytes,
+def answer_hook(conn: socket.socket | _socket.socket, reader: Reader, request: dict, raw: bytes,
                 served: ServedStore | None = None, warm_up: WarmUp | None = None) -> None:
     """Answer one hook request on *conn*: announce the limit, answer, and once acknowledged
     record what the agent was given. *served*: the MCP server's store; None: open the
@@ -136,6 +140,7 @@ def answer_hook(conn: socket.socket, reader: Reader, request: dict, raw: bytes,
         payload = parse_payload(raw)
         event = check_event(event, agent, payload)
         with served.lock if served is not None else contextlib.nullcontext():
+            context: HookContext | None
             if served_store is not None:
                 context = HookContext(agent, payload, served_store.repo, served_store.paths, shared_store=served_store)
             else:

@@ -28,7 +28,7 @@ Standard library only, up to the fork.
 """
 from __future__ import annotations
 
-import _socket   # not `socket`: its enums and selectors cost ~3 ms of start-up, and the C type has every method used here
+import _socket  # not `socket`: its enums and selectors cost ~3 ms of start-up, and the C type has every method used here
 import json
 import os
 import sys
@@ -36,8 +36,18 @@ import time
 
 from neo_git.agents.deadline import LIMIT_ENV, Clock, configured_limit_ms, log_line
 from neo_git.agents.gitdir import GitPlace, find_git_place
-from neo_git.agents.wire import (MAX_PAYLOAD_BYTES, PROTOCOL, SOCKET_NAME, STDIN_SHARE, Hangup, Reader,
-                                 parse_hook_args, read_payload, send, unix_address)
+from neo_git.agents.wire import (
+    MAX_PAYLOAD_BYTES,
+    PROTOCOL,
+    SOCKET_NAME,
+    STDIN_SHARE,
+    Hangup,
+    Reader,
+    parse_hook_args,
+    read_payload,
+    send,
+    unix_address,
+)
 
 TYPE_CHECKING = False   # no `typing` at run time (~3 ms of start-up)
 if TYPE_CHECKING:  # pragma: no cover

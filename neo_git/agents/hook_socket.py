@@ -19,8 +19,8 @@ import socket
 import socketserver
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from neo_git.agents.hook_answer import ServedStore, answer_hook, read_request
 from neo_git.agents.wire import SOCKET_NAME, Hangup, Reader, send, unix_address
@@ -28,12 +28,14 @@ from neo_git.agents.wire import SOCKET_NAME, Hangup, Reader, send, unix_address
 REQUEST_WAIT = 2.0   # seconds a connection has to send its request
 
 
-def socket_path(neo_dir: Path) -> Path:
+def socket_path(neo_dir: str | Path) -> Path:
     """Where the server listens for this repository."""
     return Path(neo_dir) / SOCKET_NAME
 
 
 class _Handler(socketserver.BaseRequestHandler):
+    server: _Server
+
     def handle(self) -> None:
         self.server.served.last_used = time.monotonic()
         reader = Reader(self.request)

@@ -22,13 +22,17 @@ import signal
 import socket
 import sys
 import time
-from typing import Any, NoReturn, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from neo_git.agents.deadline import DEFAULT_TIMEOUT_MS, LIMIT_ENV
 from neo_git.agents.gitdir import cwd_neo_dir
 from neo_git.agents.payload import PayloadError, check_event, parse_payload
 from neo_git.agents.wire import STDIN_SHARE, Reader, parse_hook_args, read_payload
 from neo_git.hooklog import append_hook_log
+
+if TYPE_CHECKING:  # pragma: no cover
+    import _socket
 
 
 class _TimeUp(BaseException):
@@ -37,7 +41,7 @@ class _TimeUp(BaseException):
 
 
 def _arm(seconds: float) -> None:
-    def on_alarm(signum, frame):  # noqa: ARG001 - signal handler signature
+    def on_alarm(signum, frame):  # signal handler signature
         raise _TimeUp()
 
     signal.signal(signal.SIGALRM, on_alarm)
@@ -96,7 +100,7 @@ def run_agent_hook(args: Sequence[str], stdin: Any = None, stdout: Any = None) -
     return 0
 
 
-def answer_in_child(conn: socket.socket, request: dict, raw: bytes) -> NoReturn:
+def answer_in_child(conn: socket.socket | _socket.socket, request: dict, raw: bytes) -> NoReturn:
     """The forked child of a hook process with no server to ask: answer the hook here, over
     *conn*, in the server's words (`hook_answer.answer_hook`), then exit. The agent's pipes
     stay with the parent alone (the agent waits for their end, and the parent may have to
@@ -116,7 +120,7 @@ def answer_in_child(conn: socket.socket, request: dict, raw: bytes) -> NoReturn:
 
 
 def _warm_up_elsewhere(repo, paths, event: str):
-    from neo_git.agents.warm import warm_up_elsewhere   # only a child that opened a repository loads it
+    from neo_git.agents.warm import warm_up_elsewhere  # only a child that opened a repository loads it
 
     return warm_up_elsewhere(repo, paths, event)
 

@@ -21,8 +21,9 @@ import difflib
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from neo_git import safejson
 from neo_git.errors import NeoError
@@ -211,9 +212,14 @@ def targets(agent: str, user: bool, repo_root: Path | None) -> list[tuple[Path, 
         if user:
             home = Path.home()
             return [(home / ".claude.json", mcp_edit), (home / ".claude" / "settings.json", hooks_edit)]
+        assert repo_root is not None   # a project install has a work tree
         return [(repo_root / ".mcp.json", mcp_edit), (repo_root / ".claude" / "settings.json", hooks_edit)]
     if agent == "codex":
-        base = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") if user else repo_root / ".codex"
+        if user:
+            base = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+        else:
+            assert repo_root is not None   # a project install has a work tree
+            base = repo_root / ".codex"
         return [(base / "config.toml", _toml_edit)]
     raise NeoError(f"unknown agent '{agent}'", "use one of: claude, codex")
 
@@ -258,8 +264,9 @@ def agent_install(agent: str, *, user: bool = False, uninstall: bool = False, dr
         from neo_git.identity import neo_home
 
         state_dir = neo_home()
+    assert state_dir is not None
     manifest_path = Path(state_dir) / "agent-install.json"
-    report = {"agent": agent, "scope": "user" if user else "project", "uninstall": uninstall,
+    report: dict[str, Any] = {"agent": agent, "scope": "user" if user else "project", "uninstall": uninstall,
               "dry_run": dry_run, "files": []}
     with locked(manifest_path.with_name(manifest_path.name + ".lock"), timeout=10):
         manifest = _load_manifest(manifest_path)
@@ -293,7 +300,7 @@ def _apply(path: Path, edit, manifest: dict, uninstall: bool, dry_run: bool) -> 
         new_bytes = None if updated is None else updated.encode("utf-8", "surrogateescape")
         action = "unchanged" if new_bytes == original else ("entries removed" if uninstall else
                                                              "created" if original is None else "merged")
-    result = {"path": str(path), "action": action}
+    result: dict[str, Any] = {"path": str(path), "action": action}
     if new_bytes == original:
         result["action"] = "unchanged"
         if uninstall:

@@ -183,7 +183,6 @@ def build_server(store=None, agent: str = "mcp"):
     def health_diff(before: str, after: str = "HEAD") -> Any:
         """Compare the health of two revisions: regression, neutral or improvement, and why."""
         from neo_git.health import health_delta, snapshot_commit
-
         from neo_git.health.delta import counts_every_edge
 
         def compare() -> dict:
@@ -219,6 +218,7 @@ def build_server(store=None, agent: str = "mcp"):
         """Record that an agent's turn started, progressed, or ended (completed/interrupted/error)."""
         def record() -> dict[str, Any]:
             repository("record_turn")
+            turn: turns.Turn | None
             if state == "start":
                 turn = turns.start_turn(paths, agent_name, session_id, turn_id=turn_id)
             elif state == "progress":
@@ -236,8 +236,9 @@ def build_server(store=None, agent: str = "mcp"):
     from neo_git.agents.hook_answer import ServedStore, other_worktrees
 
     # The agent hooks, answered by serve() next to stdio (those of other worktrees too, with their stores).
-    server.neo_hooks = ServedStore(store, store_lock, worktrees=other_worktrees(store))
-    server.neo_paths = paths
+    # serve() reads them back: the hooks' state rides on the SDK's server object.
+    server.neo_hooks = ServedStore(store, store_lock, worktrees=other_worktrees(store))  # type: ignore[attr-defined]
+    server.neo_paths = paths  # type: ignore[attr-defined]
     return server
 
 

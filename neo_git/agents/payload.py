@@ -75,7 +75,7 @@ class FileEdit:
 
 
 def file_edits(tool_name: str, tool_input: Any, tool_response: Any = None,
-               read_now: "ReadNow | None" = None) -> list[FileEdit]:
+               read_now: ReadNow | None = None) -> list[FileEdit]:
     """The edits a PostToolUse payload describes (empty for other tools). An Edit or MultiEdit
     is the whole lines it changed (`edit_lines`: from *tool_response*'s patch, else the
     original file, else the file as it is now, read with *read_now*), never a fragment of one."""

@@ -19,8 +19,8 @@ import json
 import os
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from neo_git.errors import CorruptStore
 from neo_git.fileio import LockTimeout, atomic_write, locked, read_json_list

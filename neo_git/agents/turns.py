@@ -29,9 +29,9 @@ import secrets
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
-from typing import Callable
 
 from neo_git.agents import turn_store
 from neo_git.errors import NeoError

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from neo_git.ask.providers import Provider
 
 
-def complete_within(provider: "Provider", request: "ModelRequest") -> "ModelReply":
+def complete_within(provider: Provider, request: ModelRequest) -> ModelReply:
     """`provider.complete(request)`, or a "timeout" ProviderError once `request.timeout` seconds
     have passed, whatever the server is doing."""
     results: queue.Queue = queue.Queue(maxsize=1)

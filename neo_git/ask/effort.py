@@ -20,7 +20,7 @@ Then capped by `--effort` or `git config neo.maxEffort` (the lower of the two wi
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from neo_git.ask.model import EFFORTS, EffortDecision, effort_rank
 

@@ -10,14 +10,20 @@ there for a dry run or the `none` provider), record the suggestions, log the tok
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from neo_git.ask.effort import check_effort, decide, lower_effort
 from neo_git.ask.model import AskResult
 from neo_git.ask.prompt import (
-    MAX_FILE_CHARS, AskContext, build_messages, find_patterns, read_included, render_context,
+    MAX_FILE_CHARS,
+    AskContext,
+    build_messages,
+    find_patterns,
+    read_included,
+    render_context,
 )
 from neo_git.errors import NeoError
 
@@ -32,7 +38,7 @@ RECALL_MAX_TOKENS = 12000
 class NeoEngine:
     """Memory-backed asking: one repository's facts, one provider."""
 
-    def __init__(self, store: "FactStore", provider: "Provider | None" = None, *,
+    def __init__(self, store: FactStore, provider: Provider | None = None, *,
                  provider_name: str | None = None, model: str | None = None) -> None:
         from neo_git.ask.providers import make_provider
         from neo_git.ask.settings import resolve_settings
@@ -42,7 +48,7 @@ class NeoEngine:
 
     @classmethod
     def open(cls, path: str | os.PathLike | None = None, *, provider: str | None = None, model: str | None = None,
-             embedder=None) -> "NeoEngine":
+             embedder=None) -> NeoEngine:
         """An engine for the repository at *path* (default: the current directory)."""
         from neo_git.store import FactStore
 
@@ -73,6 +79,7 @@ class NeoEngine:
 
         question = check_text("question", ensure_question(question), 20_000)
         store = self.store
+        assert store.paths is not None   # ask works in a repository
         settings = self.provider.settings
         answering = self.provider.calls_model and not dry_run
         cap = lower_effort(check_effort(effort, "--effort"), self.max_effort())
@@ -93,7 +100,7 @@ class NeoEngine:
         decision = decide(question, scored, context_chars=context.context_chars, cap=cap,
                           relevant_score=self.relevant_score())
         if force_effort:
-            decision = replace(decision, effort=check_effort(force_effort, "force_effort"),
+            decision = replace(decision, effort=check_effort(force_effort, "force_effort") or decision.effort,
                                reason=decision.reason + f"; forced to {force_effort}")
         context_text = render_context(context)
         base = AskResult(question=question, provider=self.provider.name, model=settings.model, decision=decision,
@@ -121,6 +128,7 @@ class NeoEngine:
         inside the work tree (the CLI), else the work tree (a library caller elsewhere)."""
         if cwd is not None:
             return Path(cwd)
+        assert self.store.paths is not None   # ask works in a repository
         workdir = self.store.paths.workdir
         here = Path.cwd().resolve()
         if workdir is None or here == Path(workdir).resolve() or Path(workdir).resolve() in here.parents:
@@ -134,6 +142,7 @@ class NeoEngine:
 
         recorded, notes = record_answer(self.store, result.suggestions, result.cited_facts)
         remember_question(self.store, result.question, result.cited_facts)
+        assert self.store.paths is not None   # ask works in a repository
         log_result(self.store.paths.neo_dir, new_fact_id(), result)
         return replace(result, recorded=tuple(recorded), notes=result.notes + tuple(notes))
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from neo_git import safejson
 from neo_git.facts import now_iso
@@ -35,7 +36,8 @@ REPEAT_PENALTY = 0.05
 RELATED_BONUS = 0.02
 
 
-def _state_path(store: "FactStore") -> Path:
+def _state_path(store: FactStore) -> Path:
+    assert store.paths is not None   # a store with a repository
     return store.paths.neo_dir / STATE_NAME
 
 
@@ -51,7 +53,7 @@ def _read_state(path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def question_similarity(store: "FactStore", a: str, b: str) -> float:
+def question_similarity(store: FactStore, a: str, b: str) -> float:
     """Cosine of two questions under the store's embedder (1.0 for the same words)."""
     if _words(a) == _words(b):
         return 1.0
@@ -64,7 +66,7 @@ def question_similarity(store: "FactStore", a: str, b: str) -> float:
     return float(vectors[0] @ vectors[1] / (norms[0] * norms[1]))
 
 
-def judge_previous(store: "FactStore", question: str, now: datetime | None = None) -> tuple[str, list[str]]:
+def judge_previous(store: FactStore, question: str, now: datetime | None = None) -> tuple[str, list[str]]:
     """Compare *question* with the previous answered one and adjust the confidence of the facts
     that answer cited; returns (repeat|related|unrelated|none, the ids adjusted)."""
     path = _state_path(store)
@@ -95,7 +97,7 @@ def judge_previous(store: "FactStore", question: str, now: datetime | None = Non
     return relation, adjust_confidence(store, cited, delta, reason)
 
 
-def remember_question(store: "FactStore", question: str, cited: Sequence[str]) -> None:
+def remember_question(store: FactStore, question: str, cited: Sequence[str]) -> None:
     """Keep the answered question and the facts its answer cited for the next comparison."""
     from neo_git.redact import redact
 
@@ -107,7 +109,7 @@ def remember_question(store: "FactStore", question: str, cited: Sequence[str]) -
                             + "\n").encode(), durable=False)
 
 
-def adjust_confidence(store: "FactStore", fact_ids: Sequence[str], delta: float, reason: str) -> list[str]:
+def adjust_confidence(store: FactStore, fact_ids: Sequence[str], delta: float, reason: str) -> list[str]:
     """Move the confidence of valid facts by *delta* (clamped to [0, 1]); returns the ids changed."""
     from neo_git.store import Change
 
@@ -137,13 +139,14 @@ def adjust_confidence(store: "FactStore", fact_ids: Sequence[str], delta: float,
     return changed
 
 
-def record_answer(store: "FactStore", suggestions: Sequence["ProposedChange"], cited: Sequence[str]) -> tuple[list[str], list[str]]:
+def record_answer(store: FactStore, suggestions: Sequence[ProposedChange], cited: Sequence[str]) -> tuple[list[str], list[str]]:
     """Record each suggestion as pending (origin "ask", with the facts it cited, or the answer's
     citations when it names none) and mark the cited facts used; returns (suggestion ids, notes)."""
     from neo_git.errors import NeoError
     from neo_git.outcomes.suggestions import record_suggestion, resolve_fact_ids
 
     recorded, notes = [], []
+    assert store.paths is not None   # a store with a repository
     for change in suggestions:
         try:
             # a model may cite a fact that is no longer true: it is left out, never linked

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from neo_git.ask.call_limit import complete_within
 from neo_git.ask.model import CallRecord, EffortDecision, ModelRequest, ProposedChange
@@ -83,6 +83,7 @@ class ReasoningLoop:
 
     def _plan_code_critic(self) -> None:
         plan = self._answer("plan")
+        assert plan is not None   # the first step raises rather than answer nothing
         self.out.plan, self.out.confidence = plan.plan, plan.confidence
         self._cite(plan.facts)
         plan_text = "# Plan (from the previous step)\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(plan.plan, 1))

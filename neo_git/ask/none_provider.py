@@ -9,7 +9,7 @@ from neo_git.ask.settings import ProviderSettings
 # (environment, git config, the provider it selects, why). The hint is written from these rows,
 # and tests/ask/test_provider_hint.py applies each row to a fresh repository and checks that
 # `resolve_settings` selects the provider the row names, so the text cannot drift from the code.
-SELECTION = (
+SELECTION: tuple[tuple[dict[str, str], dict[str, str], str, str], ...] = (
     ({"OPENAI_API_KEY": "…"}, {}, "openai", ""),
     ({"ANTHROPIC_API_KEY": "…"}, {}, "anthropic", "when no OpenAI key is set"),
     ({}, {"neo.anthropicKey": "…"}, "anthropic", "a key in git config counts the same"),

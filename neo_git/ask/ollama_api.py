@@ -66,7 +66,7 @@ class OllamaProvider:
                 if exc.code not in RETRY_STATUSES or attempt == self.settings.max_retries:
                     raise self._http_error(exc) from None
                 time.sleep(_retry_delay(exc, attempt))
-            except (socket.timeout, TimeoutError):
+            except TimeoutError:
                 raise ProviderError("timeout", f"ollama ({self.settings.model}) did not answer within "
                                     f"{timeout:g} s", "raise `git config neo.timeout`") from None
             except urllib.error.URLError as exc:
@@ -86,7 +86,7 @@ class OllamaProvider:
 
     def _post(self, url: str, body: bytes, timeout: float) -> dict:
         req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
-        with urllib.request.urlopen(req, timeout=timeout) as response:  # noqa: S310 - a configured http(s) URL
+        with urllib.request.urlopen(req, timeout=timeout) as response:  # a configured http(s) URL
             raw = response.read()
         try:
             return safejson.loads(raw)

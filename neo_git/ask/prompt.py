@@ -8,16 +8,17 @@ everything quoted is data and asks the model to cite the ids it relies on.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from neo_git.knowledge import asks_about_change
 from neo_git.readfile import FileTooLarge, NotARegularFile, kind_of, read_regular
 from neo_git.redact import redact
+from neo_git.visible import visible
 
 _REDACT_MARGIN = 65_536   # characters past a cut that are redacted with what is kept
-from neo_git.visible import visible
 
 if TYPE_CHECKING:  # pragma: no cover
     from neo_git.facts import Fact
@@ -53,7 +54,7 @@ TASKS = {
 }
 
 
-def is_unverified(fact: "Fact", ctx: Any = None) -> bool:
+def is_unverified(fact: Fact, ctx: Any = None) -> bool:
     """A claim not yet trusted (from a teammate whose author is not trusted): shown as unverified."""
     return bool(getattr(fact, "untrusted", False) or fact.id in getattr(ctx, "untrusted", ()) or "unverified" in fact.tags)
 
@@ -84,7 +85,7 @@ class AskContext:
     """Everything a prompt is built from."""
 
     question: str
-    recall: "ContextResult"
+    recall: ContextResult
     files: tuple[IncludedFile, ...] = ()
     patterns: tuple[PatternHit, ...] = ()
     notes: tuple[str, ...] = field(default=())
@@ -96,7 +97,7 @@ class AskContext:
         return list(self.recall.valid_facts)
 
     @property
-    def changes(self) -> list[tuple["Fact", "Fact | None"]]:
+    def changes(self) -> list[tuple[Fact, Fact | None]]:
         """(retired fact, its current successor or None) to show: only when the question asks
         what changed, and a superseded fact only together with its successor."""
         if not asks_about_change(self.question):
@@ -123,7 +124,7 @@ class AskContext:
         return sum(len(f.text) for f in self.files)
 
 
-def stale_flags(fact: "Fact") -> list[str]:
+def stale_flags(fact: Fact) -> list[str]:
     """["STALE: cited code changed since <date>"] for a fact whose cited code all changed: never
     passed off as current knowledge."""
     from neo_git.citation_states import stale_note
@@ -132,13 +133,13 @@ def stale_flags(fact: "Fact") -> list[str]:
     return [f"STALE: {note}; check the code before relying on it"] if note else []
 
 
-def quoted(fact: "Fact") -> str:
+def quoted(fact: Fact) -> str:
     """Subject — body as one JSON string with every control, bidi and zero-width character
     shown as an escape: data that cannot pass for an instruction or close a section."""
     return visible(json.dumps(fact.subject + (f" — {fact.body}" if fact.body else ""), ensure_ascii=False))
 
 
-def _quote(fact: "Fact", ctx: "ContextResult") -> str:
+def _quote(fact: Fact, ctx: ContextResult) -> str:
     flags = [fact.kind.value, f"confidence {fact.metadata.confidence:.2f}"]
     if is_unverified(fact, ctx):
         flags.append("UNVERIFIED claim: not yet trusted")
@@ -190,7 +191,7 @@ def render_context(context: AskContext) -> str:
     healthy = [f for f in context.files if f.health]
     if healthy:
         out.append("# Health of these files")
-        out += [f"{visible(f.path)}: " + ", ".join(f"{k} {v}" for k, v in f.health.items()) for f in healthy]
+        out += [f"{visible(f.path)}: " + ", ".join(f"{k} {v}" for k, v in (f.health or {}).items()) for f in healthy]
     return "\n".join(out)
 
 
@@ -205,7 +206,7 @@ def system_message(stage: str) -> str:
         "[fact:<id>] and list its id in \"facts\".\n"
         f"{TASKS[stage]}\n"
         "Reply with one JSON object and nothing else, of this form:\n" + SCHEMAS[stage])
-    
+
 
 def build_messages(stage: str, context_text: str, extra: str = "") -> tuple[str, str]:
     """(system, user) for *stage*, redacted: this is exactly what is sent."""

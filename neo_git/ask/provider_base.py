@@ -22,10 +22,10 @@ class Provider(Protocol):
     """A model behind an API."""
 
     name: str
-    settings: "ProviderSettings"
+    settings: ProviderSettings
     calls_model: bool                # False for `none`: the engine stops before any call
 
-    def complete(self, request: "ModelRequest") -> "ModelReply":
+    def complete(self, request: ModelRequest) -> ModelReply:
         """Send one request; return the reply text and the usage the API reported."""
         ...
 
@@ -44,7 +44,7 @@ KEY_HINT = {
 }
 
 
-def scrub(text: str, settings: "ProviderSettings") -> str:
+def scrub(text: str, settings: ProviderSettings) -> str:
     """A server's message made safe to show: one line, the key and other secrets removed."""
     from neo_git.redact import redact
 
@@ -54,7 +54,7 @@ def scrub(text: str, settings: "ProviderSettings") -> str:
     return redact(line)[:200]
 
 
-def sdk_error(exc: Exception, settings: "ProviderSettings") -> ProviderError:
+def sdk_error(exc: Exception, settings: ProviderSettings) -> ProviderError:
     """Translate an openai/anthropic SDK exception (same class names in both) into a ProviderError."""
     names = {cls.__name__ for cls in type(exc).__mro__}
     who = f"{settings.name} ({settings.model})"
@@ -100,7 +100,7 @@ class SDKProvider:
     label = ""                 # for messages: "OpenAI"
     calls_model = True
 
-    def __init__(self, settings: "ProviderSettings") -> None:
+    def __init__(self, settings: ProviderSettings) -> None:
         self.settings = settings
         self._client = None
 
@@ -128,7 +128,8 @@ def _server_message(exc: Exception) -> str:
     """The API's own error message (both SDKs keep the decoded error body on the exception)."""
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
-        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        error = body.get("error")
+        inner = error if isinstance(error, dict) else body
         if isinstance(inner.get("message"), str):
             return inner["message"]
     return getattr(exc, "message", "") or str(exc)

@@ -11,7 +11,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from neo_git.ask.provider_base import (  # noqa: F401 - re-exported
-    KEY_HINT, Provider, ProviderError, SDKProvider, missing_sdk, scrub, sdk_error,
+    KEY_HINT,
+    Provider,
+    ProviderError,
+    SDKProvider,
+    missing_sdk,
+    scrub,
+    sdk_error,
 )
 from neo_git.ask.settings import PROVIDER_NAMES, check_provider  # noqa: F401 - re-exported
 
@@ -30,6 +36,6 @@ def _registry() -> dict[str, type]:
             "none": NoModelProvider}
 
 
-def make_provider(settings: "ProviderSettings") -> Provider:
+def make_provider(settings: ProviderSettings) -> Provider:
     """The provider object for *settings*."""
     return _registry()[check_provider(settings.name)](settings)

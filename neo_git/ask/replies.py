@@ -3,8 +3,9 @@ like any input from outside: types, sizes, and only fact ids that were in the pr
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from neo_git import safejson
 from neo_git.ask.model import ProposedChange

@@ -56,7 +56,7 @@ class ProviderSettings:
         return (f"ProviderSettings(name={self.name!r}, model={self.model!r}, key={key}, "
                 f"base_url={self.base_url!r}, timeout={self.timeout}, max_retries={self.max_retries})")
 
-    def with_changes(self, **changes: Any) -> "ProviderSettings":
+    def with_changes(self, **changes: Any) -> ProviderSettings:
         """A copy with *changes*."""
         return replace(self, **changes)
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from neo_git import safejson
 from neo_git.ask.model import EFFORTS, AskResult, CallRecord

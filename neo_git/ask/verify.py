@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import re
 import textwrap
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from neo_git.ask.model import ProposedChange
 
@@ -82,7 +82,7 @@ def check_change(change: ProposedChange, rules: Sequence[Rule]) -> tuple[str, ..
     code = textwrap.dedent(change.code) if change.code else _added_lines(change.diff or "")
     language = language_for_path(change.file)
     metrics = analyze_source(change.file, code.encode("utf-8")) if language else None
-    if change.code and metrics is not None and metrics.has_errors:
+    if change.code and language and metrics is not None and metrics.has_errors:
         line = _first_error_line(language, code)
         problems.append(f"{change.file}: the code does not parse as {language}" + (f" (line {line})" if line else ""))
     for rule in rules:

@@ -26,9 +26,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from neo_git.citing import Resolve
 
 
-def resolver(repo: "pygit2.Repository", workdir: Path | None) -> "Resolve":
+def resolver(repo: pygit2.Repository | None, workdir: Path | None) -> Resolve:
     """How the store resolves cite strings (`neo_git/citing.py`): `resolve.Resolver`'s."""
-    from neo_git.citations.resolve import Resolver   # loaded when a citation is resolved, not at start-up
+    from neo_git.citations.resolve import Resolver  # loaded when a citation is resolved, not at start-up
 
     return Resolver(repo, workdir).resolve
 

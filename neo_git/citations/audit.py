@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from neo_git.citations.recording import Recheck
 from neo_git.citation_states import BROKEN, MOVED, UNKNOWN
+from neo_git.citations.recording import Recheck
 from neo_git.citations.verify import find_since
 from neo_git.errors import NeoError
 from neo_git.fact_schema import Citation
@@ -72,7 +72,7 @@ def _symbol_field(citation: Citation) -> str | None:
     return f"{span[0]}-{span[1]}" if span else None
 
 
-def verify_facts(store: "FactStore", rev: str = "HEAD", *, record: bool | None = None) -> VerifyReport:
+def verify_facts(store: FactStore, rev: str = "HEAD", *, record: bool | None = None) -> VerifyReport:
     """Check every cited fact (project and session scope) against *rev*; *record* (default: when
     *rev* is where HEAD is) writes the changes found."""
     import pygit2
@@ -95,6 +95,7 @@ def verify_facts(store: "FactStore", rev: str = "HEAD", *, record: bool | None =
             return None
         steps = min(64, budget[0])
         budget[0] -= steps
+        assert run.reader is not None   # set by the recheck before it asks
         return find_since(repo, run.reader, citation, state, checked, limit=steps)
 
     try:

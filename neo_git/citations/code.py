@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from neo_git.citations.languages import language_of
 from neo_git.citations.symbols import FileCode, from_json, read_code, to_json
@@ -47,7 +47,7 @@ def code_version() -> str:
 class CodeReader:
     """Blob contents, fingerprints and symbols of one repository, cached by blob id."""
 
-    def __init__(self, repo: "pygit2.Repository", neo_dir: Path | None = None, *, cache: bool = True) -> None:
+    def __init__(self, repo: pygit2.Repository, neo_dir: Path | None = None, *, cache: bool = True) -> None:
         self.repo = repo
         self._memo: dict[tuple[str, str], FileCode] = {}
         self._cache = None
@@ -61,12 +61,12 @@ class CodeReader:
     def data(self, blob_id: str) -> bytes:
         """The blob's bytes; Unavailable when this repository does not have it."""
         try:
-            blob = self.repo[blob_id]
+            blob = cast("pygit2.Blob", self.repo[blob_id])
         except (KeyError, ValueError):
             raise Unavailable(blob_id) from None
         try:
             return blob.data
-        except Exception as exc:  # noqa: BLE001 - pygit2 raises GitError for a broken or missing object
+        except Exception as exc:  # pygit2 raises GitError for a broken or missing object
             raise Unavailable(blob_id) from exc
 
     def code(self, path: str, blob_id: str) -> FileCode:
@@ -99,7 +99,7 @@ class CodeReader:
             self._cache.close()
             self._cache = None
 
-    def __enter__(self) -> "CodeReader":
+    def __enter__(self) -> CodeReader:
         return self
 
     def __exit__(self, *exc_info) -> None:

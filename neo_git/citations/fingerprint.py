@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import TYPE_CHECKING, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     import tree_sitter
@@ -37,14 +38,14 @@ def digest(tokens: Iterable[bytes]) -> str:
     return h.hexdigest()[:16]
 
 
-def _leaf_text(node: "tree_sitter.Node") -> bytes:
+def _leaf_text(node: tree_sitter.Node) -> bytes:
     text = node.text or b""
     if not text.strip():
         return b""
     return _SPACE.sub(b" ", text.strip()) if _SPACE.search(text) else text
 
 
-def marked_tokens(node: "tree_sitter.Node", ignore: frozenset[int] | set[int], marks: frozenset[int] | set[int]
+def marked_tokens(node: tree_sitter.Node, ignore: frozenset[int] | set[int], marks: frozenset[int] | set[int]
                   ) -> tuple[list[bytes], dict[int, tuple[int, int]]]:
     """The structural token stream of *node*'s subtree (ids in *ignore* skipped; trailing commas
     not yet dropped) and, for each node id in *marks*, the [start, end) slice of the stream its
@@ -56,6 +57,7 @@ def marked_tokens(node: "tree_sitter.Node", ignore: frozenset[int] | set[int], m
     depth = 0
     while True:
         current = cursor.node
+        assert current is not None   # a cursor over a node is always on one
         nid = current.id
         if nid in marks:
             starts[nid] = len(out)
@@ -77,7 +79,9 @@ def marked_tokens(node: "tree_sitter.Node", ignore: frozenset[int] | set[int], m
             cursor.goto_parent()
             depth -= 1
             out.append(CLOSE)
-            parent = cursor.node.id
+            above = cursor.node
+            assert above is not None
+            parent = above.id
             if parent in marks:
                 spans[parent] = (starts[parent], len(out))
         if depth == 0:
@@ -100,13 +104,14 @@ def without_trailing_commas(tokens: list[bytes]) -> list[bytes]:
     return tokens
 
 
-def leaf_tokens(root: "tree_sitter.Node", ignore: frozenset[int] | set[int]) -> list[tuple[int, bytes]]:
+def leaf_tokens(root: tree_sitter.Node, ignore: frozenset[int] | set[int]) -> list[tuple[int, bytes]]:
     """(1-based line, token) of every leaf of *root*, ignored subtrees left out (for line spans)."""
     out: list[tuple[int, bytes]] = []
     cursor = root.walk()
     depth = 0
     while True:
         current = cursor.node
+        assert current is not None   # a cursor over a node is always on one
         if current.id in ignore:
             pass
         elif current.child_count == 0:

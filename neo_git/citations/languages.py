@@ -41,7 +41,7 @@ def supported_extensions() -> str:
 
 
 @functools.cache
-def symbol_query(language: str) -> "tree_sitter.Query":
+def symbol_query(language: str) -> tree_sitter.Query:
     """The compiled symbol query of *language* (once per process)."""
     import tree_sitter
 

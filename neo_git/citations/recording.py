@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
+from neo_git.citation_states import BROKEN, CHANGED, GONE, MOVED, UNKNOWN, VERIFIED
 from neo_git.citations.code import CodeReader
 from neo_git.citations.resolve import commit_date
-from neo_git.citation_states import BROKEN, CHANGED, GONE, MOVED, UNKNOWN, VERIFIED
-from neo_git.citations.verify import Change as FileChange
-from neo_git.citations.verify import Check, Verifier
+from neo_git.citations.verify import Change as FileChange, Check, Verifier
 from neo_git.fact_schema import Citation
 from neo_git.facts import Fact, FactScope
 from neo_git.store.base import Change
@@ -74,7 +74,7 @@ class Transition:
 class Recheck:
     """Citation states of the cited facts, updated commit by commit in memory."""
 
-    store: "FactStore"
+    store: FactStore
     reader: CodeReader | None = None
     facts: dict[str, Fact] = field(default_factory=dict)          # id -> fact as loaded
     current: dict[str, tuple[Citation, ...]] = field(default_factory=dict)   # id -> citations now
@@ -93,6 +93,7 @@ class Recheck:
                     self.facts[fact.id] = fact
                     self.current[fact.id] = fact.metadata.citations
         if self.reader is None:
+            assert self.store.repo is not None   # citations are checked in a repository
             self.reader = CodeReader(self.store.repo, self.store.paths.neo_dir if self.store.paths else None)
 
     def by_path(self) -> dict[str, list[str]]:
@@ -103,25 +104,27 @@ class Recheck:
                 index.setdefault(citation.path, []).append(fact_id)
         return index
 
-    def commit(self, commit: "pygit2.Commit", changes: Sequence[FileChange]) -> list[Transition]:
+    def commit(self, commit: pygit2.Commit, changes: Sequence[FileChange]) -> list[Transition]:
         """Re-verify the facts citing a file *commit* changed (renames: old and new path)."""
         touched = {c.path for c in changes} | {c.old_path for c in changes if c.old_path}
         index = self.by_path()
         wanted = sorted({fact_id for path in touched for fact_id in index.get(path, ())})
         if not wanted:
             return []
+        assert self.store.repo is not None and self.reader is not None   # set up by __post_init__
         verifier = Verifier(self.store.repo, commit, self.reader, changes=[FileChange(*c) for c in changes])
         found: list[Transition] = []
         for fact_id in wanted:
             found += self._apply(fact_id, verifier, touched)
         return found
 
-    def verify_all(self, commit: "pygit2.Commit", since: "SinceFinder | None" = None
+    def verify_all(self, commit: pygit2.Commit, since: SinceFinder | None = None
                    ) -> dict[str, list[tuple[Check, Citation]]]:
         """Check every citation of every cited fact against *commit* (what `git neo verify` does),
         updating the citations in memory as a commit would. *since* finds the commit that caused
         a state this check discovered (default: *commit* itself). Returns {fact id: [(check, the
         citation as now recorded)]} in citation order, facts oldest first."""
+        assert self.store.repo is not None and self.reader is not None   # set up by __post_init__
         verifier = Verifier(self.store.repo, commit, self.reader)
         out: dict[str, list[tuple[Check, Citation]]] = {}
         for fact_id in sorted(self.current, key=lambda i: (self.facts[i].metadata.created_at, i)):
@@ -131,7 +134,7 @@ class Recheck:
         return out
 
     def _apply(self, fact_id: str, verifier: Verifier, touched: set[str] | None,
-               checks: list[Check] | None = None, since: "SinceFinder | None" = None) -> list[Transition]:
+               checks: list[Check] | None = None, since: SinceFinder | None = None) -> list[Transition]:
         fact = self.facts[fact_id]
         citations = list(self.current[fact_id])
         found: list[Transition] = []
@@ -269,7 +272,7 @@ def _detail(t: Transition) -> str:
     return f"fact {t.fact} {t.citation}: {t.before} -> {t.after} in {t.commit[:12]}"
 
 
-def recheck_commits(repo: "pygit2.Repository", items: Sequence[tuple[str, Sequence]]) -> tuple[list[Transition], str | None]:
+def recheck_commits(repo: pygit2.Repository, items: Sequence[tuple[str, Sequence]]) -> tuple[list[Transition], str | None]:
     """The worker's step: re-verify, commit by commit (oldest first), the facts citing files each
     commit changed (*items*: (commit id, its changed files)); write the state changes in one
     commit on the facts ref and a line per change in each commit's note. Returns the
@@ -280,6 +283,7 @@ def recheck_commits(repo: "pygit2.Repository", items: Sequence[tuple[str, Sequen
     from neo_git.store.refstore import FACTS_REF
 
     store = FactStore(repo)
+    assert store.paths is not None   # opened from a repository
     lock = store.paths.common_dir / f"{FACTS_REF}.lock"
     run = Recheck(store)
     try:
@@ -309,7 +313,7 @@ def recheck_commits(repo: "pygit2.Repository", items: Sequence[tuple[str, Sequen
         run.close()
 
 
-def _notes(repo: "pygit2.Repository", run: Recheck, commits: Sequence[str]) -> None:
+def _notes(repo: pygit2.Repository, run: Recheck, commits: Sequence[str]) -> None:
     from neo_git.facts import now_iso
     from neo_git.store import notes
 

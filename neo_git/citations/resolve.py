@@ -12,14 +12,15 @@ from __future__ import annotations
 import difflib
 import posixpath
 import re
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
+from neo_git.citation_states import VERIFIED
 from neo_git.citations.code import code_of
 from neo_git.citations.fingerprint import span_digest
 from neo_git.citations.languages import language_of, supported_extensions
-from neo_git.citation_states import VERIFIED
 from neo_git.citations.symbols import line_tokens
 from neo_git.errors import NeoError
 from neo_git.fact_schema import Citation
@@ -87,13 +88,13 @@ def too_large(path: str, size: int | None) -> NeoError:
 class Resolver:
     """Resolves citations of one repository against its work tree and HEAD."""
 
-    def __init__(self, repo: "pygit2.Repository", workdir: Path | None, cwd: Path | None = None) -> None:
+    def __init__(self, repo: pygit2.Repository | None, workdir: Path | None, cwd: Path | None = None) -> None:
         self.repo = repo
         self.workdir = Path(workdir) if workdir is not None else None
         self.cwd = cwd
         self.head = None
         try:
-            if not repo.head_is_unborn:
+            if repo is not None and not repo.head_is_unborn:   # an in-memory store: no HEAD
                 import pygit2
 
                 self.head = repo.head.peel(pygit2.Commit)
@@ -161,7 +162,8 @@ class Resolver:
         if in_head is None:
             return None
         try:
-            blob = self.repo[in_head]
+            assert self.repo is not None   # a blob in HEAD: a repository
+            blob = cast("pygit2.Blob", self.repo[in_head])
             if blob.size > MAX_FILE_BYTES:
                 raise too_large(path, blob.size)
             return blob.data, in_head, True
@@ -183,7 +185,8 @@ class Resolver:
         if self._paths is None:
             paths: set[str] = set()
             try:
-                paths.update(entry.path for entry in self.repo.index)
+                if self.repo is not None:   # an in-memory store: no index
+                    paths.update(entry.path for entry in self.repo.index)
             except Exception:  # noqa: BLE001 - a bare repository has no index
                 pass
             if self.head is not None:
@@ -221,7 +224,7 @@ def _pick_symbol(wanted: str, names: Iterable[str], path: str) -> str:
     raise NeoError(f"no function, method or class {wanted} in {path}", hint)
 
 
-def commit_date(commit: "pygit2.Commit") -> str:
+def commit_date(commit: pygit2.Commit) -> str:
     """The commit's committer date, ISO 8601 UTC."""
     from datetime import datetime, timezone
 
@@ -232,7 +235,7 @@ MAX_CITED_SYMBOLS = 3
 MAX_SPAN_LINES = 200
 
 
-def cite_lines(path: str, data: bytes, blob: str, commit: "pygit2.Commit", lines: Iterable[int]) -> list[Citation]:
+def cite_lines(path: str, data: bytes, blob: str, commit: pygit2.Commit, lines: Iterable[int]) -> list[Citation]:
     """Citations of the code holding *lines* of *path* at *commit*: the innermost function,
     method or class around them (at most three), else the span from the first to the last line.
     Used for what an accepted suggestion shipped."""

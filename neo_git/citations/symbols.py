@@ -8,11 +8,19 @@ from the first to the last and its fingerprint covers all of them.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from neo_git.citations.fingerprint import (
-    without_trailing_commas, digest, leaf_tokens, marked_tokens, symbol_digest, text_tokens,
+    digest,
+    leaf_tokens,
+    marked_tokens,
+    symbol_digest,
+    text_tokens,
+    without_trailing_commas,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    import tree_sitter
 
 
 class Symbol(NamedTuple):
@@ -36,7 +44,7 @@ class _Definition(NamedTuple):
     end: int
     name: str
     citable: bool
-    node: object
+    node: tree_sitter.Node
     name_id: int
 
 

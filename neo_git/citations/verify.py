@@ -17,13 +17,14 @@ not have (a partial clone, a shallow one) makes the state "unknown".
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Iterable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
+from neo_git.citation_states import CHANGED, GONE, MOVED, UNKNOWN, VERIFIED
 from neo_git.citations.code import CodeReader, Unavailable
 from neo_git.citations.fingerprint import find_span, span_digest
 from neo_git.citations.languages import language_of
-from neo_git.citation_states import CHANGED, GONE, MOVED, UNKNOWN, VERIFIED
 from neo_git.citations.symbols import line_tokens
 from neo_git.fact_schema import Citation, CitationState
 
@@ -55,7 +56,7 @@ class _Missing(Exception):
     """An object needed to decide is not in this repository."""
 
 
-def diff_changes(repo: "pygit2.Repository", old_tree, new_tree) -> list[Change]:
+def diff_changes(repo: pygit2.Repository, old_tree, new_tree) -> list[Change]:
     """The files that differ between two trees, with git's rename detection."""
     diff = repo.diff(old_tree, new_tree) if old_tree is not None else new_tree.diff_to_tree(swap=True)
     diff.find_similar()
@@ -74,7 +75,7 @@ def diff_changes(repo: "pygit2.Repository", old_tree, new_tree) -> list[Change]:
 class Verifier:
     """Checks citations against one commit."""
 
-    def __init__(self, repo: "pygit2.Repository", commit: "pygit2.Commit", reader: CodeReader,
+    def __init__(self, repo: pygit2.Repository, commit: pygit2.Commit, reader: CodeReader,
                  changes: Sequence[Change] | None = None) -> None:
         self.repo = repo
         self.commit = commit
@@ -92,7 +93,7 @@ class Verifier:
             entry = self.tree[path]
         except KeyError:
             return None
-        except Exception as exc:  # noqa: BLE001 - a tree object this repository lacks
+        except Exception as exc:  # a tree object this repository lacks
             raise _Missing(path) from exc
         if entry.type_str != "blob":
             return None
@@ -139,6 +140,7 @@ class Verifier:
         renamed = next((ch for ch in changes if ch.old_path == path and ch.path != path and ch.new_id), None)
         if renamed is None:
             return self._search(c, f"{path} was deleted")
+        assert renamed.new_id is not None   # picked for having one
         found = self._at(c, renamed.path, renamed.new_id)
         if found is None:
             return self._search(c, f"{c.symbol} is not in {renamed.path} (renamed from {path})")
@@ -218,8 +220,8 @@ class Verifier:
         return replace(here, symbol=names[0]) if names else None
 
 
-def find_since(repo: "pygit2.Repository", reader: CodeReader, citation: Citation, state: str,
-               commit: "pygit2.Commit", limit: int = 64) -> "pygit2.Commit | None":
+def find_since(repo: pygit2.Repository, reader: CodeReader, citation: Citation, state: str,
+               commit: pygit2.Commit, limit: int = 64) -> pygit2.Commit | None:
     """The commit from which *citation* has been in *state* at *commit*: walking first parents
     back (no rename detection, at most *limit* steps) to the last commit where it was not, or
     to the commit it was checked at. None when the walk ends first (a shallow boundary, the limit)."""

@@ -12,7 +12,7 @@ import sys
 
 TYPE_CHECKING = False   # not `typing`'s: an agent hook process starts here, and typing costs it ~3 ms
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Sequence
+    from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -120,7 +120,6 @@ def _version() -> int:
     print(f"git-neo version {__version__}")
     try:
         from neo_git import embed
-
         from neo_git.embed.status import config_source
 
         configured = embed.configured_name()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    import argparse   # the hook path (`run_hook`) never builds a parser
+    import argparse  # the hook path (`run_hook`) never builds a parser
 
 
 def register(sub) -> dict[str, str]:

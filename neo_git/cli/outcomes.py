@@ -65,6 +65,7 @@ def cmd_suggest(args: argparse.Namespace) -> int:
     diff = _read_input(args.diff_file) if args.diff_file else None
     store = FactStore.open()
     repo, paths = store.repo, store.paths
+    assert repo is not None and paths is not None   # opened from a repository
     file = args.file
     if not Path(file).is_absolute() and paths.workdir is not None:
         # a path typed in a subfolder is relative to it, as for git itself

@@ -4,9 +4,10 @@ from __future__ import annotations
 import json
 import math
 import sys
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
-from neo_git.visible import visible  # noqa: F401 - the commands import it from here too
+from neo_git.visible import visible  # the commands import it from here too
 
 if TYPE_CHECKING:  # pragma: no cover
     from neo_git.fact_schema import Citation

@@ -3,10 +3,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING, cast
 
 from neo_git.cli.output import print_json, visible, warn
 from neo_git.cli.parser import json_flag
 from neo_git.errors import NeoError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from neo_git.store.review.possible import PossibleSupersessions
 
 
 def register(sub) -> dict[str, str]:
@@ -93,7 +97,9 @@ def cmd_review(args: argparse.Namespace) -> int:
         asked = list(questions(pending))
         for group in asked:
             item, source = group[0], SOURCES[group[0]["type"]]
-            headline, details = source.describe(item) if len(group) == 1 else source.describe_group(group)
+            # Only possible supersessions of one newer fact come grouped (`questions`).
+            headline, details = (source.describe(item) if len(group) == 1
+                                 else cast("PossibleSupersessions", source).describe_group(group))
             scope = item.get("scope")
             print(visible(headline) + (f"  [{scope}]" if scope and scope != "project" else ""))
             for line in details:

@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, cast
 
 from neo_git.cli.output import print_json, visible, warn
 from neo_git.cli.parser import json_flag
+
+if TYPE_CHECKING:  # pragma: no cover
+    from neo_git.store.refstore import RefStore
 
 
 def register(sub) -> dict[str, str]:
@@ -43,7 +47,7 @@ def _syncer(args: argparse.Namespace):
     from neo_git.sync import Syncer
 
     store = FactStore.open()
-    store.project_store.tip()   # a damaged ref: a fatal pointing at `doctor --fix` before any network
+    cast("RefStore", store.project_store).tip()   # a damaged ref: a fatal pointing at `doctor --fix` before any network
     return Syncer(store, args.remote)
 
 
@@ -56,7 +60,8 @@ def _sharing_syncer(args: argparse.Namespace):
     from neo_git.sync.remotes import choose_remote, require_chosen
 
     store = FactStore.open()
-    store.project_store.tip()   # a damaged ref is never shared (nor read as "nothing yet")
+    assert store.repo is not None   # opened from a repository
+    cast("RefStore", store.project_store).tip()   # a damaged ref is never shared (nor read as "nothing yet")
     if args.choose:
         if args.remote and args.remote != args.choose:
             raise NeoError(f"two remotes named: {args.remote} and --remote {args.choose}", "name one")
@@ -208,14 +213,14 @@ def cmd_trust(args: argparse.Namespace) -> int:
         email = trust.remove_trusted(store, args.who)
         message = f"no longer trusted: {email}"
     if args.json:
-        print_json({"action": args.action, "email": email, **({"key": bound[1]} if args.key is not None else {})})
+        print_json({"action": args.action, "email": email, **({"key": bound[1]} if args.key is not None and bound is not None else {})})
     else:
         for line in message.splitlines():
             print(visible(line))
     return 0
 
 
-def _added_message(store, email: str, bound: "tuple[str, str, bool] | None") -> str:
+def _added_message(store, email: str, bound: tuple[str, str, bool] | None) -> str:
     """What `trust add` did, for signed and for unsigned commits."""
     from neo_git.sync import trust
 

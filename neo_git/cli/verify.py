@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, cast
 
 from neo_git.cli.output import print_json, visible, warn
 from neo_git.cli.parser import json_flag
+
+if TYPE_CHECKING:  # pragma: no cover
+    from neo_git.store.refstore import RefStore
 
 _MARK = {"verified": "ok", "moved": "moved", "changed": "CHANGED", "gone": "GONE", "unknown": "?"}
 
@@ -26,7 +30,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from neo_git.store import FactStore
 
     store = FactStore.open()
-    store.project_store.tip()   # a damaged ref: a fatal pointing at `doctor --fix`, not "no fact cites code"
+    cast("RefStore", store.project_store).tip()   # a damaged ref: a fatal pointing at `doctor --fix`, not "no fact cites code"
     report = verify_facts(store, args.rev)
     warn(store.warnings)
     if args.json:

@@ -15,11 +15,23 @@ check is a module and a line in each; `examine` and `repair` never change.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING
 
-from neo_git.doctor import (agents, caches, githooks, leftovers, localfiles, pointers, reachability, ref, refdamage,
-                           remotes, trustrecord)
+from neo_git.doctor import (
+    agents,
+    caches,
+    githooks,
+    leftovers,
+    localfiles,
+    pointers,
+    reachability,
+    ref,
+    refdamage,
+    remotes,
+    trustrecord,
+)
 from neo_git.doctor.findings import STALE_SECONDS, Context, Finding
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,7 +56,7 @@ CHECKS: dict[str, Callable[[Context], list[Finding]]] = {
 
 # A finding's `action` -> the repair: (finding, context or None, paths some process has open or
 # None) -> whether it was done.
-REPAIRS: dict[str, Callable[[Finding, "Context | None", "set[str] | None"], bool]] = {
+REPAIRS: dict[str, Callable[[Finding, Context | None, set[str] | None], bool]] = {
     "remove": leftovers.remove_file,
     pointers.ACTION: pointers.cut_local,
     "reinstall-hooks": githooks.reinstall_hooks,
@@ -55,20 +67,20 @@ REPAIRS: dict[str, Callable[[Finding, "Context | None", "set[str] | None"], bool
 }
 
 
-def context(repo: "pygit2.Repository", home: Path | None = None) -> Context:
+def context(repo: pygit2.Repository, home: Path | None = None) -> Context:
     """The context for *repo* (NEO_HOME from the environment unless given)."""
     from neo_git import identity
 
     return Context(repo, identity.repository_paths(repo), identity.neo_home() if home is None else Path(home))
 
 
-def examine(repo: "pygit2.Repository", home: Path | None = None) -> list[Finding]:
+def examine(repo: pygit2.Repository, home: Path | None = None) -> list[Finding]:
     """Everything the doctor checks, in registry order: the ref, the caches, the leftovers, …"""
     ctx = context(repo, home)
     return [finding for check in CHECKS.values() for finding in check(ctx)]
 
 
-def repair(findings: Iterable[Finding], repo: "pygit2.Repository | None" = None,
+def repair(findings: Iterable[Finding], repo: pygit2.Repository | None = None,
            home: Path | None = None) -> list[Finding]:
     """Apply every fix `--fix` may make; returns those done. A path that changed meanwhile
     (now open, or gone) is left alone."""

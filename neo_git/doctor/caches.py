@@ -11,7 +11,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from neo_git.identity import RepositoryPaths
 
 
-def check_caches(paths: "RepositoryPaths", home: Path, ref: str = "refs/neo/facts") -> list[Finding]:
+def check_caches(paths: RepositoryPaths, home: Path, ref: str = "refs/neo/facts") -> list[Finding]:
     """Derived files that do not verify: the parse cache against the blobs it names, vector
     records against their checksums, the access log against JSON."""
     from neo_git import safejson

@@ -36,6 +36,6 @@ class Finding:
 class Context:
     """What every check and repair gets: the repository, its git-neo paths, NEO_HOME."""
 
-    repo: "pygit2.Repository"
-    paths: "RepositoryPaths"
+    repo: pygit2.Repository
+    paths: RepositoryPaths
     home: Path

@@ -67,7 +67,7 @@ def check_hooks(ctx: Context) -> list[Finding]:
     return findings
 
 
-def reinstall_hooks(finding: Finding, ctx: "Context | None", held) -> bool:
+def reinstall_hooks(finding: Finding, ctx: Context | None, held) -> bool:
     """The "reinstall-hooks" repair: `git neo install` again (idempotent)."""
     if ctx is None:
         return False

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from neo_git.doctor.findings import STALE_SECONDS, Context, Finding
 from neo_git.errors import NeoError
@@ -41,7 +42,7 @@ def open_files() -> set[str] | None:
     return found
 
 
-def check_leftovers(paths: "RepositoryPaths", home: Path, now: float | None = None) -> list[Finding]:
+def check_leftovers(paths: RepositoryPaths, home: Path, now: float | None = None) -> list[Finding]:
     """Ref locks whose owner is gone and temp files nobody is writing."""
     now = time.time() if now is None else now
     held = open_files()
@@ -77,7 +78,7 @@ def glob_paths(folder: Path, pattern: str) -> Iterable[Path]:
         return []
 
 
-def remove_file(finding: Finding, ctx: "Context | None", held: "set[str] | None") -> bool:
+def remove_file(finding: Finding, ctx: Context | None, held: set[str] | None) -> bool:
     """The "remove" repair: delete the file at `finding.path` unless someone has it open now
     or it became a folder (a folder in the way is the user's to look at, never deleted)."""
     if finding.path is None:

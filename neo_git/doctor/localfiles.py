@@ -39,7 +39,7 @@ def check_local_files(ctx: Context) -> list[Finding]:
     return findings
 
 
-def rebuild_file(finding: Finding, ctx: "Context | None", held: "set[str] | None") -> bool:
+def rebuild_file(finding: Finding, ctx: Context | None, held: set[str] | None) -> bool:
     """The "rebuild-file" repair: move the unreadable thing aside, write an empty facts file."""
     from neo_git.fileio import locked, move_aside
     from neo_git.store.filestore import FileStore, file_problem

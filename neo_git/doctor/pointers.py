@@ -14,8 +14,9 @@ retired fact stays retired, its reason says the successor is missing.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Container, Mapping
+from typing import TYPE_CHECKING
 
 from neo_git.doctor.findings import Context, Finding
 from neo_git.fact_schema import Invalidation
@@ -67,7 +68,7 @@ def _describe(fact_id: str, missing: list[tuple[str, str]]) -> str:
     return f"{fact_id}: " + ", ".join(f"{name} → {target}" for name, target in missing)
 
 
-def _store(ctx: Context) -> "FactStore":
+def _store(ctx: Context) -> FactStore:
     from neo_git.store import FactStore
 
     return FactStore(ctx.repo, home=ctx.home)
@@ -94,7 +95,7 @@ def check_pointers(ctx: Context) -> list[Finding]:
     return findings
 
 
-def cut_local(finding: Finding, ctx: "Context | None", held: "set[str] | None") -> bool:
+def cut_local(finding: Finding, ctx: Context | None, held: set[str] | None) -> bool:
     """The repair: cut the dangling pointers of one local scope (re-planned on its current state)."""
     if ctx is None or finding.path is None:
         return False

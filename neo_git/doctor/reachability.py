@@ -52,7 +52,7 @@ def check_reachable(ctx: Context) -> list[Finding]:
     return findings
 
 
-def catch_up(finding: Finding, ctx: "Context | None", held) -> bool:
+def catch_up(finding: Finding, ctx: Context | None, held) -> bool:
     """The "catch-up" repair: process the recorded missed hook runs now, in this process."""
     if ctx is None:
         return False
@@ -92,7 +92,7 @@ def _runs(program: Path) -> bool:
     return program.is_file() and os.access(program, os.X_OK)
 
 
-def _inside(path: "str | Path", folder: Path) -> bool:
+def _inside(path: str | Path, folder: Path) -> bool:
     """Is *path* under *folder*, as written (a link in a venv's bin/ is in the venv wherever it points)?"""
     try:
         Path(os.path.abspath(path)).relative_to(os.path.abspath(folder))

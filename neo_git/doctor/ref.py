@@ -11,7 +11,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pygit2
 
 
-def check_ref(repo: "pygit2.Repository", ref: str = "refs/neo/facts") -> list[Finding]:
+def check_ref(repo: pygit2.Repository, ref: str = "refs/neo/facts") -> list[Finding]:
     """Every blob on *ref* parses, is a valid fact filed at its id's path; pointers resolve; no loops."""
     import pygit2
 

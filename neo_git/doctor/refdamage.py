@@ -55,7 +55,7 @@ def check_ref_file(ctx: Context) -> list[Finding]:
         return findings
     path = str(Path(ctx.paths.common_dir) / REF)
     if _sound_tip(ctx) is not None:
-        return [Finding(CHECK, problem, fix=f"drop its line from packed-refs (the loose ref, which git-neo reads, "
+        return [Finding(CHECK, problem, fix="drop its line from packed-refs (the loose ref, which git-neo reads, "
                                              "is kept)", path=path, action=ACTION), *findings]
     found = _local_tip(ctx)
     if found is not None:
@@ -177,7 +177,7 @@ def _fetch(ctx: Context, remote: str) -> None:
                        f"{hint}, then run `git neo doctor --fix` again; {REF} was not written")
 
 
-def restore_ref(finding: Finding, ctx: "Context | None", held: "set[str] | None") -> bool:
+def restore_ref(finding: Finding, ctx: Context | None, held: set[str] | None) -> bool:
     """The "restore-ref" repair: put the last good tip back with git's lock protocol."""
     if ctx is None or ref_problem(ctx) is None:
         return False

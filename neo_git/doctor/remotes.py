@@ -22,7 +22,7 @@ def check_remote(ctx: Context) -> list[Finding]:
                               if remotes else f"`git remote add {chosen} <url>`, or `git config --unset {REMOTE_KEY}`"))]
     carrying = [r for r in remotes if _exists(ctx, f"refs/remotes/{r}/neo/facts")]
     if chosen is None and len(carrying) > 1:
-        return [Finding(CHECK, f"{len(carrying)} remotes carry facts ({', '.join(carrying)}) and none is chosen for "
+        return [Finding(CHECK, f"{len(carrying)} remotes carry facts ({', '.join(map(str, carrying))}) and none is chosen for "
                                "sharing yours (neo.remote): `git neo sync` refuses until one is",
                         hint="choose one: " + " or ".join(f"`git neo sync --remote {r}`" for r in carrying))]
     return []

@@ -23,13 +23,12 @@ def _git(ctx: Context):
 
 def check_trust_record(ctx: Context) -> list[Finding]:
     """Commits with no trust verdict (their facts count as unverified), and an unreadable record."""
-    from neo_git.store import received
-    from neo_git.sync.signatures import unjudged
-
     import pygit2
 
     from neo_git.errors import NeoError
+    from neo_git.store import received
     from neo_git.store.ref_damage import checked_tip
+    from neo_git.sync.signatures import unjudged
 
     try:
         if checked_tip(ctx.repo, ctx.paths.common_dir, REF) is None:
@@ -65,7 +64,7 @@ def _lost_pins(ctx: Context) -> list[Finding]:
                     "history's order", path=str(pins.record_path(ctx.paths.neo_dir)), action=ACTION)]
 
 
-def rejudge_commits(finding: Finding, ctx: "Context | None", held: "set[str] | None") -> bool:
+def rejudge_commits(finding: Finding, ctx: Context | None, held: set[str] | None) -> bool:
     """The "rejudge" repair: verdicts recomputed from git data, the record rewritten (and the pins
     rebuilt from them when that record was lost)."""
     from neo_git.store import pins, received

@@ -12,7 +12,8 @@ hash embedder. "auto" never touches the network.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from neo_git.embed.protocol import Embedder
 from neo_git.errors import NeoError
@@ -39,7 +40,7 @@ __all__ = [
 DEFAULT_RELEVANCE_FLOOR = 0.3
 
 
-def relevance_floor(embedder: "Embedder") -> float:
+def relevance_floor(embedder: Embedder) -> float:
     """The cosine from which a fact is relevant to a question under *embedder* (its own
     calibrated `relevance_floor`; DEFAULT_RELEVANCE_FLOOR for an embedder that has none)."""
     value = getattr(embedder, "relevance_floor", None)
@@ -48,7 +49,7 @@ def relevance_floor(embedder: "Embedder") -> float:
     return float(value)
 
 
-def noise(embedder: "Embedder") -> "Noise":
+def noise(embedder: Embedder) -> Noise:
     """How *embedder*'s cosines between a question and facts it is not about scatter (its own
     calibrated `noise_cosine` (mean, sd, spread)); for an embedder that has none, a spread whose bound
     for a few hundred facts lands on its relevance floor (`relevance.Noise`)."""
@@ -126,7 +127,7 @@ CONFIG_KEY = "neo.embedder"
 ENV_VAR = "NEO_EMBEDDER"
 
 
-def get_embedder(name: "str | Embedder | None" = None, *, repo: "pygit2.Repository | None" = None) -> Embedder:
+def get_embedder(name: str | Embedder | None = None, *, repo: pygit2.Repository | None = None) -> Embedder:
     """The embedder for *name*: an instance as is, "hash", "fastembed[:<model>]", "auto", or None for the configured one."""
     if name is not None and not isinstance(name, str):
         if isinstance(name, Embedder):
@@ -149,7 +150,7 @@ def get_embedder(name: "str | Embedder | None" = None, *, repo: "pygit2.Reposito
     return factory(model.strip() or None)
 
 
-def configured_name(repo: "pygit2.Repository | None" = None) -> str:
+def configured_name(repo: pygit2.Repository | None = None) -> str:
     """The embedder name from $NEO_EMBEDDER, else `neo.embedder` (git config, then
     ~/.neo/config.json), else "auto"."""
     from neo_git.config import neo_config

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TYPE_CHECKING, Callable, Protocol, Sequence, TextIO
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Protocol, TextIO
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -34,11 +35,11 @@ REFRESH_SECONDS = 0.2
 class VectorSink(Protocol):
     """Where the batches go: the vector cache (`embed/cache.py`'s `VectorCache.store`)."""
 
-    def store(self, embedder, keys: list[bytes], embedded: "np.ndarray", remember: bool = True) -> "np.ndarray": ...
+    def store(self, embedder, keys: list[bytes], embedded: np.ndarray, remember: bool = True) -> np.ndarray: ...
 
 
 def embed_in_batches(cache: VectorSink, embedder, keys: Sequence[bytes], text_of: Callable[[int], str],
-                     take: Callable[[int, "np.ndarray"], None], *, batch: int = BATCH,
+                     take: Callable[[int, np.ndarray], None], *, batch: int = BATCH,
                      stream: TextIO | None = None) -> None:
     """Embed the texts *text_of(i)* of *keys* (no two alike) `CALL` at a time, append them to
     *cache* *batch* at a time and hand each batch's vectors to *take(first index, vectors)*;

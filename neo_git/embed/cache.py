@@ -36,13 +36,26 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Collection, Iterable, Sequence
+from typing import TYPE_CHECKING, cast
 
 from neo_git.embed.batches import embed_in_batches
 from neo_git.embed.vecfile import (
-    HEADER_BYTES, KEY_BYTES, KEYS_FILE, KEYS_HEADER, KEYS_MAGIC, SCAN_RECORDS, SUM_BYTES, checksums, file_header,
-    header_dim, record_size, record_vectors, text_key, trusted_words,
+    HEADER_BYTES,
+    KEY_BYTES,
+    KEYS_FILE,
+    KEYS_HEADER,
+    KEYS_MAGIC,
+    SCAN_RECORDS,
+    SUM_BYTES,
+    checksums,
+    file_header,
+    header_dim,
+    record_size,
+    record_vectors,
+    text_key,
+    trusted_words,
 )
 from neo_git.fileio import LockTimeout, locked
 from neo_git.identity import vector_cache_dir
@@ -89,12 +102,12 @@ class _Shelf:
         self.index: dict[bytes, int] = {}      # key -> row of its newest record (not yet checked)
         # Rows indexed from the key file: (its keys sorted, their rows), searched per wanted key
         # (`_row_of`) instead of a dict of every key; `index` holds the rows read after them.
-        self.key_rows: "tuple[np.ndarray, np.ndarray, bytes] | None" = None
+        self.key_rows: tuple[np.ndarray, np.ndarray, bytes] | None = None
         self.rows = 0                           # whole records indexed, in file order
         self.inode: int | None = None
         # Vectors fetched and checked, in blocks (each a view of a private copy of its records).
         self.checked: dict[bytes, tuple[int, int]] = {}  # key -> (block, row in block)
-        self._blocks: list["np.ndarray"] = []
+        self._blocks: list[np.ndarray] = []
         self._bad: set[int] = set()             # rows that failed their check: never fetched again
 
     def _dtype(self):
@@ -240,7 +253,7 @@ class _Shelf:
                 records = np.concatenate([records, np.empty((window, width), dtype="<u4")])
             part = records[kept:kept + min(window, total - self.rows)]
             fh.seek(HEADER_BYTES + self.rows * self.record)  # whole records only, even after a short read
-            count = fh.readinto(memoryview(part).cast("B")) // self.record  # short only if cut meanwhile
+            count = fh.readinto(memoryview(part).cast("B")) // self.record  # type: ignore[arg-type]  # an ndarray has the buffer protocol; short only if cut meanwhile
             if not count:
                 break
             base, part = self.rows, part[:count]
@@ -279,7 +292,7 @@ class _Shelf:
         except OSError:
             return  # unreadable now: those texts are embedded again
 
-    def _keep(self, words: "np.ndarray", keys: list[bytes], rows: list[int]) -> None:
+    def _keep(self, words: np.ndarray, keys: list[bytes], rows: list[int]) -> None:
         """Check records (a private copy, as (n, record words)) and keep the sound ones."""
         sound = trusted_words(words).tolist()
         block = len(self._blocks)
@@ -290,22 +303,23 @@ class _Shelf:
                 checked[key] = (block, i)
         self._bad.update(row for row, ok in zip(rows, sound) if not ok)
 
-    def remember(self, keys: list[bytes], vectors: "np.ndarray") -> None:
+    def remember(self, keys: list[bytes], vectors: np.ndarray) -> None:
         """Keep vectors this process embedded itself (just appended: no need to read them back)."""
         block = len(self._blocks)
         self._blocks.append(vectors)
         for i, key in enumerate(keys):
             self.checked[key] = (block, i)
 
-    def gather(self, keys: Sequence[bytes]) -> tuple["np.ndarray", list[int]]:
+    def gather(self, keys: Sequence[bytes]) -> tuple[np.ndarray, list[int]]:
         """(len(keys), dim) float32 holding the checked vector of each key (a new array the
         caller may change), and the positions of the keys that have none (zero rows)."""
         import numpy as np
 
         found = [self.checked.get(key) for key in keys]
-        if found and None not in found and len({block for block, _ in found}) == 1:
+        every = cast("list[tuple[int, int]]", found) if found and None not in found else None
+        if every is not None and len({block for block, _ in every}) == 1:
             # The usual cold call: every key met in one pass. One gather, no zero-filled array.
-            return self._blocks[found[0][0]][[row for _, row in found]], []
+            return self._blocks[every[0][0]][[row for _, row in every]], []
         out = np.zeros((len(keys), self.dim), dtype=np.float32)
         by_block: dict[int, tuple[list[int], list[int]]] = {}
         missing: list[int] = []
@@ -320,15 +334,18 @@ class _Shelf:
             out[positions] = self._blocks[block][rows]
         return out, missing
 
-    def block_rows(self, keys: Sequence[bytes]) -> tuple["np.ndarray", list[int]] | None:
+    def block_rows(self, keys: Sequence[bytes]) -> tuple[np.ndarray, list[int]] | None:
         """(a kept block, the row of each key in it) when every key has a checked vector in one
         block, else None. The block is shared: read it, never write to it."""
         found = [self.checked.get(key) for key in keys]
-        if not found or None in found or len({block for block, _ in found}) != 1:
+        if not found or None in found:
             return None
-        return self._blocks[found[0][0]], [row for _, row in found]
+        every = cast("list[tuple[int, int]]", found)   # no None in it
+        if len({block for block, _ in every}) != 1:
+            return None
+        return self._blocks[every[0][0]], [row for _, row in every]
 
-    def append(self, keys: list[bytes], vectors: "np.ndarray", remember: bool = True) -> None:
+    def append(self, keys: list[bytes], vectors: np.ndarray, remember: bool = True) -> None:
         """Append records under the lock, repairing a torn tail (or a foreign file) first. With
         *remember* this process also keeps the vectors (else it reads them back when asked: a
         store's first embedding must not hold every vector it wrote)."""
@@ -356,7 +373,7 @@ class _Shelf:
             self._unwritten = [*pending, (list(keys), payload)]
             self.remember(keys, np.array(vectors, dtype=np.float32))
 
-    def _append_locked(self, keys: list[bytes], payload: bytes, vectors: "np.ndarray", remember: bool) -> None:
+    def _append_locked(self, keys: list[bytes], payload: bytes, vectors: np.ndarray, remember: bool) -> None:
         """`append`'s work under the lock."""
         import numpy as np
 
@@ -450,14 +467,14 @@ class VectorCache:
             shelf = self._shelves[(embedder_id, dim)] = _Shelf(self.folder(embedder_id), embedder_id, dim)
         return shelf
 
-    def vectors(self, embedder: "Embedder", texts: Sequence[str]) -> "np.ndarray":
+    def vectors(self, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
         """Vectors of *texts* (n, dim): cached rows where present, the rest embedded in one batch and stored."""
         if isinstance(texts, str):
             raise TypeError("vectors() takes a sequence of texts, not one string")
         return self.vectors_by_keys(embedder, [text_key(t) for t in texts], texts.__getitem__)
 
-    def vectors_by_keys(self, embedder: "Embedder", keys: Sequence[bytes], text_of: Callable[[int], str]
-                        ) -> "np.ndarray":
+    def vectors_by_keys(self, embedder: Embedder, keys: Sequence[bytes], text_of: Callable[[int], str]
+                        ) -> np.ndarray:
         """`vectors` for texts given by their keys (`text_key`); *text_of(i)* gives the i-th text,
         asked only for those that have to be embedded."""
         shelf = self._shelf(embedder.id, embedder.dim)
@@ -480,7 +497,7 @@ class VectorCache:
                 unique.setdefault(keys[i], i)
             firsts = list(unique.values())
 
-            def take(start: int, vectors: "np.ndarray") -> None:
+            def take(start: int, vectors: np.ndarray) -> None:
                 out[firsts[start:start + len(vectors)]] = vectors
 
             # Batch by batch (`embed/batches.py`): the texts of one batch in memory at a time.
@@ -489,8 +506,8 @@ class VectorCache:
                 out[i] = out[unique[keys[i]]]
         return out
 
-    def store(self, embedder: "Embedder", keys: list[bytes], embedded: "np.ndarray", remember: bool = True
-              ) -> "np.ndarray":
+    def store(self, embedder: Embedder, keys: list[bytes], embedded: np.ndarray, remember: bool = True
+              ) -> np.ndarray:
         """Append vectors *embedder* made for the texts whose keys are *keys* (no two alike); with
         *remember*, this process keeps them too (see `_Shelf.append`)."""
         if embedded.shape != (len(keys), embedder.dim):
@@ -502,8 +519,8 @@ class VectorCache:
             pass  # a read-only or full disk costs speed, not correctness
         return embedded
 
-    def vector_rows_by_keys(self, embedder: "Embedder", keys: Sequence[bytes], text_of: Callable[[int], str]
-                            ) -> tuple["np.ndarray", list[int] | None]:
+    def vector_rows_by_keys(self, embedder: Embedder, keys: Sequence[bytes], text_of: Callable[[int], str]
+                            ) -> tuple[np.ndarray, list[int] | None]:
         """Like `vectors_by_keys`, but when every text is cached in one block (a cold process asking
         for a whole store) that block and the row of each text in it, not a copy in key order:
         100 MB less at 50,000 facts of 512 floats. The block is shared: read it only."""
@@ -514,12 +531,12 @@ class VectorCache:
             return found
         return self.vectors_by_keys(embedder, keys, text_of), None
 
-    def shelf_file(self, embedder: "Embedder") -> tuple[Path, int]:
+    def shelf_file(self, embedder: Embedder) -> tuple[Path, int]:
         """(the vectors file of *embedder*, its record size): what a streaming reader reads."""
         shelf = self._shelf(embedder.id, embedder.dim)
         return shelf.path, shelf.record
 
-    def put(self, embedder_id: str, texts: Sequence[str], vectors: "np.ndarray") -> None:
+    def put(self, embedder_id: str, texts: Sequence[str], vectors: np.ndarray) -> None:
         """Store known vectors (e.g. a Neo import's inline embeddings) for *texts*; rows already cached are kept."""
         import numpy as np
 
@@ -566,7 +583,7 @@ class VectorCache:
             out[name] = {"dim": dim, "rows": (size - HEADER_BYTES) // record_size(dim), "bytes": size}
         return out
 
-    def prune(self, embedder: "Embedder", keep_texts: Iterable[str]) -> int:
+    def prune(self, embedder: Embedder, keep_texts: Iterable[str]) -> int:
         """Drop every cached vector of *embedder* except those of *keep_texts* (e.g. the current facts); return how many."""
         shelf = self._shelf(embedder.id, embedder.dim)
         return shelf.prune({text_key(t) for t in keep_texts})

@@ -14,8 +14,9 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from neo_git.embed import pypi_model
 from neo_git.errors import NeoError
@@ -195,7 +196,7 @@ def _allow_network() -> None:
 
     constants = sys.modules.get("huggingface_hub.constants")
     if constants is not None and hasattr(constants, "HF_HUB_OFFLINE"):
-        constants.HF_HUB_OFFLINE = False
+        constants.HF_HUB_OFFLINE = False  # type: ignore[attr-defined]  # checked by hasattr just above
 
 
 def _import_text_embedding(offline: bool = True):
@@ -208,7 +209,7 @@ def _import_text_embedding(offline: bool = True):
         _set_offline_ourselves = True
     try:
         from fastembed import TextEmbedding
-    except Exception as exc:  # noqa: BLE001 - a broken install is the user's to fix
+    except Exception as exc:  # a broken install is the user's to fix
         raise NeoError(f"cannot import fastembed: {exc}", install_hint()) from exc
     return TextEmbedding
 
@@ -287,7 +288,7 @@ class FastEmbedEmbedder:
                 with _quiet_fastembed():
                     self._model = TextEmbedding(self.model, cache_dir=str(self.cache_dir), local_files_only=True,
                                                 **extra)
-            except Exception as exc:  # noqa: BLE001 - fastembed raises ValueError/OSError/onnx errors
+            except Exception as exc:  # fastembed raises ValueError/OSError/onnx errors
                 raise NeoError(
                     f"cannot load the embedding model {self.model} from {where}: {exc}",
                     "build it again with `git neo model pull --from-pypi`" if self.local_path
@@ -295,7 +296,7 @@ class FastEmbedEmbedder:
                 ) from exc
         return self._model
 
-    def embed(self, texts: Sequence[str]) -> "np.ndarray":
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors for *texts*: (n, dim) float32, L2-normalised; empty text gives a zero row."""
         import numpy as np
 
@@ -357,7 +358,7 @@ def pull(model: str | None = None, cache_dir: Path | None = None, on_download=No
             on_download()
         with _quiet_fastembed():
             _download(TextEmbedding, model, cache_dir)
-    except Exception as exc:  # noqa: BLE001 - network, hub and unknown-model errors alike
+    except Exception as exc:  # network, hub and unknown-model errors alike
         raise NeoError(
             f"could not download {model}: {exc}",
             "check the network connection (the model comes from Hugging Face)"

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from hashlib import blake2b
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -192,7 +193,7 @@ class HashEmbedder:
         self._entry_values: list[float] = []
         # numpy copies of the three lists; new features extend them in place (doubling
         # capacity), so a long-lived process pays for each new word once, not per call.
-        self._arrays: "list[np.ndarray] | None" = None
+        self._arrays: list[np.ndarray] | None = None
         self._synced = (0, 0)  # (starts, entries) already copied into the arrays
 
     def _forget(self) -> None:
@@ -253,12 +254,12 @@ class HashEmbedder:
                         counts["s:" + name[2:]] = 1
         return counts
 
-    def _table(self) -> "tuple[np.ndarray, np.ndarray, np.ndarray]":
+    def _table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The entry table as numpy arrays, extended with the features added since last call."""
         import numpy as np
 
         done_starts, done_entries = self._synced
-        lists = (self._entry_starts, self._entry_buckets, self._entry_values)
+        lists: tuple[Sequence[float], ...] = (self._entry_starts, self._entry_buckets, self._entry_values)
         if self._arrays is None:
             self._arrays = [np.empty(64, np.int64), np.empty(64, np.int64), np.empty(64, np.float64)]
         for k, (values, done) in enumerate(zip(lists, (done_starts, done_entries, done_entries))):
@@ -275,7 +276,7 @@ class HashEmbedder:
 
     # -- public ---------------------------------------------------------------
 
-    def embed(self, texts: Sequence[str]) -> "np.ndarray":
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors for *texts*: shape (n, dim), float32, rows L2-normalised (zero for empty text)."""
         import numpy as np
 
@@ -293,7 +294,7 @@ class HashEmbedder:
                 text_of.append(r)
                 feature_of.append(self._feature_id(name))
                 tf_of.append(1.0 + log(count))  # sublinear tf
-        out = np.zeros(n * self.dim, dtype=np.float64)
+        out: np.ndarray = np.zeros(n * self.dim, dtype=np.float64)
         if feature_of:
             starts, buckets, values = self._table()
             fids = np.asarray(feature_of, dtype=np.int64)

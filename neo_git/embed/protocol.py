@@ -2,7 +2,8 @@
 the vector cache (`embed/cache.py`, which the package loads lazily) can name it."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -16,6 +17,6 @@ class Embedder(Protocol):
     dim: int
     supersede_threshold: float  # cosine above which a same-scope, same-kind fact is superseded
 
-    def embed(self, texts: Sequence[str]) -> "np.ndarray":
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Shape (len(texts), dim), float32, rows L2-normalised (a zero row for empty text)."""
         ...

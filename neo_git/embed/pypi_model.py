@@ -34,9 +34,9 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
 
 from neo_git.errors import NeoError
 
@@ -107,7 +107,7 @@ def installed_wheel_files() -> dict[str, Path] | None:
             return None
         if dist.version != wheel.version:
             return None
-        roots[wheel.name] = Path(dist.locate_file(""))
+        roots[wheel.name] = Path(str(dist.locate_file("")))
     return roots
 
 

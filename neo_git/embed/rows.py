@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
 ROW_GROUP = 64   # a multiple of every row-group size BLAS kernels use
 
 
-def cosines(matrix: "np.ndarray", query: "np.ndarray") -> "np.ndarray":
+def cosines(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     """`matrix @ query` (float32, one value per row of unit-stride rows), computed so that each
     row's value does not depend on the other rows."""
     import numpy as np

@@ -45,8 +45,7 @@ def model_status(name: str | None = None) -> dict:
 def fastembed_status(model: str) -> dict:
     """The fastembed part of `model_status`: is *model* there, which id it loads as, its thresholds
     (calibrated ones when `fastembed_model.CALIBRATIONS` has the id), and the package-index build."""
-    from neo_git.embed import fastembed_model as fm
-    from neo_git.embed import pypi_model
+    from neo_git.embed import fastembed_model as fm, pypi_model
 
     loaded_as = fm.embedder_id(model)
     calibrated = fm.CALIBRATIONS.get(loaded_as or "")

@@ -12,13 +12,22 @@ record (`RecordReader`), checked again.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
-from neo_git.embed.vecfile import (
-    HEADER_BYTES, KEY_BYTES, KEYS_FILE, KEYS_HEADER, KEYS_MAGIC, SCAN_RECORDS, header_dim, record_vectors, trusted_words,
-)
 from neo_git.embed.rows import cosines
+from neo_git.embed.vecfile import (
+    HEADER_BYTES,
+    KEY_BYTES,
+    KEYS_FILE,
+    KEYS_HEADER,
+    KEYS_MAGIC,
+    SCAN_RECORDS,
+    header_dim,
+    record_vectors,
+    trusted_words,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -33,7 +42,7 @@ class RecordReader:
         self.dim = dim
         self.inode: int | None = None
 
-    def read(self, rows: Sequence[int], keys: Sequence[bytes]) -> "np.ndarray | None":
+    def read(self, rows: Sequence[int], keys: Sequence[bytes]) -> np.ndarray | None:
         """(len(rows), dim) float32: the vectors of the records at *rows*, which must hold *keys*
         and pass their checks; None when the file was replaced or a record does not."""
         import numpy as np
@@ -57,7 +66,7 @@ class RecordReader:
             return None
         return out
 
-    def cosines(self, rows: "np.ndarray", keys: "np.ndarray", query: "np.ndarray") -> "np.ndarray | None":
+    def cosines(self, rows: np.ndarray, keys: np.ndarray, query: np.ndarray) -> np.ndarray | None:
         """The cosine of *query* with the vector of the record at each of *rows* (float32), which
         must hold *keys* ((n,) 32-byte values) and pass their checks; None when the file was
         replaced or a record does not. The records are read in order through one buffer of
@@ -85,47 +94,51 @@ class RecordReader:
         return out
 
 
-def stream_cosines(path: Path, record: int, dim: int, keys: "np.ndarray", query: "np.ndarray"
-                   ) -> "tuple[np.ndarray, np.ndarray, RecordReader]":
+def stream_cosines(path: Path, record: int, dim: int, keys: np.ndarray, query: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, RecordReader]:
     """(cosine of *query* with each of *keys*' cached vector, float32, NaN where none is sound;
     the record row it came from, -1 where none; a reader for those rows). *keys*: sha256 text
     keys as a (n,) array of 32-byte values."""
     import numpy as np
 
-    found: "np.ndarray | None" = None
+    found: np.ndarray | None = None
 
     def start(groups: int) -> None:
         nonlocal found
         found = np.full(groups, np.nan, dtype=np.float32)
 
-    def take(slots: "np.ndarray", picked: "np.ndarray") -> None:
+    def take(slots: np.ndarray, picked: np.ndarray) -> None:
+        assert found is not None   # start() comes first
         found[slots] = cosines(record_vectors(picked), query)
 
     inverse, rows, reader = _scan(path, record, dim, keys, start, take)
+    assert found is not None   # start() is always called
     return found[inverse], rows, reader
 
 
-def stream_vectors(path: Path, record: int, dim: int, keys: "np.ndarray") -> "tuple[np.ndarray, np.ndarray]":
+def stream_vectors(path: Path, record: int, dim: int, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """((n, dim) float32: each of *keys*' newest sound cached vector, zeros where none; which have
     one). What a process that never indexed the file needs for many keys at once (the first add
     of a process compares with every fact of its kind): no index of every key in the file."""
     import numpy as np
 
-    found: "np.ndarray | None" = None
+    found: np.ndarray | None = None
 
     def start(groups: int) -> None:
         nonlocal found
         found = np.zeros((groups, dim), dtype=np.float32)
 
-    def take(slots: "np.ndarray", picked: "np.ndarray") -> None:
+    def take(slots: np.ndarray, picked: np.ndarray) -> None:
+        assert found is not None   # start() comes first
         found[slots] = record_vectors(picked)
 
     inverse, rows, _reader = _scan(path, record, dim, keys, start, take)
+    assert found is not None   # start() is always called
     return found[inverse], rows >= 0
 
 
-def _scan(path: Path, record: int, dim: int, keys: "np.ndarray", start, take
-          ) -> "tuple[np.ndarray, np.ndarray, RecordReader]":
+def _scan(path: Path, record: int, dim: int, keys: np.ndarray, start, take
+          ) -> tuple[np.ndarray, np.ndarray, RecordReader]:
     """Read the vectors file in blocks; for each block, `take(slots, records)` with the sound
     records of the keys asked for (newest last within a block, so later ones win) and each one's
     slot among the distinct keys (`start(number of distinct keys)` comes first). Returns (the
@@ -164,7 +177,7 @@ def _scan(path: Path, record: int, dim: int, keys: "np.ndarray", start, take
             while at < total:
                 part = block[:min(len(block), total - at)]
                 fh.seek(HEADER_BYTES + at * record)
-                count = fh.readinto(memoryview(part).cast("B")) // record
+                count = fh.readinto(memoryview(part).cast("B")) // record  # type: ignore[arg-type]  # an ndarray has the buffer protocol
                 if not count:
                     break
                 hits, slots = _matches(part[:count], unique, first)
@@ -188,7 +201,7 @@ SPARSE_SHARE = 4    # read records by the key file when the keys asked for are a
 MAX_GAP = 16        # records between two wanted ones that one read takes along rather than seek
 
 
-def _read_runs(fh, record: int, rows: "np.ndarray"):
+def _read_runs(fh, record: int, rows: np.ndarray):
     """(start, end, records) for the sorted record *rows*: records holds the rows rows[start:end]
     as (end - start, record words), up to `SCAN_RECORDS` of them at a time, gathered from runs of
     nearby rows (one read takes along up to `MAX_GAP` records between two wanted ones); None when
@@ -213,9 +226,9 @@ def _read_runs(fh, record: int, rows: "np.ndarray"):
             span = wanted[j - 1] - first + 1
             fh.seek(HEADER_BYTES + first * record)
             if span == j - i:   # adjacent rows: straight into place
-                ok = fh.readinto(memoryview(out[filled:filled + span]).cast("B")) == span * record
+                ok = fh.readinto(memoryview(out[filled:filled + span]).cast("B")) == span * record  # type: ignore[arg-type]  # an ndarray has the buffer protocol
             else:
-                ok = fh.readinto(memoryview(block[:span]).cast("B")) == span * record
+                ok = fh.readinto(memoryview(block[:span]).cast("B")) == span * record  # type: ignore[arg-type]  # an ndarray has the buffer protocol
                 if ok:
                     out[filled:filled + j - i] = block[rows[i:j] - first]
             if not ok:
@@ -232,8 +245,8 @@ def _read_runs(fh, record: int, rows: "np.ndarray"):
         yield done, done + filled, out[:filled]
 
 
-def _from_key_file(fh, path: Path, inode: int, total: int, record: int, unique: "np.ndarray", first: "np.ndarray",
-                   take, rows: "np.ndarray") -> int:
+def _from_key_file(fh, path: Path, inode: int, total: int, record: int, unique: np.ndarray, first: np.ndarray,
+                   take, rows: np.ndarray) -> int:
     """`_scan` for the records the key file beside *path* indexes (when it indexes this file):
     the newest record of each key asked for is read alone (with runs of neighbours), checked and
     handed to *take*. Returns how many records the key file covers (0: none; scan them all).
@@ -272,7 +285,7 @@ def _from_key_file(fh, path: Path, inode: int, total: int, record: int, unique: 
     return count
 
 
-def _matches(records: "np.ndarray", unique: "np.ndarray", first: "np.ndarray") -> "tuple[np.ndarray, np.ndarray]":
+def _matches(records: np.ndarray, unique: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(positions of *records* whose key is one of *unique*'s rows, which row), in record order."""
     import numpy as np
 

@@ -39,7 +39,7 @@ def text_key(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
-def checksums(words: "np.ndarray") -> "np.ndarray":
+def checksums(words: np.ndarray) -> np.ndarray:
     """Checksums of records given as (n, m) little-endian uint32 words (key and vector):
     sum of word × (2·position + 1) mod 2**32. Odd factors are invertible mod 2**32, so a
     change to any single word always changes the sum; positions catch swapped words."""
@@ -62,7 +62,7 @@ def record_size(dim: int) -> int:
     return KEY_BYTES + 4 * dim + SUM_BYTES
 
 
-def sane_rows(vectors: "np.ndarray") -> "np.ndarray":
+def sane_rows(vectors: np.ndarray) -> np.ndarray:
     """Which rows are believable embeddings: finite, with norm 1 (or 0 for an empty text)."""
     import numpy as np
 
@@ -88,19 +88,19 @@ def untrusted_records(path: Path) -> tuple[int, int] | None:
     return (count + (1 if torn else 0), bad + (1 if torn else 0))
 
 
-def trusted_rows(data: bytes, dim: int) -> "np.ndarray":
+def trusted_rows(data: bytes, dim: int) -> np.ndarray:
     """For whole records in *data*: which ones carry a matching checksum and a sane vector."""
     import numpy as np
 
     return trusted_words(np.frombuffer(data, dtype="<u4").reshape(-1, record_size(dim) // 4))
 
 
-def trusted_words(words: "np.ndarray") -> "np.ndarray":
+def trusted_words(words: np.ndarray) -> np.ndarray:
     """trusted_rows for records already seen as (n, record words) little-endian uint32."""
     return (checksums(words[:, :-1]) == words[:, -1]) & sane_rows(record_vectors(words))
 
 
-def record_vectors(words: "np.ndarray") -> "np.ndarray":
+def record_vectors(words: np.ndarray) -> np.ndarray:
     """The vectors of records seen as (n, record words) uint32: a float32 view, no copy."""
     return words[:, KEY_BYTES // 4:-1].view("<f4")
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:  # pragma: no cover
     from neo_git.health.cache import KeptWrites
@@ -117,8 +118,8 @@ def judge(repo, touched: list[str], renamed: dict[str, str],
     *measure* giving (HEAD's snapshot, the index's) when a touched file is source code; settings
     are read from *repo*."""
     from neo_git.config import config_int
-    from neo_git.health.snapshot import counts_every_edge
     from neo_git.health.metrics import language_for_path
+    from neo_git.health.snapshot import counts_every_edge
 
     limit = config_int("maxNesting", DEFAULT_MAX_NESTING, repo=repo)
     result = GuardResult(touched=touched, max_nesting=limit, renamed=renamed)
@@ -138,14 +139,14 @@ def judge(repo, touched: list[str], renamed: dict[str, str],
                 f"limits {after.god_file_lines} lines / {after.god_file_functions} functions)")
     previous_path = {new: old for old, new in renamed.items()}
     for path in result.touched:
-        metrics = after.file_metrics.get(path)
-        if metrics is None or metrics.max_nesting <= limit or not after.is_judged(path):
+        nested = after.file_metrics.get(path)
+        if nested is None or nested.max_nesting <= limit or not after.is_judged(path):
             continue
         previous = before.file_metrics.get(previous_path.get(path, path))
-        if previous is not None and metrics.max_nesting <= previous.max_nesting:
+        if previous is not None and nested.max_nesting <= previous.max_nesting:
             continue  # as deep as before: not introduced by this change
-        where = f":{metrics.nesting_line}" if metrics.nesting_line else ""
-        result.problems.append(f"{path}{where}: nesting {metrics.max_nesting} is above neo.maxNesting={limit}"
+        where = f":{nested.nesting_line}" if nested.nesting_line else ""
+        result.problems.append(f"{path}{where}: nesting {nested.max_nesting} is above neo.maxNesting={limit}"
                                + (f" (was {previous.max_nesting})" if previous is not None else ""))
     trace("judged")
     return result

@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 from neo_git.githooks.limit import SETTING, limit_ms, usable
 

@@ -37,11 +37,11 @@ if TYPE_CHECKING:  # pragma: no cover
     import pygit2
 
     from neo_git.health.delta import HealthDelta, health_delta
-    from neo_git.health.model import FileMetrics, ImportGraph, ImportRef
     from neo_git.health.measure import HealthSnapshot, snapshot_commit, snapshot_index
+    from neo_git.health.model import FileMetrics, ImportGraph, ImportRef
 
 
-def cached_summary(repo: "pygit2.Repository", rev: str = "HEAD") -> dict | None:
+def cached_summary(repo: pygit2.Repository, rev: str = "HEAD") -> dict | None:
     """The health summary of *rev* if a scan already measured its tree, else None (see
     `measure.cached_summary`). A repository without a health cache answers None before
     any health module loads: recall asks on every call, and loading them cost ~35 ms."""

@@ -25,8 +25,9 @@ import json
 import sqlite3
 import time
 import zlib
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from neo_git.health.cache_file import CACHE_FILE
 from neo_git.health.states import typed_rows
@@ -187,14 +188,16 @@ class MetricsCache:
 
     def _write(self, statements: Callable[[sqlite3.Connection], object]) -> None:
         """Run *statements* in one transaction; a lock or an error costs the write, never the scan."""
+        conn = self._conn
+        assert conn is not None   # writes are asked for only while the cache is open
         try:
-            self._conn.execute("BEGIN")
-            statements(self._conn)
-            self._conn.execute("COMMIT")
+            conn.execute("BEGIN")
+            statements(conn)
+            conn.execute("COMMIT")
         except sqlite3.OperationalError:
             # Locked by another writer past the busy timeout: what was not written is
             # just recomputed next time. Keep reading, but stop waiting on writes.
-            _rollback(self._conn)
+            _rollback(conn)
             self._writable = False
         except sqlite3.Error:
             self._disable()
@@ -274,7 +277,7 @@ class MetricsCache:
                 pass
             self._conn = None
 
-    def __enter__(self) -> "MetricsCache":
+    def __enter__(self) -> MetricsCache:
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -310,7 +313,7 @@ class KeptWrites:
                 cache.save_state(tree, state)
 
 
-def cache_path(repo: "pygit2.Repository") -> Path | None:
+def cache_path(repo: pygit2.Repository) -> Path | None:
     """Where a repository's health cache lives (`.git/neo/health.sqlite`); None if unknown."""
     from neo_git.identity import repository_paths
 
@@ -334,7 +337,7 @@ def _looks_corrupt(exc: sqlite3.DatabaseError) -> bool:
 
 def _move_aside(path: Path) -> None:
     """Keep a corrupt cache file (and its WAL files) for inspection instead of deleting it."""
-    from neo_git.fileio import move_aside   # tempfile and friends: only for a corrupt cache
+    from neo_git.fileio import move_aside  # tempfile and friends: only for a corrupt cache
 
     try:
         move_aside(path, suffixes=("", "-wal", "-shm"))

@@ -10,7 +10,8 @@ a 3,000-module cycle is a line, not 60 KB.
 from __future__ import annotations
 
 from collections import deque
-from typing import Iterable, Mapping, NamedTuple, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 from neo_git.health.model import ImportGraph
 
@@ -60,7 +61,7 @@ def _targets(edges: Mapping[str, Iterable[str]], node: str, members: set[str]) -
 def _shortest_loop(start: str, successors) -> list[str]:
     """[start, …, start] with the fewest edges (breadth-first); [start] alone if there is none."""
     parent: dict[str, str] = {}
-    queue = deque()
+    queue: deque[str] = deque()
     for target in sorted(successors(start)):
         if target != start and target not in parent:
             parent[target] = start

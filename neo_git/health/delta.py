@@ -21,8 +21,8 @@ them.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable
 
 from neo_git.health.snapshot import HealthSnapshot, counts_every_edge  # noqa: F401 - delta's setting too
 
@@ -136,18 +136,18 @@ def health_delta(before: HealthSnapshot, after: HealthSnapshot, *, nesting_noise
     nesting_worse = nesting_delta > nesting_noise
     nesting_better = nesting_delta < -nesting_noise
 
-    god_text = _god_sentence(old, new, god_added, god_removed) if god_added or god_removed else None
+    god_text = _god_sentence(old, new, god_added, god_removed) if god_added or god_removed else ""
     cycle_text = (_cycle_sentence(old, new, entering, leaving, every_edge, merged if cycles_worse else split,
                                   "merged" if cycles_worse else "split")
-                  if cycles_worse or cycles_better else None)
-    nesting_text = None
+                  if cycles_worse or cycles_better else "")
+    nesting_text = ""
     if nesting_worse or nesting_better:
         nesting_text = _nesting_sentence(old.max_nesting, new.max_nesting, nesting_noise,
                                          rose if nesting_worse else fell, "rose" if nesting_worse else "fell")
     elif nesting_delta:
         nesting_text = (f"max nesting {old.max_nesting} -> {new.max_nesting}, "
                         f"within the noise band of {nesting_noise}")
-    deferred_text = None
+    deferred_text = ""
     if new.deferred_only != old.deferred_only:
         deferred_text = (f"cycles through deferred imports {old.deferred_only} -> {new.deferred_only} "
                          "(they do not run at import time; not counted)")
@@ -217,7 +217,7 @@ def _nesting_changes(old: _View, new: _View, noise: int) -> tuple[list[str], lis
 NAMES_SHOWN = 8   # file names per list in a reason; a 3,000-module cycle must not make a 60 KB sentence
 
 
-def _names(paths: list[str]) -> str:
+def _names(paths: Sequence[str]) -> str:
     """The first few names, and how many more."""
     shown = ", ".join(paths[:NAMES_SHOWN])
     return shown + (f" and {len(paths) - NAMES_SHOWN} more" if len(paths) > NAMES_SHOWN else "")
@@ -239,7 +239,9 @@ def _regrouping(old: tuple, new: tuple) -> tuple[list[str], list[str], int, int]
     after-cycles touching no before-cycle (*fresh*) and of before-cycles touching no after-cycle
     (*gone*)."""
     owner = {node: n for n, component in enumerate(old) for node in component}
-    merged, fresh, touched_by = [], 0, {}
+    merged: list[str] = []
+    fresh = 0
+    touched_by: dict[int, set[int]] = {}
     for m, component in enumerate(new):
         olds = {owner[node] for node in component if node in owner}
         if len(olds) > 1:
@@ -252,7 +254,7 @@ def _regrouping(old: tuple, new: tuple) -> tuple[list[str], list[str], int, int]
 
 
 def _cycle_sentence(old: _View, new: _View, entering: list[str], leaving: list[str], every_edge: bool,
-                    regrouped: list[str] = (), how: str = "merged") -> str:
+                    regrouped: Sequence[str] = (), how: str = "merged") -> str:
     text = (f"{'import' if every_edge else 'import-time'} cycles {len(old.components)} -> {len(new.components)}, "
             f"modules in cycles {len(old.modules_in_cycles)} -> {len(new.modules_in_cycles)}")
     details = []

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 RULES = ("neo.healthExclude", "linguist-generated", "linguist-vendored", "tests")
 _ATTRIBUTES = {"linguist-generated": "linguist-generated", "linguist-vendored": "linguist-vendored"}

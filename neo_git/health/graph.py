@@ -1,7 +1,7 @@
 """Strongly connected components of an import graph (the import cycles)."""
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 
 def strongly_connected_components(edges: Mapping[str, Iterable[str]]) -> list[list[str]]:

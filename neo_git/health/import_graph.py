@@ -13,7 +13,7 @@ per-language semantics (Python follows grimp; Go leaves out _test.go files; Rust
 """
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from neo_git.health.model import FileMetrics, ImportGraph
 from neo_git.health.resolvers import go, java, javascript, python, rust

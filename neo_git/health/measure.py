@@ -8,17 +8,23 @@ costs only its changed files, and `cached_summary` costs no measuring at all.
 """
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import cast
 
 import pygit2
 
 from neo_git.errors import NeoError
 from neo_git.health.cache import cache_path
 from neo_git.health.pygit2_sources import IndexSource, TreeSource, head_tree, open_index
-from neo_git.health.snapshot import (DEFAULT_GOD_FILE_FUNCTIONS, DEFAULT_GOD_FILE_LINES,  # noqa: F401 - re-exported
-                                     HealthSnapshot, god_file_thresholds, health_exclusions, snapshot_from_state)
+from neo_git.health.snapshot import (  # noqa: F401 - re-exported
+    DEFAULT_GOD_FILE_FUNCTIONS,
+    DEFAULT_GOD_FILE_LINES,
+    HealthSnapshot,
+    god_file_thresholds,
+    health_exclusions,
+    snapshot_from_state,
+)
 from neo_git.health.sources import Source, file_reader
-
 
 # --- public entry points ------------------------------------------------------
 
@@ -40,7 +46,7 @@ def _commit_source(repo: pygit2.Repository, rev: str) -> TreeSource:
     rev_id, tree = resolve_tree(repo, rev)
     bases = []
     try:
-        bases = [parent.tree for parent in repo[rev_id].parents]
+        bases = [parent.tree for parent in cast(pygit2.Commit, repo[rev_id]).parents]
     except (AttributeError, KeyError, ValueError, pygit2.GitError):  # a tree id: no parents
         pass
     return TreeSource(repo, rev_id, tree, bases + head_tree(repo))
@@ -62,7 +68,7 @@ def snapshot_walk(repo: pygit2.Repository, revs: Iterable[str]) -> Iterator[Heal
     for number, rev in enumerate(revs):
         rev_id, tree = resolve_tree(repo, rev)
         try:
-            bases = [parent.tree for parent in repo[rev_id].parents]
+            bases = [parent.tree for parent in cast(pygit2.Commit, repo[rev_id]).parents]
         except (AttributeError, KeyError, ValueError, pygit2.GitError):
             bases = []
         source = TreeSource(repo, rev_id, tree, bases + head_tree(repo))
@@ -101,7 +107,8 @@ def resolve_tree(repo: pygit2.Repository, rev: str) -> tuple[str, pygit2.Tree]:
             target = obj.peel(kind)
         except (ValueError, pygit2.GitError, pygit2.InvalidSpecError):
             continue
-        return str(target.id), target.tree if kind is pygit2.Commit else target
+        tree = target.tree if kind is pygit2.Commit else target
+        return str(target.id), cast(pygit2.Tree, tree)
     raise NeoError(f"'{rev}' is not a commit", "name a commit, branch or tag")
 
 
@@ -160,7 +167,7 @@ def _index_source(repo: pygit2.Repository, index) -> Source:
         return IndexSource(repo, index, head_tree(repo))
     finally:
         pygit2.option(strict, True)
-    return TreeSource(repo, "index", tree, head_tree(repo))
+    return TreeSource(repo, "index", cast(pygit2.Tree, tree), head_tree(repo))
 
 
 def _measure(repo: pygit2.Repository, source: Source, include_type_checking: bool, *,

@@ -61,7 +61,7 @@ class FileMetrics:
         }
 
     @classmethod
-    def from_dict(cls, data: dict) -> "FileMetrics":
+    def from_dict(cls, data: dict) -> FileMetrics:
         """Inverse of to_dict."""
         imports = tuple(
             ImportRef(row[0], tuple(row[1]), int(row[2]), row[3], bool(row[4]), int(row[5]),

@@ -6,7 +6,6 @@ importing neo_git (and starting the CLI) never pays for them.
 from __future__ import annotations
 
 import functools
-import importlib
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,7 +19,7 @@ _local = threading.local()  # a Parser must not be shared between threads
 
 
 @functools.cache
-def grammar(name: str) -> "tree_sitter.Language":
+def grammar(name: str) -> tree_sitter.Language:
     """The tree-sitter Language for a registry name (loaded once)."""
     import tree_sitter
 
@@ -53,7 +52,7 @@ def _grammar_binding(package: str):
 
 
 @functools.cache
-def query(name: str) -> "tree_sitter.Query":
+def query(name: str) -> tree_sitter.Query:
     """The language's health query (its `.scm` file), compiled once."""
     import tree_sitter
 
@@ -63,7 +62,7 @@ def query(name: str) -> "tree_sitter.Query":
     return tree_sitter.Query(grammar(name), text)
 
 
-def parser(name: str) -> "tree_sitter.Parser":
+def parser(name: str) -> tree_sitter.Parser:
     """A Parser for the language, cached per thread."""
     parsers = getattr(_local, "parsers", None)
     if parsers is None:
@@ -76,6 +75,6 @@ def parser(name: str) -> "tree_sitter.Parser":
     return found
 
 
-def parse(name: str, source: bytes) -> "tree_sitter.Tree":
+def parse(name: str, source: bytes) -> tree_sitter.Tree:
     """Parse `source` (any bytes; tree-sitter recovers from errors) as language `name`."""
     return parser(name).parse(source)

@@ -23,19 +23,23 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, TYPE_CHECKING, cast
 
 from neo_git.config import ConfigValues
 from neo_git.gitrun import GitCommandError, StartedGit, git_env, run_git
-from neo_git.health.cache_file import CACHE_FILE
 from neo_git.health.cache import KeptWrites, MetricsCache, StoredState
+from neo_git.health.cache_file import CACHE_FILE
 from neo_git.health.scan import Scan
 from neo_git.health.snapshot import HealthSnapshot, snapshot_from_state
 from neo_git.health.sources import MODE_TREE, Change, Entry, file_reader
 from neo_git.health.versions import analyzer_version, state_version
 from neo_git.identity import repository_paths
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pygit2
 
 GIT_TIMEOUT = 60.0   # seconds per command; the guard's own limit (neo.guardTimeoutMs) ends it sooner
 STAGED_DIFF = ("diff-index", "--cached", "-z", "--raw", "-M")   # + a tree: the staged change, renames found
@@ -104,7 +108,7 @@ class Git:
                 batch.kill()
                 batch.wait()
 
-    def __enter__(self) -> "Git":
+    def __enter__(self) -> Git:
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -125,8 +129,8 @@ class Staged:
 
     repository: RepositoryView
     cache_file: Path
-    head: "HeadTree"
-    index: "StagedIndex"
+    head: HeadTree
+    index: StagedIndex
     touched: list[str]              # paths added or modified (renamed ones under the new name), sorted
     renamed: dict[str, str]         # old path -> new path
 
@@ -155,7 +159,8 @@ def open_staged(git: Git) -> Staged | None:
         else:
             changes.append((old.path if status != "A" else None, new if status != "D" else None))
     repository = RepositoryView(path=git_dir.rstrip("/") + "/", workdir=workdir, config=config)
-    cache_file = repository_paths(repository).neo_dir / CACHE_FILE
+    # The view has what repository_paths reads of a repository (path, workdir, config).
+    cache_file = repository_paths(cast("pygit2.Repository", repository)).neo_dir / CACHE_FILE
     index = StagedIndex(git, head, changes)
     return Staged(repository, cache_file, HeadTree(git, commit, head, index, records), index, touched, renamed)
 

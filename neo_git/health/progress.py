@@ -65,7 +65,7 @@ class Progress:
                 pass
             self._drawn_width = 0
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc_info) -> None:

@@ -1,7 +1,8 @@
 """Sources read through pygit2 (see sources.py): a commit's tree, or the index as pygit2 loads it."""
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
+from typing import cast
 
 import pygit2
 
@@ -28,7 +29,7 @@ class TreeSource:
     def changes_since(self, base: bytes, limit: int) -> list[Change] | None:
         """The base tree's diff to this tree (see `sources.Source`)."""
         try:
-            diff = self.repo[pygit2.Oid(raw=base)].diff_to_tree(self.tree)
+            diff = cast(pygit2.Tree, self.repo[pygit2.Oid(raw=base)]).diff_to_tree(self.tree)
         except (KeyError, ValueError, pygit2.GitError):
             return None
         return _changes(diff, limit)
@@ -69,7 +70,7 @@ class IndexSource:
         try:
             # Tree.diff_to_index, not Index.diff_to_tree: the index a hook gets ($GIT_INDEX_FILE)
             # is a standalone pygit2.Index, and only the tree side brings the repository.
-            diff = self.repo[pygit2.Oid(raw=base)].diff_to_index(self.index)
+            diff = cast(pygit2.Tree, self.repo[pygit2.Oid(raw=base)]).diff_to_index(self.index)
         except (KeyError, ValueError, pygit2.GitError):
             return None
         return _changes(diff, limit)
@@ -125,9 +126,9 @@ def tree_entries(tree: pygit2.Tree) -> Iterator[Entry]:
         for obj in current:
             mode = obj.filemode
             if mode == MODE_TREE:
-                stack.append((f"{prefix}{obj.name}/", obj))
+                stack.append((f"{prefix}{obj.name}/", cast(pygit2.Tree, obj)))
             else:
-                yield Entry(prefix + obj.name, str(obj.id), mode)
+                yield Entry(f"{prefix}{obj.name}", str(obj.id), mode)
 
 
 def index_entries(index: pygit2.Index) -> Iterator[Entry]:

@@ -9,15 +9,23 @@ measured from the blob-keyed cache when the same bytes were measured before.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any
 
 from neo_git.health.cache import MetricsCache, StoredState
 from neo_git.health.model import FileMetrics
 from neo_git.health.skips import content_skip_reason, path_skip_reason
 from neo_git.health.sources import MODE_GITLINK, MODE_SYMLINK, MODE_TREE, Change, Entry, Source, file_reader
-from neo_git.health.states import (FileRow, by_family, cycles_of, family_of, metrics_from_row,
-                                   same_import_edges, store_files)
+from neo_git.health.states import (
+    FileRow,
+    by_family,
+    cycles_of,
+    family_of,
+    metrics_from_row,
+    same_import_edges,
+    store_files,
+)
 from neo_git.health.versions import analyzer_version, state_version
 
 _EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"  # `git add -N` entries point here
@@ -94,7 +102,7 @@ class Scan:
         if found is None:
             latest = self.cache.latest_state_tree()
             changes = self._changes(latest) if latest is not None else None
-            found = self.cache.load_state([latest]) if changes is not None else None
+            found = self.cache.load_state([latest]) if latest is not None and changes is not None else None
         state = None
         if found is not None and changes is not None:
             try:
@@ -118,7 +126,7 @@ class Scan:
 
     def _full(self) -> dict:
         entries = self.source.entries()
-        state = {"files": {}, "skipped": {}, "families": {}, "components": None, "import_time": None}
+        state: dict[str, Any] = {"files": {}, "skipped": {}, "families": {}, "components": None, "import_time": None}
         sources = self._classify(entries, state["skipped"])
         measured = self._measure(sources, state["skipped"])
         store_files(state, measured, sources)
@@ -127,7 +135,7 @@ class Scan:
         return state
 
     def _incremental(self, base: dict, changes: list) -> dict:
-        state = {"files": dict(base["files"]), "skipped": dict(base["skipped"]),
+        state: dict[str, Any] = {"files": dict(base["files"]), "skipped": dict(base["skipped"]),
                  "families": {}, "components": None, "import_time": None}
         removed: dict[str, FileRow] = {}
         for old_path, _new in changes:

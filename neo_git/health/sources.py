@@ -7,7 +7,8 @@ ids are hex strings on both sides.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable, NamedTuple, Protocol
+from collections.abc import Callable, Iterable
+from typing import NamedTuple, Protocol
 
 MODE_TREE = 0o040000
 MODE_GITLINK = 0o160000

@@ -58,7 +58,7 @@ _FAMILIES: dict[str, str] = {}
 def family_of(language: str) -> str:
     """The resolver family of a language (typescript and tsx resolve with javascript)."""
     if not _FAMILIES:
-        from neo_git.health.import_graph import FAMILY_OF   # the resolvers load on first use
+        from neo_git.health.import_graph import FAMILY_OF  # the resolvers load on first use
 
         _FAMILIES.update(FAMILY_OF)
     return _FAMILIES.get(language, language)

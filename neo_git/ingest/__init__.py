@@ -58,9 +58,10 @@ class IngestReport:
         return f"ingest ({', '.join(self.files) or 'no readable file'}): {verb}: {', '.join(parts)}"
 
 
-def ingest(store: "FactStore", *, dry_run: bool = False) -> IngestReport:
+def ingest(store: FactStore, *, dry_run: bool = False) -> IngestReport:
     """Bring the ingested constraints in line with the instruction files in the work tree."""
     report = IngestReport(dry_run=dry_run)
+    assert store.paths is not None   # a store with a repository
     workdir = store.paths.workdir
     if workdir is None:
         report.warnings.append("a bare repository has no work tree to ingest from")

@@ -15,15 +15,22 @@ the one change that brings the store in line (a pure function; one commit per in
 """
 from __future__ import annotations
 
-from typing import Callable, Mapping, NamedTuple, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import NamedTuple
 
 from neo_git.fact_fields import MAX_TAGS
 from neo_git.fact_schema import Invalidation
 from neo_git.facts import Fact, FactKind, FactScope
-from neo_git.store.base import Change
 from neo_git.ingest.sections import (
-    INGESTED_TAG, SECTION_PREFIX, SOURCE_PREFIX, Section, rule_key, section_prefix, source_tag,
+    INGESTED_TAG,
+    SECTION_PREFIX,
+    SOURCE_PREFIX,
+    Section,
+    rule_key,
+    section_prefix,
+    source_tag,
 )
+from neo_git.store.base import Change
 
 INGEST_MARK = " (git neo ingest)"  # ends the invalidation detail of what ingestion retired
 
@@ -123,10 +130,10 @@ def plan_ingest(facts: Mapping[str, Fact], found: Mapping[str, Sequence[Section]
         if rule_paths(sections):
             fact = fact.evolve(metadata={"paths": rule_paths(sections)})
         for section in sections:
-            old = by_section.get(section.tag)
-            if old is not None and old.id not in successor:
-                fact = fact.evolve(supersedes=old.id)
-                successor[old.id] = (fact, section)
+            earlier = by_section.get(section.tag)
+            if earlier is not None and earlier.id not in successor:
+                fact = fact.evolve(supersedes=earlier.id)
+                successor[earlier.id] = (fact, section)
                 break
         added.append(fact)
 

@@ -104,17 +104,17 @@ def split_sections(path: str, text: str) -> list[Section]:
     file_tag = source_tag(path)
     seen: dict[str, int] = {}
     sections = []
-    for position, (heading, lines) in enumerate(raw):
-        occurrence = seen.get(heading, 0)
-        seen[heading] = occurrence + 1
+    for position, (title, lines) in enumerate(raw):
+        occurrence = seen.get(title, 0)
+        seen[title] = occurrence + 1
         body = redact("\n".join(lines).strip())
         if not body and position == 0:
             continue  # no text before the first heading
-        subject = redact(heading)[:MAX_SUBJECT_CHARS]
+        subject = redact(title)[:MAX_SUBJECT_CHARS]
         truncated = len(body) > MAX_BODY_CHARS
         body = body[:MAX_BODY_CHARS]
-        if not body and any(other.startswith(heading + HEADING_JOIN) for other, _ in raw):
+        if not body and any(other.startswith(title + HEADING_JOIN) for other, _ in raw):
             continue  # a heading that only groups sub-headings is not a rule of its own
-        tag = section_prefix(file_tag) + _digest(f"{heading}\0{occurrence}")
+        tag = section_prefix(file_tag) + _digest(f"{title}\0{occurrence}")
         sections.append(Section(path, subject, body, tag, rule_key(subject, body), truncated, paths))
     return sections

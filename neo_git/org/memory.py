@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from neo_git.errors import NeoError
 from neo_git.fileio import locked
@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
 REMOTE = "origin"
 
 
-def resolve_org(store: "FactStore", org: str | None = None) -> str:
+def resolve_org(store: FactStore, org: str | None = None) -> str:
     """The org to act on: *org* (sanitised like an org id), else this repository's org id."""
     name = sanitize_id(org) if org is not None else store.org_id
     if not name or name == UNKNOWN_ORG:
@@ -55,15 +55,15 @@ def _git(path: Path, *args: str, check: bool = True):
     return run_git([f"--git-dir={path}", *args], cwd=path, timeout=30, check=check)
 
 
-def _backend(store: "FactStore", home: Path, org: str) -> "RefStore":
-    backend = open_org_memory(home, org, store.project_store.signature)
+def _backend(store: FactStore, home: Path, org: str) -> RefStore:
+    backend = open_org_memory(home, org, cast("RefStore", store.project_store).signature)
     if backend is None:
         raise NeoError(f"the org memory of '{org}' is not connected",
                        f"connect it first: `git neo org connect <url> --org {org}`")
     return backend
 
 
-def _target(store: "FactStore", backend: "RefStore"):
+def _target(store: FactStore, backend: RefStore):
     """The org memory as a sync target, trusting whom the project store trusts (the bare
     repository has no user of its own: its git config would name only the global identity)."""
     from neo_git.store.trust import trusted_emails
@@ -74,13 +74,13 @@ def _target(store: "FactStore", backend: "RefStore"):
                       notes=False, trusted=trusted_emails(store))
 
 
-def _home(store: "FactStore") -> Path:
+def _home(store: FactStore) -> Path:
     if store.home is None:
         raise NeoError("an in-memory store has no org memory to connect")
     return Path(store.home)
 
 
-def connect(store: "FactStore", url: str, org: str | None = None) -> dict:
+def connect(store: FactStore, url: str, org: str | None = None) -> dict:
     """Keep *org*'s facts in a bare repository synced with *url*; returns what was done."""
     home = _home(store)
     name = resolve_org(store, org)
@@ -108,7 +108,7 @@ def connect(store: "FactStore", url: str, org: str | None = None) -> dict:
                 raise NeoError(f"could not create the org memory: {exc.message}") from None
             os.replace(tmp, path)  # whole or not at all: a half-made repository is never "connected"
             imported, aside = _import_file(store, home, name)
-    report = {"org": name, "path": str(path), "url": url, "imported": imported,
+    report: dict[str, Any] = {"org": name, "path": str(path), "url": url, "imported": imported,
               "file_moved_to": str(aside) if aside else None, "sync": None, "warnings": []}
     try:
         synced = sync_org(store, name)
@@ -120,7 +120,7 @@ def connect(store: "FactStore", url: str, org: str | None = None) -> dict:
     return report
 
 
-def _import_file(store: "FactStore", home: Path, org: str) -> tuple[int, Path | None]:
+def _import_file(store: FactStore, home: Path, org: str) -> tuple[int, Path | None]:
     """Write the org file's facts into the new org memory (one commit) and move the file aside."""
     source = FileStore(_org_file(home, org))
     facts = source.load().facts
@@ -136,7 +136,7 @@ def _import_file(store: "FactStore", home: Path, org: str) -> tuple[int, Path | 
     return len(facts), aside
 
 
-def sync_org(store: "FactStore", org: str | None = None) -> "SyncReport":
+def sync_org(store: FactStore, org: str | None = None) -> SyncReport:
     """Fetch, merge and push the org memory with its remote (the project sync engine)."""
     from neo_git.sync import Syncer
 
@@ -146,7 +146,7 @@ def sync_org(store: "FactStore", org: str | None = None) -> "SyncReport":
     return Syncer(None, REMOTE, target=_target(store, backend)).sync()
 
 
-def disconnect(store: "FactStore", org: str | None = None) -> dict:
+def disconnect(store: FactStore, org: str | None = None) -> dict:
     """Return *org* to the plain file: every org fact is written to `facts_org_<org>.json`,
     the bare repository is moved aside; returns what was done."""
     home = _home(store)
@@ -175,11 +175,11 @@ def disconnect(store: "FactStore", org: str | None = None) -> dict:
             "url": url, "unpushed": unpushed, "warnings": loaded.warnings}
 
 
-def org_status(store: "FactStore", org: str | None = None) -> dict:
+def org_status(store: FactStore, org: str | None = None) -> dict:
     """Whether *org* is connected, to what, and how many facts it holds."""
     home = _home(store)
     name = resolve_org(store, org)
-    backend = open_org_memory(home, name, store.project_store.signature)
+    backend = open_org_memory(home, name, cast("RefStore", store.project_store).signature)
     if backend is None:
         file = _org_file(home, name)
         count = len(FileStore(file).load().facts) if file.exists() else 0

@@ -29,12 +29,12 @@ Everything here plans from the facts it is given and has no side effects, becaus
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence, Set as AbstractSet
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
-from neo_git.pathglob import any_matches
 from neo_git.fact_schema import Citation
 from neo_git.facts import Fact, FactMetadata, now_iso
+from neo_git.pathglob import any_matches
 from neo_git.redact import redact
 from neo_git.store import Change
 
@@ -124,7 +124,7 @@ class Moved:
 
 
 def plan_fact_updates(facts: Mapping[str, Fact], outcomes: Sequence[Outcome],
-                      skip: set[str] = frozenset()) -> tuple[list[Fact], list[Moved]]:
+                      skip: AbstractSet[str] = frozenset()) -> tuple[list[Fact], list[Moved]]:
     """The updated facts (of the given scope) and what moved, for *outcomes* whose
     suggestion ids are not in *skip* (already applied)."""
     deltas: dict[str, list] = {}

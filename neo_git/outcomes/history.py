@@ -5,7 +5,7 @@ suggestions file adds pending ones nobody has shipped yet.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from neo_git.outcomes.note_records import clean_record
 from neo_git.store.notes import NOTES_REF, iter_notes
@@ -14,7 +14,7 @@ from neo_git.store.notes import NOTES_REF, iter_notes
 def outcome_records(repo, ref: str = NOTES_REF) -> list[dict]:
     """Every outcome record on the notes ref, newest first (de-duplicated by id: an amended
     commit carries its predecessor's lines too)."""
-    seen: dict[str, dict] = {}
+    seen: dict[object, dict] = {}
     for annotated, records in iter_notes(repo, ref):
         for record in map(clean_record, records):   # a teammate's note: outside input
             if record is None or record.get("type") != "outcome":

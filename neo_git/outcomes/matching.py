@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 ACCEPTED, MODIFIED, PENDING = "accepted", "modified", "pending"
 SUPERSEDED, ABANDONED = "superseded", "abandoned"

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
-from typing import Sequence
+from typing import cast
 
 import pygit2
 
@@ -23,17 +24,28 @@ from neo_git.fact_schema import Citation
 from neo_git.facts import FactScope, now_iso
 from neo_git.fileio import locked
 from neo_git.identity import RepositoryPaths, repository_paths
-from neo_git.store import notes
 from neo_git.outcomes.changes import FileChange
 from neo_git.outcomes.confidence import (
-    MOVING, REVERTED, Outcome, project_plan, relied_on, review_fact, scope_plan,
+    MOVING,
+    REVERTED,
+    Outcome,
+    project_plan,
+    relied_on,
+    review_fact,
+    scope_plan,
 )
 from neo_git.outcomes.ledger import Ledger, author_key
 from neo_git.outcomes.matching import ACCEPTED, MODIFIED, PENDING, match_suggestion, unshipped_verdict
 from neo_git.outcomes.records import (
-    commit_record, health_deltas, outcome_record, record_id, revert_record, set_statuses,
+    commit_record,
+    health_deltas,
+    outcome_record,
+    record_id,
+    revert_record,
+    set_statuses,
 )
 from neo_git.outcomes.suggestions import Suggestion, update_suggestions
+from neo_git.store import notes
 
 log = logging.getLogger("neo_git.outcomes")
 
@@ -59,7 +71,7 @@ class CommitResult:
 def changed_files(repo: pygit2.Repository, commit: pygit2.Commit) -> list[FileChange]:
     """Files *commit* changed against its first parent, with renames detected."""
     if commit.parents:
-        diff = repo.diff(commit.parents[0].tree, commit.tree)
+        diff = repo.diff(commit.parents[0].tree, commit.tree)  # type: ignore[call-overload]  # pygit2 stub: no trees
     else:
         diff = commit.tree.diff_to_tree(swap=True)
     diff.find_similar()
@@ -79,7 +91,7 @@ def changed_files(repo: pygit2.Repository, commit: pygit2.Commit) -> list[FileCh
 def _text(repo: pygit2.Repository, blob_id: str | None) -> str:
     if not blob_id:
         return ""
-    blob = repo[blob_id]
+    blob = cast(pygit2.Blob, repo[blob_id])
     if blob.size > MAX_TEXT_BYTES or blob.is_binary:
         return ""
     return blob.data.decode("utf-8", "replace")
@@ -140,7 +152,7 @@ def recheck_citations(repo: pygit2.Repository, results: list[CommitResult], ledg
     from neo_git.citations.recording import recheck_commits
 
     try:
-        _transitions, error = recheck_commits(repo, [(r.commit, r.changes) for r in done])
+        _transitions, error = recheck_commits(repo, [(r.commit, r.changes) for r in done if r.changes is not None])
     except Exception as exc:  # noqa: BLE001 - retried by the next worker, like a failed fact write
         error = f"citations: {type(exc).__name__}: {exc}"
     if error:
@@ -272,8 +284,8 @@ def process_one(repo: pygit2.Repository, paths: RepositoryPaths, ledger: Ledger,
         return result
     ts = now_iso()
     records = [commit_record(hexid, trigger, ts, health.get("", {}), rewrite_of)]
-    for suggestion, change, match in classified:
-        records.append(outcome_record(hexid, ts, suggestion, change, match, health.get(suggestion.id),
+    for suggestion, change, matched in classified:
+        records.append(outcome_record(hexid, ts, suggestion, change, matched, health.get(suggestion.id),
                                        moved.get(suggestion.id, []), revised.get(suggestion.id)))
     for outcome in outcomes:
         if outcome.verdict == REVERTED:
@@ -301,7 +313,9 @@ def _shipped_code(repo: pygit2.Repository, commit: pygit2.Commit, suggestion: Su
         from neo_git.outcomes.matching import shipped_lines
 
         lines = shipped_lines(suggestion.code, suggestion.diff, _text(repo, change.old_id), _text(repo, change.new_id))
-        return tuple(cite_lines(change.path, repo[change.new_id].data, change.new_id, commit, lines))
+        new_id = change.new_id
+        assert new_id is not None   # a shipped change has a new blob
+        return tuple(cite_lines(change.path, cast(pygit2.Blob, repo[new_id]).data, new_id, commit, lines))
     except Exception as exc:  # noqa: BLE001 - a citation is evidence, never a reason to fail the outcome
         log.warning("no citation for the outcome of %s: %s", suggestion.id, exc)
         return ()
@@ -526,7 +540,7 @@ def _after_processing(repo: pygit2.Repository, results: list[CommitResult]) -> N
     if not any(r.records for r in results):
         return
     try:
-        from neo_git import upkeep  # type: ignore[attr-defined]
+        from neo_git import upkeep
     except ImportError:
         return
     try:

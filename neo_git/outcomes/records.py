@@ -10,8 +10,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from neo_git.identity import RepositoryPaths
-from neo_git.store import notes
 from neo_git.outcomes.suggestions import Suggestion, update_suggestions
+from neo_git.store import notes
 
 if TYPE_CHECKING:  # pragma: no cover
     import pygit2

@@ -11,18 +11,18 @@ skip post-commit while a rebase is running.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from contextlib import nullcontext
 from dataclasses import replace
-from typing import Iterable
 
 import pygit2
 
 from neo_git.fileio import locked
 from neo_git.identity import RepositoryPaths, repository_paths
-from neo_git.store import notes
 from neo_git.outcomes.ledger import Ledger, author_key
 from neo_git.outcomes.processing import LOCK_TIMEOUT, CommitResult, _after_processing, process_one, recheck_citations
 from neo_git.outcomes.suggestions import Suggestion, update_suggestions
+from neo_git.store import notes
 
 log = logging.getLogger("neo_git.outcomes")
 MAX_PAIRS = 10_000

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import json
 import posixpath
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from neo_git.errors import NeoError
 from neo_git.facts import check_id, new_fact_id, now_iso
@@ -69,7 +70,7 @@ class Suggestion:
         return data
 
     @classmethod
-    def from_dict(cls, data: Any) -> "Suggestion":
+    def from_dict(cls, data: Any) -> Suggestion:
         """Validate one stored entry (ValueError when it is not a suggestion)."""
         if not isinstance(data, dict):
             raise ValueError("not an object")

@@ -6,8 +6,15 @@ search runs.
 """
 from __future__ import annotations
 
-from neo_git.patterns.library import (Library, check_pattern_id, find_pattern, load_library, project_root,
-                                      shipped_root, validate_folder)
+from neo_git.patterns.library import (
+                                      Library,
+                                      check_pattern_id,
+                                      find_pattern,
+                                      load_library,
+                                      project_root,
+                                      shipped_root,
+                                      validate_folder,
+)
 from neo_git.patterns.model import MAX_LINES, REQUIRED_SECTIONS, Pattern, PatternHit, PatternProblem
 from neo_git.patterns.search import search_patterns
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Sequence
 
 K1 = 1.2
 B = 0.75

@@ -20,8 +20,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from neo_git.patterns.model import (AUTHOR_LINE, MAX_BYTES, MAX_LINES, REQUIRED_SECTIONS, SHIPPED, TITLE_PREFIX,
-                                    Pattern, PatternProblem)
+from neo_git.patterns.model import (
+    AUTHOR_LINE,
+    MAX_BYTES,
+    MAX_LINES,
+    REQUIRED_SECTIONS,
+    SHIPPED,
+    TITLE_PREFIX,
+    Pattern,
+    PatternProblem,
+)
 
 # Lower-case words joined by single dashes: no dots, slashes or spaces, so an id
 # can never name a path outside its folder.

@@ -40,7 +40,7 @@ def lexical_text(pattern: Pattern) -> str:
 class _Index:
     """Vectors and a BM25 index of one list of patterns under one embedder."""
 
-    def __init__(self, embedder: "Embedder", patterns: list[Pattern], texts: list[str]) -> None:
+    def __init__(self, embedder: Embedder, patterns: list[Pattern], texts: list[str]) -> None:
         from neo_git.embed.cache import VectorCache
         from neo_git.patterns.lexical import BM25
 
@@ -52,7 +52,7 @@ class _Index:
 _INDEXES: dict[tuple[str, str], _Index] = {}
 
 
-def _index(embedder: "Embedder", patterns: list[Pattern]) -> _Index:
+def _index(embedder: Embedder, patterns: list[Pattern]) -> _Index:
     texts = [search_text(p) for p in patterns]
     digest = hashlib.sha256("\0".join(p.id + "\0" + t for p, t in zip(patterns, texts)).encode()).hexdigest()
     key = (embedder.id, digest)
@@ -64,7 +64,7 @@ def _index(embedder: "Embedder", patterns: list[Pattern]) -> _Index:
     return index
 
 
-def rank(query: str, patterns: list[Pattern], embedder: "Embedder", *,
+def rank(query: str, patterns: list[Pattern], embedder: Embedder, *,
          lexical_weight: float = LEXICAL_WEIGHT) -> list[PatternHit]:
     """Every pattern scored against *query*, best first (ties by id)."""
     import numpy as np

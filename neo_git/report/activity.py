@@ -7,9 +7,10 @@ empty buckets in between filled so the time axis is honest.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from neo_git.report.memory import week_of
 
@@ -48,7 +49,7 @@ def _when(stamp: object) -> datetime | None:
 
 def continuous(first: date, last: date, step: timedelta, limit: int) -> list[date]:
     """Every bucket from *first* to *last*, at most *limit* (the newest)."""
-    days = []
+    days: list[date] = []
     current = last
     while current >= first and len(days) < limit:
         days.append(current)
@@ -108,7 +109,7 @@ def turn_days(turns: list) -> tuple[list[dict], list[int], int]:
     return [{"day": d.isoformat(), **days.get(d.isoformat(), empty)} for d in span], histogram, known
 
 
-def activity(repo: "pygit2.Repository") -> Activity:
+def activity(repo: pygit2.Repository) -> Activity:
     """Outcome notes and turn records of *repo*, bucketed for the report."""
     from neo_git.agents.turns import load_turns
     from neo_git.identity import repository_paths

@@ -7,9 +7,10 @@ default `.git/neo/report.html`) and the report's own derived caches, nothing els
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, cast
 
 from neo_git.report.activity import Activity
 from neo_git.report.data import ReportData, TopFact
@@ -47,7 +48,7 @@ class ReportResult:
                 "seconds": round(self.seconds, 3)}
 
 
-def collect(repo: "pygit2.Repository", commits: int, *, on_measured: Callable[[], None] | None = None,
+def collect(repo: pygit2.Repository, commits: int, *, on_measured: Callable[[], None] | None = None,
             on_total: Callable[[int], None] | None = None) -> ReportData:
     """The report's data for the last *commits* first-parent commits of HEAD."""
     from neo_git.health.measure import snapshot_commit
@@ -76,7 +77,7 @@ def collect(repo: "pygit2.Repository", commits: int, *, on_measured: Callable[[]
     return data
 
 
-def top_facts(repo: "pygit2.Repository", memory: MemoryHistory, acts: Activity) -> list[TopFact]:
+def top_facts(repo: pygit2.Repository, memory: MemoryHistory, acts: Activity) -> list[TopFact]:
     """The facts with the most successes (ties: higher confidence), with the commits whose
     accepted outcomes raised them."""
     from neo_git.outcomes.history import fact_outcome_history
@@ -93,21 +94,21 @@ def top_facts(repo: "pygit2.Repository", memory: MemoryHistory, acts: Activity) 
             if moved.get("verdict") != "accepted" or not isinstance(commit, str):
                 continue
             try:
-                earned.append(commit_info(repo[commit]))
+                earned.append(commit_info(cast("pygit2.Commit", repo[commit])))
             except (KeyError, ValueError, TypeError):
                 earned.append(commit)
         found.append(TopFact(fact, earned))
     return found
 
 
-def default_path(repo: "pygit2.Repository") -> Path:
+def default_path(repo: pygit2.Repository) -> Path:
     """`.git/neo/report.html`."""
     from neo_git.identity import repository_paths
 
     return repository_paths(repo).neo_dir / DEFAULT_FILE
 
 
-def build_report(repo: "pygit2.Repository", commits: int = 200, out: Path | None = None, *,
+def build_report(repo: pygit2.Repository, commits: int = 200, out: Path | None = None, *,
                  on_measured: Callable[[], None] | None = None,
                  on_total: Callable[[int], None] | None = None) -> ReportResult:
     """Collect, render and write the page (atomically); returns where and what."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:  # pragma: no cover
     import pygit2
@@ -48,7 +48,7 @@ class Cycle:
     import_time: bool | None = None   # also a cycle of import-time edges (None: not known)
 
 
-def current_cycles(repo: "pygit2.Repository", snapshot: "HealthSnapshot", tree: "pygit2.Tree") -> list[Cycle]:
+def current_cycles(repo: pygit2.Repository, snapshot: HealthSnapshot, tree: pygit2.Tree) -> list[Cycle]:
     """The cycles of *snapshot* (taken of *tree*), biggest first, each edge with its import line."""
     components = [tuple(c) for c in snapshot.components]
     if not components:
@@ -58,7 +58,7 @@ def current_cycles(repo: "pygit2.Repository", snapshot: "HealthSnapshot", tree: 
     import_time = _import_time_nodes(snapshot)
     labelled = _labelled_edges(repo, snapshot, tree, in_cycle)
     cycles = []
-    for number, component in enumerate(components):
+    for _number, component in enumerate(components):
         members = set(component)
         edges = []
         for source in component:
@@ -72,7 +72,7 @@ def current_cycles(repo: "pygit2.Repository", snapshot: "HealthSnapshot", tree: 
     return sorted(cycles, key=lambda c: (-len(c.nodes), c.nodes))
 
 
-def _import_time_nodes(snapshot: "HealthSnapshot") -> set[str] | None:
+def _import_time_nodes(snapshot: HealthSnapshot) -> set[str] | None:
     """Modules in import-time cycles, when the health engine reports them (docs/architecture.md §6), else None."""
     components = getattr(snapshot, "import_time_components", None)
     if components is None:
@@ -80,7 +80,7 @@ def _import_time_nodes(snapshot: "HealthSnapshot") -> set[str] | None:
     return {node for component in components for node in component}
 
 
-def _labelled_edges(repo: "pygit2.Repository", snapshot: "HealthSnapshot", tree: "pygit2.Tree",
+def _labelled_edges(repo: pygit2.Repository, snapshot: HealthSnapshot, tree: pygit2.Tree,
                     in_cycle: dict[str, int]) -> dict[tuple[str, str], list[CycleEdge]]:
     """(source, target) -> the imports behind that edge, for edges inside a cycle."""
     from neo_git.health.import_graph import FAMILY_OF, RESOLVERS
@@ -92,11 +92,11 @@ def _labelled_edges(repo: "pygit2.Repository", snapshot: "HealthSnapshot", tree:
 
     def read(path: str) -> bytes | None:
         try:
-            return repo[tree[path].id].data
+            return cast("pygit2.Blob", repo[tree[path].id]).data
         except (KeyError, ValueError, TypeError, AttributeError):
             return None
 
-    families: dict[str, dict[str, "FileMetrics"]] = {}
+    families: dict[str, dict[str, FileMetrics]] = {}
     for path, metrics in snapshot.file_metrics.items():
         family = FAMILY_OF.get(metrics.language)
         if family is not None:
@@ -105,14 +105,14 @@ def _labelled_edges(repo: "pygit2.Repository", snapshot: "HealthSnapshot", tree:
     for family, files in sorted(families.items()):
         # node -> its (file, metrics with imports, source lines, import index), one per import:
         # a Go package is several files, and each round may keep only one import per node.
-        slots: dict[str, list[tuple[str, "FileMetrics", list[str], int]]] = {}
+        slots: dict[str, list[tuple[str, FileMetrics, list[str], int]]] = {}
         for path, metrics in sorted(files.items()):
             node = node_of(path, metrics.language)
             if node not in in_cycle:
                 continue
             data = read(path)
             full = analyze_source(path, data) if data is not None else None
-            if full is None or not full.imports:
+            if data is None or full is None or not full.imports:
                 continue
             lines = data.decode("utf-8", "replace").splitlines()
             slots.setdefault(node, []).extend((path, full, lines, i) for i in range(len(full.imports)))

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
 class TopFact:
     """A fact that earned successes, and the commits that earned them."""
 
-    fact: "Fact"
+    fact: Fact
     commits: list[CommitInfo | str]     # CommitInfo when the commit is readable, else its hex
 
 

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 from neo_git.report import svg
 from neo_git.report.activity import VERDICTS
-from neo_git.report.graph import cycle_graph
 from neo_git.report.cycles import MAX_NODES
+from neo_git.report.graph import cycle_graph
 from neo_git.report.page import empty, figure, legend, table
 from neo_git.report.text import day_text, esc, local_time, number, stamp_text
 
@@ -18,12 +18,12 @@ if TYPE_CHECKING:  # pragma: no cover
 MAX_GRAPHS = 12          # cycles drawn as graphs; the rest are listed
 
 
-def commit_title(info: "CommitInfo") -> str:
+def commit_title(info: CommitInfo) -> str:
     """The hover heading of a commit: short id · date and time · subject."""
     return f"{info.short} \u00b7 {stamp_text(info.time, info.offset)} \u00b7 {info.subject}"
 
 
-def commit_axis(infos: list["CommitInfo"]) -> svg.Axis:
+def commit_axis(infos: list[CommitInfo]) -> svg.Axis:
     """Tooltip headings and axis labels for a row of commits (see `time_labels`)."""
     return svg.Axis([commit_title(i) for i in infos], time_labels([(i.time, i.offset) for i in infos]))
 
@@ -49,7 +49,7 @@ def time_labels(moments: list[tuple[int, int]]) -> list[str]:
     return labels
 
 
-def outcome_markers(data: "ReportData") -> list[svg.Marker]:
+def outcome_markers(data: ReportData) -> list[svg.Marker]:
     """A marker under every commit of the window that carried outcomes (coloured by the best verdict)."""
     markers = []
     for index, point in enumerate(data.health):
@@ -74,7 +74,7 @@ def _languages(points) -> list[str]:
     return sorted(seen, key=lambda language: (-seen[language], language))
 
 
-def health_section(data: "ReportData") -> str:
+def health_section(data: ReportData) -> str:
     """Charts of cycles, god files, nesting and size per language over the window, and the table."""
     points = data.health
     axis = commit_axis([p.commit for p in points])
@@ -125,7 +125,7 @@ def health_section(data: "ReportData") -> str:
     ])
 
 
-def health_table(data: "ReportData", timed: bool) -> str:
+def health_table(data: ReportData, timed: bool) -> str:
     """Every commit's numbers, newest first (the text alternative of the charts)."""
     headers = [("Commit", "w"), ("Date", "w"), ("Subject", ""), ("Cycles", "n")]
     if timed:
@@ -147,7 +147,7 @@ def health_table(data: "ReportData", timed: bool) -> str:
     return table("health-table", "Health per commit, newest first", headers, rows, scroll=len(rows) > 12)
 
 
-def language_table(data: "ReportData", languages: list[str]) -> str:
+def language_table(data: ReportData, languages: list[str]) -> str:
     """Files and lines per language per commit, newest first."""
     headers = [("Commit", "w"), ("Date", "w")]
     for language in languages:
@@ -178,7 +178,7 @@ def _under(path: str, prefix: str) -> str:
     return path[len(prefix):] if prefix and path.startswith(prefix) else path
 
 
-def cycles_section(data: "ReportData") -> str:
+def cycles_section(data: ReportData) -> str:
     """A graph per import cycle at HEAD, each edge labelled with its import line, and its table."""
     head = data.head
     out = ['<section id="cycles"><h2>Where the cycles are now</h2>',

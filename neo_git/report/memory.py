@@ -14,9 +14,10 @@ costs one file read, a ref that moved on walks only the new commits.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, cast
 
 from neo_git.citation_states import is_stale
 from neo_git.report import cache
@@ -59,19 +60,19 @@ def week_of(moment: datetime) -> str:
     return (day - timedelta(days=day.weekday())).isoformat()
 
 
-def _row(fact: "Fact") -> list:
+def _row(fact: Fact) -> list:
     return [fact.kind.value, int(fact.is_valid), int(fact.needs_review), int(is_stale(fact)),
             round(float(fact.metadata.confidence), 4), int(fact.metadata.success_count)]
 
 
-def _category(fact: "Fact") -> str:
+def _category(fact: Fact) -> str:
     reason = fact.metadata.invalidation.reason if fact.metadata.invalidation is not None else None
     if reason in _REASONS:
         return _REASONS[reason]
     return "superseded" if fact.superseded_by else "retracted"
 
 
-def _retired_at(fact: "Fact", fallback: datetime) -> datetime:
+def _retired_at(fact: Fact, fallback: datetime) -> datetime:
     """When the fact was retired: its invalidation's own time when it has one (a teammate's
     retirement arrives in a later merge commit), else the commit's."""
     stamp = fact.metadata.invalidation.at if fact.metadata.invalidation is not None else None
@@ -102,7 +103,7 @@ class _Tally:
         self.needs_review += sign * row[NEEDS_REVIEW]
         self.stale += sign * row[STALE]
 
-    def point(self, commit: "pygit2.Commit") -> dict:
+    def point(self, commit: pygit2.Commit) -> dict:
         """The chart point of *commit* with the counts as they stand."""
         from neo_git.report.series import commit_info
 
@@ -112,7 +113,7 @@ class _Tally:
                 "needs_review": self.needs_review, "stale": self.stale}
 
 
-def _fact_changes(repo: "pygit2.Repository", commit: "pygit2.Commit") -> Iterable[tuple[str, "Fact | None"]]:
+def _fact_changes(repo: pygit2.Repository, commit: pygit2.Commit) -> Iterable[tuple[str, Fact | None]]:
     """(fact id, the fact now or None when removed or invalid) for every fact blob *commit*
     changed against its first parent."""
     from neo_git.errors import InvalidFact
@@ -123,26 +124,26 @@ def _fact_changes(repo: "pygit2.Repository", commit: "pygit2.Commit") -> Iterabl
     for delta in diff.deltas:
         for side in {delta.old_file.path, delta.new_file.path}:
             parts = side.split("/")
-            if len(parts) != 3 or parts[0] != "facts" or fact_id_of(parts[1], parts[2]) is None:
+            fact_id = fact_id_of(parts[1], parts[2]) if len(parts) == 3 and parts[0] == "facts" else None
+            if fact_id is None:
                 continue
-            fact_id = fact_id_of(parts[1], parts[2])
             if delta.status_char() == "D" or side != delta.new_file.path:
                 yield fact_id, None
                 continue
             try:
-                yield fact_id, fact_from_blob(repo[delta.new_file.id].data, side, FACTS_REF)
+                yield fact_id, fact_from_blob(cast("pygit2.Blob", repo[delta.new_file.id]).data, side, FACTS_REF)
             except (InvalidFact, KeyError, ValueError):
                 yield fact_id, None
 
 
-def _first_parent_since(repo: "pygit2.Repository", tip: "pygit2.Oid", stop: str | None) -> list | None:
+def _first_parent_since(repo: pygit2.Repository, tip: pygit2.Oid, stop: str | None) -> list | None:
     """The first-parent chain from *tip* back to (not including) *stop*, oldest first; None
     when *stop* is given but not on the chain (the ref was rewritten: walk everything)."""
     import pygit2
 
     walker = repo.walk(tip, pygit2.enums.SortMode.NONE)
     walker.simplify_first_parent()
-    chain = []
+    chain: list[pygit2.Commit] = []
     for commit in walker:
         if stop is not None and str(commit.id) == stop:
             chain.reverse()
@@ -154,7 +155,7 @@ def _first_parent_since(repo: "pygit2.Repository", tip: "pygit2.Oid", stop: str 
     return chain
 
 
-def memory_history(repo: "pygit2.Repository") -> MemoryHistory:
+def memory_history(repo: pygit2.Repository) -> MemoryHistory:
     """Memory over the ref's whole first-parent history (an empty history before the first fact)."""
     from neo_git.identity import repository_paths
     from neo_git.store.ref_damage import checked_tip
@@ -169,8 +170,9 @@ def memory_history(repo: "pygit2.Repository") -> MemoryHistory:
     if history is not None and history.tip == str(tip):
         return history
     chain = _first_parent_since(repo, tip, history.tip) if history is not None else None
-    if chain is None:
+    if history is None or chain is None:   # no history kept: chain is None too
         history, chain = MemoryHistory(None, [], {}, {}), _first_parent_since(repo, tip, None)
+        assert chain is not None   # without a stop, the whole chain
     tally = _Tally(history.rows)
     for commit in chain:
         when = datetime.fromtimestamp(commit.commit_time, timezone.utc)
@@ -204,7 +206,7 @@ def _from_payload(payload: dict) -> MemoryHistory | None:
     return MemoryHistory(tip, points, retired, rows)
 
 
-def tip_facts(repo: "pygit2.Repository", ids: Iterable[str]) -> list["Fact"]:
+def tip_facts(repo: pygit2.Repository, ids: Iterable[str]) -> list[Fact]:
     """The facts with these ids as the ref's tip holds them (missing or invalid ones left out)."""
     from neo_git.errors import InvalidFact
     from neo_git.store.ref_facts import fact_from_blob, fact_path
@@ -216,7 +218,7 @@ def tip_facts(repo: "pygit2.Repository", ids: Iterable[str]) -> list["Fact"]:
     found = []
     for fact_id in ids:
         try:
-            found.append(fact_from_blob(repo[tree[fact_path(fact_id)].id].data, fact_path(fact_id), FACTS_REF))
+            found.append(fact_from_blob(cast("pygit2.Blob", repo[tree[fact_path(fact_id)].id]).data, fact_path(fact_id), FACTS_REF))
         except (KeyError, ValueError, InvalidFact):
             continue
     return found

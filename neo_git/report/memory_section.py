@@ -39,7 +39,7 @@ def _label_axis(labels: list[str], titles: list[str] | None = None) -> svg.Axis:
     return svg.Axis(titles or labels, labels, categorical=True)
 
 
-def memory_section(data: "ReportData") -> str:
+def memory_section(data: ReportData) -> str:
     """Valid facts by kind, retirements per week, confidence, review load, the most useful facts."""
     memory = data.memory
     out = ['<section id="memory"><h2>Memory over time</h2>']
@@ -132,7 +132,7 @@ def _confidence_table(labels: list[str], bins: list[int]) -> str:
                      "Confidence", labels, bins, "facts")
 
 
-def _top_facts(data: "ReportData") -> str:
+def _top_facts(data: ReportData) -> str:
     if not data.top_facts:
         return empty("No fact has earned a success yet: a fact earns one when advice that relied on it ships "
                      "(<code>git neo outcomes</code>).")
@@ -158,7 +158,7 @@ def _top_facts(data: "ReportData") -> str:
                   ("Earned by", "")], rows)
 
 
-def activity_section(data: "ReportData") -> str:
+def activity_section(data: ReportData) -> str:
     """Outcomes per week with the health they carried; agent turns per day and facts injected."""
     acts = data.activity
     out = ['<section id="outcomes"><h2>Outcomes and agents</h2>',

@@ -7,8 +7,8 @@ could not run or fetch. Sections live in `health_section.py` and `memory_section
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from neo_git.report.text import esc, number, signed
 

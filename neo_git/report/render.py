@@ -14,14 +14,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from neo_git.report.data import ReportData
 
 
-def render(data: "ReportData") -> str:
+def render(data: ReportData) -> str:
     """The whole page as a string."""
     return document(f"git neo report \u00b7 {data.name}", [
         _header(data), _cards(data), health_section(data), cycles_section(data), memory_section(data),
         activity_section(data), _footer(data)])
 
 
-def _header(data: "ReportData") -> str:
+def _header(data: ReportData) -> str:
     head = data.head
     first = data.health[0].commit
     span = (f"{len(data.health):,} commits, {esc(day_text(first.time, first.offset))} \u2192 "
@@ -36,7 +36,7 @@ def _header(data: "ReportData") -> str:
             f"</header>")
 
 
-def _cards(data: "ReportData") -> str:
+def _cards(data: ReportData) -> str:
     now, start = data.health[-1].health, data.health[0].health
     since = f"since {data.health[0].commit.short}" if len(data.health) > 1 else ""
 
@@ -76,7 +76,7 @@ def _cards(data: "ReportData") -> str:
             '<ul class="cards" aria-label="Memory">' + "".join(memory) + "</ul>")
 
 
-def _footer(data: "ReportData") -> str:
+def _footer(data: ReportData) -> str:
     from neo_git import __version__
 
     return ("<footer>"

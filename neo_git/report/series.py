@@ -11,12 +11,15 @@ of showing stale numbers.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from neo_git.report import DEFAULT_COMMITS, cache
 
 if TYPE_CHECKING:  # pragma: no cover
+    import sqlite3
+
     import pygit2
 
     from neo_git.health.measure import HealthSnapshot
@@ -49,27 +52,27 @@ class HealthPoint(NamedTuple):
     health: dict
 
 
-def commit_info(commit: "pygit2.Commit") -> CommitInfo:
+def commit_info(commit: pygit2.Commit) -> CommitInfo:
     """The CommitInfo of a pygit2 commit (the subject decoded leniently: messages are not always UTF-8)."""
     try:
         message = commit.message
     except (UnicodeDecodeError, LookupError, ValueError):
         message = commit.raw_message.decode("utf-8", "replace")
-    from neo_git.redact import redact   # the page may be shared: a token in a commit message stays out
+    from neo_git.redact import redact  # the page may be shared: a token in a commit message stays out
 
     subject = redact((message.strip().splitlines() or [""])[0])[:SUBJECT_CHARS]
     return CommitInfo(str(commit.id), str(commit.tree_id), int(commit.commit_time),
                       int(commit.commit_time_offset), subject)
 
 
-def first_parent_commits(repo: "pygit2.Repository", limit: int = DEFAULT_COMMITS,
+def first_parent_commits(repo: pygit2.Repository, limit: int = DEFAULT_COMMITS,
                          rev: str = "HEAD") -> list[CommitInfo]:
     """The last *limit* commits of *rev*'s first-parent chain, oldest first ([] when unborn)."""
+
     import pygit2
 
-    from neo_git.health.measure import resolve_tree
-
     from neo_git.errors import NeoError
+    from neo_git.health.measure import resolve_tree
 
     rev_id, _tree = resolve_tree(repo, rev)
     if not isinstance(repo[rev_id], pygit2.Commit):
@@ -85,11 +88,11 @@ def first_parent_commits(repo: "pygit2.Repository", limit: int = DEFAULT_COMMITS
     return commits
 
 
-def commit_health(snapshot: "HealthSnapshot") -> dict:
+def commit_health(snapshot: HealthSnapshot) -> dict:
     """The numbers the report draws for one snapshot: every count of `HealthSnapshot.summary()`
     (so new ones, such as import-time cycles, appear when the health engine adds them), lines,
     and files and lines per language."""
-    record = {key: value for key, value in snapshot.summary().items()
+    record: dict[str, Any] = {key: value for key, value in snapshot.summary().items()
               if isinstance(value, int) and not isinstance(value, bool)}
     languages: dict[str, dict[str, int]] = {}
     for metrics in snapshot.file_metrics.values():
@@ -101,7 +104,7 @@ def commit_health(snapshot: "HealthSnapshot") -> dict:
     return record
 
 
-def cache_key(repo: "pygit2.Repository") -> str:
+def cache_key(repo: pygit2.Repository) -> str:
     """What a cached summary depends on besides its tree: the health state version (code and
     grammars) and the settings that change what is counted (the god-file thresholds, the
     `neo.healthExclude` globs and `.git/info/attributes`, which decide what is judged)."""
@@ -121,7 +124,7 @@ def cache_key(repo: "pygit2.Repository") -> str:
     return f"{SUMMARY_FORMAT}:{state_version()}:{settings}:{excludes.hexdigest()[:12]}"
 
 
-def health_series(repo: "pygit2.Repository", commits: list[CommitInfo], *,
+def health_series(repo: pygit2.Repository, commits: list[CommitInfo], *,
                   on_measured: Callable[[], None] | None = None) -> tuple[list[HealthPoint], int]:
     """(a HealthPoint per commit, in the given order; how many trees were measured now).
 
@@ -135,7 +138,8 @@ def health_series(repo: "pygit2.Repository", commits: list[CommitInfo], *,
     key = cache_key(repo)
     path = cache.cache_file(repository_paths(repo).neo_dir, "health")
     stored = cache.load(path, key) or {}
-    trees = stored.get("trees") if isinstance(stored.get("trees"), dict) else {}
+    kept = stored.get("trees")
+    trees: dict[str, Any] = kept if isinstance(kept, dict) else {}
     found = {info.commit: clean_health(trees.get(info.tree)) for info in commits}
     missing = [info for info in commits if found[info.commit] is None]
     with _HeldOpen(repo) as held:
@@ -146,7 +150,7 @@ def health_series(repo: "pygit2.Repository", commits: list[CommitInfo], *,
             held.hold()
             if on_measured is not None:
                 on_measured()
-    points = [HealthPoint(info, found[info.commit]) for info in commits]
+    points = [HealthPoint(info, cast(dict, found[info.commit])) for info in commits]   # missing ones measured above
     measured = len(missing)
     if measured:
         if len(trees) > MAX_CACHED_TREES:
@@ -164,11 +168,11 @@ class _HeldOpen:
     SQLite checkpoints on its own schedule (every 1,000 WAL pages). It never reads or
     writes, so it holds no lock. Opened after the first scan (which creates the file)."""
 
-    def __init__(self, repo: "pygit2.Repository") -> None:
+    def __init__(self, repo: pygit2.Repository) -> None:
         from neo_git.health.cache import cache_path
 
         self.path = cache_path(repo)
-        self.conn = None
+        self.conn: sqlite3.Connection | None = None
 
     def hold(self) -> None:
         """Open the idle connection if the cache file exists and none is open yet."""
@@ -181,7 +185,7 @@ class _HeldOpen:
         except (sqlite3.Error, OSError):
             self.conn = None
 
-    def __enter__(self) -> "_HeldOpen":
+    def __enter__(self) -> _HeldOpen:
         self.hold()
         return self
 
@@ -202,7 +206,7 @@ def clean_health(value: object) -> dict | None:
     for name, number in value.items():
         if name != "languages" and (not isinstance(number, int) or isinstance(number, bool)):
             return None
-    for language, row in value["languages"].items():
+    for _language, row in value["languages"].items():
         if not isinstance(row, dict) or not all(isinstance(row.get(k), int) for k in ("files", "lines")):
             return None
     return value

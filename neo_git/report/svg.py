@@ -10,8 +10,8 @@ page's light and dark schemes restyle the charts too. Every label passes through
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from neo_git.report.text import esc, number
 
@@ -194,8 +194,8 @@ def step_chart(chart_id: str, title: str, table_id: str, axis: Axis, series: Seq
     out += _markers(frame, markers)
     out.append('<g class="points">')
     for index in range(count):
-        dots = "".join(_dot(frame, index, s.values[index], s.css)
-                       for s in series if index < len(s.values) and s.values[index] is not None)
+        dots = "".join(_dot(frame, index, value, s.css)
+                       for s in series if index < len(s.values) and (value := s.values[index]) is not None)
         out.append(_point(frame, index, f"{axis.titles[index]}\n{_values_text(series, index)}", dots))
     out += ["</g>", "</svg>"]
     return "".join(out)

@@ -6,9 +6,11 @@ policy inside the owning backend's transaction; recall reads every scope.
 """
 from __future__ import annotations
 
+import builtins
 import os
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from neo_git import identity
 from neo_git.errors import FactNotFound, NeoError
@@ -17,14 +19,14 @@ from neo_git.facts import SCOPE_ORDER, Fact, FactScope, check_text, new_fact_id,
 from neo_git.fileio import publish_once
 from neo_git.redact import redact
 from neo_git.store.access import AccessLog
-from neo_git.store.explain import explain, supersession_chain
 from neo_git.store.base import SCOPE_CAPS, Backend, Change, LoadedScope, Transaction
+from neo_git.store.embedding import StoreEmbedding
+from neo_git.store.explain import explain, supersession_chain
 from neo_git.store.filestore import FileStore
 from neo_git.store.org_memory import open_org_memory
-from neo_git.store.embedding import StoreEmbedding
-from neo_git.store.writing import WritePaths
 from neo_git.store.refstore import FACTS_REF, RefStore, ensure_reflog
 from neo_git.store.vectors import FactVectors
+from neo_git.store.writing import WritePaths
 
 if TYPE_CHECKING:  # pragma: no cover
     import pygit2
@@ -47,7 +49,7 @@ def __getattr__(name: str):  # AddResult loads with the write policy, which read
 class FactStore(WritePaths, StoreEmbedding):
     """Facts of every scope visible from one repository (adds and reviews: `store/writing.py`)."""
 
-    def __init__(self, repo: "pygit2.Repository", embedder: "str | Embedder | None" = None,
+    def __init__(self, repo: pygit2.Repository, embedder: str | Embedder | None = None,
                  home: Path | None = None) -> None:
         import pygit2
 
@@ -68,8 +70,8 @@ class FactStore(WritePaths, StoreEmbedding):
         }, AccessLog(paths.neo_dir / "access.json"))
 
     @classmethod
-    def in_memory(cls, embedder: "str | Embedder | None" = "hash", *, org_id: str = "memory",
-                  project_id: str = "0" * 16, author: str = "git-neo <neo@localhost>") -> "FactStore":
+    def in_memory(cls, embedder: str | Embedder | None = "hash", *, org_id: str = "memory",
+                  project_id: str = "0" * 16, author: str = "git-neo <neo@localhost>") -> FactStore:
         """A store whose four scopes live in this process (`MemoryBackend`): no repository, no
         files, no vector cache on disk. Same policy, recall and `transact` as a real store;
         `init` needs a repository, and recall's environment names none."""
@@ -83,8 +85,8 @@ class FactStore(WritePaths, StoreEmbedding):
         return store
 
     @classmethod
-    def outside_repository(cls, where: str | os.PathLike | None = None, embedder: "str | Embedder | None" = None,
-                           home: Path | None = None) -> "FactStore":
+    def outside_repository(cls, where: str | os.PathLike | None = None, embedder: str | Embedder | None = None,
+                           home: Path | None = None) -> FactStore:
         """The store of a process started outside any repository: global and org scope from
         NEO_HOME (the org whose facts file is the only one there, else "unknown"), project and
         session scope empty and refusing writes (`store/unavailable.py`)."""
@@ -104,8 +106,8 @@ class FactStore(WritePaths, StoreEmbedding):
         store._fixed_project_id = "0" * 16
         return store
 
-    def _setup(self, repo: "pygit2.Repository | None", paths: "identity.RepositoryPaths | None",
-               home: Path | None, org_id: str, author: str, embedder: "str | Embedder | None",
+    def _setup(self, repo: pygit2.Repository | None, paths: identity.RepositoryPaths | None,
+               home: Path | None, org_id: str, author: str, embedder: str | Embedder | None,
                backends: dict[FactScope, Backend], access: AccessLog) -> None:
         self.repo = repo
         self.paths = paths
@@ -136,7 +138,7 @@ class FactStore(WritePaths, StoreEmbedding):
         self.warnings: list[str] = []
 
     @classmethod
-    def open(cls, path: str | os.PathLike | None = None, embedder: "str | Embedder | None" = None) -> "FactStore":
+    def open(cls, path: str | os.PathLike | None = None, embedder: str | Embedder | None = None) -> FactStore:
         """The store of the repository containing *path* (default: the one git would use here,
         honouring GIT_DIR/GIT_WORK_TREE as inside hooks); NotARepository otherwise."""
         return cls(identity.open_repository(path), embedder=embedder)
@@ -148,7 +150,9 @@ class FactStore(WritePaths, StoreEmbedding):
         """Stable across clones: recorded in the ref's meta.json, else the root commit."""
         if self._fixed_project_id is not None:
             return self._fixed_project_id
-        recorded = self.project_store.meta().get("project_id")
+        # Only an in-memory store has no repository, and it has a fixed id.
+        assert self.repo is not None and self.paths is not None
+        recorded = cast(RefStore, self.project_store).meta().get("project_id")
         if isinstance(recorded, str) and recorded:
             return recorded
         root = identity.root_commit_id(self.repo)
@@ -164,11 +168,13 @@ class FactStore(WritePaths, StoreEmbedding):
         if self.repo is None:
             raise NeoError("an in-memory store has no repository to initialise",
                            "open one with FactStore.open(path)")
+        assert self.paths is not None
         self.paths.neo_dir.mkdir(parents=True, exist_ok=True)
         ensure_reflog(self.paths.common_dir, FACTS_REF)
         created = False
-        if self.project_store.tip() is None:
-            created = self.project_store.initialize()
+        project = cast(RefStore, self.project_store)   # a store with a repository keeps its project facts on the ref
+        if project.tip() is None:
+            created = project.initialize()
         return {"ref": FACTS_REF, "created": created, "project_id": self.project_id,
                 "org_id": self.org_id, "neo_dir": str(self.paths.neo_dir),
                 "global_facts": str(self.backends[FactScope.GLOBAL].description)}
@@ -321,7 +327,7 @@ class FactStore(WritePaths, StoreEmbedding):
 
     # --- explaining ----------------------------------------------------------------
 
-    def history(self, fact_id: str) -> list[Fact]:
+    def history(self, fact_id: str) -> builtins.list[Fact]:
         """The supersession chain through this fact, oldest first."""
         facts = self._load()
         chain = supersession_chain(self._find(fact_id, facts), {f.id: f for f in facts})
@@ -345,7 +351,7 @@ class FactStore(WritePaths, StoreEmbedding):
         return info
 
     def nearest(self, text: str, *, scope: str = "project", kind: str = "pattern", k: int = 3,
-                exclude: Sequence[str] = ()) -> list[tuple[Fact, float]]:
+                exclude: Sequence[str] = ()) -> builtins.list[tuple[Fact, float]]:
         """The *k* valid facts of this scope and kind closest to *text* (cosine, highest first),
         so a caller (an agent) can pass `supersedes` explicitly when it means to replace one."""
         fact_scope, fact_kind = parse_scope(scope), parse_kind(kind)
@@ -361,7 +367,7 @@ class FactStore(WritePaths, StoreEmbedding):
     # --- recall --------------------------------------------------------------------
 
     def recall(self, query: str, k: int = 5, max_tokens: int = 12000, file: str | None = None,
-               explain: bool = False) -> "ContextResult":
+               explain: bool = False) -> ContextResult:
         """Constraints, ranked facts, what changed and known unknowns for *query*; with *file* (a path
         relative to the repository root) the facts citing it or scoped to it come first and its
         path-scoped constraints apply; with *explain* the result carries why each ranked fact is

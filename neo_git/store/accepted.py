@@ -10,9 +10,9 @@ claims again (closed); nothing in it can promote a fact whose text changed since
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping
 
 RECORD = Path("trust") / "accepted.json"
 _MEMO: dict[str, tuple[tuple[int, int], Mapping[str, dict]]] = {}

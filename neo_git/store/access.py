@@ -20,8 +20,8 @@ import fcntl
 import json
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from neo_git import safejson
 from neo_git.facts import Fact, FactMetadata, now_iso
@@ -44,6 +44,7 @@ class AccessLog:
         self._last: dict[str, str | None] | None = None
 
     def _read_base(self) -> dict[str, list]:
+        assert self.path is not None
         try:
             data = safejson.loads(self.path.read_bytes())
         except (OSError, ValueError, UnicodeDecodeError):
@@ -56,6 +57,7 @@ class AccessLog:
         if self.path is None:
             return dict(self._cache or {})
         data = self._read_base()
+        assert self._log is not None
         try:
             self._fold_lines(data, self._log.read_bytes())
         except OSError:
@@ -100,19 +102,21 @@ class AccessLog:
             self._last.update((i, stamp) for i in ids)
 
     def _append(self, ids: set[str], stamp: str) -> None:
+        log = self._log
+        assert log is not None
         line = (stamp + "".join(" " + i for i in sorted(ids) if len(i) == 16) + "\n").encode("utf-8")
         for _attempt in range(8):
             try:
-                fd = os.open(self._log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+                fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
             except FileNotFoundError:  # no .git/neo yet
-                self._log.parent.mkdir(parents=True, exist_ok=True)
-                fd = os.open(self._log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+                log.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
             try:
                 # Shared with other appenders, exclusive against a fold: once we hold it, the file
                 # is either still the log (write) or was folded away meanwhile (open the new one).
-                _flock(fd, fcntl.LOCK_SH, self._log, ACCESS_LOCK_WAIT)
+                _flock(fd, fcntl.LOCK_SH, log, ACCESS_LOCK_WAIT)
                 try:
-                    if os.fstat(fd).st_ino != os.stat(self._log).st_ino:
+                    if os.fstat(fd).st_ino != os.stat(log).st_ino:
                         continue
                 except FileNotFoundError:
                     continue
@@ -132,21 +136,23 @@ class AccessLog:
         at most *timeout* seconds for each lock (default: a command's), then `LockTimeout`."""
         if self.path is None:
             return
+        log, lock = self._log, self._lock
+        assert log is not None and lock is not None
         wait = LOCK_WAIT_SECONDS if timeout is None else timeout
-        with locked(self._lock, timeout=wait):
-            aside = self._log.with_name(f"access.log.folding-{os.getpid()}")
+        with locked(lock, timeout=wait):
+            aside = log.with_name(f"access.log.folding-{os.getpid()}")
             try:
-                fd = os.open(self._log, os.O_RDONLY)
+                fd = os.open(log, os.O_RDONLY)
             except FileNotFoundError:
                 fd = None
             if fd is not None:
                 try:
-                    _flock(fd, fcntl.LOCK_EX, self._log, wait)  # waits for appends in flight; later ones see the rename
-                    os.replace(self._log, aside)
+                    _flock(fd, fcntl.LOCK_EX, log, wait)  # waits for appends in flight; later ones see the rename
+                    os.replace(log, aside)
                 finally:
                     os.close(fd)
             # Also what a fold that died half-way left behind.
-            pieces = sorted(self._log.parent.glob("access.log.folding-*"))
+            pieces = sorted(log.parent.glob("access.log.folding-*"))
             if not pieces:
                 return
             data = self._read_base()

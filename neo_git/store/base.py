@@ -1,10 +1,12 @@
 """What every scope backend offers the FactStore: load, and transact with retry or lock."""
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Collection, Mapping, Protocol
+from typing import Protocol
 
 from neo_git.facts import Fact, FactScope
+
 
 class ScopeCap(int):
     """A scope's cap (an int wherever one is expected) that may name facts the writer does not
@@ -12,12 +14,12 @@ class ScopeCap(int):
     in project scope, facts whose author is someone else) and facts to evict first (the
     claims among the rest: a forger using our address is evicted before our own facts)."""
 
-    evict_first: "Callable[[], frozenset[str]] | None" = None
-    others: "Callable[[], Collection[str]] | None" = None
+    evict_first: Callable[[], frozenset[str]] | None = None
+    others: Callable[[], Collection[str]] | None = None
 
     @classmethod
-    def of(cls, limit: int, evict_first: "Callable[[], frozenset[str]] | None" = None,
-           others: "Callable[[], Collection[str]] | None" = None) -> "ScopeCap":
+    def of(cls, limit: int, evict_first: Callable[[], frozenset[str]] | None = None,
+           others: Callable[[], Collection[str]] | None = None) -> ScopeCap:
         """A cap of *limit* on the facts not in *others()*, evicting *evict_first()* before any other."""
         cap = cls(limit)
         cap.evict_first = evict_first

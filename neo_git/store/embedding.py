@@ -2,7 +2,9 @@
 relevance floor, and the vectors and cosines recall and the write policy ask for."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from neo_git import identity
 from neo_git.facts import Fact
@@ -10,8 +12,10 @@ from neo_git.store.vectors import FactVectors
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
+    import pygit2
 
     from neo_git.embed import Embedder
+    from neo_git.embed.cache import VectorCache
 
 
 class StoreEmbedding:
@@ -19,8 +23,19 @@ class StoreEmbedding:
     `_relevance_floor`, `_fact_vectors`, `_recall_rows` and `_streamed` attributes
     `FactStore._setup` sets."""
 
+    repo: pygit2.Repository | None
+    home: Path | None
+    _embedder: Embedder | None
+    _embedder_arg: str | Embedder | None
+    _vector_cache: VectorCache | None
+    _relevance_floor: float | None
+    _relevance_floor_set: float | None
+    _fact_vectors: FactVectors | None
+    _recall_rows: tuple[Any, Any] | None
+    _streamed: bool
+
     @property
-    def embedder(self) -> "Embedder":
+    def embedder(self) -> Embedder:
         """The embedder in use (resolved on first use: numpy loads only when needed)."""
         if self._embedder is None:
             from neo_git.embed import get_embedder
@@ -29,7 +44,7 @@ class StoreEmbedding:
         return self._embedder
 
     @property
-    def vector_cache(self):
+    def vector_cache(self) -> VectorCache | None:
         """The on-disk vector cache of this store's NEO_HOME (None for an in-memory store)."""
         if self._vector_cache is None and self.home is not None:
             from neo_git.embed.cache import VectorCache
@@ -84,7 +99,7 @@ class StoreEmbedding:
             self._term_index = TermIndex(self.paths.neo_dir / "terms.sqlite" if self.paths is not None else None)
         return self._term_index
 
-    def _vectors(self, texts: Sequence[str]) -> "np.ndarray":
+    def _vectors(self, texts: Sequence[str]) -> np.ndarray:
         cache = self.vector_cache
         if cache is None:  # in memory: FactVectors already keeps each fact's row for the process
             import numpy as np
@@ -92,7 +107,7 @@ class StoreEmbedding:
             return np.asarray(self.embedder.embed(list(texts)), dtype=np.float32).reshape(len(texts), self.embedder.dim)
         return cache.vectors(self.embedder, texts)
 
-    def _embed_one(self, text: str) -> "np.ndarray":
+    def _embed_one(self, text: str) -> np.ndarray:
         """One text's vector straight from the embedder, bypassing the vector cache.
 
         Used for a query (questions rarely repeat) and for a fact being added: a cache
@@ -106,7 +121,7 @@ class StoreEmbedding:
             raise ValueError(f"embedder {self.embedder.id} returned shape {vector.shape} for one text")
         return vector[0]
 
-    def _vectors_of(self, facts: Sequence[Fact]) -> "np.ndarray":
+    def _vectors_of(self, facts: Sequence[Fact]) -> np.ndarray:
         """Vectors of *facts* (rows in order), each looked up in the cache once per process."""
         return self._vector_rows().matrix(facts)
 
@@ -127,7 +142,7 @@ class StoreEmbedding:
             return cache.vector_rows_by_keys(self.embedder, keys, text_of)
         return cache.vectors_by_keys(self.embedder, keys, text_of)
 
-    def _table_cosines(self, table, query: "np.ndarray", positions: "np.ndarray | None" = None):
+    def _table_cosines(self, table, query: np.ndarray, positions: np.ndarray | None = None):
         """(cosine of *query* with each fact of *table* at *positions* (None: every fact; NaN at
         the others, whose vectors are never read), their vectors for recall's family ordering).
         The first recall of a store reads the vector file once, keeping only the cosines (a cold

@@ -40,7 +40,7 @@ from functools import lru_cache
 
 from neo_git.fact_schema import Citation
 from neo_git.facts import Fact
-from neo_git.knowledge import ALTERNATIVE
+from neo_git.knowledge import ALTERNATIVE as ALTERNATIVE  # re-exported: one of the evidence kinds
 from neo_git.textkeys import FILLER, record_title, word_spans, words
 
 REFERENCE = "reference"

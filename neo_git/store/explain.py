@@ -5,12 +5,12 @@ Pure functions over the facts of every scope; `FactStore.history` and
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from neo_git.fact_schema import Invalidation
 from neo_git.facts import Fact
 from neo_git.knowledge import conflict_partners, open_links
-
 
 # How `why` words the reasons a fact left without a successor (metadata.invalidation.reason).
 _RETIRED = {
@@ -24,12 +24,12 @@ _RETIRED = {
 def supersession_chain(fact: Fact, by_id: Mapping[str, Fact]) -> list[Fact]:
     """The chain through *fact*, oldest first (pointer loops are cut)."""
     seen = {fact.id}
-    while fact.supersedes in by_id and fact.supersedes not in seen:
+    while fact.supersedes is not None and fact.supersedes in by_id and fact.supersedes not in seen:
         fact = by_id[fact.supersedes]
         seen.add(fact.id)
     chain = [fact]
-    while chain[-1].superseded_by in by_id and chain[-1].superseded_by not in {f.id for f in chain}:
-        chain.append(by_id[chain[-1].superseded_by])
+    while (after := chain[-1].superseded_by) is not None and after in by_id and after not in {f.id for f in chain}:
+        chain.append(by_id[after])
     return chain
 
 

@@ -60,7 +60,7 @@ class FileStore:
         then the same LoadedScope is returned (read it, do not change it)."""
         try:
             stat = self.path.stat()
-            key = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+            key: tuple[int, int, int] | str | None = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
         except FileNotFoundError:
             key = "missing"          # an empty scope until the file appears
         except OSError:

@@ -17,7 +17,7 @@ appends.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from neo_git.facts import Fact, FactKind, FactScope
 from neo_git.store.peer_group import COMPACT_AFTER, PeerGroup, text_key  # noqa: F401 - re-exported
@@ -36,7 +36,7 @@ class FactIndex:
         self._asked: set[tuple[FactScope, FactKind]] = set()
 
     @classmethod
-    def build(cls, facts: Mapping[str, Fact]) -> "FactIndex":
+    def build(cls, facts: Mapping[str, Fact]) -> FactIndex:
         """An index of *facts* from scratch (O(len(facts)))."""
         index = cls()
         for fact in facts.values():
@@ -44,7 +44,7 @@ class FactIndex:
         return index
 
     @classmethod
-    def from_table(cls, table) -> "FactIndex":
+    def from_table(cls, table) -> FactIndex:
         """An index of the facts of a `FactTable` whose groups are built on demand from its rows
         (`row_index.RowGroup`): the first add of a process at 50,000 stored facts builds the one
         group it needs, and decodes only the facts it compares text with."""
@@ -164,7 +164,7 @@ class IndexedFacts(Mapping[str, Fact]):
 
     __slots__ = ("_facts", "_index")
 
-    def __init__(self, facts: dict[str, Fact], index: "FactIndex | Callable[[], FactIndex]") -> None:
+    def __init__(self, facts: Mapping[str, Fact], index: FactIndex | Callable[[], FactIndex]) -> None:
         self._facts = facts
         self._index = index
 

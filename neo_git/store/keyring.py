@@ -16,8 +16,8 @@ import base64
 import binascii
 import hashlib
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from neo_git.errors import NeoError
 

@@ -13,7 +13,7 @@ ref's commit messages, for tests that check what a write said.
 from __future__ import annotations
 
 import threading
-from typing import Iterable
+from collections.abc import Iterable
 
 from neo_git.facts import Fact
 from neo_git.store.base import Change, LoadedScope, Transaction

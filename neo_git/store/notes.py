@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import random
 import time
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import cast
 
 import pygit2
 
@@ -68,7 +69,7 @@ def _printable(value):
 
 def _tip(repo: pygit2.Repository, ref: str) -> pygit2.Oid | None:
     try:
-        return repo.references[ref].target
+        return cast(pygit2.Oid, repo.references[ref].target)   # a notes ref is direct
     except KeyError:
         return None
 
@@ -82,7 +83,7 @@ def _find_entry(repo: pygit2.Repository, tree: pygit2.Tree | None, hexid: str) -
             return path + [rest]
         prefix = rest[:2]
         if prefix in tree and tree[prefix].type_str == "tree":
-            tree = repo[tree[prefix].id]
+            tree = cast(pygit2.Tree, repo[tree[prefix].id])
             path.append(prefix)
             rest = rest[2:]
             continue
@@ -100,10 +101,10 @@ def read_note(repo: pygit2.Repository, commit: str, ref: str = NOTES_REF,
     path = _find_entry(repo, tree, commit)
     if path is None:
         return []
-    obj = tree
+    obj: pygit2.Object = tree
     for name in path:
-        obj = repo[obj[name].id]
-    return parse_note(obj.data.decode("utf-8", "replace"))
+        obj = repo[cast(pygit2.Tree, obj)[name].id]
+    return parse_note(cast(pygit2.Blob, obj).data.decode("utf-8", "replace"))
 
 
 def _put(repo: pygit2.Repository, tree: pygit2.Tree | None, path: list[str], blob: pygit2.Oid) -> pygit2.Oid:
@@ -111,7 +112,7 @@ def _put(repo: pygit2.Repository, tree: pygit2.Tree | None, path: list[str], blo
     if len(path) == 1:
         builder.insert(path[0], blob, _BLOB)
     else:
-        sub = repo[tree[path[0]].id] if tree is not None and path[0] in tree else None
+        sub = cast(pygit2.Tree, repo[tree[path[0]].id]) if tree is not None and path[0] in tree else None
         builder.insert(path[0], _put(repo, sub, path[1:], blob), _TREE)
     return builder.write()
 
@@ -129,10 +130,10 @@ def add_records(repo: pygit2.Repository, commit: str, records: Iterable[dict], *
         existing_path = _find_entry(repo, root, commit)
         text = ""
         if existing_path is not None:
-            obj = root
+            obj = cast(pygit2.Object, root)   # a path was found in it
             for name in existing_path:
-                obj = repo[obj[name].id]
-            text = obj.data.decode("utf-8", "replace")
+                obj = repo[cast(pygit2.Tree, obj)[name].id]
+            text = cast(pygit2.Blob, obj).data.decode("utf-8", "replace")
         have = {r.get("id") for r in parse_note(text)}
         new = [r for r in records if r.get("id") not in have]
         if not new:
@@ -161,7 +162,7 @@ def iter_notes(repo: pygit2.Repository, ref: str = NOTES_REF) -> Iterator[tuple[
     if _tip(repo, ref) is None:
         return
     try:
-        notes = repo.notes(ref)
+        notes = repo.notes(ref)  # type: ignore[call-arg]  # pygit2's stub omits notes()'s ref argument
     except (KeyError, pygit2.GitError):
         return
     for note in notes:

@@ -9,7 +9,8 @@ Anything still missing is a `fatal:` naming the object, never a traceback.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from neo_git.errors import NeoError
 from neo_git.gitrun import git_dir_args, run_git
@@ -34,7 +35,7 @@ class MissingObject(NeoError):
         self.oid = oid
 
 
-def promisor_remote(repo: "pygit2.Repository") -> str | None:
+def promisor_remote(repo: pygit2.Repository) -> str | None:
     """The remote a partial clone fetches missing objects from, or None."""
     config = repo.config
     try:
@@ -56,7 +57,7 @@ def promisor_remote(repo: "pygit2.Repository") -> str | None:
     return None
 
 
-def fetch_missing(repo: "pygit2.Repository", oids: Iterable[str]) -> str | None:
+def fetch_missing(repo: pygit2.Repository, oids: Iterable[str | pygit2.Oid]) -> str | None:
     """Ask the promisor remote for *oids* (one `git fetch` for all); returns the remote asked, or None."""
     wanted = sorted({str(o) for o in oids})
     remote = promisor_remote(repo)

@@ -28,7 +28,7 @@ def org_memory_path(home: Path, org: str) -> Path:
     return Path(home) / ORG_FOLDER / f"{org}.git"
 
 
-def open_org_memory(home: Path, org: str, signature: "pygit2.Signature") -> "RefStore | None":
+def open_org_memory(home: Path, org: str, signature: pygit2.Signature) -> RefStore | None:
     """The org scope's RefStore when *org* is connected under *home*, else None."""
     path = org_memory_path(home, org)
     if not path.is_dir():

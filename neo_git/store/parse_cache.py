@@ -55,7 +55,15 @@ import pygit2
 from neo_git.errors import NeoError
 from neo_git.fact_schema import cache_form, cache_signature
 from neo_git.facts import Fact, canonical_json
-from neo_git.store.subtree import FACT_FIELDS, META_FIELDS, BlobEntries, BlobFact, CachedBytes, Subtree, restore
+from neo_git.store.subtree import (
+    FACT_FIELDS,
+    META_FIELDS,
+    BlobEntries,
+    BlobFact,
+    CachedBytes,
+    Subtree as Subtree,  # re-exported: the readers take it from here
+    restore,
+)
 
 # Rewrite the cache after a load that had to read this many subtrees from git
 # (or a quarter of them): cold starts and large changes, not every single add.
@@ -70,7 +78,7 @@ def cache_format() -> str:
     (another minor version). A cache of another format is never read."""
     from neo_git.fact_table import signature
 
-    return ("8:py%d.%d:" % sys.version_info[:2] + ",".join(FACT_FIELDS) + ":" + ",".join(META_FIELDS)
+    return (f"8:py{sys.version_info[0]}.{sys.version_info[1]}:" + ",".join(FACT_FIELDS) + ":" + ",".join(META_FIELDS)
             + ":" + cache_signature() + ":" + signature())
 
 
@@ -96,7 +104,7 @@ class FileRegion(NamedTuple):
     size: int
 
 
-def unpack_subtrees(body: memoryview, ref: str, region: "FileRegion | None" = None,
+def unpack_subtrees(body: memoryview, ref: str, region: FileRegion | None = None,
                     blob_fact: BlobFact | None = None) -> dict[str, Subtree] | None:
     """The (lazy) subtrees of a verified cache body (its length and header, and the data after
     them unless *region* says where in the file it is); None if it is of another format or ref."""
@@ -108,7 +116,7 @@ def unpack_subtrees(body: memoryview, ref: str, region: "FileRegion | None" = No
     return {str(name): lazy_subtree(entry, data, blob_fact) for name, entry in header["subtrees"].items()}
 
 
-def lazy_subtree(entry, data: "memoryview | FileRegion", blob_fact: BlobFact | None = None) -> Subtree:
+def lazy_subtree(entry, data: memoryview | FileRegion, blob_fact: BlobFact | None = None) -> Subtree:
     """A subtree from its header entry [tree hex, rows, skipped, start, length, split, sha256 of
     the valid facts' encoded forms (before *split*), sha256 of the retired ones' (from it on)]
     over *data* (in memory, or where in the cache file). A journal's entries (a sealed record
@@ -126,7 +134,9 @@ def lazy_subtree(entry, data: "memoryview | FileRegion", blob_fact: BlobFact | N
             or (split is not None and not (isinstance(live, bytes) and isinstance(rest, bytes) and 0 <= split <= length)):
         raise ValueError("a parse-cache subtree out of shape")
     if split is None:
+        assert not isinstance(data, FileRegion)   # checked above: a file region comes split
         return Subtree.lazy(pygit2.Oid(hex=tree_hex), rows, data[start:start + length], skipped, blob_fact)
+    assert isinstance(live, bytes) and isinstance(rest, bytes)   # checked above
     if isinstance(data, FileRegion):
         first = CachedBytes(live, path=data.path, stamp=data.stamp, start=data.offset + start, length=split)
         second = CachedBytes(rest, path=data.path, stamp=data.stamp, start=data.offset + start + split,
@@ -137,7 +147,7 @@ def lazy_subtree(entry, data: "memoryview | FileRegion", blob_fact: BlobFact | N
     return Subtree.lazy(pygit2.Oid(hex=tree_hex), rows, first, skipped, blob_fact, split=split, rest=second)
 
 
-def pack_subtrees(subtrees: dict[str, Subtree]) -> tuple[dict, list["bytes | memoryview"]]:
+def pack_subtrees(subtrees: dict[str, Subtree]) -> tuple[dict, list[bytes | memoryview]]:
     """({name: [tree hex, rows, skipped, start, length, split, sha256 of the valid facts' encoded
     forms, sha256 of the retired ones']}, the encoded facts in order: each subtree's valid ones,
     then its retired ones): what a cache holds for *subtrees*. A cold recall then reads the
@@ -157,7 +167,7 @@ def _base_id(raw: bytes) -> bytes:
     return raw[len(_SEAL):raw.find(b"\n")][:32]
 
 
-def decode(body: "bytes | memoryview") -> dict:
+def decode(body: bytes | memoryview) -> dict:
     """A cache body as plain data, for tests and hand inspection: {"format", "ref", "subtrees":
     {name: [tree hex, [[blob name, blob hex, fact fields as a dict | None, warning], ...]]}}."""
     (size,) = _LENGTH.unpack_from(body)
@@ -196,12 +206,12 @@ def _from_plain(fields_: dict) -> Fact:
                          for name in FACT_FIELDS))
 
 
-def _body(header: dict, chunks: list[bytes]) -> bytes:
+def _body(header: dict, chunks: list[bytes | memoryview]) -> bytes:
     encoded = marshal.dumps(header)
     return b"".join([_LENGTH.pack(len(encoded)), encoded, *chunks])
 
 
-def _sealed_part(body: "bytes | memoryview") -> "bytes | memoryview":
+def _sealed_part(body: bytes | memoryview) -> bytes | memoryview:
     """What the seal of a cache body covers: its length and header (they hold the sha256 of the
     encoded facts after them)."""
     (size,) = _LENGTH.unpack_from(body)
@@ -214,7 +224,7 @@ def check_subtree(sub: Subtree) -> tuple[int, int]:
     blobs = sub.blobs
     if not blobs:
         return 0, 0   # a file, link or submodule where a folder belongs: read as nothing
-    bad = git_tree_id([(name, str(oid)) for name, (oid, _f, _w) in blobs.items()]) != str(sub.oid)
+    bad = int(git_tree_id([(name, str(oid)) for name, (oid, _f, _w) in blobs.items()]) != str(sub.oid))
     for _name, (oid, fact, _warning) in blobs.items():
         bad += fact is not None and git_blob_id(canonical_json(fact)) != str(oid)
     return len(blobs), int(bad)
@@ -253,7 +263,7 @@ def _key(folder: Path, create: bool = True) -> bytes | None:
     return _key(folder, create=False)
 
 
-def _seal(body: "bytes | memoryview", key: bytes) -> bytes:
+def _seal(body: bytes | memoryview, key: bytes) -> bytes:
     return hmac.digest(key, body, "sha256").hex().encode("ascii")
 
 

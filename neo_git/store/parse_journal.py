@@ -18,13 +18,23 @@ import hmac
 import marshal
 import os
 import struct
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from neo_git.errors import NeoError
 from neo_git.store.parse_cache import (
-    _LENGTH, _SEAL, FileRegion, Subtree, _base_id, _key, _seal, _verified_body, check_subtree, lazy_subtree,
-    unpack_subtrees, write_parse_cache,
+    _LENGTH,
+    _SEAL,
+    FileRegion,
+    Subtree,
+    _base_id,
+    _key,
+    _seal,
+    _verified_body,
+    check_subtree,
+    lazy_subtree,
+    unpack_subtrees,
+    write_parse_cache,
 )
 from neo_git.store.subtree import BlobFact
 

@@ -60,10 +60,10 @@ class PeerGroup:
             if not self._texts[key]:
                 del self._texts[key]
         if self._subjects is not None:
-            key = subject_key(fact.subject)
-            self._subjects[key].discard(fact_id)
-            if not self._subjects[key]:
-                del self._subjects[key]
+            subject = subject_key(fact.subject)
+            self._subjects[subject].discard(fact_id)
+            if not self._subjects[subject]:
+                del self._subjects[subject]
         dead = len(self.rows) - len(self.members)
         if dead > COMPACT_AFTER and dead > len(self.members):
             self._compact()

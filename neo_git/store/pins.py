@@ -17,9 +17,9 @@ order the facts history gives (`sync/signatures.rejudge`); until then no pin cou
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Iterable, Mapping
 
 RECORD = Path("trust") / "pins.json"
 SIGNED = ("G", "U")    # git: a good signature; U = good, by a key no allowed-signers file names

@@ -14,8 +14,9 @@ flagged dependents are listed by id: no decision depends on storage order.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Callable, Collection, Mapping, Sequence
+from typing import Any
 
 from neo_git.errors import NeoError
 from neo_git.fact_schema import Invalidation, PossibleLink, Undo, sorted_links
@@ -24,7 +25,12 @@ from neo_git.scoring import retention_score, success_bonus  # noqa: F401 - re-ex
 from neo_git.store.base import SCOPE_CAPS, Change  # noqa: F401 - SCOPE_CAPS re-exported
 from neo_git.store.index import FactIndex, IndexedFacts, PeerGroup
 from neo_git.store.supersession import (
-    RULE_EXPLICIT, BodySimilarity, Decision, Thresholds, decide_ranked, ranked_candidates,
+    RULE_EXPLICIT,
+    BodySimilarity,
+    Decision,
+    Thresholds,
+    decide_ranked,
+    ranked_candidates,
 )
 
 CONFIDENCE_CARRY = 0.05
@@ -56,7 +62,7 @@ class AddResult:
         """Facts this one may supersede, for review."""
         return self.fact.metadata.possibly_supersedes
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The `git neo add --json` object."""
         return {"id": self.fact.id, "superseded": self.superseded.id if self.superseded else None,
                 "rule": self.rule, "possibly_supersedes": [link.to_json() for link in self.possible],
@@ -296,7 +302,8 @@ def plan_evictions(valid: Sequence[Fact], scope: FactScope, cap: int, stamp: str
     excess = len(valid) - cap
     if excess <= 0:
         return []
-    first = cap.evict_first() if getattr(cap, "evict_first", None) else frozenset()
+    evict_first = getattr(cap, "evict_first", None)   # a ScopeCap names them
+    first = evict_first() if evict_first else frozenset()
     evictable = sorted((f for f in valid if not f.is_protected and f.id not in keep),
                        key=lambda f: (f.id not in first, retention_score(f), f.metadata.created_at, f.id))
     return [fact.evolve(is_valid=False, metadata={"invalidation": Invalidation(

@@ -30,9 +30,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from pathlib import Path
 from collections import ChainMap
-from typing import Iterator, Mapping, MutableMapping
+from collections.abc import Iterator, Mapping, MutableMapping
+from pathlib import Path
+from typing import cast
 
 import pygit2
 
@@ -76,13 +77,14 @@ def fact_origins(repo: pygit2.Repository, common_dir: Path,
     hidden = pygit2.Oid(hex=cached_tip) if cached_tip else None
     if hidden is not None and hidden in repo and repo.descendant_of(tip, hidden):
         walker.hide(hidden)
-        seen: "MutableMapping[str, tuple[str, str]]" = ChainMap(walked, authors)  # the memo's: never edited
+        # ChainMap writes to its first map only: the memo's stays as it is
+        seen: MutableMapping[str, tuple[str, str]] = ChainMap(walked, cast("MutableMapping[str, tuple[str, str]]", authors))
     else:
         authors, hidden, seen = {}, None, walked
     for commit in walker:
         _attribute(repo, commit, seen)
     authors = _overlaid(authors, walked)
-    if hidden is None or not _append_journal(path, cached_tip, str(tip), walked):
+    if hidden is None or not _append_journal(path, cached_tip or "", str(tip), walked):   # hidden: a cached tip
         _write_cache(path, ref, str(tip), authors)
     _MEMO[key] = (str(tip), authors)
     return authors
@@ -99,7 +101,7 @@ def _overlaid(authors: Mapping[str, tuple[str, str]], changed: dict[str, tuple[s
 
 
 def _attribute(repo: pygit2.Repository, commit: pygit2.Commit,
-               authors: "MutableMapping[str, tuple[str, str]]") -> None:
+               authors: MutableMapping[str, tuple[str, str]]) -> None:
     origin = ((commit.author.email or "").strip().lower(), str(commit.id))
     parents = [repo[p] for p in commit.parent_ids if p in repo]   # a shallow boundary has none here
     if len(parents) > 1:
@@ -125,7 +127,7 @@ def _attribute(repo: pygit2.Repository, commit: pygit2.Commit,
 
 
 def _attribute_merge(repo: pygit2.Repository, commit: pygit2.Commit, parents: list, origin: tuple[str, str],
-                     authors: "MutableMapping[str, tuple[str, str]]") -> None:
+                     authors: MutableMapping[str, tuple[str, str]]) -> None:
     """A merge: each path that differs between the merge and one of its parents came from the
     parent holding the same blob (or text), and keeps the author it has *there*; text that is in
     no parent is the merge author's. The walk has gone through both sides, so the author on
@@ -149,7 +151,7 @@ def _attribute_merge(repo: pygit2.Repository, commit: pygit2.Commit, parents: li
         if index is None:   # in no parent as it is: the same text, else the merge's own
             text = _text(repo, new_ids[path])
             index = next((i for i, differs in enumerate(olds)
-                          if differs[path] is not None and _text(repo, differs[path]) == text), None)
+                          if (old := differs[path]) is not None and _text(repo, old) == text), None)
         if index is None:
             authors[fact_id] = origin   # an "evil merge": text that is in no parent
             continue
@@ -205,12 +207,12 @@ def _blob_paths(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = ""):
     for entry in tree:
         path = f"{prefix}{entry.name}"
         if entry.type_str == "tree" and path.count("/") < 2:
-            yield from _blob_paths(repo, repo[entry.id], path + "/")
+            yield from _blob_paths(repo, cast(pygit2.Tree, repo[entry.id]), path + "/")
         elif entry.type_str == "blob":
             yield path, entry.id
 
 
-def _changed_blobs(repo: pygit2.Repository, old: "pygit2.Tree | None", new: pygit2.Tree, prefix: str = ""):
+def _changed_blobs(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree, prefix: str = ""):
     """(path, blob id, the blob there before or None) of each blob of *new* (down to
     `facts/<xx>/`) added or changed since *old*: what a diff's added and modified entries give,
     reading only the folders whose tree id changed. (libgit2's tree diff reads every folder of
@@ -222,8 +224,8 @@ def _changed_blobs(repo: pygit2.Repository, old: "pygit2.Tree | None", new: pygi
         if was is not None and was.id == entry.id:
             continue
         if entry.type_str == "tree" and path.count("/") < 2:
-            inner = repo[was.id] if was is not None and was.type_str == "tree" else None
-            yield from _changed_blobs(repo, inner, repo[entry.id], path + "/")
+            inner = cast(pygit2.Tree, repo[was.id]) if was is not None and was.type_str == "tree" else None
+            yield from _changed_blobs(repo, inner, cast(pygit2.Tree, repo[entry.id]), path + "/")
         elif entry.type_str == "blob":
             yield path, entry.id, was.id if was is not None and was.type_str == "blob" else None
 
@@ -325,7 +327,7 @@ class Origins(Mapping[str, tuple[str, str]]):
         """[(origin, its facts' ids joined)], in the cache's order."""
         return self._groups
 
-    def with_changes(self, changed: Mapping[str, tuple[str, str]]) -> "Origins":
+    def with_changes(self, changed: Mapping[str, tuple[str, str]]) -> Origins:
         """These origins with *changed* ({fact id: origin}) laid over them, as groups after these."""
         grouped: dict[tuple[str, str], list[str]] = {}
         for fact_id, origin in changed.items():
@@ -353,7 +355,7 @@ class Origins(Mapping[str, tuple[str, str]]):
     def __bool__(self) -> bool:
         return any(joined for _origin, joined in self._groups)
 
-    def items(self):  # type: ignore[override]
+    def items(self):
         return self._all().items()
 
 
@@ -392,7 +394,7 @@ def _read_base(path: Path, ref: str) -> tuple[str | None, Mapping[str, tuple[str
     return None, {}
 
 
-def _write_cache(path: Path, ref: str, tip: str, authors: dict[str, tuple[str, str]]) -> None:
+def _write_cache(path: Path, ref: str, tip: str, authors: Mapping[str, tuple[str, str]]) -> None:
     from neo_git.errors import NeoError
     from neo_git.fileio import atomic_write
 

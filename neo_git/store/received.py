@@ -21,9 +21,10 @@ unverified until judged: a lost or damaged record fails closed, and the next syn
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from neo_git.store.keyring import signer_email
 
@@ -42,10 +43,10 @@ def record_path(neo_dir: Path) -> Path:
     return Path(neo_dir) / RECORD
 
 
-_NONE: "Mapping[str, dict]" = MappingProxyType({})
+_NONE: Mapping[str, dict] = MappingProxyType({})
 
 
-def verdicts(neo_dir: Path) -> dict[str, dict]:
+def verdicts(neo_dir: Path) -> Mapping[str, dict]:
     """{commit id: verdict} of every commit a sync brought in ({} before the first one)."""
     path = record_path(neo_dir)
     try:
@@ -90,7 +91,7 @@ def record(neo_dir: Path, new: Mapping[str, dict], *, always: bool = False, repl
 
 
 def is_trusted(verdict: Mapping, trusted: Iterable[str], trusted_remotes: Iterable[str],
-               signers: "Signers | None" = None) -> bool:
+               signers: Signers | None = None) -> bool:
     """Whether a received commit counts: a remote whose write access is trusted
     (`neo.trustUnsigned`; `*` is every remote), a good signature git verified by a trusted
     address (the user's allowed-signers file or gpg), or a signing key that speaks for a trusted
@@ -106,7 +107,7 @@ def is_trusted(verdict: Mapping, trusted: Iterable[str], trusted_remotes: Iterab
     return bool(address) and address in trusted
 
 
-def describe(verdict: Mapping, signers: "Signers | None" = None) -> str:
+def describe(verdict: Mapping, signers: Signers | None = None) -> str:
     """How a received commit's author is known, for people: "signed by X", "unverified (…)"."""
     if verdict.get("sig") == GOOD and verdict.get("signer"):
         return f"signed by {verdict['signer']}"

@@ -22,9 +22,10 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator
+from typing import cast
 
 import pygit2
 
@@ -178,7 +179,7 @@ def tip_problem(repo: pygit2.Repository, oid: pygit2.Oid, strict: bool = False) 
 
 
 def checked_tip(repo: pygit2.Repository, common_dir: Path, ref: str,
-                good: "set[pygit2.Oid] | None" = None) -> pygit2.Oid | None:
+                good: set[pygit2.Oid] | None = None) -> pygit2.Oid | None:
     """The commit *ref* points at, None when it never existed, `CorruptStore` (pointing at `git neo
     doctor --fix`) for any damage. *good* remembers the tips already checked (one check each)."""
     try:
@@ -205,7 +206,7 @@ def checked_tip(repo: pygit2.Repository, common_dir: Path, ref: str,
     if reference.type == pygit2.enums.ReferenceType.SYMBOLIC:
         # Reading through it would show another ref's tree, and CAS on it can never succeed.
         raise damaged(ref, f"it is a symbolic ref (to {reference.target}), not a ref git-neo can use")
-    target = reference.target
+    target = cast(pygit2.Oid, reference.target)   # a direct ref (a symbolic one is refused above)
     if good is not None and target in good:
         return target
     if os.path.isdir(os.path.join(common_dir, ref)):   # found packed, but no write could replace the folder
@@ -241,7 +242,7 @@ def good_tips(repo: pygit2.Repository, common_dir: Path, ref: str) -> Iterator[t
         tracking = f"refs/remotes/{remote}/{tail}"
         try:
             reference = repo.references.get(tracking)
-            target = reference.resolve().target if reference is not None else None
+            target = cast(pygit2.Oid, reference.resolve().target) if reference is not None else None
         except (pygit2.GitError, ValueError, KeyError):
             continue
         if target is not None and tip_problem(repo, target, strict=True) is None:

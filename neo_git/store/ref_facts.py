@@ -10,7 +10,7 @@ is skipped with a warning naming the path, and left on the ref untouched.
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 from neo_git.errors import InvalidFact
 from neo_git.facts import Fact, FactScope, fact_from_json
@@ -50,7 +50,7 @@ def fact_from_blob(data: bytes, path: str, ref: str = "refs/neo/facts",
 POINTERS = ("superseded_by", "supersedes", "depends_on")
 
 
-def pointer_problems(facts: "dict[str, Fact]", ref: str = "refs/neo/facts") -> list[str]:
+def pointer_problems(facts: Mapping[str, Fact], ref: str = "refs/neo/facts") -> list[str]:
     """Warnings for pointers that lead nowhere: a superseded_by/supersedes/depends_on id that is
     not on the ref. The fact is kept (its target may have been purged); readers ignore the pointer."""
     problems = []

@@ -5,11 +5,12 @@ read from git (a folder the cache holds keeps its unchanged facts as they are: `
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, cast
 
 import pygit2
 
 from neo_git.errors import CorruptStore, InvalidFact
-from neo_git.facts import Fact
+from neo_git.facts import Fact, FactScope
 from neo_git.store.objects import MissingObject, fetch_missing
 from neo_git.store.parse_cache import REWRITE_AFTER, Subtree, parse_cache_path
 from neo_git.store.parse_journal import read_parse_cache, save_parse_cache
@@ -20,9 +21,24 @@ _EMPTY = Subtree(None, {}, {}, ())  # stands in for a subtree that is absent
 _TREE = pygit2.enums.FileMode.TREE
 
 
+def _name(entry: pygit2.Object) -> str:
+    """A tree entry's name (pygit2 types it optional: an object read by id has none)."""
+    name = entry.name
+    assert name is not None
+    return name
+
+
 class SubtreeReading:
     """The reading half of `RefStore`: needs `repo`, `ref`, `scope`, `common_dir` and the
     `_subtrees`, `_subtrees_tip` and `_persisted` attributes it keeps."""
+
+    repo: pygit2.Repository
+    ref: str
+    scope: FactScope
+    common_dir: Path
+    _subtrees: dict[str, Subtree]
+    _subtrees_tip: pygit2.Oid | None
+    _persisted: dict[str, Subtree] | None
 
     def _object(self, oid: pygit2.Oid, where: str) -> pygit2.Object:
         """The object *oid*, fetched from the promisor remote if this is a partial clone;
@@ -58,7 +74,7 @@ class SubtreeReading:
         if tip is None:
             self._subtrees, self._subtrees_tip = {}, None
             return self._subtrees
-        tree = self._object(self._commit(tip).tree_id, f"the tree of {self.ref}")
+        tree = cast(pygit2.Tree, self._object(self._commit(tip).tree_id, f"the tree of {self.ref}"))
         # A link or submodule named facts holds nothing to read (a gitlink's commit is not in
         # this repository, so asking for it would fail as a missing object).
         facts_tree = self._object(tree["facts"].id, f"{self.ref}:facts") \
@@ -74,11 +90,12 @@ class SubtreeReading:
         if isinstance(facts_tree, pygit2.Tree):
             self._prefetch_changed(facts_tree, known)
             for entry in facts_tree:
-                cached = known.get(entry.name)
+                name = _name(entry)
+                cached = known.get(name)
                 if cached is not None and cached.oid == entry.id:
-                    subtrees[entry.name] = cached
+                    subtrees[name] = cached
                     continue
-                subtrees[entry.name] = self._read_subtree(entry, cached)
+                subtrees[name] = self._read_subtree(entry, cached)
                 read += 1
         self._subtrees, self._subtrees_tip = subtrees, tip
         if read:
@@ -92,14 +109,14 @@ class SubtreeReading:
     def _prefetch_changed(self, facts_tree: pygit2.Tree, known: dict[str, Subtree]) -> None:
         """In a partial clone, fetch the subtrees and blobs about to be read in two batches,
         not one lazy fetch per object."""
-        changed = [e for e in facts_tree if e.filemode == _TREE and known.get(e.name, _EMPTY).oid != e.id]
+        changed = [e for e in facts_tree if e.filemode == _TREE and known.get(_name(e), _EMPTY).oid != e.id]
         self._prefetch([e.id for e in changed])
-        blobs = []
+        blobs: list[pygit2.Oid] = []
         for entry in changed:
-            earlier = known.get(entry.name, _EMPTY).blob_ids()   # a cached folder stays undecoded
+            earlier = known.get(_name(entry), _EMPTY).blob_ids()   # a cached folder stays undecoded
             sub = self.repo.get(entry.id)
             if isinstance(sub, pygit2.Tree):
-                blobs += [b.id for b in sub if b.filemode == _BLOB and earlier.get(b.name) != b.id.raw]
+                blobs += [b.id for b in sub if b.filemode == _BLOB and earlier.get(_name(b)) != b.id.raw]
         self._prefetch(blobs)
 
     def _read_subtree(self, entry: pygit2.Object, previous: Subtree | None) -> Subtree:
@@ -111,11 +128,12 @@ class SubtreeReading:
             return Subtree(entry.id, {}, {}, (f"{self.ref}:facts/{entry.name} is not a folder; skipped",))
         lazy = previous is not None and previous.is_lazy   # from the parse cache: keep its rows as they are
         # name -> (raw blob id, what to keep): a cached row (lazy) or the parsed fact; None when skipped
-        earlier = previous.entries() if lazy else {
+        earlier = previous.entries() if previous is not None and lazy else {
             name: (oid.raw, fact) for name, (oid, fact, _) in (previous.blobs if previous is not None else {}).items()}
-        kept: dict[str, tuple] = {}   # by name: a tree that lists a name twice keeps the last entry
+        # by name: a tree that lists a name twice keeps the last entry; a fact, or (lazy) a cached row number
+        kept: dict[str, tuple[pygit2.Oid, Any, str | None]] = {}
         for blob_entry in subtree:
-            name = blob_entry.name
+            name = _name(blob_entry)
             seen = earlier.get(name)
             # Reuse only a fact whose blob is unchanged and still a regular file: the cache keeps
             # no modes, and a skipped blob's warning may depend on its mode (re-read: they are rare).
@@ -123,9 +141,9 @@ class SubtreeReading:
                     and blob_entry.filemode == _BLOB:
                 kept[name] = (blob_entry.id, seen[1], None)
                 continue
-            fact, warning = self._read_blob(entry.name, blob_entry)
+            fact, warning = self._read_blob(_name(entry), blob_entry)
             kept[name] = (blob_entry.id, fact, warning)
-        if not lazy:
+        if previous is None or not lazy:
             return Subtree.of(entry.id, kept)
         items = [("row", found) if isinstance(found, int) else
                  ("fact", name, oid, found) if found is not None else ("skip", name, oid, warning)

@@ -7,10 +7,9 @@ runs here over the rows and decodes only the facts whose pointers it must look a
 """
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from neo_git.fact_table import DEPENDS_ON, SUPERSEDED_BY, SUPERSEDES, CandidateFacts, FactTable
-from neo_git.facts import Fact
 from neo_git.store.ref_facts import LookupMapping, pointer_problems
 from neo_git.store.subtree import Subtree
 
@@ -44,7 +43,7 @@ def table_pointer_problems(table: FactTable, ref: str) -> list[str]:
     rows = table.rows
     flags, ids = rows["flags"], np.sort(rows["id"])
 
-    def missing(column: str, bit: int) -> "np.ndarray":
+    def missing(column: str, bit: int) -> np.ndarray:
         targets = rows[column]
         at = np.minimum(np.searchsorted(ids, targets), len(ids) - 1)
         return ((flags & bit) != 0) & (ids[at] != targets)
@@ -75,8 +74,8 @@ class SubtreeFacts(LookupMapping):
         for sub in self._subtrees.values():
             yield from sub.fact_ids()
 
-    def values(self):  # type: ignore[override]
+    def values(self):
         return [fact for sub in self._subtrees.values() for fact in sub.facts.values()]
 
-    def items(self):  # type: ignore[override]
+    def items(self):
         return [(fact.id, fact) for fact in self.values()]

@@ -13,20 +13,21 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING, cast
 
 import pygit2
 
 from neo_git import safejson
 from neo_git.errors import NeoError
 from neo_git.facts import SCHEMA_VERSION, Fact, FactScope, canonical_json
-from neo_git.store.refcas import compare_and_swap
 from neo_git.store.base import Change, LoadedScope, Transaction
 from neo_git.store.parse_cache import Subtree
 from neo_git.store.ref_damage import checked_tip
 from neo_git.store.ref_facts import fact_path, pointer_problems  # noqa: F401 - fact_path re-exported
 from neo_git.store.ref_reading import _BLOB, _EMPTY, _TREE, SubtreeReading
+from neo_git.store.refcas import compare_and_swap
 
 if TYPE_CHECKING:  # pragma: no cover - the write policy's index loads with the first write
     from neo_git.fact_table import FactTable
@@ -63,7 +64,7 @@ class RefStore(SubtreeReading):
     """Facts of one repository's project scope, stored on a git ref."""
 
     def __init__(self, repo: pygit2.Repository, common_dir: Path, signature: pygit2.Signature,
-                 project_id: "Callable[[], str | None] | str | None" = None, ref: str = FACTS_REF,
+                 project_id: Callable[[], str | None] | str | None = None, ref: str = FACTS_REF,
                  scope: FactScope = FactScope.PROJECT, meta: dict | None = None, home: Path | None = None) -> None:
         self.repo = repo
         self.ref = ref
@@ -100,7 +101,7 @@ class RefStore(SubtreeReading):
         # a save journals only what differs from them.
         self._persisted: dict[str, Subtree] | None = None
         self._view: tuple[pygit2.Oid, LoadedScope] | None = None  # what load() returned for that tip
-        self._table: tuple[pygit2.Oid, "FactTable", list[str]] | None = None  # what table() returned
+        self._table: tuple[pygit2.Oid, FactTable, list[str]] | None = None  # what table() returned
         self._good_tips: set[pygit2.Oid] = set()   # tips `tip_problem` accepted (checked once each)
 
     # --- reading -------------------------------------------------------------------
@@ -134,7 +135,7 @@ class RefStore(SubtreeReading):
             self._view = (self._loaded_tip, loaded)
         return loaded
 
-    def table(self) -> "tuple[FactTable, list[str]]":
+    def table(self) -> tuple[FactTable, list[str]]:
         """The facts at the current tip as a `FactTable` (in tree order, as `load` gives them) and
         the warnings `load` would give. Subtrees from the parse cache stay lazy: a cold recall
         decodes only the facts it returns. The same objects while the tip is unchanged."""
@@ -156,11 +157,11 @@ class RefStore(SubtreeReading):
         tip = self.tip()
         if tip is None:
             return {}
-        tree = self._object(self._commit(tip).tree_id, "the tree of " + self.ref)
+        tree = cast(pygit2.Tree, self._object(self._commit(tip).tree_id, "the tree of " + self.ref))
         if "meta.json" not in tree:
             return {}
         try:
-            data = safejson.loads(self._object(tree["meta.json"].id, f"{self.ref}:meta.json").data)
+            data = safejson.loads(cast(pygit2.Blob, self._object(tree["meta.json"].id, f"{self.ref}:meta.json")).data)
         except (ValueError, UnicodeDecodeError):
             return {}
         return data if isinstance(data, dict) else {}
@@ -179,7 +180,7 @@ class RefStore(SubtreeReading):
         self._loaded_from, self._loaded_tip = subtrees, tip
         return self._loaded
 
-    def _facts_for_write(self, tip: pygit2.Oid | None) -> "Mapping[str, Fact]":
+    def _facts_for_write(self, tip: pygit2.Oid | None) -> Mapping[str, Fact]:
         """The facts at *tip* for a transaction: the loaded dict when this process has every fact
         in memory, else a mapping that decodes a fact when it is looked up (the first add of a
         process reads no more than it compares with)."""
@@ -201,6 +202,7 @@ class RefStore(SubtreeReading):
         if index is None or previous is subtrees:
             self._index_from = subtrees if index is not None else None
             return
+        assert previous is not None   # set whenever the index is
         for name in previous.keys() | subtrees.keys():
             before, after = previous.get(name, _EMPTY), subtrees.get(name, _EMPTY)
             if before.oid == after.oid:
@@ -347,10 +349,10 @@ class RefStore(SubtreeReading):
         for fact_id in change.removed:
             removed_by_prefix.setdefault(fact_id[:2], []).append(fact_id)
         for prefix in by_prefix.keys() | removed_by_prefix.keys():
-            existing = facts_tree[prefix] if isinstance(facts_tree, pygit2.Tree) and prefix in facts_tree else None
+            entry = facts_tree[prefix] if isinstance(facts_tree, pygit2.Tree) and prefix in facts_tree else None
             # A link or submodule at the folder's name (readers skip it) is replaced by the folder:
             # a gitlink's commit is not in this repository, so looking it up would fail.
-            existing = repo[existing.id] if existing is not None and existing.filemode == _TREE else None
+            existing = repo[entry.id] if entry is not None and entry.filemode == _TREE else None
             builder = repo.TreeBuilder(existing) if isinstance(existing, pygit2.Tree) else repo.TreeBuilder()
             for fact_id in removed_by_prefix.get(prefix, ()):
                 if builder.get(f"{fact_id}.json") is not None:
@@ -383,7 +385,7 @@ class RefStore(SubtreeReading):
             self._sign = (signing_mode(self.repo),)
         return write_commit(self.repo, self._sign[0], self.signature, message, tree, parents, home=self.home)
 
-    def facts_at(self, tip: pygit2.Oid | None) -> "TreeFacts":
+    def facts_at(self, tip: pygit2.Oid | None) -> TreeFacts:
         """The facts at commit *tip* of this ref as a mapping that reads only the blobs asked for."""
         from neo_git.store.tree_facts import TreeFacts
 

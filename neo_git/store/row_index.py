@@ -12,7 +12,8 @@ text, so a collision never makes a duplicate or a same-subject fact.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Iterator, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
+from typing import Any, overload
 
 from neo_git.fact_table import DEPENDS_ON, KIND_INDEX, SCOPE_INDEX, VALID, FactTable, hex_id
 from neo_git.facts import SCOPE_ORDER, Fact, FactKind, FactScope
@@ -35,7 +36,7 @@ def index_rows(table: FactTable) -> tuple[Counter[FactScope], list[Fact]]:
     return per_scope, dependent
 
 
-def row_group(table: FactTable, scope: FactScope, kind: FactKind) -> "RowGroup | None":
+def row_group(table: FactTable, scope: FactScope, kind: FactKind) -> RowGroup | None:
     """The valid facts of *scope* and *kind* in *table*, as a group (None if there are none)."""
     import numpy as np
 
@@ -89,13 +90,17 @@ class _Members(MutableMapping[str, Fact]):
 class _Rows(Sequence[Fact]):
     """The fact on each row (as it joined), decoded when read."""
 
-    def __init__(self, group: "RowGroup") -> None:
+    def __init__(self, group: RowGroup) -> None:
         self._group = group
 
     def __len__(self) -> int:
         return len(self._group.ids)
 
-    def __getitem__(self, row):  # type: ignore[override]
+    @overload
+    def __getitem__(self, row: int) -> Fact: ...
+    @overload
+    def __getitem__(self, row: slice) -> list[Fact]: ...
+    def __getitem__(self, row: int | slice) -> Fact | list[Fact]:
         if isinstance(row, slice):
             return [self[r] for r in range(*row.indices(len(self)))]
         group = self._group
@@ -182,7 +187,7 @@ class RowGroup(PeerGroup):
             out.setdefault(text_key(self.members[fact_id]), set()).add(fact_id)
         return out
 
-    def vectors_of(self, first: int, end: int, fetch: Callable) -> "object":
+    def vectors_of(self, first: int, end: int, fetch: Callable[..., Any]) -> object:
         """The vectors of rows first..end-1, through *fetch(keys, text_of)*."""
         return fetch(self.keys[first:end], lambda j: self.rows[first + j].text)
 

@@ -19,9 +19,9 @@ address it speaks for is trusted here (`store/trust.py`: you, `git neo trust add
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 from neo_git.errors import NeoError
 from neo_git.store import keyring, pins

@@ -15,8 +15,9 @@ commit is signed unless the person says otherwise:
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, cast
 
 from neo_git.config import as_bool, neo_config
 from neo_git.errors import NeoError
@@ -33,7 +34,7 @@ OWN_KEY = "own-key"   # git-neo's per-user key
 _failed: dict[str, str] = {}
 
 
-def signing_mode(repo: "pygit2.Repository") -> str | None:
+def signing_mode(repo: pygit2.Repository) -> str | None:
     """How facts commits are signed here: `GIT`, `OWN_KEY` or None (unsigned)."""
     explicit = neo_config("signCommits", None, repo=repo)
     if explicit is not None:
@@ -46,15 +47,15 @@ def signing_mode(repo: "pygit2.Repository") -> str | None:
     return OWN_KEY if _true(neo_config("autoSign", True, repo=repo)) else None
 
 
-def _true(value) -> bool:
+def _true(value: object) -> bool:
     try:
         return as_bool(value)
     except (TypeError, ValueError):
         return False
 
 
-def write_commit(repo: "pygit2.Repository", mode: str | None, signature: "pygit2.Signature", message: str,
-                 tree: "pygit2.Oid", parents: Sequence["pygit2.Oid"], home: "Path | None" = None) -> "pygit2.Oid":
+def write_commit(repo: pygit2.Repository, mode: str | None, signature: pygit2.Signature, message: str,
+                 tree: pygit2.Oid, parents: Sequence[pygit2.Oid], home: Path | None = None) -> pygit2.Oid:
     """Write the facts commit (author and committer *signature*), signed as *mode* says (the own
     key is the one under *home*, default `$NEO_HOME`)."""
     if mode == GIT:
@@ -69,13 +70,14 @@ def write_commit(repo: "pygit2.Repository", mode: str | None, signature: "pygit2
     return repo.create_commit(None, signature, signature, message, tree, list(parents))
 
 
-def own_key_signed_commit(repo: "pygit2.Repository", signature: "pygit2.Signature", message: str,
-                          tree: "pygit2.Oid", parents: Sequence["pygit2.Oid"], home: "Path | None" = None
-                          ) -> "pygit2.Oid":
+def own_key_signed_commit(repo: pygit2.Repository, signature: pygit2.Signature, message: str,
+                          tree: pygit2.Oid, parents: Sequence[pygit2.Oid], home: Path | None = None
+                          ) -> pygit2.Oid:
     """The commit signed with the person's key under *home* (made now if they have none): the
     signature over the commit's bytes goes into its `gpgsig` header, where git puts an ssh one."""
     key = ensure_key(signature.email.lower(), home)
-    buffer = repo.create_commit_string(signature, signature, message, tree, list(parents))
+    # pygit2's stub says Oid; it returns the commit's text
+    buffer = cast(str, repo.create_commit_string(signature, signature, message, tree, list(parents)))
     armored = sign(buffer.encode("utf-8"), key)
     return repo.create_commit_with_signature(buffer, armored, "gpgsig")
 
@@ -92,8 +94,8 @@ def _say_once(home: str, reason: str) -> None:
         pass
 
 
-def git_signed_commit(repo: "pygit2.Repository", signature: "pygit2.Signature", message: str,
-                      tree: "pygit2.Oid", parents: Sequence["pygit2.Oid"]) -> "pygit2.Oid":
+def git_signed_commit(repo: pygit2.Repository, signature: pygit2.Signature, message: str,
+                      tree: pygit2.Oid, parents: Sequence[pygit2.Oid]) -> pygit2.Oid:
     """Write a signed commit with `git commit-tree -S` (author and committer *signature*)."""
     import pygit2
 

@@ -15,8 +15,9 @@ import marshal
 import os
 import re
 import struct
+from collections.abc import Callable
 from dataclasses import fields
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import pygit2
 
@@ -61,12 +62,12 @@ class CachedBytes:
 
     __slots__ = ("_digest", "_path", "_stamp", "_start", "_length", "_view", "_done")
 
-    def __init__(self, digest: bytes, *, view: "memoryview | None" = None, path: "os.PathLike | None" = None,
+    def __init__(self, digest: bytes, *, view: memoryview | None = None, path: os.PathLike | None = None,
                  stamp: tuple = (), start: int = 0, length: int = 0) -> None:
         self._digest, self._view, self._done = digest, view, False
         self._path, self._stamp, self._start, self._length = path, stamp, start, length
 
-    def view(self) -> "memoryview | None":
+    def view(self) -> memoryview | None:
         """The bytes, read and checked on the first call; None if they fail their check."""
         if not self._done:
             self._done = True
@@ -75,7 +76,8 @@ class CachedBytes:
                 hashlib.sha256(data).digest(), self._digest) else None
         return self._view
 
-    def _read(self) -> "memoryview | None":
+    def _read(self) -> memoryview | None:
+        assert self._path is not None   # read only for a file's bytes
         try:
             with open(self._path, "rb") as fh:
                 stat = os.fstat(fh.fileno())
@@ -127,12 +129,12 @@ def restore(form) -> Fact:
     return fact
 
 
-def decode_fact(data: "bytes | memoryview") -> Fact:
+def decode_fact(data: bytes | memoryview) -> Fact:
     """A fact from the bytes `encode_fact` wrote (ValueError/KeyError if they are not such)."""
     return restore(marshal.loads(data))
 
 
-def _arranged(rows: "np.ndarray", chunks: list[bytes]) -> tuple[bytes, bytes, bytes]:
+def _arranged(rows: np.ndarray, chunks: list[bytes]) -> tuple[bytes, bytes, bytes]:
     """(*rows* (a private copy) with offsets and lengths into the chunks laid out valid facts
     first, the valid facts' chunks joined, the retired ones' joined): *chunks* are the encoded
     facts of *rows*, in row order."""
@@ -170,8 +172,8 @@ class Subtree:
         self._blobs: BlobEntries | None = blobs
         self._warnings = warnings
         self._raw: bytes | None = None          # the rows as the cache holds them (lazy subtrees)
-        self._rows: "np.ndarray | None" = None
-        self._data: "memoryview | CachedBytes | None" = None   # their encoded forms (lazy subtrees)
+        self._rows: np.ndarray | None = None
+        self._data: memoryview | CachedBytes | None = None   # their encoded forms (lazy subtrees)
         # Valid facts' forms come first: the retired ones', from offset `_split` on, may be kept
         # apart (`_rest`), read only when a retired fact is decoded. `_split` None: in any order.
         self._rest: CachedBytes | None = None
@@ -184,15 +186,15 @@ class Subtree:
         self._lookups = 0                           # `fact` calls before `_row_of` was built
 
     @classmethod
-    def of(cls, oid: pygit2.Oid, blobs: BlobEntries) -> "Subtree":
+    def of(cls, oid: pygit2.Oid, blobs: BlobEntries) -> Subtree:
         """A subtree from its blob entries (in tree order)."""
         facts = {fact.id: fact for _, fact, _ in blobs.values() if fact is not None}
         return cls(oid, facts, blobs, tuple(w for _, _, w in blobs.values() if w))
 
     @classmethod
-    def lazy(cls, oid: pygit2.Oid, rows: bytes, data: "memoryview | CachedBytes", skipped: list,
+    def lazy(cls, oid: pygit2.Oid, rows: bytes, data: memoryview | CachedBytes, skipped: list,
              blob_fact: BlobFact | None = None, split: int | None = None,
-             rest: CachedBytes | None = None) -> "Subtree":
+             rest: CachedBytes | None = None) -> Subtree:
         """A subtree from the parse cache: *rows* of its facts (in tree order), *data* holding their
         encoded forms (rows' offsets count from its start), *skipped* the [name, blob hex,
         warning] of blobs that are not facts. With *split*, the valid facts' forms are those
@@ -204,10 +206,11 @@ class Subtree:
         sub._split, sub._rest = split, rest
         return sub
 
-    def _part(self, offset: int) -> "tuple[memoryview | None, int]":
+    def _part(self, offset: int) -> tuple[memoryview | None, int]:
         """(the checked bytes holding the encoded fact at *offset*, or None; where they start)."""
-        if self._rest is not None and offset >= self._split:
-            return self._rest.view(), self._split
+        rest, split = self._rest, self._split
+        if rest is not None and split is not None and offset >= split:   # a rest comes with its split
+            return rest.view(), split
         data = self._data
         return (data.view() if isinstance(data, CachedBytes) else data), 0
 
@@ -240,7 +243,7 @@ class Subtree:
         return bytes(data[start:start + row[_LENGTH]])
 
     @classmethod
-    def spliced(cls, oid: pygit2.Oid, previous: "Subtree", items: list[tuple]) -> "Subtree":
+    def spliced(cls, oid: pygit2.Oid, previous: Subtree, items: list[tuple]) -> Subtree:
         """A lazy subtree for a folder that changed since the lazy *previous*: *items*, in tree
         order, are ("row", j) for a fact whose blob did not change (its row and encoded bytes are
         taken as they are, never decoded), ("fact", name, blob oid, Fact) for a blob parsed now,
@@ -251,7 +254,9 @@ class Subtree:
         from neo_git.fact_table import columns_of, row_dtype
 
         dtype = row_dtype()
-        old_rows = np.frombuffer(previous._raw, dtype=dtype)
+        previous_raw = previous._raw
+        assert previous_raw is not None   # previous is lazy
+        old_rows = np.frombuffer(previous_raw, dtype=dtype)
         parsed = [item for item in items if item[0] == "fact"]
         fresh = columns_of([fact for _, _, _, fact in parsed])
         if len(parsed):
@@ -263,7 +268,7 @@ class Subtree:
         for i, item in enumerate(kept):
             if item[0] == "row":
                 rows[i] = old_rows[item[1]]
-                chunks.append(previous._row_bytes(_ROW.unpack_from(previous._raw, item[1] * _ROW.size)))
+                chunks.append(previous._row_bytes(_ROW.unpack_from(previous_raw, item[1] * _ROW.size)))
             else:
                 rows[i] = fresh[n]
                 chunks.append(encode_fact(item[3]))
@@ -272,10 +277,11 @@ class Subtree:
         skipped = [[item[1], str(item[2]), item[3]] for item in items if item[0] == "skip"]
         return cls.lazy(oid, raw, memoryview(live + retired), skipped, previous._blob_fact, split=len(live))
 
-    def entries(self) -> dict[str, tuple[bytes, int | None, "str | None"]]:
+    def entries(self) -> dict[str, tuple[bytes, int | None, str | None]]:
         """name -> (raw blob id, row of its fact or None, warning) of a lazy subtree, without
         decoding a fact: what `spliced` needs to know which blobs did not change."""
         found: dict[str, tuple[bytes, int | None, str | None]] = {}
+        assert self._raw is not None and self._skipped is not None   # a lazy subtree
         for j, row in enumerate(_ROW.iter_unpack(self._raw)):
             found[f"{hex_id(row[_ID])}.json"] = (bytes(row[_BLOB]), j, None)
         for name, blob_hex, warning in self._skipped:
@@ -297,7 +303,10 @@ class Subtree:
         return True   # present, even with no facts in it
 
     def __len__(self) -> int:
-        return len(self._raw) // _ROW.size if self._facts is None else len(self._facts)
+        if self._facts is not None:
+            return len(self._facts)
+        assert self._raw is not None   # a lazy subtree
+        return len(self._raw) // _ROW.size
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -308,6 +317,7 @@ class Subtree:
         """id -> Fact, in tree order (decodes every fact of a lazy subtree)."""
         if self._facts is None:
             self._materialize()
+            assert self._facts is not None
         return self._facts
 
     @property
@@ -315,6 +325,7 @@ class Subtree:
         """name -> (blob id, fact or None, warning), in tree order."""
         if self._blobs is None:
             self._materialize()
+            assert self._blobs is not None
         return self._blobs
 
     def fact_at(self, j: int, keep: bool = True) -> Fact:
@@ -324,6 +335,7 @@ class Subtree:
             if self._facts is None:
                 fact = self._decoded.get(j)
                 if fact is None:
+                    assert self._raw is not None   # a lazy subtree
                     fact = self._decode_row(_ROW.unpack_from(self._raw, j * _ROW.size))
                     if keep:
                         self._decoded[j] = fact
@@ -347,6 +359,7 @@ class Subtree:
 
                 found = np.flatnonzero(self.rows()["id"] == np.uint64(wanted))
                 return self.fact_at(int(found[-1])) if len(found) else None   # the last, as a dict keeps
+            assert self._raw is not None   # a lazy subtree
             self._row_of = {row[_ID]: j for j, row in enumerate(_ROW.iter_unpack(self._raw))}
         j = self._row_of.get(wanted)
         return None if j is None else self.fact_at(j)
@@ -355,9 +368,10 @@ class Subtree:
         """The ids of its facts, in tree order (without decoding them)."""
         if self._facts is not None:
             return list(self._facts)
+        assert self._raw is not None   # a lazy subtree
         return [hex_id(row[_ID]) for row in _ROW.iter_unpack(self._raw)]
 
-    def rows(self) -> "np.ndarray":
+    def rows(self) -> np.ndarray:
         """The rows of its facts, in tree order (computed once for a subtree read from git)."""
         if self._rows is None and self._raw is not None:
             import numpy as np
@@ -373,7 +387,8 @@ class Subtree:
             if len(rows):
                 import numpy as np
 
-                rows["blob"] = np.frombuffer(b"".join(self._blobs[f"{f.id}.json"][0].raw for f in facts), dtype="V20")
+                blobs = self.blobs
+                rows["blob"] = np.frombuffer(b"".join(blobs[f"{f.id}.json"][0].raw for f in facts), dtype="V20")
             self._rows = rows
         return self._rows
 
@@ -382,20 +397,23 @@ class Subtree:
         a structured dtype: numpy promotes their fields one array at a time)."""
         return self._raw if self._raw is not None else self.rows().tobytes()
 
-    def encoded(self) -> tuple[bytes, "bytes | memoryview", list]:
+    def encoded(self) -> tuple[bytes, bytes | memoryview, list]:
         """(rows with their offsets, the encoded facts they point into, skipped entries): what
         a journal record keeps of this subtree (`split_encoded`, joined)."""
         rows, live, retired, skipped = self.split_encoded()
         return rows, (live if not len(retired) else bytes(live) + bytes(retired)), skipped
 
-    def split_encoded(self) -> tuple[bytes, "bytes | memoryview", "bytes | memoryview", list]:
+    def split_encoded(self) -> tuple[bytes, bytes | memoryview, bytes | memoryview, list]:
         """(rows with their offsets, the encoded valid facts, then the retired ones' (offsets go on
         from the end of the first), skipped entries): what the parse cache writes for this subtree
         (a lazy one as it was read: never decoded, at most its bytes put in that order)."""
         if self._raw is not None and self.sound():
             first = self._part(0)[0]
+            assert first is not None and self._skipped is not None   # sound, and lazy
             if self._split is not None and self._rest is not None:
-                return self._raw, first, self._rest.view(), self._skipped   # as the cache file held them
+                rest = self._rest.view()
+                assert rest is not None   # sound
+                return self._raw, first, rest, self._skipped   # as the cache file held them
             if self._split is not None:
                 return self._raw, first[:self._split], first[self._split:], self._skipped
             rows = self.rows().copy()
@@ -409,6 +427,7 @@ class Subtree:
     def _materialize(self) -> None:
         entries: list[tuple[str, tuple]] = []
         facts: dict[str, Fact] = {}
+        assert self._raw is not None and self._skipped is not None   # a lazy subtree
         for j, row in enumerate(_ROW.iter_unpack(self._raw)):
             fact = self._decoded.get(j)
             if fact is None:

@@ -31,15 +31,20 @@ from __future__ import annotations
 import math
 import re
 import sys
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 from neo_git import scoring
 from neo_git.fact_schema import PossibleLink
 from neo_git.facts import Fact
-from neo_git.textkeys import RECORDS_ONLY, key_like, record_title, revision_suffix
-from neo_git.textkeys import subject_key  # noqa: F401 - re-exported (rule 2's key)
+from neo_git.textkeys import (
+    RECORDS_ONLY,
+    key_like,
+    record_title,
+    revision_suffix,
+    subject_key,  # re-exported (rule 2's key)
+)
 
 RULE_EXPLICIT = "explicit"
 RULE_SUBJECT = "same_subject"
@@ -180,7 +185,7 @@ class Thresholds:
         return self.certain <= 1.0
 
     @classmethod
-    def of(cls, embedder) -> "Thresholds":
+    def of(cls, embedder) -> Thresholds:
         """The embedder's `supersede_threshold` (certain), `possible_threshold` (default: no band)
         and `long_possible_threshold` (default: the possible one)."""
         from neo_git.embed import long_threshold, related_threshold
@@ -238,9 +243,20 @@ def decide_ranked(new: Fact, same_pairs: Iterable[tuple[float, Fact]], ranked: I
     def usable(score: float, old: Fact) -> bool:
         return score == score and old.id not in exclude and old.id != new.id and not blocked(new, old)
 
-    from neo_git.store.evidence import (ALTERNATIVE, CHANGE, DIFFERENT_CODE, KEY, REFERENCE, SAME_SUBJECT, cites_other_code,
-                                        different_labels, narrower_subject, review_evidence, statement_evidence,
-                                        worded_alike)
+    from neo_git.store.evidence import (
+        ALTERNATIVE,
+        CHANGE,
+        DIFFERENT_CODE,
+        KEY,
+        REFERENCE,
+        SAME_SUBJECT,
+        cites_other_code,
+        different_labels,
+        narrower_subject,
+        review_evidence,
+        statement_evidence,
+        worded_alike,
+    )
 
     possible: list[PossibleLink] = []
     short = _words(new.text) <= CALIBRATED_WORDS

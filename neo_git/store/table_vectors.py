@@ -6,14 +6,15 @@ appended, as `VectorCache.vectors` does; its fact is decoded for that, and only 
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Protocol, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from neo_git.embed.stream import RecordReader
     from neo_git.embed import Embedder
     from neo_git.embed.cache import VectorCache
+    from neo_git.embed.stream import RecordReader
     from neo_git.fact_table import FactTable
 
 
@@ -22,18 +23,18 @@ class EmbeddingStore(Protocol):
     store/embedding.py, imports this module)."""
 
     @property
-    def embedder(self) -> "Embedder": ...
+    def embedder(self) -> Embedder: ...
 
     @property
-    def vector_cache(self) -> "VectorCache": ...
+    def vector_cache(self) -> VectorCache | None: ...
 
-    def _vectors(self, texts: Sequence[str]) -> "np.ndarray": ...
+    def _vectors(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
 KEEP_EMBEDDED = 4096   # vectors embedded during a first recall kept in memory, at most (~6 MB)
 
 
-def row_keys(table: "FactTable") -> list[bytes]:
+def row_keys(table: FactTable) -> list[bytes]:
     """The vector cache key of each fact of *table* (sha256 of its text), in order."""
     raw = table.rows["key"].tobytes()
     return [raw[i:i + 32] for i in range(0, len(raw), 32)]
@@ -43,8 +44,8 @@ class TableVectors:
     """The vectors of a table's facts, read only when asked (`vectors[positions]`): from the
     records the streamed pass found, from texts embedded during it, or else through the cache."""
 
-    def __init__(self, table: "FactTable", rows: "np.ndarray", reader: "RecordReader",
-                 embedded: "dict[int, np.ndarray]", fallback: Callable[[Sequence[int]], "np.ndarray"]) -> None:
+    def __init__(self, table: FactTable, rows: np.ndarray, reader: RecordReader,
+                 embedded: dict[int, np.ndarray], fallback: Callable[[Sequence[int]], np.ndarray]) -> None:
         self._table = table
         self._rows = rows
         self._reader = reader
@@ -54,7 +55,7 @@ class TableVectors:
     def __len__(self) -> int:
         return len(self._table)
 
-    def __getitem__(self, positions) -> "np.ndarray":
+    def __getitem__(self, positions) -> np.ndarray:
         import numpy as np
 
         positions = [int(i) for i in np.atleast_1d(np.asarray(positions))]
@@ -71,7 +72,7 @@ class TableVectors:
             out[on_file] = read if read is not None else self._fallback(wanted)
         return out
 
-    def cosines_with(self, positions: Sequence[int], query: "np.ndarray") -> "np.ndarray":
+    def cosines_with(self, positions: Sequence[int], query: np.ndarray) -> np.ndarray:
         """The cosine of *query* with the vector of each fact at *positions* (float32), computed
         while the records are read, a block at a time: never every vector in memory (100 MB at
         50,000 facts). Each value is the one a product over all of them gives (`embed.rows`)."""
@@ -80,21 +81,21 @@ class TableVectors:
         from neo_git.embed.rows import cosines
         from neo_git.embed.stream import stream_cosines
 
-        positions = np.asarray(positions, dtype=np.int64)
-        keys = self._table.rows["key"][positions]
-        rows = self._rows[positions]
+        at = np.asarray(positions, dtype=np.int64)
+        keys = self._table.rows["key"][at]
+        rows = self._rows[at]
         values = self._reader.cosines(rows, keys, query) if bool((rows >= 0).all()) else None
         if values is None:   # found on no record by the first pass (embedded since), or the file changed
             reader = self._reader
             values, _rows, _reader = stream_cosines(reader.path, reader.record, reader.dim, keys, query)
             lost = np.flatnonzero(np.isnan(values))
             if len(lost):   # not stored (a read-only cache, a busy lock): from memory, or embedded again
-                values[lost] = cosines(self[positions[lost]], query)
+                values[lost] = cosines(self[at[lost]], query)
         return values
 
 
-def streamed_cosines(store: EmbeddingStore, table: "FactTable", query: "np.ndarray",
-                     positions: "np.ndarray | None" = None) -> "tuple[np.ndarray, TableVectors]":
+def streamed_cosines(store: EmbeddingStore, table: FactTable, query: np.ndarray,
+                     positions: np.ndarray | None = None) -> tuple[np.ndarray, TableVectors]:
     """(the cosine of *query* with each fact of *table* at *positions* (None: every fact; NaN
     at the others), their vectors on demand), reading the vector file once without keeping it."""
     import numpy as np
@@ -104,6 +105,8 @@ def streamed_cosines(store: EmbeddingStore, table: "FactTable", query: "np.ndarr
     from neo_git.embed.stream import stream_cosines
 
     embedder, cache = store.embedder, store.vector_cache
+    assert cache is not None   # called only for a store that has a vector cache (store/embedding.py)
+    assert cache is not None   # a store with a vector cache streams; others multiply in memory
     path, record = cache.shelf_file(embedder)
     if positions is None:
         values, rows, reader = stream_cosines(path, record, embedder.dim, table.rows["key"], query)
@@ -123,25 +126,25 @@ def streamed_cosines(store: EmbeddingStore, table: "FactTable", query: "np.ndarr
         firsts: dict[bytes, int] = {}
         for i in missing:
             firsts.setdefault(bytes(table.rows["key"][i]), i)
-        keys, positions = list(firsts), list(firsts.values())
+        keys, first_at = list(firsts), list(firsts.values())
         cosine_of: dict[bytes, float] = {}
         keep = len(keys) <= KEEP_EMBEDDED
         vector_of: dict[bytes, np.ndarray] = {}
 
-        def take(start: int, vectors: "np.ndarray") -> None:
+        def take(start: int, vectors: np.ndarray) -> None:
             chunk = keys[start:start + len(vectors)]
             cosine_of.update(zip(chunk, cosines(vectors, query).tolist()))
             if keep:
                 vector_of.update(zip(chunk, vectors))
 
-        embed_in_batches(cache, embedder, keys, lambda j: table.peek(positions[j]).text, take)
+        embed_in_batches(cache, embedder, keys, lambda j: table.peek(first_at[j]).text, take)
         for i in missing:
             key = bytes(table.rows["key"][i])
             values[i] = cosine_of[key]
             if keep:
                 embedded[i] = vector_of[key]
 
-    def fallback(positions: Sequence[int]) -> "np.ndarray":
+    def fallback(positions: Sequence[int]) -> np.ndarray:
         return store._vectors([table[i].text for i in positions])
 
     return values, TableVectors(table, rows, reader, embedded, fallback)

@@ -19,13 +19,17 @@ import math
 import re
 import sqlite3
 from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING
 
-from neo_git.lexical import B, K1, Words, terms
+from neo_git.lexical import K1, B, Words, terms
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
+
+    from neo_git.fact_table import FactTable
+
 
 FORMAT = "terms-v2"
 BUSY_MS = 500          # wait this long for another process's write, then build in memory
@@ -163,7 +167,7 @@ class TermIndex:
 RARE_SHARED = 2   # words of the question that one fact alone holds: that many make it known
 
 
-def pool_words(index: TermIndex, query: str, table, positions: "Sequence[int] | np.ndarray") -> Words:
+def pool_words(index: TermIndex, query: str, table: FactTable, positions: Sequence[int] | np.ndarray) -> Words:
     """`TermIndex.match` for the facts of *table* at *positions* (recall's ranked pool), by table position."""
     rows = table.rows
     picked = list(positions)

@@ -10,19 +10,21 @@ all through the store first.
 """
 from __future__ import annotations
 
-from typing import Iterator, Protocol
+from collections.abc import Iterator
+from typing import Literal, Protocol, cast
 
 import pygit2
 
 from neo_git.errors import InvalidFact
-from neo_git.facts import Fact
+from neo_git.facts import Fact, FactScope
 from neo_git.store.ref_facts import LookupMapping, fact_from_blob, fact_id_of
+
 
 class RefReader(Protocol):
     """What `TreeFacts` reads through: `RefStore` (refstore.py, which imports this module)."""
 
     ref: str
-    scope: str
+    scope: FactScope
 
     def _object(self, oid: pygit2.Oid, where: str) -> pygit2.Object: ...
 
@@ -37,7 +39,7 @@ class TreeFacts(LookupMapping):
     def __init__(self, store: RefReader, tip: pygit2.Oid | None) -> None:
         self._store = store
         self._tip = tip
-        self._facts_tree: pygit2.Tree | None | bool = False   # False: not looked up yet
+        self._facts_tree: pygit2.Tree | None | Literal[False] = False   # False: not looked up yet
         self._read: dict[str, Fact | None] = {}
         self._all: dict[str, Fact] | None = None
 
@@ -46,7 +48,7 @@ class TreeFacts(LookupMapping):
             self._facts_tree = None
             if self._tip is not None:
                 store = self._store
-                root = store._object(store._commit(self._tip).tree_id, f"the tree of {store.ref}")
+                root = cast(pygit2.Tree, store._object(store._commit(self._tip).tree_id, f"the tree of {store.ref}"))
                 # A link or submodule named facts is nothing to read (a gitlink's object is not here).
                 if "facts" in root and root["facts"].filemode == pygit2.enums.FileMode.TREE:
                     tree = store._object(root["facts"].id, f"{store.ref}:facts")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from neo_git.config import neo_config_list
 from neo_git.errors import NeoError
@@ -36,16 +36,17 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from neo_git.identity import RepositoryPaths
     from neo_git.store.base import Backend
+    from neo_git.store.refstore import RefStore
 
 
 class TrustedStore(Protocol):
     """What trust reads of a store: `FactStore` (store/__init__.py, which imports this module)."""
 
-    repo: "pygit2.Repository | None"
-    paths: "RepositoryPaths | None"
+    repo: pygit2.Repository | None
+    paths: RepositoryPaths | None
     home: Path | None
     author: str
-    backends: "dict[FactScope, Backend]"
+    backends: dict[FactScope, Backend]
 
 
 TRUST_KEY = "neo.trusted"
@@ -71,7 +72,7 @@ def local_email(store: TrustedStore) -> str:
     return (match.group(1) if match else store.author).strip().lower()
 
 
-def configured_trust(repo: pygit2.Repository) -> list[str]:
+def configured_trust(repo: pygit2.Repository | None) -> list[str]:
     """Addresses trusted in git config (`neo.trusted`, every level) and `~/.neo/config.json`."""
     out = []
     for value in neo_config_list(TRUST_KEY, repo=repo):
@@ -89,7 +90,7 @@ def trusted_emails(store: TrustedStore) -> frozenset[str]:
     return frozenset([local_email(store), *configured_trust(store.repo)])
 
 
-def trusted_remotes(repo: "pygit2.Repository") -> list[str]:
+def trusted_remotes(repo: pygit2.Repository) -> list[str]:
     """Remotes whose write access is trusted (`neo.trustUnsigned`, multi-valued; `*` = all):
     their unsigned commits count as trusted changes."""
     return [v.strip() for v in neo_config_list(TRUST_UNSIGNED_KEY, repo=repo) if v.strip()]
@@ -103,7 +104,8 @@ def untrusted_authors(store: TrustedStore) -> dict[str, str]:
     refs = [(store.repo, store.paths.common_dir)]
     org = store.backends.get(FactScope.ORG)
     if getattr(org, "scope", None) is FactScope.ORG:  # a connected org memory: a ref with a history
-        refs.append((org.repo, org.common_dir))
+        org_ref = cast("RefStore", org)
+        refs.append((org_ref.repo, org_ref.common_dir))
     trusted, me = trusted_emails(store), local_email(store)
     if len(refs) == 1:  # the same dict while nothing changed: recall then reuses what it built from it
         return ref_claims(*refs[0], trusted, me, store.home)
@@ -113,7 +115,7 @@ def untrusted_authors(store: TrustedStore) -> dict[str, str]:
     return claims
 
 
-def ref_claims(repo: "pygit2.Repository", common_dir: Path, trusted: frozenset[str], me: str | None = None,
+def ref_claims(repo: pygit2.Repository, common_dir: Path, trusted: frozenset[str], me: str | None = None,
                home: Path | None = None) -> dict[str, str]:
     """{fact id: claimed e-mail} of the facts on one repository's facts ref whose author is not
     trusted: a commit a sync brought in by its verdict (`store/received.py`, kept in that
@@ -136,7 +138,8 @@ def ref_claims(repo: "pygit2.Repository", common_dir: Path, trusted: frozenset[s
     # changed (one pass over 50,000 facts cost 10 ms per recall).
     if memo is not None and memo[0] is origins and memo[1] is table and memo[2] is written \
             and memo[3] is decided and memo[4] == (trusted, remotes) and memo[5] is keys:
-        return memo[6]
+        kept: dict[str, str] = memo[6]
+        return kept
     def believed(email: str, commit: str) -> bool:
         if commit in written:   # made in this clone: its author is the local user's claim to check
             return email in trusted
@@ -167,13 +170,13 @@ def ref_claims(repo: "pygit2.Repository", common_dir: Path, trusted: frozenset[s
     return claims
 
 
-def claim_origins(repo: "pygit2.Repository", common_dir: Path, trusted: frozenset[str]) -> dict[str, tuple[str, str]]:
+def claim_origins(repo: pygit2.Repository, common_dir: Path, trusted: frozenset[str]) -> dict[str, tuple[str, str]]:
     """{fact id: (claimed e-mail, the commit that gave it its text)} of the claims on one ref."""
     origins = fact_origins(repo, common_dir)
     return {fact_id: origins[fact_id] for fact_id in ref_claims(repo, common_dir, trusted) if fact_id in origins}
 
 
-def local_address(repo: "pygit2.Repository") -> str:
+def local_address(repo: pygit2.Repository) -> str:
     """The local user's address in *repo* (git's author identity, lower case; "" when none)."""
     from neo_git.identity import author_identity
 
@@ -181,13 +184,13 @@ def local_address(repo: "pygit2.Repository") -> str:
     return (match.group(1) if match else "").strip().lower()
 
 
-def trusted_here(repo: "pygit2.Repository") -> frozenset[str]:
+def trusted_here(repo: pygit2.Repository) -> frozenset[str]:
     """The trust set of a repository without a FactStore: its git identity and the configured list."""
     return frozenset([local_address(repo), *configured_trust(repo)])
 
 
 # common dir -> (origins, verdicts, written here, decisions, (trust set, trusted remotes), signers, the claims).
-_CLAIMS: dict[str, tuple] = {}
+_CLAIMS: dict[str, tuple[Any, ...]] = {}
 
 
 def unverified_commits(store: TrustedStore) -> dict[str, str]:

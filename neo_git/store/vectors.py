@@ -11,7 +11,8 @@ changed (never, in practice: new text means a new fact) is fetched again.
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from neo_git.facts import Fact
 
@@ -25,10 +26,16 @@ class RowBuffer:
     """float32 rows in a buffer that doubles when full, so appending is amortised O(rows added)."""
 
     def __init__(self) -> None:
-        self.buffer: "np.ndarray | None" = None
+        self.buffer: np.ndarray | None = None
         self.used = 0
 
-    def append(self, vectors: "np.ndarray", adopt: bool = False) -> int:
+    @property
+    def filled(self) -> np.ndarray:
+        """The buffer, once something was appended."""
+        assert self.buffer is not None
+        return self.buffer
+
+    def append(self, vectors: np.ndarray, adopt: bool = False) -> int:
         """Append rows; returns the index of the first one. With *adopt*, an empty buffer takes
         *vectors* itself (the caller hands it over and never writes to it again): no copy."""
         import numpy as np
@@ -62,7 +69,7 @@ class GroupVectors:
         self._rows = RowBuffer()
         self._epoch = -1
 
-    def matrix(self, group: "PeerGroup", vectors: "FactVectors") -> "np.ndarray":
+    def matrix(self, group: PeerGroup, vectors: FactVectors) -> np.ndarray:
         """(len(group.rows), dim) float32, row i the vector of group.rows[i] (a view: do not keep)."""
         if group.epoch != self._epoch:
             self._rows, self._epoch = RowBuffer(), group.epoch
@@ -74,13 +81,13 @@ class GroupVectors:
             else:  # a new array: adopted, not copied
                 self._rows.append(vectors.matrix_by_keys(keys[have:need], lambda j: group.rows[have + j].text),
                                   adopt=True)
-        return self._rows.buffer[:need]
+        return self._rows.filled[:need]
 
 
 class FactVectors:
     """Rows of fact vectors, filled from *fetch* (texts → (n, dim) float32) on first use."""
 
-    def __init__(self, fetch: Callable[[Sequence[str]], "np.ndarray"], fetch_keys: Callable | None = None) -> None:
+    def __init__(self, fetch: Callable[[Sequence[str]], np.ndarray], fetch_keys: Callable | None = None) -> None:
         self._fetch = fetch
         # (keys, text_of, block=False) -> vectors; with block, (a block to adopt, each key's row
         # in it or None for in order)
@@ -88,9 +95,9 @@ class FactVectors:
         self._by_key: dict[bytes, int] = {}   # text key -> row, for recall over tables
         self._rows: dict[str, tuple[Fact, int]] = {}  # fact id -> (fact as last seen, row)
         self._buffer = RowBuffer()
-        self._groups: "weakref.WeakKeyDictionary[PeerGroup, GroupVectors]" = weakref.WeakKeyDictionary()
+        self._groups: weakref.WeakKeyDictionary[PeerGroup, GroupVectors] = weakref.WeakKeyDictionary()
 
-    def matrix(self, facts: Sequence[Fact]) -> "np.ndarray":
+    def matrix(self, facts: Sequence[Fact]) -> np.ndarray:
         """(len(facts), dim) float32, row i the vector of facts[i]'s text. Read it, do not write
         to it: when every row was fetched just now it is a view of the row buffer (a cold
         recall at 5,000 facts then copies 10 MB twice less)."""
@@ -108,10 +115,10 @@ class FactVectors:
                 known[facts[i].id] = (facts[i], first + j)
                 rows[i] = first + j
             if len(missing) == len(facts):  # rows first..first+n-1: rows never move, so a view is stable
-                return self._buffer.buffer[first:first + len(facts)]
-        return self._buffer.buffer[rows]
+                return self._buffer.filled[first:first + len(facts)]
+        return self._buffer.filled[rows]
 
-    def matrix_by_keys(self, keys: Sequence[bytes], text_of: Callable[[int], str]) -> "np.ndarray":
+    def matrix_by_keys(self, keys: Sequence[bytes], text_of: Callable[[int], str]) -> np.ndarray:
         """(len(keys), dim) float32, a new array the caller may keep: the vectors of texts given by
         their keys (*text_of(i)*: the i-th text, asked only for those to embed). Rows this object
         holds are copied; the others are fetched and not kept here (a write index's group keeps
@@ -124,17 +131,18 @@ class FactVectors:
         rows = [known.get(key, -1) for key in keys]
         missing = [i for i, row in enumerate(rows) if row < 0]
         if not missing:
-            return self._buffer.buffer[rows]
+            return self._buffer.filled[rows]
+        assert self._fetch_keys is not None
         fetched = self._fetch_keys([keys[i] for i in missing], lambda j: text_of(missing[j]))
         if len(missing) == len(keys):
             return fetched
         out = np.empty((len(keys), fetched.shape[1]), dtype=np.float32)
         held = [i for i, row in enumerate(rows) if row >= 0]
-        out[held] = self._buffer.buffer[[rows[i] for i in held]]
+        out[held] = self._buffer.filled[[rows[i] for i in held]]
         out[missing] = fetched
         return out
 
-    def key_rows_view(self, keys: Sequence[bytes], text_of: Callable[[int], str]) -> "RowView":
+    def key_rows_view(self, keys: Sequence[bytes], text_of: Callable[[int], str]) -> RowView:
         """The vectors of texts given by their keys (*text_of(i)*: the i-th text, asked only for
         those to embed) as a `RowView`: a table's vectors for recall, each fetched once per process
         (the first call adopts the vector cache's block as it is: its rows in file order, with the
@@ -142,6 +150,7 @@ class FactVectors:
         import numpy as np
 
         known = self._by_key
+        assert self._fetch_keys is not None
         if not known:
             block, order = self._fetch_keys(keys, text_of, block=True)
             first = self._buffer.append(block, adopt=True)  # a shared block: adopted, never written
@@ -174,7 +183,7 @@ class FactVectors:
                 missing.append(i)
         return rows, missing
 
-    def group_scores(self, group: "PeerGroup", query: "np.ndarray") -> "np.ndarray":
+    def group_scores(self, group: PeerGroup, query: np.ndarray) -> np.ndarray:
         """Cosines of *query* with every row of *group* (dead rows included; the policy masks them).
 
         The group's matrix is kept between calls (per group object, dropped with it), so
@@ -185,7 +194,7 @@ class FactVectors:
             kept = matrices[group] = GroupVectors()
         return kept.matrix(group, self) @ query
 
-    def remember(self, fact: Fact, vector: "np.ndarray") -> None:
+    def remember(self, fact: Fact, vector: np.ndarray) -> None:
         """Record the vector of a fact just embedded (e.g. one being added)."""
         entry = self._rows.get(fact.id)
         if entry is None or entry[0].subject != fact.subject or entry[0].body != fact.body:
@@ -203,21 +212,21 @@ class RowView:
 
     __slots__ = ("_buffer", "rows")
 
-    def __init__(self, buffer: RowBuffer, rows: "np.ndarray") -> None:
+    def __init__(self, buffer: RowBuffer, rows: np.ndarray) -> None:
         self._buffer = buffer
         self.rows = rows
 
-    def __matmul__(self, vector: "np.ndarray") -> "np.ndarray":
+    def __matmul__(self, vector: np.ndarray) -> np.ndarray:
         import numpy as np
 
         from neo_git.embed.rows import cosines  # each row's value independent of the others
 
-        out = cosines(self._buffer.buffer[:self._buffer.used], vector)[self.rows]
+        out = cosines(self._buffer.filled[:self._buffer.used], vector)[self.rows]
         if len(self.rows) and int(self.rows.min()) < 0:
             out[self.rows < 0] = np.nan   # positions not asked for (`spread`)
         return out
 
-    def spread(self, positions: Sequence[int], length: int) -> "RowView":
+    def spread(self, positions: Sequence[int], length: int) -> RowView:
         """This view's rows placed at *positions* of a view of *length* rows; the others hold no
         vector (NaN in a product, never to be read)."""
         import numpy as np
@@ -226,12 +235,12 @@ class RowView:
         rows[np.asarray(positions, dtype=np.int64)] = self.rows
         return RowView(self._buffer, rows)
 
-    def __getitem__(self, index) -> "np.ndarray":
+    def __getitem__(self, index) -> np.ndarray:
         import numpy as np
 
-        return self._buffer.buffer[self.rows[np.asarray(index)]]
+        return self._buffer.filled[self.rows[np.asarray(index)]]
 
-    def cosines_with(self, positions: Sequence[int], query: "np.ndarray") -> "np.ndarray":
+    def cosines_with(self, positions: Sequence[int], query: np.ndarray) -> np.ndarray:
         """The cosine of *query* with the rows at *positions* (float32), without copying them out."""
         import numpy as np
 
@@ -243,9 +252,9 @@ class RowView:
     @property
     def shape(self) -> tuple[int, int]:
         """(rows, dimension), as an ndarray's."""
-        return (len(self.rows), self._buffer.buffer.shape[1])
+        return (len(self.rows), self._buffer.filled.shape[1])
 
-    def __array__(self, dtype=None, copy=None) -> "np.ndarray":
-        rows = self._buffer.buffer[self.rows]
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        rows = self._buffer.filled[self.rows]
         return rows if dtype is None else rows.astype(dtype)
 

@@ -7,22 +7,40 @@ batch never superseding each other. Review accepts or rejects possible supersess
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
+from neo_git.citing import Resolve, resolver_for
 from neo_git.errors import FactNotFound, InvalidFact, NeoError
 from neo_git.fact_schema import Citation, JudgeVerdict
 from neo_git.facts import (
-    MAX_BODY_CHARS, MAX_SOURCE_PROMPT_CHARS, MAX_SUBJECT_CHARS, SCOPE_ORDER, Fact, FactMetadata,
-    FactScope, check_text, new_fact_id, parse_kind, parse_scope,
+    MAX_BODY_CHARS,
+    MAX_SOURCE_PROMPT_CHARS,
+    MAX_SUBJECT_CHARS,
+    SCOPE_ORDER,
+    Fact,
+    FactMetadata,
+    FactScope,
+    check_text,
+    new_fact_id,
+    parse_kind,
+    parse_scope,
 )
 from neo_git.redact import citation_names, redact, refuse_secrets
 from neo_git.store.base import Change
-from neo_git.citing import resolver_for
 
 if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+    import pygit2
+
+    from neo_git.embed import Embedder
+    from neo_git.identity import RepositoryPaths
     from neo_git.store import FactStore
+    from neo_git.store.base import Backend
     from neo_git.store.policy import AddResult, PlanItem
+    from neo_git.store.refstore import RefStore
+    from neo_git.store.vectors import FactVectors
 
 # The write policy (policy, review, supersession) is imported by the methods that write:
 # a process that only reads (a cold `git neo recall`) never loads it.
@@ -35,7 +53,28 @@ _ADD_ARGS = frozenset({"body", "kind", "scope", "depends_on", "tags", "confidenc
 class WritePaths:
     """add, add_detailed, add_many(_detailed), review, accept, reject."""
 
-    def add(self: "FactStore", subject: str, body: str = "", *, kind: str = "pattern", scope: str = "project",
+    # What FactStore (store/__init__.py) and its embedding half (store/embedding.py) give it:
+    repo: pygit2.Repository | None
+    paths: RepositoryPaths | None
+    author: str
+    org_id: str
+    backends: dict[FactScope, Backend]
+    caps: dict[FactScope, int]
+
+    if TYPE_CHECKING:  # pragma: no cover
+        @property
+        def project_id(self) -> str: ...
+        @property
+        def embedder(self) -> Embedder: ...
+        def get(self, fact_id: str) -> Fact: ...
+        def untrusted(self) -> dict[str, str]: ...
+        def _find(self, fact_id: str, facts: Sequence[Fact] | None = None) -> Fact: ...
+        def _load(self, scopes: Iterable[FactScope] = SCOPE_ORDER) -> list[Fact]: ...
+        def _embed_one(self, text: str) -> np.ndarray: ...
+        def _vectors_of(self, facts: Sequence[Fact]) -> np.ndarray: ...
+        def _vector_rows(self) -> FactVectors: ...
+
+    def add(self, subject: str, body: str = "", *, kind: str = "pattern", scope: str = "project",
             depends_on: Sequence[str] = (), supersedes: str | None = None, tags: Sequence[str] = (),
             confidence: float = 0.5, source_file: str | None = None, source_prompt: str | None = None,
             provenance: str = "observed", proposal: str | None = None, cites: Sequence[str | Mapping] = (),
@@ -52,7 +91,7 @@ class WritePaths:
                                  source_file=source_file, source_prompt=source_prompt,
                                  provenance=provenance, proposal=proposal, cites=cites, paths=paths).fact
 
-    def add_detailed(self: "FactStore", subject: str, body: str = "", *, kind: str = "pattern", scope: str = "project",
+    def add_detailed(self, subject: str, body: str = "", *, kind: str = "pattern", scope: str = "project",
                      depends_on: Sequence[str] = (), supersedes: str | None = None, tags: Sequence[str] = (),
                      confidence: float = 0.5, source_file: str | None = None,
                      source_prompt: str | None = None, provenance: str = "observed",
@@ -66,12 +105,12 @@ class WritePaths:
                                             source_prompt=source_prompt, provenance=provenance,
                                             proposal=proposal, cites=cites, paths=paths)])[0]
 
-    def add_many(self: "FactStore", items: Iterable[Mapping[str, Any]]) -> list[Fact]:
+    def add_many(self, items: Iterable[Mapping[str, Any]]) -> list[Fact]:
         """Add facts asserted together (each item the keyword arguments of `add`): one commit per
         scope, and no fact of the batch supersedes another (they may supersede older facts)."""
         return [result.fact for result in self.add_many_detailed(items)]
 
-    def add_many_detailed(self: "FactStore", items: Iterable[Mapping[str, Any]]) -> list[AddResult]:
+    def add_many_detailed(self, items: Iterable[Mapping[str, Any]]) -> list[AddResult]:
         """`add_many`, returning an AddResult per item (in order)."""
         from neo_git.store.policy import PlanItem
 
@@ -101,7 +140,7 @@ class WritePaths:
                 results[i] = result
         return [results[i] for i in range(len(planned))]
 
-    def _add_batch(self: "FactStore", scope: FactScope, items: list[PlanItem]) -> list[AddResult]:
+    def _add_batch(self, scope: FactScope, items: list[PlanItem]) -> list[AddResult]:
         from neo_git.store.policy import PlanItem, plan_many
         from neo_git.store.supersession import Thresholds
 
@@ -140,7 +179,7 @@ class WritePaths:
         self.backends[scope].transact(plan)
         return out[0]
 
-    def cap_of(self: "FactStore", scope: FactScope):
+    def cap_of(self, scope: FactScope):
         """The scope's cap. In project scope it bounds the local user's own facts: facts whose
         author (the ref's history) is someone else are not counted and never evicted by our
         writes, and claims using our address are evicted first."""
@@ -151,27 +190,27 @@ class WritePaths:
             return cap
         return ScopeCap.of(cap, lambda: frozenset(self.untrusted()), self._facts_of_others)
 
-    def _facts_of_others(self: "FactStore") -> frozenset[str]:
+    def _facts_of_others(self) -> frozenset[str]:
         """Ids of project facts whose author (`provenance.fact_origins`) is not the local user."""
         from neo_git.store.provenance import Origins, fact_origins
         from neo_git.store.trust import local_email
 
         if self.repo is None or self.paths is None:
             return frozenset()
-        me = local_email(self)
+        me = local_email(cast("FactStore", self))
         origins = fact_origins(self.repo, self.paths.common_dir)
         if isinstance(origins, Origins) and all(email == me for (email, _commit), _ids in origins.groups()):
             return frozenset()   # every fact ours: no need to walk 50,000 of them
         return frozenset(i for i, (email, _commit) in origins.items() if email != me)
 
-    def _body_similarity(self: "FactStore", a: Fact, b: Fact) -> float:
+    def _body_similarity(self, a: Fact, b: Fact) -> float:
         """Cosine of two facts' bodies (rule 2's guard; asked only for long bodies of one subject)."""
         import numpy as np
 
         vectors = np.asarray(self.embedder.embed([a.body, b.body]), dtype=np.float32)
         return float(vectors[0] @ vectors[1])
 
-    def _new_fact(self: "FactStore", subject, body, kind, scope, depends_on, tags, confidence,
+    def _new_fact(self, subject, body, kind, scope, depends_on, tags, confidence,
                   source_file, source_prompt, provenance, proposal=None, cites=(), paths=()) -> Fact:
         subject = redact(check_text("subject", subject, MAX_SUBJECT_CHARS, required=True).strip())
         body = redact(check_text("body", body or "", MAX_BODY_CHARS).strip())
@@ -202,7 +241,7 @@ class WritePaths:
         fact = Fact.from_dict(raw)  # one validation path for every fact
         return fact.evolve(depends_on=tuple(depends_on))
 
-    def _resolve_cites(self: "FactStore", cites: Any, scope: FactScope) -> list[Citation]:
+    def _resolve_cites(self, cites: Any, scope: FactScope) -> list[Citation]:
         """Citations from `--cite` strings (resolved against the work tree and HEAD now) or
         already-resolved citations (their stored form: validated here)."""
         if not cites:
@@ -214,17 +253,20 @@ class WritePaths:
                            "use --scope project (or session)")
         if self.repo is None:
             raise NeoError("an in-memory store has no code to cite", "open a repository with FactStore.open(path)")
-        resolve = None
+        resolve: Resolve | None = None
         out: list[Citation] = []
         for cite in cites:
-            if not isinstance(cite, Mapping) and resolve is None:
-                resolve = resolver_for(self.repo, self.paths.workdir if self.paths else None)
-            citation = Citation.from_json(cite) if isinstance(cite, Mapping) else resolve(str(cite))
+            if isinstance(cite, Mapping):
+                citation = Citation.from_json(cite)
+            else:
+                if resolve is None:
+                    resolve = resolver_for(self.repo, self.paths.workdir if self.paths else None)
+                citation = resolve(str(cite))
             if not any(c.cited == citation.cited for c in out):   # cited twice: once
                 out.append(citation)
         return out
 
-    def _resolve_id(self: "FactStore", fact_id: str, scope: FactScope) -> str:
+    def _resolve_id(self, fact_id: str, scope: FactScope) -> str:
         """The full id of the fact of *scope* that *fact_id* (a prefix) names; a ref-backed scope
         answers from its rows without decoding a fact (`--supersedes`, `--depends-on`)."""
         backend = self.backends[scope]
@@ -241,9 +283,9 @@ class WritePaths:
             return self._find(fact_id, list(backend.load().facts.values())).id
         except FactNotFound:
             raise NeoError(f"no fact '{fact_id}' in the {scope.value} scope",
-                           "facts can point only at facts of their own scope; `git neo list --all` shows ids")
+                           "facts can point only at facts of their own scope; `git neo list --all` shows ids") from None
 
-    def review(self: "FactStore", scope: str | FactScope | None = None, types: Any = None) -> list[dict]:
+    def review(self, scope: str | FactScope | None = None, types: Any = None) -> list[dict]:
         """Open review items of every type (or of *types*), scope by scope, oldest first
         (`store/review/`: possible supersessions, and every source registered there)."""
         from neo_git.store import review
@@ -258,7 +300,7 @@ class WritePaths:
             out.extend(with_quotes(review.items(scoped, types, local), scoped))
         return out
 
-    def _review_dir(self: "FactStore", scope: FactScope) -> Path | None:
+    def _review_dir(self, scope: FactScope) -> Path | None:
         """Where the local review queues of *scope* live (`incoming`: what a sync held back):
         the repository's `.git/neo` for project facts, the org memory's own `neo` folder for a
         connected org (its sync files them there), none for file-backed scopes."""
@@ -266,10 +308,10 @@ class WritePaths:
             return self.paths.neo_dir if self.paths is not None else None
         backend = self.backends[scope]
         if scope is FactScope.ORG and getattr(backend, "scope", None) is FactScope.ORG:  # a connected org memory
-            return Path(backend.common_dir) / "neo"
+            return Path(cast("RefStore", backend).common_dir) / "neo"
         return None
 
-    def resolve_review(self: "FactStore", action: str, fact_id: str, arg: str | None = None,
+    def resolve_review(self, action: str, fact_id: str, arg: str | None = None,
                        type: str | None = None) -> dict:
         """Take *action* on the open review item about *fact_id* (a unique prefix works); *arg* is
         the action's argument (a candidate id for possible supersessions). Returns the source's
@@ -285,9 +327,9 @@ class WritePaths:
         picked = review.pick(review.items(scoped_now, None, local), fact.id, action, type)
         prepare = getattr(review.SOURCES[picked["type"]], "prepare", None)
         if prepare is not None:  # what the plan needs from outside the facts (stale: the code now)
-            arg = prepare(self, picked, action, arg)
+            arg = prepare(cast("FactStore", self), picked, action, arg)
 
-        def plan(facts: Mapping[str, Fact]) -> Change:
+        def plan(facts: Mapping[str, Fact]) -> Change | None:
             if fact.id not in facts:
                 raise FactNotFound(fact.id)
             scoped = {i: f for i, f in facts.items() if f.scope is fact.scope}
@@ -302,18 +344,18 @@ class WritePaths:
             source.settle(local, out[1], action)
         return out[0]
 
-    def accept(self: "FactStore", fact_id: str, candidate: str | None = None) -> Fact:
+    def accept(self, fact_id: str, candidate: str | None = None) -> Fact:
         """Accept a possible supersession: *fact_id* supersedes its candidate (the only one, or
         *candidate*); returns the retired fact. `restore` undoes it exactly."""
         result = self._possible("accept", fact_id, candidate)
         return self.get(result["superseded"])
 
-    def reject(self: "FactStore", fact_id: str, candidate: str | None = None) -> str:
+    def reject(self, fact_id: str, candidate: str | None = None) -> str:
         """Reject a possible supersession: the pair is recorded as distinct and never proposed
         again; returns the candidate's id."""
         return self._possible("reject", fact_id, candidate)["distinct_from"]
 
-    def record_verdict(self: "FactStore", fact_id: str, candidate: str, verdict: Mapping,
+    def record_verdict(self, fact_id: str, candidate: str, verdict: Mapping,
                        accept: bool = False, proposed: Mapping | None = None) -> dict:
         """Record a review judge's *verdict* on the possible supersession of *candidate* by
         *fact_id* (first proposed as the link *proposed* when the judge found the pair itself,
@@ -346,7 +388,7 @@ class WritePaths:
         self.backends[fact.scope].transact(plan)
         return dict(out)
 
-    def judge_candidates(self: "FactStore", newest: int | None = None) -> Iterator[dict]:
+    def judge_candidates(self, newest: int | None = None) -> Iterator[dict]:
         """Pairs of project facts only a judge reads (`review.candidates`): for the *newest* facts
         (default `candidates.NEWEST`), newest first, their most similar earlier long facts that no
         link proposes and no judge in this clone answered, as items shaped like the review queue's
@@ -368,13 +410,13 @@ class WritePaths:
                    "old": {"subject": old.subject, "body": old.body},
                    "new_created_at": new.metadata.created_at, "old_created_at": old.metadata.created_at}
 
-    def remember_judged(self: "FactStore", fact_id: str, candidate: str, verdict: Mapping) -> None:
+    def remember_judged(self, fact_id: str, candidate: str, verdict: Mapping) -> None:
         """Remember in this clone that a judge answered the pair (`judge_candidates` skips it after)."""
         from neo_git.store.review.candidates import pair_key, remember
 
         remember(self._review_dir(FactScope.PROJECT), {pair_key(fact_id, candidate): verdict})
 
-    def _possible(self: "FactStore", action: str, fact_id: str, candidate: str | None) -> dict:
+    def _possible(self, action: str, fact_id: str, candidate: str | None) -> dict:
         from neo_git.store.review.possible import TYPE, pick_link
 
         fact = self._find(fact_id)

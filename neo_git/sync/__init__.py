@@ -12,7 +12,7 @@
 """
 from __future__ import annotations
 
-from neo_git.sync.engine import RemoteMoved, SyncReport, Syncer, resolve_remote
+from neo_git.sync.engine import RemoteMoved, Syncer, SyncReport, resolve_remote
 from neo_git.sync.fieldmerge import merge_fact
 from neo_git.sync.remote_config import configure_remote_fetch
 

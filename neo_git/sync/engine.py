@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import pygit2
 
@@ -31,7 +31,16 @@ from neo_git.sync.gate import TrustGate
 from neo_git.sync.notes import merge_notes
 from neo_git.sync.signatures import judge_incoming, rejudge
 from neo_git.sync.transport import (
-    BRANCH_FACTS_REF, FACTS_REF, NOTES_REF, Git, RefNames, ensure_blobs, fetch, ls_remote, push, ref_names,
+    BRANCH_FACTS_REF,
+    FACTS_REF,
+    NOTES_REF,
+    Git,
+    RefNames,
+    ensure_blobs,
+    fetch,
+    ls_remote,
+    push,
+    ref_names,
 )
 from neo_git.sync.treemerge import MergePlan, plan_merge
 
@@ -101,20 +110,23 @@ class SyncTarget:
     trusted: frozenset[str] | None = None
 
     @classmethod
-    def project(cls, store: "FactStore") -> "SyncTarget":
+    def project(cls, store: FactStore) -> SyncTarget:
         """The project facts (and outcome notes) of *store*'s repository."""
         if store.repo is None:
             raise NeoError("an in-memory fact store has no remote to sync with")
-        return cls(store.repo, store.paths, store.project_store, notes=True)
+        assert store.paths is not None   # a store with a repository: its project facts are on the ref
+        return cls(store.repo, store.paths, cast(RefStore, store.project_store), notes=True)
 
 
 class Syncer:
     """Pull, push and sync the project facts and outcome notes of *store* with one remote
     (or, given a *target*, another facts ref such as a connected org memory)."""
 
-    def __init__(self, store: "FactStore | None", remote: str | None = None, *,
+    def __init__(self, store: FactStore | None, remote: str | None = None, *,
                  target: SyncTarget | None = None) -> None:
-        target = target or SyncTarget.project(store)
+        if target is None:
+            assert store is not None   # without a target: the store's project facts
+            target = SyncTarget.project(store)
         self.store = store
         self.target = target
         self.backend = target.backend
@@ -191,13 +203,13 @@ class Syncer:
                     report.facts, report.plan = ("fast-forward" if ours else "created"), plan
                     report.summary = plan.summary(self.label)
                     return
-            plan = self._merge_commit(theirs, gate, ours)
-            if plan is None:
+            merged = self._merge_commit(theirs, gate, ours)
+            if merged is None:
                 report.facts = "up to date"
                 return
-            report.facts, report.plan, report.summary = "merged", plan, plan.summary(self.label)
-            report.warnings += [f"skipped {path} from {self.label}: {why}" for path, why in plan.skipped]
-            self._report_gate(plan, report)
+            report.facts, report.plan, report.summary = "merged", merged, merged.summary(self.label)
+            report.warnings += [f"skipped {path} from {self.label}: {why}" for path, why in merged.skipped]
+            self._report_gate(merged, report)
             return
         raise NeoError(f"could not update {FACTS_REF}: it kept moving", "try again")
 
@@ -226,7 +238,11 @@ class Syncer:
         from neo_git.sync.keynews import key_news
 
         verdicts, brought, pinned = judge_incoming(self.git, self.paths.neo_dir, self.remote, theirs, ours)
-        trusted = self.target.trusted if self.target.trusted is not None else trusted_emails(self.store)
+        if self.target.trusted is not None:
+            trusted = self.target.trusted
+        else:
+            assert self.store is not None   # a target without its own list syncs a store's project
+            trusted = trusted_emails(self.store)
         remotes = trusted_remotes(self.repo)
         store = self.store
         keys = signers_for(self.paths.neo_dir, local_email(store) if store is not None else "",

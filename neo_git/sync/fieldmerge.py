@@ -27,7 +27,8 @@ key's rule below decide (`merge rules` in the README lists them):
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from neo_git.errors import InvalidFact
 from neo_git.facts import Fact

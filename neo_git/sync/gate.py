@@ -28,8 +28,9 @@ trusted: a trusted teammate's later edit does not launder an unverified one.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping
+from typing import cast
 
 import pygit2
 
@@ -71,7 +72,7 @@ class TrustGate:
     repo: pygit2.Repository
     theirs: pygit2.Oid
     ours: pygit2.Oid | None
-    claims: "Mapping[str, str] | frozenset[str] | Callable[[], Mapping[str, str] | frozenset[str]]"
+    claims: Mapping[str, str] | frozenset[str] | Callable[[], Mapping[str, str] | frozenset[str]]
     commit_trusted: Callable[[str], bool]
     claimed: Callable[[str], str]
     cap: int | None
@@ -140,7 +141,7 @@ class TrustGate:
         path = fact_path(fact_id)
         try:
             entry = self.repo[self.theirs].peel(pygit2.Tree)[path]
-            return fact_from_blob(self.repo[entry.id].data, path, scope=self.scope)
+            return fact_from_blob(cast(pygit2.Blob, self.repo[entry.id]).data, path, scope=self.scope)
         except (KeyError, ValueError, InvalidFact, pygit2.GitError):
             return None
 

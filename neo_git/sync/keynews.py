@@ -7,8 +7,8 @@ and also what a teammate's new machine looks like: said every time it arrives, w
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
 from neo_git.store.signers import Signers
 

@@ -24,13 +24,13 @@ if TYPE_CHECKING:  # pragma: no cover
 REMOTE_KEY = "neo.remote"
 
 
-def chosen_remote(repo: "pygit2.Repository") -> str | None:
+def chosen_remote(repo: pygit2.Repository) -> str | None:
     """The remote chosen for sharing facts (`neo.remote`), or None."""
     value = neo_config(REMOTE_KEY, None, repo=repo)
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def choose_remote(repo: "pygit2.Repository", remote: str) -> bool:
+def choose_remote(repo: pygit2.Repository, remote: str) -> bool:
     """Record *remote* as the one facts are shared with (`git config --local neo.remote`);
     False when it already was."""
     if remote not in list(repo.remotes.names()):
@@ -41,7 +41,7 @@ def choose_remote(repo: "pygit2.Repository", remote: str) -> bool:
     return True
 
 
-def forget_remote(repo: "pygit2.Repository", remote: str) -> bool:
+def forget_remote(repo: pygit2.Repository, remote: str) -> bool:
     """Take back the choice of *remote* (only when it is the chosen one); True when it was."""
     if chosen_remote(repo) != remote:
         return False
@@ -49,7 +49,7 @@ def forget_remote(repo: "pygit2.Repository", remote: str) -> bool:
     return True
 
 
-def require_chosen(repo: "pygit2.Repository", remote: str, names: "RefNames") -> None:
+def require_chosen(repo: pygit2.Repository, remote: str, names: RefNames) -> None:
     """NeoError unless *remote* is the chosen remote; the message says what a push would send where."""
     chosen = chosen_remote(repo)
     if chosen == remote:
@@ -66,7 +66,7 @@ def require_chosen(repo: "pygit2.Repository", remote: str, names: "RefNames") ->
                    f"{remote} the one instead; `git neo pull {remote}` only fetches")
 
 
-def push_preview(repo: "pygit2.Repository", names: "RefNames") -> str:
+def push_preview(repo: pygit2.Repository, names: RefNames) -> str:
     """"refs/neo/facts (3 facts) and refs/notes/neo (2 notes)" for what this clone holds."""
     from neo_git.sync.transport import FACTS_REF, NOTES_REF
 
@@ -80,7 +80,7 @@ def push_preview(repo: "pygit2.Repository", names: "RefNames") -> str:
     return " and ".join(parts) or "nothing yet (no facts or notes in this clone)"
 
 
-def remote_url(repo: "pygit2.Repository", remote: str) -> str:
+def remote_url(repo: pygit2.Repository, remote: str) -> str:
     """Where a push to *remote* goes (its push URL when it has one)."""
     try:
         found = repo.remotes[remote]
@@ -89,7 +89,7 @@ def remote_url(repo: "pygit2.Repository", remote: str) -> str:
     return found.push_url or found.url or "?"
 
 
-def _entries(repo: "pygit2.Repository", ref: str, folder: str | None) -> int | None:
+def _entries(repo: pygit2.Repository, ref: str, folder: str | None) -> int | None:
     """Blobs in the tip tree of *ref* (under *folder*, one level of 2-hex subfolders), or None
     without the ref."""
     import pygit2
@@ -98,11 +98,11 @@ def _entries(repo: "pygit2.Repository", ref: str, folder: str | None) -> int | N
         commit = repo.references[ref].peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError):
         return None
-    tree = commit.tree
+    tree: pygit2.Object | None = commit.tree
     if folder is not None:
-        if folder not in tree:
+        if folder not in commit.tree:
             return 0
-        tree = repo.get(tree[folder].id)
+        tree = repo.get(commit.tree[folder].id)
     count = 0
     for entry in tree if isinstance(tree, pygit2.Tree) else ():
         if entry.type_str == "tree":
@@ -113,7 +113,7 @@ def _entries(repo: "pygit2.Repository", ref: str, folder: str | None) -> int | N
     return count
 
 
-def _git_config(repo: "pygit2.Repository", args: list[str]) -> None:
+def _git_config(repo: pygit2.Repository, args: list[str]) -> None:
     paths = repository_paths(repo)
     try:
         run_git([*git_dir_args(paths.git_dir), "config", "--local", *args], cwd=paths.git_dir, timeout=10)

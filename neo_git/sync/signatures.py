@@ -17,8 +17,9 @@ by a key no file names is then U with its fingerprint, which is what the keys gi
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from neo_git.errors import NeoError
 from neo_git.store import pins, received
@@ -40,7 +41,7 @@ class Judged(NamedTuple):
     pinned: list[dict]          # keys pinned on first use by these commits (`store/pins.py`)
 
 
-def verify_args(git: "Git") -> list[str]:
+def verify_args(git: Git) -> list[str]:
     """`-c gpg.ssh.allowedSignersFile=<empty>` for git's verification when the user set no usable
     file (theirs is used when it exists: it may name their team's keys). With an empty one git
     reports every valid ssh signature as U with its key, and `store/signers.py` says whom the key
@@ -68,8 +69,8 @@ def _rows(text: str) -> list[tuple[str, dict]]:
     return out
 
 
-def judge_incoming(git: "Git", neo_dir, remote: str, theirs: "pygit2.Oid",
-                   ours: "pygit2.Oid | None") -> Judged:
+def judge_incoming(git: Git, neo_dir, remote: str, theirs: pygit2.Oid,
+                   ours: pygit2.Oid | None) -> Judged:
     """Verdicts for every commit of *theirs* that *ours* does not have (recorded), and the keys
     their first uses pin (oldest commit first)."""
     args = [*verify_args(git), "log", "--topo-order", f"--format={_FORMAT}", str(theirs)]
@@ -93,7 +94,7 @@ def judge_incoming(git: "Git", neo_dir, remote: str, theirs: "pygit2.Oid",
     return Judged({**known, **new}, brought, pinned)
 
 
-def unjudged(git: "Git", repo: "pygit2.Repository", common_dir, ref: str = "refs/neo/facts") -> list[str]:
+def unjudged(git: Git, repo: pygit2.Repository, common_dir, ref: str = "refs/neo/facts") -> list[str]:
     """Commits on *ref* this clone did not write and has no verdict for (a lost or damaged
     record, a ref moved by plain `git fetch` or a mirror clone): they count as unverified."""
     from neo_git.store.local_writes import written_here
@@ -106,7 +107,7 @@ def unjudged(git: "Git", repo: "pygit2.Repository", common_dir, ref: str = "refs
     return [c for c in proc.stdout.split() if c not in known and c not in written]
 
 
-def rejudge(git: "Git", repo: "pygit2.Repository", common_dir, ref: str = "refs/neo/facts") -> int:
+def rejudge(git: Git, repo: pygit2.Repository, common_dir, ref: str = "refs/neo/facts") -> int:
     """Judge again, from git data, every commit on *ref* that has no verdict and was not written
     here: git verifies its signature, and the remote whose facts history (`refs/remotes/<r>/neo/facts`,
     left by `git neo sync`) holds it is named as where it came from ("" when none does). Records
@@ -136,7 +137,7 @@ def rejudge(git: "Git", repo: "pygit2.Repository", common_dir, ref: str = "refs/
 JUDGED_TIP = Path("trust") / "judged-tip"   # under .git/neo: the facts tip every commit of which was judged
 
 
-def _tip(repo: "pygit2.Repository", ref: str) -> str | None:
+def _tip(repo: pygit2.Repository, ref: str) -> str | None:
     try:
         return str(repo.references[ref].resolve().target)
     except Exception:  # noqa: BLE001 - no ref, or a broken one
@@ -148,7 +149,7 @@ def pins_lost(neo_dir: Path) -> bool:
     return pins.state(neo_dir) != "ok" and any(pins.pinnable(v) for v in received.verdicts(neo_dir).values())
 
 
-def _rejudge(git: "Git", repo: "pygit2.Repository", common_dir, ref: str, neo_dir: Path) -> int:
+def _rejudge(git: Git, repo: pygit2.Repository, common_dir, ref: str, neo_dir: Path) -> int:
     todo = unjudged(git, repo, common_dir, ref)
     # Commits judged while no remote's history held them (a plain `git fetch`): once `git neo
     # sync` has fetched that history, the remote is known.
@@ -186,14 +187,14 @@ def _rejudge(git: "Git", repo: "pygit2.Repository", common_dir, ref: str, neo_di
     return len(new)
 
 
-def _in_order(table: dict[str, dict], order: Iterable[str]) -> list[tuple[str, dict]]:
+def _in_order(table: Mapping[str, dict], order: Iterable[str]) -> list[tuple[str, dict]]:
     """The verdicts of *order*'s commits in that order, then any others (sorted: stable)."""
     seen = [(c, table[c]) for c in order if c in table]
     listed = {c for c, _ in seen}
     return seen + sorted((c, v) for c, v in table.items() if c not in listed)
 
 
-def _tracking_refs(repo: "pygit2.Repository") -> list[str]:
+def _tracking_refs(repo: pygit2.Repository) -> list[str]:
     """The facts tracking refs `git neo sync` keeps, one per remote it synced with."""
     out = []
     for name in repo.remotes.names():

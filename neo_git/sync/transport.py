@@ -17,8 +17,8 @@ network step is `git` (through `run_git`: list args, timeout, no prompts):
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from neo_git.errors import NeoError
 from neo_git.gitrun import GitCommandError, git_dir_args, run_git

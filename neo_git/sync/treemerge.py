@@ -20,8 +20,8 @@ its smallest id.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import pygit2
 
@@ -30,7 +30,14 @@ from neo_git.facts import Fact, FactScope
 from neo_git.store.base import Change
 from neo_git.sync.fieldmerge import merge_fact
 from neo_git.sync.trees import (
-    Entry, facts_subtrees, fact_id_of, foreign_entries, kind_of, read_fact, read_fact_or_none, subtree_entries,
+    Entry,
+    fact_id_of,
+    facts_subtrees,
+    foreign_entries,
+    kind_of,
+    read_fact,
+    read_fact_or_none,
+    subtree_entries,
 )
 
 MAX_DETAIL_LINES = 200
@@ -190,12 +197,13 @@ def repair_chains(plan: MergePlan, ours_facts: Mapping[str, Fact]) -> list[str]:
     for start in touched:
         path: list[str] = []
         node: str | None = start
-        while node is not None and node not in path and current(node) is not None:
+        while node is not None and node not in path and (at := current(node)) is not None:
             path.append(node)
-            node = current(node).superseded_by
+            node = at.superseded_by
         if node is not None and node in path:
             keep = min(path[path.index(node):])
             fact = current(keep)
+            assert fact is not None   # on the path: present
             if not fact.is_valid or fact.superseded_by is not None:
                 plan.puts[keep] = fact.evolve(is_valid=True, superseded_by=None, needs_review=True,
                                               metadata={"invalidation": None})
@@ -206,12 +214,12 @@ def repair_chains(plan: MergePlan, ours_facts: Mapping[str, Fact]) -> list[str]:
     # A fact of ours that the plan leaves alone is flagged only when its predecessor (a changed
     # fact) now names another successor, so the walk over all of ours (every stored fact) is
     # needed only when some changed fact has a successor at all: most syncs bring none.
-    if any(current(fact_id) is not None and current(fact_id).superseded_by is not None for fact_id in changed):
+    if any((now := current(fact_id)) is not None and now.superseded_by is not None for fact_id in changed):
         candidates.update(f.id for f in ours_facts.values() if f.supersedes in changed)
     for fact_id in sorted(candidates):
         fact = current(fact_id)
         predecessor = current(fact.supersedes) if fact is not None else None
-        if (predecessor is not None and fact.is_valid and not fact.needs_review
+        if (fact is not None and predecessor is not None and fact.is_valid and not fact.needs_review
                 and predecessor.superseded_by not in (None, fact_id)):
             plan.puts[fact_id] = fact.evolve(needs_review=True)
             repaired.append(fact_id)

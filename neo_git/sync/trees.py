@@ -9,13 +9,13 @@ hardening work), then a check that the path is exactly the one its id implies.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import pygit2
 
 from neo_git.errors import InvalidFact
 from neo_git.facts import Fact, FactScope
-from neo_git.store.ref_facts import fact_from_blob, fact_id_of  # noqa: F401 - fact_id_of re-exported for treemerge
+from neo_git.store.ref_facts import fact_from_blob, fact_id_of  # fact_id_of re-exported for treemerge
 
 MAX_FACT_BYTES = 64 * 1024
 
@@ -54,15 +54,16 @@ def foreign_entries(repo: pygit2.Repository, theirs: pygit2.Oid, ours: pygit2.Oi
     our_root = repo[ours].peel(pygit2.Tree) if ours is not None else None
     out = []
     for e in root:
-        same = our_root is not None and e.name in our_root and our_root[e.name].id == e.id \
-            and our_root[e.name].filemode == e.filemode
+        name = str(e.name)   # a tree entry always has one
+        same = our_root is not None and name in our_root and our_root[name].id == e.id \
+            and our_root[name].filemode == e.filemode
         if same:
             continue
-        if e.name == "facts" and e.filemode == _FOLDER:
+        if name == "facts" and e.filemode == _FOLDER:
             continue
-        if e.name == "meta.json" and e.filemode == _FILE and _meta_ok(repo, e.id):
+        if name == "meta.json" and e.filemode == _FILE and _meta_ok(repo, e.id):
             continue
-        out.append((e.name, _foreign_reason(e.name, e.filemode)))
+        out.append((name, _foreign_reason(name, e.filemode)))
     return out
 
 
@@ -72,7 +73,7 @@ def _meta_ok(repo: pygit2.Repository, oid: pygit2.Oid) -> bool:
     try:
         if repo.odb.read_header(oid)[1] > MAX_META_BYTES:
             return False
-        data = safejson.loads(repo[oid].data)
+        data = safejson.loads(cast(pygit2.Blob, repo[oid]).data)
     except (ValueError, UnicodeDecodeError, KeyError):
         return False
     return isinstance(data, dict) and isinstance(data.get("schema_version"), int)
@@ -107,7 +108,7 @@ def facts_subtrees(repo: pygit2.Repository, commit: pygit2.Oid | None) -> dict[s
     facts = repo.get(tree["facts"].id)
     if not isinstance(facts, pygit2.Tree):
         return None
-    return {e.name: _entry(e) for e in facts}
+    return {str(e.name): _entry(e) for e in facts}   # a tree entry always has a name
 
 
 def subtree_entries(repo: pygit2.Repository, entry: Entry | None) -> dict[str, Entry]:
@@ -117,7 +118,7 @@ def subtree_entries(repo: pygit2.Repository, entry: Entry | None) -> dict[str, E
     tree = repo.get(entry.oid)
     if not isinstance(tree, pygit2.Tree):
         return {}
-    return {e.name: _entry(e) for e in tree}
+    return {str(e.name): _entry(e) for e in tree}   # a tree entry always has a name
 
 
 def read_fact(repo: pygit2.Repository, prefix: str, name: str, entry: Entry,
@@ -133,7 +134,7 @@ def read_fact(repo: pygit2.Repository, prefix: str, name: str, entry: Entry,
     kind, size = repo.odb.read_header(entry.oid)
     if size > MAX_FACT_BYTES:
         raise InvalidFact(f"{path}: {size:,} bytes, over the {MAX_FACT_BYTES // 1024} KB limit for one fact")
-    return fact_from_blob(repo[entry.oid].data, path, scope=scope)
+    return fact_from_blob(cast(pygit2.Blob, repo[entry.oid]).data, path, scope=scope)
 
 
 def read_fact_or_none(repo: pygit2.Repository, prefix: str, name: str, entry: Entry | None,

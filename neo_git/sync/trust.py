@@ -8,14 +8,20 @@ from typing import TYPE_CHECKING
 from neo_git.errors import NeoError
 from neo_git.gitrun import GitCommandError, git_dir_args, run_git
 from neo_git.store.trust import (  # noqa: F401 - re-exported for the trust command
-    TRUST_KEY, configured_trust, local_email, normalize_email, trusted_emails, trusted_remotes, untrusted_authors,
+    TRUST_KEY,
+    configured_trust,
+    local_email,
+    normalize_email,
+    trusted_emails,
+    trusted_remotes,
+    untrusted_authors,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
     from neo_git.store import FactStore
 
 
-def add_trusted(store: "FactStore", who: str) -> str:
+def add_trusted(store: FactStore, who: str) -> str:
     """Trust *who* (an e-mail) in this repository; returns the normalized address."""
     email = normalize_email(who)
     if email not in configured_trust(store.repo):
@@ -23,7 +29,7 @@ def add_trusted(store: "FactStore", who: str) -> str:
     return email
 
 
-def remove_trusted(store: "FactStore", who: str) -> str:
+def remove_trusted(store: FactStore, who: str) -> str:
     """Stop trusting *who* in this repository (NeoError if it was not trusted here)."""
     email = normalize_email(who)
     if email not in configured_trust(store.repo):
@@ -37,8 +43,9 @@ def remove_trusted(store: "FactStore", who: str) -> str:
     return email
 
 
-def _git_config(store: "FactStore", args: list[str], check: bool = True):
+def _git_config(store: FactStore, args: list[str], check: bool = True):
     paths = store.paths
+    assert paths is not None   # a repository's config
     try:
         return run_git([*git_dir_args(paths.git_dir), "config", "--local", *args], cwd=paths.git_dir,
                        timeout=10, check=check)
@@ -82,7 +89,7 @@ class KeyListing:
     conflicts: list[dict]           # {remote, address, key, commits, why}
 
 
-def key_listing(store: "FactStore") -> KeyListing:
+def key_listing(store: FactStore) -> KeyListing:
     """Your key, the keys bound to addresses, the keys pinned per remote and the commits whose key
     did not match, as this clone knows them."""
     from neo_git.store import keyring, received
@@ -90,6 +97,7 @@ def key_listing(store: "FactStore") -> KeyListing:
     from neo_git.store.signing import signing_mode
     from neo_git.store.signing_key import own_public_key
 
+    assert store.repo is not None and store.paths is not None   # a repository's keys
     me = local_email(store)
     signers = signers_for(store.paths.neo_dir, me, store.home)
     trusted = trusted_emails(store)

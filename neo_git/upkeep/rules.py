@@ -7,8 +7,9 @@ another writer is simply planned again against the newer facts.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
-from typing import Mapping, NamedTuple
+from typing import NamedTuple
 
 from neo_git.facts import Fact
 from neo_git.store.base import Change

@@ -11,10 +11,11 @@ earlier ones would have done. Two gc runs in one clone take turns (a lock in
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from neo_git.facts import SCOPE_ORDER, Fact, FactScope
 from neo_git.fileio import LockTimeout, locked
@@ -53,12 +54,13 @@ class UpkeepReport:
                 "seconds": round(self.seconds, 3), "actions": [a.to_dict() for a in self.actions]}
 
 
-def run_gc(store: "FactStore", *, now: datetime | None = None, dry_run: bool = False,
+def run_gc(store: FactStore, *, now: datetime | None = None, dry_run: bool = False,
            scopes: Iterable[FactScope] = SCOPE_ORDER, lock_timeout: float | None = 30.0) -> UpkeepReport:
     """Prune, demote, synthesize, evict over the caps and purge, in every scope; each step one
     commit saying why. *now* is injectable (tests, replays); a dry run writes nothing."""
     now = now or utc_now()
     started = time.perf_counter()
+    assert store.paths is not None   # upkeep runs on a repository's store
     neo_dir = store.paths.neo_dir
     neo_dir.mkdir(parents=True, exist_ok=True)
     with locked(neo_dir / LOCK_FILE, timeout=lock_timeout):
@@ -67,13 +69,14 @@ def run_gc(store: "FactStore", *, now: datetime | None = None, dry_run: bool = F
     return report
 
 
-def maybe_run_daily(store: "FactStore", now: datetime | None = None) -> UpkeepReport | None:
+def maybe_run_daily(store: FactStore, now: datetime | None = None) -> UpkeepReport | None:
     """Run gc when this clone's last run is a day old or more (call it after outcome
     processing). Cheap when not due: one small file read. Returns None when not due,
     switched off (`git config neo.autoGc false`) or another gc is running right now."""
     from neo_git.config import config_bool
 
     now = now or utc_now()
+    assert store.paths is not None   # upkeep runs on a repository's store
     neo_dir = store.paths.neo_dir
     last = UpkeepState.read(neo_dir).last_run
     if last is not None and now - last < DAILY:
@@ -94,7 +97,8 @@ def maybe_run_daily(store: "FactStore", now: datetime | None = None) -> UpkeepRe
         return None  # a gc is running: this one is not needed
 
 
-def _run_locked(store: "FactStore", now: datetime, dry_run: bool, scopes: tuple[FactScope, ...]) -> UpkeepReport:
+def _run_locked(store: FactStore, now: datetime, dry_run: bool, scopes: tuple[FactScope, ...]) -> UpkeepReport:
+    assert store.paths is not None   # upkeep runs on a repository's store
     neo_dir = store.paths.neo_dir
     if not dry_run:
         # Recorded first: a gc that fails every time must not be retried on every hook.
@@ -113,12 +117,12 @@ def _run_locked(store: "FactStore", now: datetime, dry_run: bool, scopes: tuple[
     for scope in scopes:
         overlay = dict(store.backends[scope].load().facts) if dry_run else None
         clustering: dict = {}  # synthesis clusters once per scope, then one archetype per round
-        planners: dict[str, Callable[[Mapping[str, Fact]], StepPlan]] = {
+        planners: dict[str, Callable[..., StepPlan]] = {
             "prune": lambda f, s=scope: plan_prune(f, s, now, local),
             "demote": lambda f, s=scope: plan_demotions(f, s),
-            "synthesize": lambda f, s=scope: plan_synthesis(f, s, vectors_of, now, author=store.author,
+            "synthesize": lambda f, s=scope, memo=clustering: plan_synthesis(f, s, vectors_of, now, author=store.author,
                                                             embedder_id=embedder_id, max_clusters=1,
-                                                            memo=clustering, exclude=claims),
+                                                            memo=memo, exclude=claims),
             "evict": lambda f, s=scope: plan_cap(f, s, store.cap_of(s), now, local),
             "purge": lambda f, s=scope: plan_purge(f, s, now),
         }
@@ -134,7 +138,7 @@ def _run_locked(store: "FactStore", now: datetime, dry_run: bool, scopes: tuple[
     return report
 
 
-def _apply(store: "FactStore", scope: FactScope, planner: Callable[[Mapping[str, Fact]], StepPlan],
+def _apply(store: FactStore, scope: FactScope, planner: Callable[[Mapping[str, Fact]], StepPlan],
            overlay: dict[str, Fact] | None) -> StepPlan:
     """Plan one step and write it (or, for a dry run, apply it to *overlay*)."""
     planned: list[StepPlan] = []

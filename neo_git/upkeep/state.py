@@ -27,7 +27,7 @@ class UpkeepState:
     last_run: datetime | None = None
 
     @classmethod
-    def read(cls, neo_dir: Path) -> "UpkeepState":
+    def read(cls, neo_dir: Path) -> UpkeepState:
         """The state in *neo_dir* (an unreadable file starts afresh: it is local, derived data)."""
         try:
             data = safejson.loads((Path(neo_dir) / STATE_FILE).read_bytes())

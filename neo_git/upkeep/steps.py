@@ -3,18 +3,30 @@ stale pruning, demotion, the scope cap, and the purge of long-retired facts.
 (Synthesis, which needs vectors, is in `synthesis.py`.)"""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from types import MappingProxyType
-from typing import Mapping
 
 from neo_git.citation_states import GONE
 from neo_git.fact_schema import Invalidation
 from neo_git.facts import Fact, FactScope
 from neo_git.store.policy import plan_evictions
 from neo_git.upkeep.rules import (
-    DEMOTE_FLOOR, DEMOTE_STEP, NOTHING, PURGE_AFTER, STALE_AFTER, STALE_CONFIDENCE, Action, StepPlan, age,
-    change_for, consulted_since, last_consulted, retired_for, stamp,
+    DEMOTE_FLOOR,
+    DEMOTE_STEP,
+    NOTHING,
+    PURGE_AFTER,
+    STALE_AFTER,
+    STALE_CONFIDENCE,
+    Action,
+    StepPlan,
+    age,
+    change_for,
+    consulted_since,
+    last_consulted,
+    retired_for,
+    stamp,
 )
 
 
@@ -92,7 +104,8 @@ def plan_cap(facts: Mapping[str, Fact], scope: FactScope, cap: int | None, now: 
     user's own facts count and are evicted when *cap* names others' (`store.base.ScopeCap.others`)."""
     if cap is None:
         return NOTHING
-    others = cap.others() if getattr(cap, "others", None) is not None else ()
+    others_of = getattr(cap, "others", None)   # a ScopeCap names them
+    others = others_of() if others_of is not None else ()
     valid = [f for f in _in_scope(facts, scope) if f.is_valid and f.id not in others]
     consulted = [f.id for f in valid if consulted_since(f, last_access, now) is not None]
     evicted = plan_evictions(valid, scope, cap, stamp(now), keep=consulted)

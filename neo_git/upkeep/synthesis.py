@@ -14,15 +14,23 @@ count as trusted and launder them.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Callable, Mapping, NamedTuple, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 from neo_git.fact_fields import MAX_TAGS
 from neo_git.fact_schema import Invalidation
 from neo_git.facts import Fact, FactKind, FactMetadata, FactScope
 from neo_git.upkeep.rules import (
-    NOTHING, SYNTHESIS_MIN_CLUSTER, SYNTHESIS_SIMILARITY, SYNTHESIZED_TAG, Action, StepPlan, change_for,
-    short, stamp,
+    NOTHING,
+    SYNTHESIS_MIN_CLUSTER,
+    SYNTHESIS_SIMILARITY,
+    SYNTHESIZED_TAG,
+    Action,
+    StepPlan,
+    change_for,
+    short,
+    stamp,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,7 +47,7 @@ def archetype_id(member_ids: Sequence[str]) -> str:
     return digest[:16]
 
 
-def neighbours(vectors: "np.ndarray", threshold: float) -> list[dict[int, float]]:
+def neighbours(vectors: np.ndarray, threshold: float) -> list[dict[int, float]]:
     """For each row, {other row: cosine} of the rows whose cosine exceeds *threshold*."""
     import numpy as np
 
@@ -100,10 +108,10 @@ def find_clusters(candidates: Sequence[Fact], vectors_of: VectorsOf, threshold: 
 
 
 def plan_synthesis(facts: Mapping[str, Fact], scope: FactScope, vectors_of: VectorsOf, now: datetime, *,
-                   author: str = "git-neo upkeep", embedder_id: "str | Callable[[], str]" = "",
+                   author: str = "git-neo upkeep", embedder_id: str | Callable[[], str] = "",
                    max_clusters: int | None = None, memo: dict | None = None,
                    threshold: float = SYNTHESIS_SIMILARITY, min_size: int = SYNTHESIS_MIN_CLUSTER,
-                   exclude: "frozenset[str]" = frozenset()) -> StepPlan:
+                   exclude: frozenset[str] = frozenset()) -> StepPlan:
     """Replace each cluster of near-identical REVIEW facts by one archetype (at most
     *max_clusters* of them, the oldest first: the runner writes one commit per archetype).
     *memo* (a dict kept across the runner's rounds) keeps the clustering: taking out a

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import json
-import tomllib
 
 import pytest
+import tomllib
 
 from neo_git.agents.install import agent_install, hook_command
 from neo_git.cli import main

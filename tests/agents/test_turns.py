@@ -6,7 +6,12 @@ import time
 
 from neo_git.agents.turn_store import session_file
 from neo_git.agents.turns import (
-    TurnSettings, finish_turn, load_turns, newest_per_agent, progress_turn, start_turn,
+    TurnSettings,
+    finish_turn,
+    load_turns,
+    newest_per_agent,
+    progress_turn,
+    start_turn,
 )
 from neo_git.cli import main
 from neo_git.identity import open_repository, repository_paths

@@ -14,8 +14,7 @@ import pytest
 from neo_git.agents import warm
 from neo_git.agents.hook_socket import listening
 from neo_git.cli import main
-from neo_git.embed import fastembed_model as fm
-from neo_git.embed import pypi_model
+from neo_git.embed import fastembed_model as fm, pypi_model
 from neo_git.store import FactStore
 from tests.helpers.agents import finish, payload, run_hook, run_hook_process, spawn_hook
 from tests.helpers.git import git

@@ -4,7 +4,10 @@ from __future__ import annotations
 import pytest
 
 from neo_git.ask.effort import (
-    FAMILIAR_CONFIDENCE, RELEVANT_SCORE, decide, difficulty,
+    FAMILIAR_CONFIDENCE,
+    RELEVANT_SCORE,
+    decide,
+    difficulty,
 )
 from neo_git.errors import NeoError
 

@@ -10,7 +10,7 @@ from tests.helpers.ask import LONG, answering, settings_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-import judge_eval  # noqa: E402
+import judge_eval
 
 
 def _records():

@@ -7,7 +7,12 @@ import pytest
 from neo_git.ask.model import ModelRequest
 from neo_git.ask.providers import ProviderError, make_provider
 from tests.helpers.ask import (
-    FAKE_ANTHROPIC_KEY, FAKE_OPENAI_KEY, answer, engine_for, settings_for, suggestion,
+    FAKE_ANTHROPIC_KEY,
+    FAKE_OPENAI_KEY,
+    answer,
+    engine_for,
+    settings_for,
+    suggestion,
 )
 
 PROVIDERS = ("openai", "anthropic", "ollama")

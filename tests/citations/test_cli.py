@@ -126,7 +126,7 @@ def test_review_retire_and_update_of_a_stale_fact(repo, capsys):
 
 
 def test_verify_against_an_older_revision_only_reports(repo, capsys):
-    fact = add(capsys, "Retries", "load_config retries 3 times", "--cite", "src/app/config.py:load_config")
+    add(capsys, "Retries", "load_config retries 3 times", "--cite", "src/app/config.py:load_config")
     first = git(repo, "rev-parse", "HEAD").strip()
     second = commit_files(repo, {"src/app/config.py": CONFIG.replace("attempts=3", "attempts=5")}, "5")
     before = git(repo, "rev-parse", "refs/neo/facts").strip()

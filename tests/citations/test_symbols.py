@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from neo_git.pathglob import glob_matches
 from neo_git.citations.symbols import read_code
+from neo_git.pathglob import glob_matches
 from tests.helpers.git import commit_files, git
 
 # (language, source, reformatted with other whitespace and comments, one statement changed,

@@ -5,7 +5,6 @@ import os
 import stat
 import subprocess
 
-
 from neo_git.cli import main
 from tests.helpers.git import git
 from tests.helpers.outcomes import hook_env
@@ -80,7 +79,7 @@ def test_hooks_path_outside_the_work_tree_is_used(repo_with_commit, tmp_path, mo
 
 
 def test_linked_worktree_commits_are_processed(repo_with_commit, tmp_path, monkeypatch):
-    from tests.helpers.outcomes import RETRY, BASE, note, setup_repo, suggest
+    from tests.helpers.outcomes import BASE, RETRY, note, setup_repo, suggest
 
     repo = repo_with_commit
     fact_id = setup_repo(repo)

@@ -44,7 +44,7 @@ def test_commits_without_git_neo_on_path_are_recorded_and_caught_up(installed):
     assert not (neo_dir / "missed.tsv").exists() and not list(neo_dir.glob("rewrite-*.map"))
 
 
-def test_doctor_reports_missed_commits_and_fix_catches_up(installed, capsys, monkeypatch):  # noqa: F811
+def test_doctor_reports_missed_commits_and_fix_catches_up(installed, capsys, monkeypatch):
     repo, fact_id = installed
     monkeypatch.delenv("VIRTUAL_ENV", raising=False)     # git-neo on PATH for good, not through a venv
     monkeypatch.setenv("PATH", VENV_BIN + os.pathsep + os.environ["PATH"])

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from neo_git.health.graph import strongly_connected_components
-from neo_git.health.metrics import analyze_source
 from neo_git.health.import_graph import build_import_graph
+from neo_git.health.metrics import analyze_source
 
 grimp = pytest.importorskip("grimp")
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import textwrap
 
 from neo_git.health.graph import strongly_connected_components
+from neo_git.health.import_graph import build_import_graph
 from neo_git.health.metrics import analyze_source
 from neo_git.health.model import FileMetrics, ImportGraph, ImportRef
-from neo_git.health.import_graph import build_import_graph
 
 
 def graph_of(sources: dict[str, str]) -> ImportGraph:

@@ -13,8 +13,8 @@ import pytest
 
 from neo_git.errors import NeoError
 from neo_git.health import metrics
-from neo_git.health.progress import Progress
 from neo_git.health.measure import snapshot_commit, snapshot_index
+from neo_git.health.progress import Progress
 from tests.helpers.git import commit_files, git
 from tests.helpers.health import MIXED, STEPS, functions, nested
 

@@ -96,7 +96,7 @@ class McpServer:
                 self.proc.kill()
                 self.proc.wait()
 
-    def __enter__(self) -> "McpServer":
+    def __enter__(self) -> McpServer:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -198,7 +198,7 @@ class Chromium:
             except OSError:
                 pass
 
-    def __enter__(self) -> "Chromium":
+    def __enter__(self) -> Chromium:
         return self
 
     def __exit__(self, *exc_info) -> None:

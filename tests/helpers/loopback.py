@@ -19,9 +19,10 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 from neo_git.ask.anthropic_api import THINKING_BUDGET
 from neo_git.ask.usage import REASONING_SCALE
@@ -86,7 +87,7 @@ class LoopbackLLM:
     script: deque = field(default_factory=deque)
     stopped: threading.Event = field(default_factory=threading.Event)
 
-    def start(self) -> "LoopbackLLM":
+    def start(self) -> LoopbackLLM:
         """Listen on 127.0.0.1 (a free port) in a daemon thread."""
         owner = self
 
@@ -111,7 +112,7 @@ class LoopbackLLM:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    def __enter__(self) -> "LoopbackLLM":
+    def __enter__(self) -> LoopbackLLM:
         return self.start()
 
     def __exit__(self, *exc) -> None:

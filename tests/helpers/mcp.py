@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("mcp")
-from mcp import ClientSession  # noqa: E402
-from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 
 def _server(repo: Path) -> StdioServerParameters:

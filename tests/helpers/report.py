@@ -76,7 +76,7 @@ def build(repo: Path) -> Built:
     store = FactStore.open(repo)
     store.init()
     old = store.add("HTTP client", "We use requests for outbound HTTP.", kind="decision")
-    new = store.add("HTTP client", "All outbound HTTP goes through httpx, timeout 30 s.", kind="decision",
+    store.add("HTTP client", "All outbound HTTP goes through httpx, timeout 30 s.", kind="decision",
                     supersedes=old.id)
     helper = store.add("Keep util small", "Helpers in app/util.py stay under 50 lines.", kind="pattern")
     gone = store.add("Deploy on Fridays", "We deploy on Fridays.", kind="decision")

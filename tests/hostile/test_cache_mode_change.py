@@ -1,9 +1,10 @@
 """A blob whose mode changes (same blob id) inside a folder the parse cache holds."""
 from __future__ import annotations
+
 import pygit2
+
 from neo_git.store.refstore import RefStore
-from tests.helpers.store import cold_facts, populated_store
-from tests.helpers.store import ref_fact_ids
+from tests.helpers.store import cold_facts, populated_store, ref_fact_ids
 
 
 def _chmod(repo, path, mode):

@@ -49,7 +49,7 @@ def test_a_stale_lock_is_cleared_only_with_fix_and_only_when_nobody_holds_it(tea
     lock = repo / ".git" / "refs" / "neo" / "facts.lock"
     lock.write_text("")
     _age(lock)
-    held = open(lock)  # noqa: SIM115 - a live writer holds its lock open
+    held = open(lock)  # a live writer holds its lock open
     try:
         result = neo(capsys, "doctor", "--fix")
         assert lock.exists() and "facts.lock" not in result.out

@@ -7,8 +7,7 @@ import json
 import shutil
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tests.helpers.git import git
 from tests.helpers.plumbing import fact_dict, neo, push_files

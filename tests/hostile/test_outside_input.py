@@ -3,6 +3,7 @@ note, a setting, a file on disk, a damaged HEAD, a held cache lock)."""
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
@@ -37,7 +38,7 @@ def test_a_teammates_ill_typed_note_line_never_crashes_outcomes(team_repo, capsy
     assert result.code == 0, result.err
 
 
-def _hold_lock(path) -> "subprocess.Popen":
+def _hold_lock(path) -> subprocess.Popen:
     """A process that holds an flock on *path* until it is killed (a stopped or stuck git-neo)."""
     import subprocess
     import sys

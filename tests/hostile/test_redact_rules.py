@@ -55,8 +55,7 @@ def test_where_a_secret_lives_is_kept(text):
 
 
 def test_crash_logs_redact_argv_and_the_traceback(team_repo, capsys, monkeypatch):
-    from neo_git.cli import facts as facts_cli
-    from neo_git.cli import main
+    from neo_git.cli import facts as facts_cli, main
 
     repo, _ = team_repo
     token = "ghp_" + mix(36)

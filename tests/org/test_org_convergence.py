@@ -9,8 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 from neo_git.errors import NeoError
 from tests.helpers.org import Org, org_ids, org_tree

@@ -57,10 +57,10 @@ def test_hook_runner_is_fail_soft(repo_with_commit, monkeypatch, capsys):
 
 
 def test_work_queued_while_another_worker_holds_the_lock_is_not_lost(repo_with_commit, monkeypatch):
+    from neo_git.githooks import runner
     from neo_git.githooks.runner import queue_and_drain
     from neo_git.identity import find_repository_paths
     from neo_git.outcomes.queue import drain
-    from neo_git.githooks import runner
 
     repo = repo_with_commit
     monkeypatch.chdir(repo)

@@ -1,6 +1,5 @@
 """The matching rule: substance shipped -> accepted, rewritten -> modified, else pending."""
 from neo_git.outcomes.matching import ACCEPTED, MODIFIED, PENDING, is_trivial, match_suggestion, normalise
-
 from tests.helpers.outcomes import BASE as BEFORE, RETRY
 
 

@@ -109,8 +109,8 @@ def test_unsuggested_code_files_are_independent_at_most_five(repo_with_commit):
 
 
 def test_the_outcome_facts_are_capped(repo_with_commit):
-    from neo_git.store import Change, FactStore
     from neo_git.outcomes.confidence import Outcome, review_fact
+    from neo_git.store import Change, FactStore
 
     repo = repo_with_commit
     git(repo, "config", "neo.autoGc", "false")   # upkeep would merge these look-alike review facts
@@ -144,7 +144,7 @@ def test_confidence_rule():
 
 
 def test_losses_never_go_below_the_floor(repo_with_commit):
-    from neo_git.outcomes.confidence import plan_fact_updates, Outcome
+    from neo_git.outcomes.confidence import Outcome, plan_fact_updates
     from neo_git.store import FactStore
 
     repo = repo_with_commit
@@ -195,7 +195,7 @@ def test_upkeep_runs_after_processing_once_a_day(repo_with_commit):
     from neo_git.identity import find_repository_paths
 
     repo = repo_with_commit
-    fact_id = adopt_verbatim(repo)
+    adopt_verbatim(repo)
     from neo_git.upkeep.state import UpkeepState
 
     assert UpkeepState.read(find_repository_paths(repo).neo_dir).last_run is not None

@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 
 from neo_git.errors import NeoError
-from neo_git.patterns import (REQUIRED_SECTIONS, find_pattern, load_library, shipped_root, validate_folder)
+from neo_git.patterns import REQUIRED_SECTIONS, find_pattern, load_library, shipped_root, validate_folder
 from neo_git.patterns.library import PROJECT_FOLDER, read_pattern_bytes
 from neo_git.patterns.parse import check_pattern
-
 from tests.helpers.patterns import pattern_text, write_pattern
 
 SHIPPED = sorted(p for p in shipped_root().glob("*/*.md"))

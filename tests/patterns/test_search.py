@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from neo_git.embed.hashing import HashEmbedder
-from neo_git.patterns import PatternHit, search_patterns
-from neo_git.patterns import search as search_module
+from neo_git.patterns import PatternHit, search as search_module, search_patterns
 from neo_git.patterns.library import PROJECT_FOLDER
 from tests.helpers.patterns import pattern_text, write_pattern
 

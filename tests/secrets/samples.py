@@ -14,10 +14,13 @@ import re
 import string
 
 try:
-    from re import _constants as C, _parser as P   # Python 3.11+
+    from re import (
+        _constants as C,  # Python 3.11+
+        _parser as P,
+    )
 except ImportError:  # pragma: no cover - older Pythons
-    import sre_constants as C   # type: ignore[no-redef]
-    import sre_parse as P       # type: ignore[no-redef]
+    import sre_constants as C  # type: ignore[no-redef]
+    import sre_parse as P  # type: ignore[no-redef]
 
 from neo_git.redact import _looks_secret, _span, rules
 

@@ -121,7 +121,7 @@ def test_tags_path_globs_and_citations_holding_a_secret_are_refused(here, capsys
     before = git(here, "rev-parse", "-q", "--verify", REF, check=False).strip()
     tokens = _standalone()
     assert len(tokens) >= 150
-    for kind, _line, secret in tokens:
+    for _kind, _line, secret in tokens:
         for field in ({"paths": [f"src/{secret}/**"]}, {"paths": [secret]}, {"tags": [secret]}):
             with pytest.raises(InvalidFact, match="looks like a secret"):
                 store.add("Deploy settings", "Where the deploy settings live.", **field)

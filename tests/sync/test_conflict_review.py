@@ -9,7 +9,7 @@ import pytest
 
 @pytest.fixture
 def conflict(team):
-    alice, bob = team.clone("alice"), team.clone("bob")
+    alice, _bob = team.clone("alice"), team.clone("bob")
     old = team.store("alice").add("cache layer", "we cache in memcached", kind="decision")
     team.sync("alice")
     team.sync("bob")

@@ -70,7 +70,7 @@ def test_another_remote_than_the_chosen_one_is_refused(team, cli, tmp_path):
 
 
 def test_pull_needs_no_choice_and_records_none(team, cli):
-    alice = team.clone("alice")                      # alice shares with origin
+    team.clone("alice")                              # alice shares with origin
     team.store("alice").add("Retry policy", "Retry 429s with backoff.", kind="decision")
     team.sync("alice")
     bob = _fresh_clone(team, "bob")

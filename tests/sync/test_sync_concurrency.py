@@ -9,8 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 from tests.helpers.store import assert_no_supersession_cycle, distinct_text, random_write
 from tests.helpers.sync import Team, fact_ids, tree_of

@@ -13,8 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pygit2
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from neo_git.errors import NeoError
 from tests.helpers.sync import PEOPLE, REF

@@ -82,7 +82,7 @@ def test_two_sides_superseding_one_fact_give_a_valid_acyclic_result(team):
 
 
 def test_pull_merges_without_pushing_and_push_refuses_when_the_remote_moved(team, cli):
-    alice, bob = team.clone("alice"), team.clone("bob")
+    _alice, bob = team.clone("alice"), team.clone("bob")
     team.store("alice").add("alpha rule", "alice writes this")
     team.sync("alice")
     team.store("bob").add("beta rule", "bob writes that")

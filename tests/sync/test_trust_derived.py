@@ -2,7 +2,7 @@
 turns teammates' unverified claims into an archetype committed as the local user."""
 from __future__ import annotations
 
-from tests.helpers.upkeep import NOW, make, put
+from tests.helpers.upkeep import make, put
 
 SPELLINGS = (
     "Accepted: use a context manager to close the file in loader.py",

@@ -6,10 +6,8 @@ import multiprocessing
 import random
 import subprocess
 
-
 from neo_git.facts import FactScope
-from neo_git.upkeep import run_gc
-from neo_git.upkeep import runner as upkeep_runner
+from neo_git.upkeep import run_gc, runner as upkeep_runner
 from tests.helpers.store import PYTHON, distinct_text, open_store, random_word
 from tests.helpers.upkeep import NOW, days_ago, make, put
 

@@ -11,9 +11,9 @@ from neo_git.errors import FactNotFound
 from neo_git.fact_schema import Citation
 from neo_git.facts import FactScope
 from neo_git.upkeep import maybe_run_daily, run_gc
+from neo_git.upkeep.rules import stamp
 from tests.helpers.git import git
 from tests.helpers.store import REF, commit_messages, open_store, ref_fact_ids
-from neo_git.upkeep.rules import stamp
 from tests.helpers.upkeep import NOW, days_ago, make, put, state
 
 

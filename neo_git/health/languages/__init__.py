@@ -7,7 +7,8 @@ Nothing here imports tree_sitter (the CLI imports this at start-up).
 """
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 from neo_git.health.languages import java, python, rust
 from neo_git.health.model import ImportRef

@@ -7,7 +7,7 @@ shared path arithmetic on repository-relative '/' paths (never the work tree).
 from __future__ import annotations
 
 import posixpath
-from typing import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from neo_git.health.model import ImportGraph, ImportRef
 
@@ -91,9 +91,9 @@ class EdgeSet:
                 late[node] = deferred
         for node in language_of:
             edges.setdefault(node, frozenset())
-        type_checking = {}
-        for node, targets in self.type_checking.items():
-            only = frozenset(targets - edges.get(node, frozenset()))   # also imported at runtime: runtime
+        type_checking: dict[str, frozenset[str]] = {}
+        for node, checked in self.type_checking.items():
+            only = frozenset(checked - edges.get(node, frozenset()))   # also imported at runtime: runtime
             if only:
                 type_checking[node] = only
         return ImportGraph(edges=edges, type_checking_edges=type_checking, language_of=dict(language_of),

@@ -11,7 +11,7 @@ Nested modules are honoured: the longest module path that prefixes an import win
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 from neo_git.health.model import FileMetrics, ImportGraph
 from neo_git.health.resolvers import EdgeSet, Reader, ancestors, parent_dir, read_text

@@ -8,7 +8,7 @@ within one package need no import and are not seen, so they are not edges.
 from __future__ import annotations
 
 import posixpath
-from typing import Mapping
+from collections.abc import Mapping
 
 from neo_git.health.model import FileMetrics, ImportGraph
 from neo_git.health.resolvers import EdgeSet, Reader

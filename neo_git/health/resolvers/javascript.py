@@ -7,7 +7,7 @@ probing, then `index.*` in a directory. package.json "exports" is not consulted.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from neo_git.health.model import FileMetrics, ImportGraph
 from neo_git.health.resolvers import EdgeSet, Reader, ancestors, join, parent_dir

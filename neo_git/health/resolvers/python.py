@@ -9,7 +9,7 @@ that is not a module falls back one level (`from a.b import Thing` -> a/b;
 """
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from neo_git.health.model import FileMetrics, ImportGraph, ImportRef
 from neo_git.health.resolvers import EdgeSet, Reader, ancestors, join, parent_dir
@@ -62,9 +62,10 @@ class _ModuleIndex:
         if "." not in tail and tail.count("/") == len(parts) - 1 and self._is_plain(directory):
             base = directory + "/" + tail if directory else tail   # what join() would return
         else:
-            base = join(directory, *parts)
-            if base is None:
+            joined = join(directory, *parts)
+            if joined is None:
                 return None
+            base = joined
         return self.modules.get(base) or self.inits.get(base)
 
     def _is_plain(self, directory: str) -> bool:

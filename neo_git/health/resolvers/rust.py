@@ -12,7 +12,8 @@ A `use` path edges to the longest prefix that is a module file; the rest are ite
 from __future__ import annotations
 
 import posixpath
-from typing import Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from neo_git.health.model import FileMetrics, ImportGraph
 from neo_git.health.resolvers import EdgeSet, Reader, ancestors, join, parent_dir, read_text
@@ -65,33 +66,37 @@ class _ModuleTree:
         text = read_text(read, join(directory, "Cargo.toml") or "Cargo.toml")
         if text is None:
             return []
-        import tomllib   # only for Rust crates: imported when one has a Cargo.toml
+        import tomllib  # only for Rust crates: imported when one has a Cargo.toml
 
         try:
             manifest = tomllib.loads(text)
         except (tomllib.TOMLDecodeError, ValueError):
             manifest = {}
-        package = manifest.get("package") if isinstance(manifest.get("package"), dict) else {}
-        lib = manifest.get("lib") if isinstance(manifest.get("lib"), dict) else {}
-        lib_root = join(directory, lib.get("path") if isinstance(lib.get("path"), str) else "src/lib.rs")
-        found = []
+        raw_package, raw_lib, raw_bins = manifest.get("package"), manifest.get("lib"), manifest.get("bin")
+        package: dict[str, Any] = raw_package if isinstance(raw_package, dict) else {}
+        lib: dict[str, Any] = raw_lib if isinstance(raw_lib, dict) else {}
+        lib_path = lib.get("path")
+        lib_root = join(directory, lib_path if isinstance(lib_path, str) else "src/lib.rs")
+        found: list[str | None] = []
         if lib_root in self.paths:
             found.append(lib_root)
             name = lib.get("name") or package.get("name")
             if isinstance(name, str):
                 self.crate_names.setdefault(name.replace("-", "_"), lib_root)
         found.append(join(directory, "src/main.rs"))
-        bins = manifest.get("bin") if isinstance(manifest.get("bin"), list) else []
+        bins: list[Any] = raw_bins if isinstance(raw_bins, list) else []
         found += [join(directory, b["path"]) for b in bins
                   if isinstance(b, dict) and isinstance(b.get("path"), str)]
         for sub in TARGET_DIRS:
-            prefix = join(directory, sub) + "/"
+            joined = join(directory, sub)
+            assert joined is not None   # a folder of the crate stays inside the repository
+            prefix = joined + "/"
             prefix = prefix.lstrip("/")
             for path in sorted(self.paths):
                 rest = path[len(prefix):] if path.startswith(prefix) else None
                 if rest and (rest.count("/") == 0 or (rest.count("/") == 1 and rest.endswith("/main.rs"))):
                     found.append(path)
-        return [f for f in found if f in self.paths]
+        return [f for f in found if f is not None and f in self.paths]
 
     def children_dir(self, path: str) -> str:
         """Where `mod foo;` in `path` looks for foo.rs / foo/mod.rs (Rust 2018)."""
@@ -120,7 +125,7 @@ class _ModuleTree:
             return
         modules = self.modules[root] = {(): root}
         self.context.setdefault(root, (root, ()))
-        queue = [(root, ())]
+        queue: list[tuple[str, tuple[str, ...]]] = [(root, ())]
         seen = {root}
         while queue:
             current, module = queue.pop(0)
@@ -143,6 +148,7 @@ class _ModuleTree:
         if not segments:
             return None
         first = segments[0]
+        base: tuple[str, ...]
         if first in ("crate", "$crate"):
             base, rest = (), segments[1:]
         elif first == "self":
@@ -162,7 +168,7 @@ class _ModuleTree:
         else:
             return None                            # std, external crates, local items
         modules = self.modules[crate]
-        current = base
+        current: tuple[str, ...] = base
         for segment in rest:
             if segment == "self":
                 continue

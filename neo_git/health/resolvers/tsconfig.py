@@ -40,7 +40,7 @@ def load_path_config(config_path: str, read: Reader) -> PathConfig:
     base_url: str | None = None
     paths: dict | None = None
     paths_dir = parent_dir(config_path)
-    chain, seen = [config_path], set()
+    chain, seen = [config_path], set[str]()
     while chain and len(seen) < MAX_EXTENDS_DEPTH:
         current = chain.pop(0)
         if current in seen:

@@ -20,7 +20,9 @@ the decision was written.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Protocol
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol, cast
 
 from neo_git.errors import NeoError
 from neo_git.facts import Fact
@@ -34,16 +36,20 @@ __all__ = ["ReviewSource", "SOURCES", "ACTIONS", "items", "source_for", "undo_su
 class ReviewSource(Protocol):
     """One type of review item."""
 
-    type: str
-    # action name -> one line of help, as `git neo review -h` shows it
-    actions: Mapping[str, str]
+    @property
+    def type(self) -> str:
+        """The item type this source lists."""
+
+    @property
+    def actions(self) -> Mapping[str, str]:
+        """Action name -> one line of help, as `git neo review -h` shows it."""
 
     def items(self, facts: Mapping[str, Fact]) -> list[dict]:
         """The open items in one scope's facts (read-only), oldest first."""
 
     def plan(self, facts: Mapping[str, Fact], item: dict, action: str, arg: str | None,
-             embedder_id: str) -> tuple[dict, Change]:
-        """What *action* on *item* writes: a result for the caller (JSON-able) and the change.
+             embedder_id: str) -> tuple[dict, Change | None]:
+        """What *action* on *item* writes: a result for the caller (JSON-able) and the change (None: none).
         Raises NeoError when the item can no longer be resolved that way."""
 
     def describe(self, item: dict) -> tuple[str, list[str]]:
@@ -53,6 +59,13 @@ class ReviewSource(Protocol):
     # the transaction, for what a plan needs from outside the scope's facts (the code now, a new
     # id); its result is the `arg` the plan gets.
 
+
+
+class LocalReviewSource(ReviewSource, Protocol):
+    """A source with `local = True`: it also reads the repository's `.git/neo`."""
+
+    def items(self, facts: Mapping[str, Fact], neo_dir: Path | None = None) -> list[dict]:
+        """The open items, from *facts* and what `.git/neo` holds."""
 
 SOURCES: dict[str, ReviewSource] = {
     possible.SOURCE.type: possible.SOURCE,
@@ -73,7 +86,8 @@ def items(facts: Mapping[str, Fact], types: Any = None, neo_dir: Any = None) -> 
     out: list[dict] = []
     for name, source in SOURCES.items():
         if types is None or name in types:
-            out.extend(source.items(facts, neo_dir) if getattr(source, "local", False) else source.items(facts))
+            out.extend(cast(LocalReviewSource, source).items(facts, neo_dir) if getattr(source, "local", False)
+                       else source.items(facts))
     return out
 
 

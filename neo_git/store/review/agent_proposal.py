@@ -10,7 +10,7 @@ makes agents' constraints apply at once (no proposal is written).
 """
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from neo_git.errors import NeoError
 from neo_git.fact_schema import Invalidation

@@ -11,8 +11,8 @@ fact is the proposal, linked to the fact it would replace).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from neo_git.errors import NeoError
 from neo_git.fact_schema import Invalidation

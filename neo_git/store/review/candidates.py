@@ -20,9 +20,10 @@ pushed) so that no pair is asked twice.
 from __future__ import annotations
 
 import math
+from collections.abc import Container, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Container, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from neo_git.facts import Fact
 
@@ -39,7 +40,7 @@ def pair_key(new_id: str, old_id: str) -> str:
     return f"{new_id}:{old_id}"
 
 
-def candidate_pairs(facts: Sequence[Fact], vectors: "np.ndarray", thresholds: "Thresholds",
+def candidate_pairs(facts: Sequence[Fact], vectors: np.ndarray, thresholds: Thresholds,
                     judged: Container[str] = (), newest: int | None = None) -> Iterator[tuple[Fact, Fact, float]]:
     """(newer, older, cosine) for the *newest* (default NEWEST) latest of *facts* (valid facts of
     one scope; row i of *vectors* is facts[i]'s), newest first, each with its most similar earlier

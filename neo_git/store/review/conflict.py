@@ -8,8 +8,8 @@ predecessor points at the kept one, and the flag is cleared.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Mapping
 
 from neo_git.errors import NeoError
 from neo_git.fact_schema import Invalidation
@@ -30,6 +30,7 @@ def open_conflicts(facts: Mapping[str, Fact]) -> list[dict]:
         if not fact.needs_review:
             continue  # the other side of a conflict listed under its flagged fact
         other = facts[partners[fact_id]]
+        assert fact.supersedes is not None   # a conflict is two successors of one fact
         old = facts[fact.supersedes]
         out.append({"type": TYPE, "id": fact.id, "other": other.id, "about": [fact.id, other.id],
                     "predecessor": old.id, "scope": fact.scope.value, "kind": fact.kind.value,

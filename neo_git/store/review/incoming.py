@@ -9,8 +9,8 @@ the next sync does not bring it back, because the merge took their tip as a pare
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from neo_git.errors import InvalidFact, NeoError
 from neo_git.facts import Fact, now_iso

@@ -9,8 +9,8 @@ Pure functions over one scope's facts; `FactStore` runs them in the scope's tran
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
-from typing import Iterable, Iterator, Mapping
 
 from neo_git.errors import NeoError
 from neo_git.fact_schema import JudgeVerdict, PossibleLink, Undo, sorted_links
@@ -36,7 +36,7 @@ def proposals(facts: Mapping[str, Fact]) -> list[dict]:
     for new in sorted(facts.values(), key=lambda f: (f.metadata.created_at, f.id)):
         if not new.is_valid or new.metadata.proposal:
             continue  # an agent's open proposal is decided first (agent_proposal), its links after
-        for link in sorted(open_links(new), key=lambda l: (only_alternative(l), -(l.similarity or 0))):
+        for link in sorted(open_links(new), key=lambda other: (only_alternative(other), -(other.similarity or 0))):
             old = facts.get(link.id)
             if old is None or not old.is_valid or blocked(new, old):
                 continue
@@ -77,7 +77,7 @@ def with_quotes(items: list[dict], facts: Mapping[str, Fact]) -> list[dict]:
     from neo_git.store.evidence import quotes
 
     for item in items:
-        new, old = facts.get(item.get("id")), facts.get(item.get("candidate"))
+        new, old = facts.get(item.get("id") or ""), facts.get(item.get("candidate") or "")
         if item.get("type") == TYPE and new is not None and old is not None and item.get("evidence"):
             passages = quotes(new, old, item["evidence"])
             if passages:
@@ -177,14 +177,14 @@ def plan_verdict(facts: Mapping[str, Fact], new_id: str, candidate: str, verdict
     new = facts.get(new_id)
     if new is None or not new.is_valid:
         raise NeoError(f"{new_id} is no longer valid", "`git neo review` lists the open items")
-    if proposed is not None and not any(l.id == candidate for l in new.metadata.possibly_supersedes):
+    if proposed is not None and not any(other.id == candidate for other in new.metadata.possibly_supersedes):
         old = facts.get(candidate)
         if old is None or not old.is_valid:
             raise NeoError(f"{candidate} is no longer valid: nothing to propose", "`git neo review` lists the open items")
         found = PossibleLink.from_json({**proposed, "id": candidate})
         new = new.evolve(metadata={"possibly_supersedes": sorted_links((*new.metadata.possibly_supersedes, found))})
     link = pick_link(new, candidate)
-    links = tuple(replace(l, judge=verdict) if l.id == link.id else l for l in new.metadata.possibly_supersedes)
+    links = tuple(replace(other, judge=verdict) if other.id == link.id else other for other in new.metadata.possibly_supersedes)
     new = new.evolve(metadata={"possibly_supersedes": links})
     return Change((new,), f"judge {link.id} beside {new.id}: {verdict.verdict}"[:120],
                   (f"model: {verdict.model}", f"reason: {verdict.reason}"[:200]))
@@ -194,7 +194,7 @@ def plan_reject(facts: Mapping[str, Fact], new_id: str, candidate: str | None) -
     """Drop the link and remember the pair as distinct; returns the candidate id and the change."""
     new = facts[new_id]
     link = pick_link(new, candidate)
-    kept = tuple(l for l in new.metadata.possibly_supersedes if l.id != link.id)
+    kept = tuple(other for other in new.metadata.possibly_supersedes if other.id != link.id)
     distinct = tuple(sorted({*new.metadata.distinct_from, link.id}))
     new = new.evolve(metadata={"possibly_supersedes": kept, "distinct_from": distinct})
     return link.id, Change((new,), f"keep {link.id} beside {new.id}: {new.subject}"[:120],
@@ -211,7 +211,7 @@ def undo_supersession(current: Fact, facts: Mapping[str, Fact]) -> list[Fact]:
     link = undo.possible
     # The successor's link back, as before the supersession (unless it has one: a sync kept it).
     relink = successor is not None and link is not None and link.id == current.id \
-        and not any(l.id == current.id for l in successor.metadata.possibly_supersedes)
+        and not any(other.id == current.id for other in successor.metadata.possibly_supersedes)
     meta: dict = {}
     if successor is not None and link is not None and relink:
         # Back in the queue, marked: a person restored the older fact, so recall never lets the

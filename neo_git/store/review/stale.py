@@ -15,14 +15,15 @@ the code now, a new fact's id) is computed before the transaction by `prepare`.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from neo_git.citing import resolver_for
 from neo_git.errors import NeoError
 from neo_git.fact_schema import Citation, Invalidation
 from neo_git.facts import Fact, check_text, now_iso
 from neo_git.store.base import Change
-from neo_git.citing import resolver_for
 
 if TYPE_CHECKING:  # pragma: no cover
     import pygit2
@@ -34,8 +35,8 @@ class CitingStore(Protocol):
     """What re-anchoring reads of a store: `FactStore` (store/__init__.py; its review queue
     imports this module)."""
 
-    repo: "pygit2.Repository | None"
-    paths: "RepositoryPaths | None"
+    repo: pygit2.Repository | None
+    paths: RepositoryPaths | None
     author: str
 
     def get(self, fact_id: str) -> Fact: ...

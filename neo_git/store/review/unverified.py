@@ -10,8 +10,8 @@ the decision is this clone's (teammates decide for themselves, or trust its auth
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from neo_git.errors import NeoError
 from neo_git.facts import Fact, FactKind, FactScope
