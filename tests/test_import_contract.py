@@ -21,6 +21,8 @@ from pathlib import Path
 import grimp
 import pytest
 
+from neo_git.health.graph import strongly_connected_components as strongly_connected  # the one `health` uses
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # (importer, imported) edges left out of the cycle check, each with its reason.
@@ -40,50 +42,6 @@ def module_graph() -> dict[str, set[str]]:
     assert Path(spec.origin).resolve().is_relative_to(ROOT), f"neo_git found at {spec.origin}, not under {ROOT}"
     graph = grimp.build_graph("neo_git", cache_dir=None)
     return {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
-
-
-def strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:
-    """The components of more than one module (Tarjan, iterative), each sorted."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-    for start in sorted(edges):
-        if start in index:
-            continue
-        work = [(start, iter(sorted(edges[start])))]
-        index[start] = low[start] = len(index)
-        stack.append(start)
-        on_stack.add(start)
-        while work:
-            node, targets = work[-1]
-            for target in targets:
-                if target not in edges:
-                    continue
-                if target not in index:
-                    index[target] = low[target] = len(index)
-                    stack.append(target)
-                    on_stack.add(target)
-                    work.append((target, iter(sorted(edges[target]))))
-                    break
-                if target in on_stack:
-                    low[node] = min(low[node], index[target])
-            else:
-                work.pop()
-                if work:
-                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
-                if low[node] == index[node]:
-                    component = []
-                    while True:
-                        member = stack.pop()
-                        on_stack.discard(member)
-                        component.append(member)
-                        if member == node:
-                            break
-                    if len(component) > 1:
-                        found.append(sorted(component))
-    return found
 
 
 def test_no_cycle_between_modules_counting_imports_inside_functions():
