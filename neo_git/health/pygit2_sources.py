@@ -10,7 +10,23 @@ from neo_git.health.sources import MODE_TREE, Change, Entry
 from neo_git.identity import open_index  # noqa: F401 - one definition, re-exported for the scanners
 
 
-class TreeSource:
+class _RepositorySource:
+    """What both sources share: the repository their blobs come from, and the base trees."""
+
+    repo: pygit2.Repository
+    bases: list[pygit2.Tree]
+
+    @property
+    def base_ids(self) -> list[bytes]:
+        """The given base trees' raw ids."""
+        return [base.id.raw for base in self.bases]
+
+    def blob(self, oid: str) -> bytes | None:
+        """The blob's bytes."""
+        return _blob(self.repo, oid)
+
+
+class TreeSource(_RepositorySource):
     """The files of one tree (a commit's, or a tree id)."""
 
     def __init__(self, repo: pygit2.Repository, rev: str, tree: pygit2.Tree, bases: list[pygit2.Tree]) -> None:
@@ -20,11 +36,6 @@ class TreeSource:
     def tree_id(self) -> bytes | None:
         """The tree's raw id."""
         return self.tree.id.raw
-
-    @property
-    def base_ids(self) -> list[bytes]:
-        """The given base trees' raw ids."""
-        return [base.id.raw for base in self.bases]
 
     def changes_since(self, base: bytes, limit: int) -> list[Change] | None:
         """The base tree's diff to this tree (see `sources.Source`)."""
@@ -46,12 +57,8 @@ class TreeSource:
             return None
         return str(entry.id), entry.filemode
 
-    def blob(self, oid: str) -> bytes | None:
-        """The blob's bytes."""
-        return _blob(self.repo, oid)
 
-
-class IndexSource:
+class IndexSource(_RepositorySource):
     """The files of an index (a pygit2.Index: `$GIT_INDEX_FILE` or the repository's)."""
 
     rev = "index"
@@ -59,11 +66,6 @@ class IndexSource:
 
     def __init__(self, repo: pygit2.Repository, index: pygit2.Index, bases: list[pygit2.Tree]) -> None:
         self.repo, self.index, self.bases = repo, index, bases
-
-    @property
-    def base_ids(self) -> list[bytes]:
-        """The given base trees' raw ids."""
-        return [base.id.raw for base in self.bases]
 
     def changes_since(self, base: bytes, limit: int) -> list[Change] | None:
         """The base tree's diff to the index (see `sources.Source`)."""
@@ -86,10 +88,6 @@ class IndexSource:
         except (KeyError, ValueError, pygit2.GitError):
             return None
         return str(entry.id), int(entry.mode)
-
-    def blob(self, oid: str) -> bytes | None:
-        """The blob's bytes."""
-        return _blob(self.repo, oid)
 
 
 def _changes(diff: pygit2.Diff, limit: int) -> list[Change] | None:

@@ -14,9 +14,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 
+from neo_git.store.file_memo import FileMemo
+
 RECORD = Path("trust") / "accepted.json"
-_MEMO: dict[str, tuple[tuple[int, int], Mapping[str, dict]]] = {}
-_NONE: Mapping[str, dict] = MappingProxyType({})
+_MEMO: FileMemo[Mapping[str, dict]] = FileMemo(MappingProxyType({}))
 
 
 def record_path(neo_dir: Path) -> Path:
@@ -27,20 +28,9 @@ def record_path(neo_dir: Path) -> Path:
 def decisions(neo_dir: Path) -> Mapping[str, dict]:
     """{fact id: {"commit", "decision": "accepted"|"rejected", "by", "at"}} (the same object while
     the file is unchanged: trust memoizes on it)."""
-    path = record_path(neo_dir)
-    try:
-        stat = path.stat()
-    except OSError:
-        return _NONE
-    stamp = (stat.st_mtime_ns, stat.st_size)
-    memo = _MEMO.get(str(path))
-    if memo is not None and memo[0] == stamp:
-        return memo[1]
     from neo_git.fileio import read_table
 
-    table = read_table(path, "facts")
-    _MEMO[str(path)] = (stamp, table)
-    return table
+    return _MEMO.get(record_path(neo_dir), lambda path: read_table(path, "facts"))
 
 
 def is_accepted(table: Mapping[str, dict], fact_id: str, commit: str) -> bool:
@@ -56,4 +46,4 @@ def decide(neo_dir: Path, fact_id: str, commit: str, decision: str, by: str) -> 
 
     path = record_path(neo_dir)
     add_to_table(path, "facts", {fact_id: {"commit": commit, "decision": decision, "by": by, "at": now_iso()}})
-    _MEMO.pop(str(path), None)
+    _MEMO.forget(path)

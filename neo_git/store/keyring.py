@@ -18,8 +18,10 @@ import hashlib
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 from neo_git.errors import NeoError
+from neo_git.store.file_memo import FileMemo
 
 KEY_FOLDER = "keys"                 # under NEO_HOME
 ALLOWED_SIGNERS = "allowed_signers"
@@ -27,8 +29,8 @@ ALLOWED_SIGNERS = "allowed_signers"
 _KEY_TYPE = re.compile(r"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\.com|"
                        r"sk-ecdsa-sha2-nistp256@openssh\.com)$")
 MAX_RECORD_BYTES = 1 << 20          # a person's keys, not a key server
-# path -> ((mtime_ns, size), {fingerprint: addresses}): trust asks on every recall
-_MEMO: dict[str, tuple[tuple[int, int], dict[str, frozenset[str]]]] = {}
+# {fingerprint: addresses} per record file, read again when it changes: trust asks on every recall
+_MEMO: FileMemo[Mapping[str, frozenset[str]]] = FileMemo(MappingProxyType({}))
 
 
 def keys_dir(home: Path | None = None) -> Path:
@@ -106,30 +108,17 @@ def _line_entry(line: str) -> tuple[list[str], str] | None:
 def bound_keys(home: Path | None = None) -> Mapping[str, frozenset[str]]:
     """{fingerprint: addresses it speaks for} from the allowed-signers record ({} without one).
     The same dict while the file is unchanged (trust memoises on it)."""
-    path = allowed_signers_path(home)
-    try:
-        info = path.stat()
-    except OSError:
-        return _EMPTY
-    stamp = (info.st_mtime_ns, info.st_size)
-    memo = _MEMO.get(str(path))
-    if memo is not None and memo[0] == stamp:
-        return memo[1]
+    return _MEMO.get(allowed_signers_path(home), _read_bound_keys)
+
+
+def _read_bound_keys(path: Path) -> Mapping[str, frozenset[str]]:
     out: dict[str, set[str]] = {}
-    try:
-        text = path.read_bytes()[:MAX_RECORD_BYTES].decode("utf-8", errors="replace")
-    except OSError:
-        return _EMPTY
+    text = path.read_bytes()[:MAX_RECORD_BYTES].decode("utf-8", errors="replace")
     for line in text.splitlines():
         entry = _line_entry(line)
         if entry is not None:
             out.setdefault(entry[1], set()).update(entry[0])
-    table = {key: frozenset(addresses) for key, addresses in out.items()}
-    _MEMO[str(path)] = (stamp, table)
-    return table
-
-
-_EMPTY: Mapping[str, frozenset[str]] = {}
+    return {key: frozenset(addresses) for key, addresses in out.items()}
 
 
 def bind(address: str, public_key: str, home: Path | None = None) -> bool:
@@ -153,7 +142,7 @@ def bind(address: str, public_key: str, home: Path | None = None) -> bool:
         text = current + ("" if not current or current.endswith("\n") else "\n")
         text += f'{address} namespaces="git" {kind} {blob}\n'
         atomic_write(path, text.encode("utf-8"))
-    _MEMO.pop(str(path), None)
+    _MEMO.forget(path)
     return True
 
 

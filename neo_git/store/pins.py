@@ -21,10 +21,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 
+from neo_git.store.file_memo import FileMemo
+
 RECORD = Path("trust") / "pins.json"
 SIGNED = ("G", "U")    # git: a good signature; U = good, by a key no allowed-signers file names
-_MEMO: dict[str, tuple[tuple[int, int], Mapping[tuple[str, str], dict]]] = {}
-_NONE: Mapping[tuple[str, str], dict] = MappingProxyType({})
+_MEMO: FileMemo[Mapping[tuple[str, str], dict]] = FileMemo(MappingProxyType({}))
 
 
 def record_path(neo_dir: Path) -> Path:
@@ -34,20 +35,12 @@ def record_path(neo_dir: Path) -> Path:
 
 def pins(neo_dir: Path) -> Mapping[tuple[str, str], dict]:
     """{(remote, address): pin} (the same object while the file is unchanged: trust memoises on it)."""
-    path = record_path(neo_dir)
-    try:
-        info = path.stat()
-    except OSError:
-        return _NONE
-    stamp = (info.st_mtime_ns, info.st_size)
-    memo = _MEMO.get(str(path))
-    if memo is not None and memo[0] == stamp:
-        return memo[1]
     from neo_git.fileio import read_table
 
-    table = {(row["remote"], row["address"]): row for row in read_table(path, "pins").values() if _valid(row)}
-    _MEMO[str(path)] = (stamp, table)
-    return table
+    def load(path: Path) -> Mapping[tuple[str, str], dict]:
+        return {(row["remote"], row["address"]): row for row in read_table(path, "pins").values() if _valid(row)}
+
+    return _MEMO.get(record_path(neo_dir), load)
 
 
 def _valid(row: Mapping) -> bool:
@@ -100,10 +93,10 @@ def pin_first_uses(neo_dir: Path, judged: Iterable[tuple[str, Mapping]], *, alwa
 
     path = record_path(neo_dir)
     rewrite_record(path, "pins", change)
-    _MEMO.pop(str(path), None)
+    _MEMO.forget(path)
     return made
 
 
 def clear_memo() -> None:
     """Forget pins read by this process (tests that rewrite the file within one mtime tick)."""
-    _MEMO.clear()
+    _MEMO.forget()

@@ -26,6 +26,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from neo_git.store.file_memo import FileMemo
 from neo_git.store.keyring import signer_email
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -34,8 +35,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 RECORD = Path("trust") / "received.json"
 GOOD = "G"     # git: "a good (valid) signature"; U (unknown validity) is not enough
-# (path, mtime_ns, size) -> verdicts: recall asks on every question
-_MEMO: dict[str, tuple[tuple[int, int], dict[str, dict]]] = {}
+# verdicts per record file, read again when it changes: recall asks on every question; the same
+# object while unchanged (and for a missing record), so recall's claims are kept while it is
+_MEMO: FileMemo[Mapping[str, dict]] = FileMemo(MappingProxyType({}))
 
 
 def record_path(neo_dir: Path) -> Path:
@@ -43,25 +45,12 @@ def record_path(neo_dir: Path) -> Path:
     return Path(neo_dir) / RECORD
 
 
-_NONE: Mapping[str, dict] = MappingProxyType({})
-
-
 def verdicts(neo_dir: Path) -> Mapping[str, dict]:
     """{commit id: verdict} of every commit a sync brought in ({} before the first one)."""
-    path = record_path(neo_dir)
-    try:
-        stat = path.stat()
-    except OSError:
-        return _NONE   # the same object every time: recall's claims are kept while it is
-    stamp = (stat.st_mtime_ns, stat.st_size)
-    memo = _MEMO.get(str(path))
-    if memo is not None and memo[0] == stamp:
-        return memo[1]
     from neo_git.fileio import read_table
 
-    table = read_table(path, "commits")   # unreadable: every received commit counts as unverified
-    _MEMO[str(path)] = (stamp, table)
-    return table
+    # unreadable: every received commit counts as unverified
+    return _MEMO.get(record_path(neo_dir), lambda path: read_table(path, "commits"))
 
 
 def state(neo_dir: Path) -> str:
@@ -87,7 +76,7 @@ def record(neo_dir: Path, new: Mapping[str, dict], *, always: bool = False, repl
 
     path = record_path(neo_dir)
     add_to_table(path, "commits", new, keep_first=not replace)
-    _MEMO.pop(str(path), None)
+    _MEMO.forget(path)
 
 
 def is_trusted(verdict: Mapping, trusted: Iterable[str], trusted_remotes: Iterable[str],
@@ -119,5 +108,5 @@ def describe(verdict: Mapping, signers: Signers | None = None) -> str:
 
 def clear_memo() -> None:
     """Forget verdicts read by this process (tests that rewrite the file within one mtime tick)."""
-    _MEMO.clear()
+    _MEMO.forget()
 

@@ -12,24 +12,12 @@ from neo_git.githooks.guard import check_commit, check_staged
 from neo_git.health.measure import snapshot_commit, staged_against_head
 from neo_git.health.plumbing import Git, measure_staged, open_staged
 from neo_git.identity import open_index
-from tests.helpers.git import commit_files, git
+from tests.helpers.git import commit_files, git, stage_files as stage
 from tests.helpers.health import MIXED, STEPS
 
 BODY = "\n\ndef helper():\n    return 'a long enough body for git to see a rename'\n"
 DEEP = ("def f(x):\n    if x:\n        for i in x:\n            while i:\n                if i:\n"
         "                    with x:\n                        return i\n")
-
-
-def stage(repo, files: dict) -> None:
-    """Write (None: remove) and `git add` *files* without committing."""
-    for name, content in files.items():
-        path = repo / name
-        if content is None:
-            git(repo, "rm", "-q", "--", name)
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
-        git(repo, "add", "--", name)
 
 
 def both_views(repo, monkeypatch):

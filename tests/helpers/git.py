@@ -18,10 +18,8 @@ def git(cwd: Path | str, *args: str, check: bool = True, env: dict | None = None
     return proc.stdout
 
 
-def commit_files(repo: Path, files: dict[str, str | bytes | None], message: str = "change",
-                 env: dict | None = None) -> str:
-    """Write (or delete, for None) files in *repo*, commit them (with *env*: e.g. fixed dates),
-    return the commit id."""
+def stage_files(repo: Path, files: dict[str, str | bytes | None]) -> None:
+    """Write (or delete, for None) files in *repo* and `git add` them, without committing."""
     for name, content in files.items():
         path = repo / name
         if content is None:
@@ -33,5 +31,12 @@ def commit_files(repo: Path, files: dict[str, str | bytes | None], message: str 
         else:
             path.write_text(content, encoding="utf-8")
         git(repo, "add", "--", name)
+
+
+def commit_files(repo: Path, files: dict[str, str | bytes | None], message: str = "change",
+                 env: dict | None = None) -> str:
+    """Write (or delete, for None) files in *repo*, commit them (with *env*: e.g. fixed dates),
+    return the commit id."""
+    stage_files(repo, files)
     git(repo, "commit", "-q", "--allow-empty", "-m", message, env=env)
     return git(repo, "rev-parse", "HEAD").strip()
