@@ -316,24 +316,27 @@ def _clause_words(text: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=1 << 14)
-def _alignment(older: str, newer: str) -> tuple[int, int, int, int, int, int]:
+def _alignment(older: str, newer: str) -> tuple[int, int, int, int, int, int, frozenset[str]]:
     """(shared words in order, of those not fillers, shorter length, longer length, places that
-    differ, of those replacements) of two texts' words, words that only announce a change left
+    differ, of those replacements, the older text's words in those places) of two texts' words, words that only announce a change left
     out; a place that differs only in fillers or clause marks does not count. Clause marks are
     aligned like words but never counted as one, so a place never spans one ("billing service:
     timeout" → "search index: owner" differs in two places: what, and which of its settings)."""
     a, b = _clause_words(older), _clause_words(newer)
     matcher = SequenceMatcher(None, a, b, autojunk=False)
     shared = content = places = replaced = 0
+    old_words: set[str] = set()
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             shared += sum(w != _BREAK for w in a[i1:i2])
             content += sum(w not in FILLER and w != _BREAK for w in a[i1:i2])
-        elif any(w not in FILLER and w != _BREAK for w in (*a[i1:i2], *b[j1:j2])):
+            continue
+        old_words.update(a[i1:i2])
+        if any(w not in FILLER and w != _BREAK for w in (*a[i1:i2], *b[j1:j2])):
             places += 1
             replaced += tag == "replace"
     length_a, length_b = len(a) - a.count(_BREAK), len(b) - b.count(_BREAK)
-    return shared, content, min(length_a, length_b), max(length_a, length_b), places, replaced
+    return shared, content, min(length_a, length_b), max(length_a, length_b), places, replaced, frozenset(old_words)
 
 
 # A list item that opens with a code or bold span ("`make lint` - lint all libraries", "**Format**:
@@ -459,13 +462,13 @@ def statement_evidence(new: Fact, old: Fact, bodies: bool = False) -> tuple[str,
     """RESTATED, NEW_VALUE and UPDATE (see above) for two statements: their texts, or with *bodies* their
     bodies (two facts under one subject: the subject says nothing about which replaces which)."""
     older, newer = (old.body, new.body) if bodies and old.body and new.body else (old.text, new.text)
-    shared, content, shorter, longer, places, replaced = _alignment(older, newer)
+    shared, content, shorter, longer, places, replaced, old_words = _alignment(older, newer)
     found = []
     says_all = _says_all(old.body, new.body) if old.body and new.body else _says_all(older, newer)
     if shorter and (places == 0 or says_all):
         found.append(RESTATED)
     if shorter and places == 1 and replaced == 1 and content >= 2 and shared >= NEW_VALUE_SHARE * longer:
-        if not (not bodies and _names_another(new, old, older, newer)):
+        if bodies or not _names_another(new, old, old_words):
             found.append(NEW_VALUE)
     elif _new_number(older, newer) or _number_swap(older, newer):
         found.append(NEW_VALUE)
@@ -476,7 +479,7 @@ def statement_evidence(new: Fact, old: Fact, bodies: bool = False) -> tuple[str,
     return tuple(found)
 
 
-def _names_another(new: Fact, old: Fact, older: str, newer: str) -> bool:
+def _names_another(new: Fact, old: Fact, replaced_words: frozenset[str]) -> bool:
     """Two facts with bodies under subjects that share no word, whose texts differ in the one place
     that holds the older subject's words: the same sentence said of another thing ("Kafka retention
     settings … are tuned by hand" → "Redis eviction settings … are tuned by hand"), not a new value."""
@@ -484,15 +487,7 @@ def _names_another(new: Fact, old: Fact, older: str, newer: str) -> bool:
         return False
     about_old, about_new = content_words(old.subject), content_words(new.subject)
     return bool(about_old and about_new) and about_old.isdisjoint(about_new) \
-        and not about_old.isdisjoint(_replaced_words(older, newer))
-
-
-@lru_cache(maxsize=1 << 12)
-def _replaced_words(older: str, newer: str) -> frozenset[str]:
-    """The older text's words in the places where the newer one differs (as `_alignment` aligns)."""
-    a, b = _clause_words(older), _clause_words(newer)
-    return frozenset(w for tag, i1, i2, _, _ in SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
-                     if tag != "equal" for w in a[i1:i2])
+        and not about_old.isdisjoint(replaced_words)
 
 
 def worded_alike(new: Fact, old: Fact) -> bool:
