@@ -30,6 +30,7 @@ so the load average is printed at the start and end of each size.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import shutil
@@ -211,8 +212,6 @@ def library_sync(path: Path) -> dict:
 
 def cli_sync(path: Path) -> dict:
     """`git-neo sync --json` in a new process (neo.remote is origin); its report."""
-    import json
-
     done = subprocess.run([str(Path(sys.executable).with_name("git-neo")), "sync", "--json"], cwd=path,
                           capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if done.returncode != 0:
